@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# One entry point for the course.
+#   bash course.sh lab     set everything up, then open the course in JupyterLab
+#   bash course.sh test    set everything up, then run the whole test suite (what CI runs)
+#   bash course.sh bench   set everything up, then run the benchmarks (writes BENCHMARKS.md)
+#   bash course.sh setup   set everything up only
+#
+# Set-up installs into the active virtual or conda environment, or else into ./.venv
+# (made with --system-site-packages, so a torch you already have is used, never replaced).
+# torch is installed only when none is importable: the CUDA build where nvidia-smi finds a
+# GPU, the CPU build everywhere else (no multi-GB CUDA download on a machine without a GPU).
+set -euo pipefail
+cd "$(dirname "$0")"
+command_name=${1:-lab}
+shift || true
+
+log() { printf '\033[1m[course]\033[0m %s\n' "$*"; }
+
+choose_python() {
+    if [ -n "${VIRTUAL_ENV:-}" ] || [ -n "${CONDA_PREFIX:-}" ]; then
+        PY=$(command -v python)
+        return
+    fi
+    local base=${PYTHON:-python3}
+    if [ ! -x .venv/bin/python ]; then
+        log "making .venv (with system site-packages) from $($base --version)"
+        "$base" -m venv --system-site-packages .venv
+    fi
+    PY=$PWD/.venv/bin/python
+}
+
+install_torch_if_missing() {
+    if "$PY" -c "import torch" 2>/dev/null; then
+        log "torch $("$PY" -c 'import torch; print(torch.__version__)') is installed; keeping it"
+        return
+    fi
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+        log "no torch; a GPU is present, installing the default (CUDA) build"
+        "$PY" -m pip install "torch>=2.3"
+        return
+    fi
+    log "no torch and no GPU: installing a CPU build"
+    # 1. a CPU wheel the machine already has (find-links), 2. the CPU index, 3. macOS/Windows wheels are CPU builds.
+    "$PY" -m pip install --no-index "torch==2.13.0" 2>/dev/null \
+        || "$PY" -m pip install "torch>=2.3" --index-url https://download.pytorch.org/whl/cpu 2>/dev/null \
+        || { [ "$(uname -s)" != Linux ] && "$PY" -m pip install "torch>=2.3"; } \
+        || { log "could not install a CPU build of torch; install one by hand (see README, Troubleshooting)"; exit 1; }
+}
+
+install_browser_if_missing() {
+    # The browser tests drive Debian's chromium with Playwright (its own browser download cannot work offline).
+    if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+        return
+    fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        log "installing Debian's chromium for the browser tests"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        log "chromium is not installed: the browser tests will be skipped (CI installs it)"
+    fi
+}
+
+setup() {
+    choose_python
+    "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+    install_torch_if_missing
+    log "installing the course (pip install -e .[test])"
+    "$PY" -m pip install -q -e ".[test]"
+}
+
+case "$command_name" in
+    setup) setup ;;
+    lab)
+        setup
+        log "opening JupyterLab in notebooks/"
+        exec "$PY" -m jupyterlab notebooks "$@"
+        ;;
+    test)
+        setup
+        install_browser_if_missing
+        log "running the test suite"
+        export COURSE_FAST=${COURSE_FAST:-1}
+        exec "$PY" -m pytest -n 2 --dist loadscope "$@"
+        ;;
+    bench)
+        setup
+        exec "$PY" benchmarks/run.py "$@"
+        ;;
+    *)
+        echo "usage: bash course.sh [lab|test|bench|setup]" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,42 @@
+"""Shared code for the course *Neural networks and language models, in notebooks*.
+
+Importing the package is cheap: it loads only the small core (device, seeds, fast mode,
+offline set-up). Heavier modules (plots, widgets, models) are imported on first use:
+``course_utils.autograd``, ``course_utils.regression`` and so on.
+"""
+from __future__ import annotations
+
+import importlib
+
+from course_utils.offline import use_offline_hub
+
+use_offline_hub()  # before anything can import huggingface_hub
+
+from course_utils.budget import budget, is_fast_mode  # noqa: E402
+from course_utils.device import get_device, seed_everything  # noqa: E402
+from course_utils.validation import CourseInputError  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CourseInputError",
+    "budget",
+    "get_device",
+    "is_fast_mode",
+    "seed_everything",
+    "setup_notebook",
+]
+
+_LAZY_NAMES = {"setup_notebook": "course_utils.notebook"}
+
+
+def __getattr__(name: str):
+    """Import submodules (``course_utils.autograd``) and a few names on first use."""
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    try:
+        return importlib.import_module(f"course_utils.{name}")
+    except ModuleNotFoundError as err:
+        if err.name != f"course_utils.{name}":
+            raise
+        raise AttributeError(f"module 'course_utils' has no attribute {name!r}") from None

@@ -1,0 +1,72 @@
+"""Colab support. ``REPO_URL`` below is the one place the repository's address is written.
+
+Notebooks cannot import the course before it is installed, so their first cell carries the
+address too; ``python -m course_utils.colab`` rewrites those cells and the README's badges
+from ``REPO_URL``, and a test checks that they agree.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+REPO_URL = "https://github.com/nn-lm-course/notebooks"
+BRANCH = "main"
+
+# The first code cell of every notebook. Idempotent; does nothing outside Colab.
+SETUP_CELL = '''\
+# Set-up. On Colab this installs the course (once per runtime); elsewhere it does nothing.
+import sys
+if "google.colab" in sys.modules:
+    import os, subprocess
+    if not os.path.isdir("/content/course"):
+        subprocess.run(["git", "clone", "-q", "--depth", "1", "{url}", "/content/course"], check=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    sys.path.insert(0, "/content/course")
+    os.chdir("/content/course/notebooks")'''
+
+SETUP_CELL_MARKER = "# Set-up. On Colab this installs the course"
+
+
+def setup_cell_source(url: str = REPO_URL) -> str:
+    """The first cell's source for ``url``."""
+    return SETUP_CELL.format(url=url)
+
+
+def colab_badge(notebook_name: str, url: str = REPO_URL) -> str:
+    """Markdown for an 'Open in Colab' badge pointing at ``notebooks/<notebook_name>``."""
+    path = url.removeprefix("https://github.com/")
+    link = f"https://colab.research.google.com/github/{path}/blob/{BRANCH}/notebooks/{notebook_name}"
+    return f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})"
+
+
+_BADGE_PATTERN = re.compile(r"\[!\[Open in Colab\]\([^)]*\)\]\(https://colab\.research\.google\.com/github/[^)]*/notebooks/([^)]+)\)")
+
+
+def sync(root: Path) -> list[Path]:
+    """Rewrite the notebooks' set-up cells and the README's badges from ``REPO_URL``."""
+    changed = []
+    for path in sorted((root / "notebooks").glob("*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        for cell in notebook["cells"]:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and source.startswith(SETUP_CELL_MARKER):
+                if source != setup_cell_source():
+                    cell["source"] = setup_cell_source()
+                    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+                    changed.append(path)
+                break
+    readme = root / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    new_text = _BADGE_PATTERN.sub(lambda match: colab_badge(match.group(1)), text)
+    if new_text != text:
+        readme.write_text(new_text, encoding="utf-8")
+        changed.append(readme)
+    return changed
+
+
+if __name__ == "__main__":
+    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()
+    for path in sync(root):
+        print(f"updated {path}")

@@ -1,0 +1,82 @@
+"""Lecture mode: one call makes plots and widgets readable from the back of a lecture hall."""
+from __future__ import annotations
+
+from course_utils.validation import check_positive
+
+_STATE = {"on": False, "scale": 1.0}
+
+# Base sizes, multiplied by the scale in lecture mode.
+_BASE_FONT_PX = 14
+_LECTURE_CSS = """
+<style id="course-lecture-mode">
+.jp-OutputArea .widget-label, .jp-OutputArea .widget-readout,
+.jp-OutputArea .widget-html-content, .jp-OutputArea .widget-dropdown select,
+.jp-OutputArea .widget-toggle-button, .jp-OutputArea .widget-button,
+.jp-OutputArea .widget-text input, .jp-OutputArea .widget-radio-box label,
+.jp-OutputArea .widget-inline-hbox .widget-label {{ font-size: {font}px !important; }}
+.jp-OutputArea .widget-slider .noUi-handle {{ transform: scale({scale}); }}
+.jp-OutputArea .widget-slider, .jp-OutputArea .widget-hslider {{ min-height: {row}px; }}
+</style>
+"""
+
+
+def is_lecture_mode() -> bool:
+    """True after ``lecture_mode()`` was switched on."""
+    return _STATE["on"]
+
+
+def font_px(base: float = _BASE_FONT_PX) -> int:
+    """A font size in pixels for widget labels, enlarged in lecture mode."""
+    return round(base * _STATE["scale"])
+
+
+def lecture_mode(on: bool = True, *, scale: float = 1.6) -> None:
+    """Enlarge fonts, lines and figures (``on=True``) or go back to the defaults (``on=False``).
+
+    Affects matplotlib figures drawn afterwards and every course widget, including those
+    already on screen (their labels are styled by a stylesheet this call displays).
+    """
+    import matplotlib as mpl
+
+    scale = check_positive("scale", scale)
+    _STATE["on"] = bool(on)
+    _STATE["scale"] = scale if on else 1.0
+    if not on:
+        mpl.rcParams.update(mpl.rcParamsDefault)
+        _apply_notebook_defaults()
+        _display_css(font=_BASE_FONT_PX, scale=1.0)
+        return
+    mpl.rcParams.update(
+        {
+            "font.size": 10 * scale,
+            "axes.titlesize": 12 * scale,
+            "axes.labelsize": 11 * scale,
+            "xtick.labelsize": 9 * scale,
+            "ytick.labelsize": 9 * scale,
+            "legend.fontsize": 9 * scale,
+            "lines.linewidth": 1.5 * scale,
+            "lines.markersize": 6 * scale,
+            "axes.linewidth": 0.8 * scale,
+            "figure.figsize": (6.4 * min(scale, 1.5), 4.0 * min(scale, 1.5)),
+        }
+    )
+    _display_css(font=font_px(), scale=scale)
+
+
+def _apply_notebook_defaults() -> None:
+    """Course defaults for notebooks outside lecture mode: a readable, fixed figure size."""
+    import matplotlib as mpl
+
+    mpl.rcParams.update({"figure.figsize": (6.4, 4.0), "figure.dpi": 100, "axes.grid": True})
+
+
+def _display_css(*, font: int, scale: float) -> None:
+    """Show the widget stylesheet in the notebook (does nothing outside IPython)."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        return
+    if get_ipython() is None:
+        return
+    display(HTML(_LECTURE_CSS.format(font=font, scale=scale, row=round(28 * scale))))

@@ -1,0 +1,133 @@
+"""One small training loop for every model that follows ``forward(x, targets) -> (logits, loss)``."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import torch
+
+from course_utils.validation import CourseInputError, check_int, check_positive
+
+
+class NonFiniteLossError(RuntimeError):
+    """The loss became NaN or infinite. The model keeps its last finite weights; ``history`` is kept."""
+
+    def __init__(self, step: int, loss: float, history: "TrainingHistory"):
+        super().__init__(
+            f"loss became {loss} at step {step}; training stopped before that update, so the model "
+            "keeps the weights of the last finite step. Try a smaller learning rate or clip gradients."
+        )
+        self.step, self.loss, self.history = step, loss, history
+
+
+@dataclass
+class TrainingHistory:
+    """Loss per logged step, plus the optional evaluation curve."""
+
+    steps: list[int] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
+    eval_steps: list[int] = field(default_factory=list)
+    eval_losses: list[float] = field(default_factory=list)
+
+    @property
+    def final_loss(self) -> float:
+        if not self.losses:
+            raise CourseInputError("the history is empty: no step was trained")
+        return self.losses[-1]
+
+    def plot(self, ax=None, *, title: str = "Training loss", log_y: bool = False):
+        """Draw the loss curve (and the evaluation curve when there is one); return the axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        ax.plot(self.steps, self.losses, label="train")
+        if self.eval_steps:
+            ax.plot(self.eval_steps, self.eval_losses, "o-", label="eval")
+            ax.legend()
+        ax.set(xlabel="step", ylabel="loss", title=title)
+        if log_y:
+            ax.set_yscale("log")
+        return ax
+
+
+def _batch_source(batches) -> Callable[[int], tuple]:
+    """Turn an iterable of batches or a ``get_batch(step)`` function into ``get(step)``."""
+    if callable(batches):
+        return batches
+    if isinstance(batches, Iterable):
+        iterator = iter(batches)
+
+        def next_batch(step: int):
+            try:
+                return next(iterator)
+            except StopIteration:
+                raise CourseInputError(f"the batches ran out at step {step}; give more or fewer steps") from None
+
+        return next_batch
+    raise CourseInputError("batches must be an iterable of (x, targets) pairs or a function step -> (x, targets)")
+
+
+def train(
+    model: torch.nn.Module,
+    batches,
+    *,
+    steps: int,
+    optimizer: torch.optim.Optimizer | None = None,
+    lr: float = 1e-3,
+    device: torch.device | str | None = None,
+    log_every: int = 1,
+    evaluate: Callable[[], float] | None = None,
+    eval_every: int = 0,
+    clip_grad_norm: float | None = None,
+    progress: bool = True,
+    description: str = "training",
+) -> TrainingHistory:
+    """Train ``model`` for ``steps`` steps and return the loss history.
+
+    ``model(x, targets)`` must return ``(logits, loss)``. ``batches`` is an iterable of
+    ``(x, targets)`` pairs or a function ``step -> (x, targets)``. Without an optimizer,
+    AdamW with learning rate ``lr`` is used. A NaN or infinite loss stops training with
+    ``NonFiniteLossError``, before the bad update.
+    """
+    from tqdm.auto import tqdm
+
+    steps = check_int("steps", steps, minimum=1)
+    log_every = check_int("log_every", log_every, minimum=1)
+    eval_every = check_int("eval_every", eval_every, minimum=0)
+    if optimizer is None:
+        optimizer = torch.optim.AdamW(model.parameters(), lr=check_positive("lr", lr))
+    if clip_grad_norm is not None:
+        clip_grad_norm = check_positive("clip_grad_norm", clip_grad_norm)
+    if device is not None:
+        model.to(device)
+    get_batch = _batch_source(batches)
+    history = TrainingHistory()
+    model.train()
+    bar = tqdm(range(1, steps + 1), desc=description, disable=not progress, leave=False)
+    for step in bar:
+        x, targets = get_batch(step)
+        if device is not None:
+            x, targets = x.to(device), targets.to(device)
+        _, loss = model(x, targets)
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            raise NonFiniteLossError(step, loss_value, history)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
+        optimizer.step()
+        if step % log_every == 0 or step == steps:
+            history.steps.append(step)
+            history.losses.append(loss_value)
+            bar.set_postfix(loss=f"{loss_value:.4f}")
+        if evaluate is not None and eval_every and (step % eval_every == 0 or step == steps):
+            model.eval()
+            with torch.no_grad():
+                history.eval_steps.append(step)
+                history.eval_losses.append(float(evaluate()))
+            model.train()
+    model.eval()
+    return history

@@ -1,0 +1,99 @@
+"""The frame every projected demo shares: controls, an inline message line, a fixed-height plot.
+
+A demo subclasses ``Demo`` and implements ``draw(**values) -> Figure``. Any error in ``draw``
+is shown as a one-line message inside the widget, never as a traceback. Each redraw's time
+is kept in ``latencies`` (seconds) for the benchmarks.
+"""
+from __future__ import annotations
+
+import html
+import time
+
+import ipywidgets as widgets
+
+from course_utils.lecture import font_px
+
+ERROR_STYLE = "color:#b00020;font-weight:600"
+
+
+def label(text: str, *, size: float = 16, bold: bool = False) -> widgets.HTML:
+    """A text label whose size grows in lecture mode (slider fonts cannot be styled directly)."""
+    weight = "font-weight:600;" if bold else ""
+    return widgets.HTML(f"<span style='font-size:{font_px(size)}px;{weight}'>{html.escape(text)}</span>")
+
+
+def labelled(text: str, control: widgets.Widget) -> widgets.HBox:
+    """``control`` with a large label on its left."""
+    control.description = ""
+    return widgets.HBox([label(text), control], layout=widgets.Layout(align_items="center"))
+
+
+class Demo:
+    """Base class of the course's projected demos; display it to show it."""
+
+    plot_height = "520px"
+
+    def __init__(self, controls: dict[str, widgets.ValueWidget], *, title: str = ""):
+        self.controls = controls
+        self.title = widgets.HTML(f"<b style='font-size:{font_px(18)}px'>{html.escape(title)}</b>")
+        self.message = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
+        self.readout = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
+        self.plot = widgets.Output(layout=widgets.Layout(height=self.plot_height, overflow="hidden"))
+        self.last_figure = None
+        self.last_error: Exception | None = None
+        self.renders = 0
+        self.latencies: list[float] = []
+        for control in controls.values():
+            control.observe(self._on_change, names="value")
+        self.box = widgets.VBox(
+            [self.title, self._control_rows(), self.readout, self.message, self.plot],
+            layout=widgets.Layout(width="100%"),
+        )
+        self.box.add_class("course-demo")
+        self.refresh()
+
+    def _control_rows(self) -> widgets.Widget:
+        rows = [labelled(getattr(control, "description", "") or name, control) for name, control in self.controls.items()]
+        return widgets.VBox(rows)
+
+    def draw(self, **values):
+        """Draw the figure for these control values and return it (subclasses implement)."""
+        raise NotImplementedError
+
+    def values(self) -> dict:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def _on_change(self, _change) -> None:
+        self.refresh()
+
+    def show_readout(self, text: str) -> None:
+        """A line of numbers under the controls (loss, gradient, ...)."""
+        self.readout.value = f"<span style='font-size:{font_px(16)}px'>{html.escape(text)}</span>"
+
+    def show_error(self, error: Exception) -> None:
+        self.last_error = error
+        self.message.value = f"<span style='font-size:{font_px(16)}px;{ERROR_STYLE}'>⚠ {html.escape(str(error))}</span>"
+
+    def refresh(self) -> None:
+        """Redraw for the current values; an error becomes an inline message."""
+        import matplotlib.pyplot as plt
+        from IPython.display import display
+
+        started = time.perf_counter()
+        try:
+            figure = self.draw(**self.values())
+        except Exception as error:  # noqa: BLE001 - a projected widget must never show a traceback
+            self.show_error(error)
+        else:
+            self.last_error = None
+            self.message.value = ""
+            self.last_figure = figure
+            with self.plot:
+                self.plot.clear_output(wait=True)
+                display(figure)
+            plt.close(figure)
+        self.renders += 1
+        self.latencies.append(time.perf_counter() - started)
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.box._repr_mimebundle_(**kwargs)
