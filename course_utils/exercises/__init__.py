@@ -1,0 +1,1 @@
+"""Self-check functions for the notebooks' exercises, one module per notebook."""

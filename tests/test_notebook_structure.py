@@ -1,0 +1,79 @@
+"""Every notebook follows the course template, matches its source, and was stored from a clean run."""
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from build_notebooks import build  # noqa: E402
+
+from course_utils.colab import REPO_URL, colab_badge, setup_cell_source  # noqa: E402
+
+SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.py"))
+SOURCE_IDS = [s.stem for s in SOURCES]
+
+
+def load(stem: str) -> dict:
+    return json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+
+
+def text(cell) -> str:
+    return "".join(cell["source"])
+
+
+def test_there_are_notebooks():
+    assert len(SOURCES) >= 3
+    assert sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")) == SOURCE_IDS
+
+
+@pytest.mark.parametrize("stem", SOURCE_IDS)
+def test_notebook_matches_its_source(stem):
+    built = build(ROOT / "notebooks" / "src" / f"{stem}.py")
+    stored = load(stem)
+    assert [(c.cell_type, text(c)) for c in built.cells] == [(c["cell_type"], text(c)) for c in stored["cells"]], (
+        f"notebooks/{stem}.ipynb is out of date: run python scripts/build_notebooks.py {stem[:2]}"
+    )
+
+
+@pytest.mark.parametrize("stem", SOURCE_IDS)
+def test_outputs_come_from_one_clean_run_without_errors(stem):
+    code_cells = [c for c in load(stem)["cells"] if c["cell_type"] == "code"]
+    assert [c["execution_count"] for c in code_cells] == list(range(1, len(code_cells) + 1))
+    for cell in code_cells:
+        for output in cell["outputs"]:
+            assert output["output_type"] != "error", f"stored error in: {text(cell)[:80]}"
+            assert "Traceback" not in "".join(output.get("text", ""))
+
+
+@pytest.mark.parametrize("stem", SOURCE_IDS)
+def test_template_parts_are_there(stem):
+    cells = load(stem)["cells"]
+    markdown = "\n".join(text(c) for c in cells if c["cell_type"] == "markdown")
+    code = [text(c) for c in cells if c["cell_type"] == "code"]
+    assert markdown.lstrip().startswith("# "), "a title first"
+    for heading in ("objectives", "exercise", "summary", "references"):
+        assert re.search(rf"^#+ .*{heading}", markdown, re.I | re.M), f"no '{heading}' section"
+    assert re.search(r"lecture", markdown[:1500], re.I), "the top says which lecture it accompanies"
+    assert code[0] == setup_cell_source(), "the first code cell is the Colab set-up cell"
+    assert "setup_notebook" in code[1], "the second code cell runs setup_notebook"
+    assert any("NBVAL_CHECK_OUTPUT" in c for c in code), "worked examples are checked outputs"
+    widget_outputs = [o for c in cells if c["cell_type"] == "code" for o in c["outputs"] if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert widget_outputs, "at least one widget an instructor can project"
+
+
+def test_readme_has_a_colab_badge_and_map_row_per_notebook():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for stem in SOURCE_IDS:
+        assert colab_badge(f"{stem}.ipynb") in readme
+        assert re.search(rf"^\|\s*\[?{stem[:2]}", readme, re.M), f"no course-map row for {stem}"
+
+
+def test_the_repository_url_is_written_from_one_place():
+    assert REPO_URL in setup_cell_source()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    other_urls = set(re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", readme)) - {REPO_URL}
+    assert not other_urls, f"README names another repository address: {other_urls}"

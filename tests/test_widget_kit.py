@@ -1,0 +1,59 @@
+"""The demo frame: redraws on change, shows errors inline, keeps its latencies."""
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+
+from course_utils.lecture import lecture_mode
+from course_utils.widget_kit import Demo
+
+
+class SlopeDemo(Demo):
+    def __init__(self):
+        self.figure = Figure(figsize=(3, 2))
+        (self.line,) = self.figure.add_subplot().plot([0, 1], [0, 1])
+        super().__init__({"slope": widgets.FloatSlider(value=1.0, min=-2, max=2, description="slope")}, title="A line")
+
+    def draw(self, slope):
+        if slope < 0:
+            raise ValueError("a negative slope is not allowed here")
+        self.line.set_ydata([0, slope])
+        self.show_readout(f"slope = {slope:.2f}")
+        return self.figure
+
+
+def test_changing_a_control_redraws():
+    demo = SlopeDemo()
+    first = demo.last_png
+    demo.controls["slope"].value = 0.25
+    assert demo.renders == 2 and demo.last_png != first and demo.last_png.startswith(b"\x89PNG")
+    assert "0.25" in demo.readout.value and demo.message.value == ""
+    assert len(demo.latencies) == 2 and all(t > 0 for t in demo.latencies)
+
+
+def test_an_error_is_shown_inline_and_cleared_by_a_good_value():
+    demo = SlopeDemo()
+    good_png = demo.last_png
+    demo.controls["slope"].value = -1.0  # must not raise
+    assert isinstance(demo.last_error, ValueError)
+    assert "negative slope" in demo.message.value and "Traceback" not in demo.message.value
+    assert demo.last_png == good_png  # the last good picture stays
+    demo.controls["slope"].value = 0.5
+    assert demo.last_error is None and demo.message.value == ""
+
+
+def test_error_text_is_escaped():
+    demo = SlopeDemo()
+    demo.show_error(ValueError("<script>x</script>"))
+    assert "<script>" not in demo.message.value
+
+
+def test_labels_follow_lecture_mode():
+    lecture_mode(True, scale=2.0)
+    try:
+        big = SlopeDemo().title.value
+    finally:
+        lecture_mode(False)
+    assert "font-size:36px" in big and "font-size:18px" in SlopeDemo().title.value
+
+
+def test_the_box_is_marked_for_the_browser_test():
+    assert "course-demo" in SlopeDemo().box._dom_classes
