@@ -40,11 +40,18 @@ install_torch_if_missing() {
         return
     fi
     log "no torch and no GPU: installing a CPU build"
-    # 1. a CPU wheel the machine already has (find-links), 2. the CPU index, 3. macOS/Windows wheels are CPU builds.
-    "$PY" -m pip install --no-index "torch==2.13.0" 2>/dev/null \
-        || "$PY" -m pip install "torch>=2.3" --index-url https://download.pytorch.org/whl/cpu 2>/dev/null \
+    install_local_cpu_torch \
+        || "$PY" -m pip --isolated install "torch>=2.3" --index-url https://download.pytorch.org/whl/cpu \
         || { [ "$(uname -s)" != Linux ] && "$PY" -m pip install "torch>=2.3"; } \
         || { log "could not install a CPU build of torch; install one by hand (see README, Troubleshooting)"; exit 1; }
+}
+
+install_local_cpu_torch() {
+    # A torch wheel the machine already holds (pip's find-links), then its dependencies from the index.
+    "$PY" -m pip install -q --no-index --no-deps torch 2>/dev/null || return 1
+    local version
+    version=$("$PY" -m pip show torch | sed -n 's/^Version: \([^+]*\).*/\1/p')
+    "$PY" -m pip install -q "torch==$version"
 }
 
 install_browser_if_missing() {

@@ -20,7 +20,7 @@ from numbers import Real
 from course_utils.validation import CourseInputError
 
 
-def _check_number(name: str, x) -> float:
+def check_number(name: str, x) -> float:
     """Return ``x`` as a float if it is a finite real number, else raise ``CourseInputError``."""
     if isinstance(x, bool) or not isinstance(x, Real):
         raise CourseInputError(f"{name} must be a real number, got {x!r}")
@@ -34,11 +34,11 @@ class Value:
     """A scalar with a gradient, the parents it was computed from, and the local derivatives."""
 
     def __init__(self, data, label: str = "", *, parents=(), local_grads=(), op: str = ""):
-        self.data = _check_number("Value data", data)
+        self.data = check_number("Value data", data)
         self.grad = 0.0
         self.label = label
         self.parents = tuple(parents)
-        self.local_grads = tuple(_check_number("local derivative", g) for g in local_grads)
+        self.local_grads = tuple(check_number("local derivative", g) for g in local_grads)
         self.op = op
         if len(self.parents) != len(self.local_grads):
             raise CourseInputError(f"{len(self.parents)} parents need {len(self.parents)} local derivatives, got {len(self.local_grads)}")
@@ -60,7 +60,7 @@ class Value:
         if isinstance(other, Value):
             return Value(data(self.data, other.data), parents=(self, other), op=op,
                          local_grads=(d_self(self.data, other.data), d_other(self.data, other.data)))
-        k = _check_number("the other operand", other)
+        k = check_number("the other operand", other)
         label = f"{k:g}{op}" if reflected else f"{op}{k:g}"
         return Value(data(self.data, k), parents=(self,), local_grads=(d_self(self.data, k),), op=label)
 
@@ -95,7 +95,7 @@ class Value:
     def __pow__(self, exponent) -> Value:
         if isinstance(exponent, Value):
             raise CourseInputError("the exponent must be a plain number, not a Value")
-        p = _check_number("exponent", exponent)
+        p = check_number("exponent", exponent)
         x = self.data
         if x < 0 and not p.is_integer():
             raise CourseInputError(f"a negative base ({x:g}) needs an integer exponent, got {p:g}")
@@ -103,6 +103,11 @@ class Value:
             raise CourseInputError(f"0 ** {p:g} has no finite derivative")
         local = p * x ** (p - 1) if p != 0 else 0.0
         return Value(x**p, parents=(self,), local_grads=(local,), op=f"**{p:g}")
+
+    def __rpow__(self, base) -> Value:
+        if check_number("base", base) <= 0:
+            raise CourseInputError(f"a number raised to a Value needs a positive base, got {base!r}")
+        return self._binary(base, "**", lambda x, k: k**x, lambda x, k: k**x * math.log(k), None, reflected=True)
 
     def __neg__(self) -> Value:
         return Value(-self.data, parents=(self,), local_grads=(-1.0,), op="neg")
