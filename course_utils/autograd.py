@@ -56,7 +56,11 @@ class Value:
 
     # --- arithmetic: each op returns a new node with its local derivatives ------------------
     def _binary(self, other, op: str, data, d_self, d_other, *, reflected: bool = False) -> Value:
-        """A node for ``self op other`` (``other op self`` if reflected); a number is a constant."""
+        """A node for ``self op other`` (``other op self`` if reflected); a number is a constant.
+
+        ``data(x, y)`` computes the result; ``d_self(x, y)`` and ``d_other(x, y)`` are its local
+        derivatives with respect to self (x) and to other (y).
+        """
         if isinstance(other, Value):
             return Value(data(self.data, other.data), parents=(self, other), op=op,
                          local_grads=(d_self(self.data, other.data), d_other(self.data, other.data)))
@@ -65,32 +69,32 @@ class Value:
         return Value(data(self.data, k), parents=(self,), local_grads=(d_self(self.data, k),), op=label)
 
     def __add__(self, other) -> Value:
-        return self._binary(other, "+", lambda x, y: x + y, lambda x, y: 1.0, lambda x, y: 1.0)
+        return self._binary(other, "+", data=lambda x, y: x + y, d_self=lambda x, y: 1.0, d_other=lambda x, y: 1.0)
 
     def __radd__(self, other) -> Value:
-        return self._binary(other, "+", lambda x, y: x + y, lambda x, y: 1.0, None, reflected=True)
+        return self._binary(other, "+", data=lambda x, y: x + y, d_self=lambda x, y: 1.0, d_other=None, reflected=True)
 
     def __sub__(self, other) -> Value:
-        return self._binary(other, "-", lambda x, y: x - y, lambda x, y: 1.0, lambda x, y: -1.0)
+        return self._binary(other, "-", data=lambda x, y: x - y, d_self=lambda x, y: 1.0, d_other=lambda x, y: -1.0)
 
     def __rsub__(self, other) -> Value:
-        return self._binary(other, "-", lambda x, y: y - x, lambda x, y: -1.0, None, reflected=True)
+        return self._binary(other, "-", data=lambda x, y: y - x, d_self=lambda x, y: -1.0, d_other=None, reflected=True)
 
     def __mul__(self, other) -> Value:
-        return self._binary(other, "*", lambda x, y: x * y, lambda x, y: y, lambda x, y: x)
+        return self._binary(other, "*", data=lambda x, y: x * y, d_self=lambda x, y: y, d_other=lambda x, y: x)
 
     def __rmul__(self, other) -> Value:
-        return self._binary(other, "*", lambda x, y: x * y, lambda x, y: y, None, reflected=True)
+        return self._binary(other, "*", data=lambda x, y: x * y, d_self=lambda x, y: y, d_other=None, reflected=True)
 
     def __truediv__(self, other) -> Value:
         if (other.data if isinstance(other, Value) else other) == 0:
             raise CourseInputError("division by zero")
-        return self._binary(other, "/", lambda x, y: x / y, lambda x, y: 1 / y, lambda x, y: -x / y**2)
+        return self._binary(other, "/", data=lambda x, y: x / y, d_self=lambda x, y: 1 / y, d_other=lambda x, y: -x / y**2)
 
     def __rtruediv__(self, other) -> Value:
         if self.data == 0:
             raise CourseInputError("division by zero")
-        return self._binary(other, "/", lambda x, y: y / x, lambda x, y: -y / x**2, None, reflected=True)
+        return self._binary(other, "/", data=lambda x, y: y / x, d_self=lambda x, y: -y / x**2, d_other=None, reflected=True)
 
     def __pow__(self, exponent) -> Value:
         if isinstance(exponent, Value):

@@ -1,0 +1,171 @@
+"""Widget: gradient descent (plain, momentum, Adam) on the 2-D loss surface of a linear regression.
+
+Each redraw reruns the descent (a few hundred cheap NumPy steps) and moves two lines: the path
+over the surface and the loss curve. Everything that does not change (axes, ticks, contours,
+legend) is drawn once into a bitmap, so a redraw renders only the lines and a few labels.
+"""
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.artist import Artist
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from course_utils.regression import (
+    RegressionData,
+    analytic_solution,
+    check_problem,
+    gradient_descent,
+    loss_grid,
+    make_regression_data,
+    max_stable_lr,
+    mse_loss,
+)
+from course_utils.validation import CourseInputError
+from course_utils.widget_kit import Demo
+
+OPTIMIZERS = [("gradient descent", "gd"), ("momentum (μ = 0.9)", "momentum"), ("Adam", "adam")]
+CONVERGED_TOL = 1e-3  # max |β − β*| that counts as "converged" in the readout
+LOG_FLOOR = -16  # log10 of the smallest excess loss drawn (an exact 0 is lifted to it)
+FIGSIZE = (9.0, 4.0)
+MARGINS = {"left": 0.08, "right": 0.98, "bottom": 0.14, "top": 0.92, "wspace": 0.3}
+
+
+def demo_problem() -> tuple[RegressionData, np.ndarray]:
+    """The widget's default problem (a slightly elongated valley) and a start away from its minimum."""
+    data = make_regression_data(n_samples=100, beta=(2.0, -1.0), feature_mean=1.0, seed=0)
+    return data, np.array([-1.0, 2.0])
+
+
+def draw_loss_surface(ax, X, y, center, half_width: float, levels: int = 12, resolution: int = 80) -> None:
+    """Contours of log10 of the loss in a square view of ±``half_width`` around ``center``."""
+    b0 = np.linspace(center[0] - half_width, center[0] + half_width, resolution)  # (M,)
+    b1 = np.linspace(center[1] - half_width, center[1] + half_width, resolution)  # (M,)
+    ax.contour(b0, b1, np.log10(loss_grid(X, y, b0, b1)), levels=levels, colors="0.6", linewidths=0.8,
+               linestyles="solid")
+    ax.set(xlim=(b0[0], b0[-1]), ylim=(b1[0], b1[-1]), xlabel="β₀ (intercept)", ylabel="β₁ (slope)", aspect="equal")
+
+
+def clip_path(betas: np.ndarray, center, half_width: float, margin: float = 3.0) -> np.ndarray:
+    """The path up to its first point beyond ``margin`` half-widths of the view, that point pulled back to that border.
+
+    Diverging paths reach 1e150 and beyond; drawing them raw makes the renderer misbehave.
+    """
+    low, high = np.asarray(center) - margin * half_width, np.asarray(center) + margin * half_width
+    outside = np.flatnonzero(((betas < low) | (betas > high)).any(axis=1))
+    if outside.size == 0:
+        return betas
+    return np.clip(betas[: outside[0] + 1], low, high)  # (K, 2)
+
+
+class FrozenBackdrop(Artist):
+    """Draws a static figure as a bitmap, rendered once per resolution, behind a figure's moving parts."""
+
+    def __init__(self, source: Figure):
+        super().__init__()
+        self.source = source
+        self._bitmaps: dict[float, np.ndarray] = {}
+
+    def _bitmap(self, dpi: float) -> np.ndarray:
+        if dpi not in self._bitmaps:
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+            self.source.set_dpi(dpi)
+            canvas = FigureCanvasAgg(self.source)
+            canvas.draw()
+            self._bitmaps[dpi] = np.asarray(canvas.buffer_rgba())[::-1].copy()  # (H, W, 4), bottom row first
+        return self._bitmaps[dpi]
+
+    def draw(self, renderer) -> None:
+        gc = renderer.new_gc()
+        renderer.draw_image(gc, 0, 0, self._bitmap(renderer.dpi))
+        gc.restore()
+
+
+def overlay_axes(figure: Figure, under) -> object:
+    """Transparent axes in ``figure`` exactly over the axes ``under`` of the backdrop: same box, limits, aspect."""
+    ax = figure.add_axes(under.get_position(), xlim=under.get_xlim(), ylim=under.get_ylim(), aspect=under.get_aspect())
+    ax.patch.set_visible(False)
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.yaxis.set_visible(False)
+    return ax
+
+
+class DescentDemo(Demo):
+    """Learning rate, steps and optimizer over the loss surface; the path and the loss curve are drawn."""
+
+    plot_height = "440px"
+
+    def __init__(self, data: RegressionData | None = None, beta0=None, *, lr: float = 0.1, steps: int = 100):
+        if data is None:
+            data, beta0 = demo_problem()
+        self.X, self.y = check_problem(data.X, data.y)
+        if self.X.shape[1] != 2 or beta0 is None or np.shape(beta0) != (2,):
+            raise CourseInputError("the descent demo needs X with 2 columns (intercept and one feature) and a 2-vector beta0")
+        self.beta_star = analytic_solution(self.X, self.y)  # (2,)
+        self.beta0 = np.asarray(beta0, dtype=float)  # (2,)
+        self.min_loss = mse_loss(self.X, self.y, self.beta_star)
+        self.lr_max = max_stable_lr(self.X)
+        self.center = (self.beta_star + self.beta0) / 2  # (2,)
+        self.half_width = 0.75 * float(np.abs(self.beta_star - self.beta0).max())
+        self._build_figure()
+        controls = {
+            "lr": widgets.FloatLogSlider(value=lr, base=10, min=-4, max=0.5, step=0.05, description="learning rate α",
+                                         readout_format=".2g"),
+            "steps": widgets.IntSlider(value=steps, min=1, max=300, description="steps"),
+            "optimizer": widgets.Dropdown(options=OPTIMIZERS, value="gd", description="optimizer"),
+        }
+        super().__init__(controls, title="Gradient descent on the loss surface of ŷ = Xβ")
+
+    def _build_figure(self) -> None:
+        """The static backdrop (contours, β*, start, axes) once; transparent axes on top for the moving lines."""
+        backdrop = Figure(figsize=FIGSIZE)
+        backdrop.subplots_adjust(**MARGINS)
+        surface, loss = backdrop.subplots(1, 2)
+        draw_loss_surface(surface, self.X, self.y, self.center, self.half_width)
+        surface.plot(*self.beta_star, "*", color="tab:green", markersize=14, label="β* (analytic)")
+        surface.plot([], [], ".-", color="tab:blue", label="descent path")
+        surface.plot(*self.beta0, "o", color="black", label="start β₀")
+        surface.legend(loc="upper right", fontsize="small")
+        loss.set(ylim=(LOG_FLOOR, self._log_excess(self.beta0) + 2), xlabel="step", ylabel="log₁₀(L(β) − L(β*))",
+                 title="loss above the minimum")
+        loss.tick_params(axis="x", bottom=False, labelcolor="none")  # the step axis changes: drawn per redraw
+        loss.grid(False, axis="x")
+
+        self.figure = Figure(figsize=FIGSIZE)
+        self.figure.add_artist(FrozenBackdrop(backdrop))
+        self.ax_surface, self.ax_loss = overlay_axes(self.figure, surface), overlay_axes(self.figure, loss)
+        self.ax_surface.xaxis.set_visible(False)
+        self.ax_loss.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+        (self.path_line,) = self.ax_surface.plot([], [], ".-", color="tab:blue", markersize=5)
+        (self.loss_line,) = self.ax_loss.plot([], [], color="tab:blue")
+        self.note = self.ax_surface.set_title("", color="#b00020", fontweight="bold", loc="left")
+
+    def _log_excess(self, beta) -> float:
+        return float(np.log10(max(mse_loss(self.X, self.y, beta) - self.min_loss, 10.0**LOG_FLOOR)))
+
+    def draw(self, lr: float, steps: int, optimizer: str) -> Figure:
+        path = gradient_descent(self.X, self.y, self.beta0, lr=lr, steps=steps, method=optimizer)
+        self.path_line.set_data(*clip_path(path.betas, self.center, self.half_width).T)
+        log_excess = np.log10(np.clip(path.losses - self.min_loss, 10.0**LOG_FLOOR, 1e30))  # (T+1,)
+        self.loss_line.set_data(np.arange(len(log_excess)), log_excess)
+        self.ax_loss.set_xlim(0, steps)
+        status = self._status(path, steps)
+        self.note.set_text(status if path.diverged else "")
+        self.show_readout(f"{status} · α = {lr:.3g} = {lr / self.lr_max:.2f} × 2/λ_max (2/λ_max = {self.lr_max:.3g})")
+        return self.figure
+
+    def _status(self, path, steps: int) -> str:
+        """One line: diverged, converged (and when) or still on its way."""
+        if path.blew_up:
+            return f"⚠ diverged: the numbers overflowed to inf at step {path.steps + 1}"
+        if path.diverged:
+            return f"⚠ diverged: the loss grew from {path.losses[0]:.3g} to {path.losses[-1]:.3g}"
+        reached = path.steps_to(self.beta_star, CONVERGED_TOL)
+        if reached is not None:
+            return f"converged: within {CONVERGED_TOL:g} of β* from step {reached}"
+        error = float(np.abs(path.beta - self.beta_star).max())
+        return f"still on its way after {steps} steps: max |β − β*| = {error:.2g}"

@@ -1,0 +1,114 @@
+"""Self-checks for the exercises of notebook 02 (computation graphs and backpropagation).
+
+Each check prints a ✓ or ✗ line and returns True or False; it never raises, so an
+unfinished exercise (one that still returns ``None``) just says what is missing.
+"""
+from __future__ import annotations
+
+import math
+import random
+
+from course_utils.autograd import Value
+
+CHAIN_RULE_POINT = {"x": 2.0, "y": 3.0, "z": -1.0}  # f(x, y, z) = (x·y + z)·y
+SOFTPLUS_POINTS = (-3.0, -0.5, 0.0, 1.2, 4.0)
+TOLERANCE = 1e-8
+
+
+def _report(ok: bool, message: str) -> bool:
+    print(("✓ " if ok else "✗ ") + message)
+    return ok
+
+
+def _close(a, b) -> bool:
+    return isinstance(a, (int, float)) and not isinstance(a, bool) and abs(a - b) <= TOLERANCE * max(1.0, abs(b))
+
+
+def chain_rule_reference() -> dict[str, float]:
+    """∂f/∂x, ∂f/∂y, ∂f/∂z of f = (x·y + z)·y at ``CHAIN_RULE_POINT``, from our engine."""
+    x, y, z = (Value(CHAIN_RULE_POINT[k], k) for k in "xyz")
+    f = (x * y + z) * y
+    f.backward()
+    return {"x": x.grad, "y": y.grad, "z": z.grad}
+
+
+def check_chain_rule(answer) -> bool:
+    """Exercise 1: ``answer`` maps "x", "y", "z" to the gradient of (x·y + z)·y you worked out by hand."""
+    if not isinstance(answer, dict) or set(answer) != {"x", "y", "z"}:
+        return _report(False, 'answer must be a dict with the keys "x", "y" and "z"')
+    if any(v is None for v in answer.values()):
+        return _report(False, "not finished yet: replace each None by a number")
+    reference = chain_rule_reference()
+    wrong = [k for k in "xyz" if not _close(answer[k], reference[k])]
+    if not wrong:
+        return _report(True, "all three partial derivatives are right")
+    q = CHAIN_RULE_POINT["x"] * CHAIN_RULE_POINT["y"] + CHAIN_RULE_POINT["z"]
+    hint = ""
+    if "y" in wrong and (_close(answer["y"], q) or _close(answer["y"], reference["y"] - q)):
+        hint = " Hint: y is used twice (in x·y and as the last factor); add the gradients of both paths."
+    return _report(False, f"not right yet for {', '.join(wrong)}.{hint}")
+
+
+def check_softplus(softplus) -> bool:
+    """Exercise 2: ``softplus(x)`` must return one new ``Value``, log(1 + eˣ), whose local derivative is σ(x)."""
+    for p in SOFTPLUS_POINTS:
+        try:
+            x = Value(p, "x")
+            out = softplus(x)
+            if out is None:
+                return _report(False, "not finished yet: softplus returns None")
+            if not isinstance(out, Value):
+                return _report(False, f"softplus must return a Value, got {type(out).__name__}")
+            if out.parents != (x,):
+                return _report(False, "build softplus as one new node: Value(data, parents=(x,), local_grads=(...,), op=...)")
+            if not _close(out.data, math.log1p(math.exp(p))):
+                return _report(False, f"softplus({p:g}) should be log(1 + e^{p:g}) = {math.log1p(math.exp(p)):.6f}, got {out.data:.6f}")
+            out.backward()
+            expected = 1 / (1 + math.exp(-p))
+            if not _close(x.grad, expected):
+                return _report(False, f"at x = {p:g} backprop gives {x.grad:.6f}, but d softplus/dx = σ(x) = {expected:.6f}")
+        except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
+            return _report(False, f"softplus raised {type(error).__name__}: {error}")
+    return _report(True, "softplus computes log(1 + eˣ) and passes σ(x)·upstream back to x")
+
+
+def _output_layer_cases(count: int = 5):
+    """Random (h, w, b, y) for the last layer of the two-layer network; h ≥ 0 as after a ReLU."""
+    rng = random.Random(0)
+    for _ in range(count):
+        size = rng.randint(2, 4)
+        h = [max(0.0, rng.gauss(0, 1)) for _ in range(size)]
+        yield h, [rng.gauss(0, 1) for _ in range(size)], rng.gauss(0, 1), float(rng.randint(0, 1))
+
+
+def output_layer_reference(h, w, b, y) -> tuple[float, list[float], float]:
+    """(a, ∂L/∂w, ∂L/∂b) for a = σ(w·h + b) and the cross-entropy loss, from PyTorch autograd."""
+    import torch
+
+    w_t = torch.tensor(w, dtype=torch.float64, requires_grad=True)  # (H,)
+    b_t = torch.tensor(b, dtype=torch.float64, requires_grad=True)  # ()
+    a = torch.sigmoid(w_t @ torch.tensor(h, dtype=torch.float64) + b_t)  # ()
+    loss = -(y * torch.log(a) + (1 - y) * torch.log(1 - a))
+    loss.backward()
+    return a.item(), w_t.grad.tolist(), b_t.grad.item()
+
+
+def check_output_layer_grads(output_layer_grads) -> bool:
+    """Exercise 3: ``output_layer_grads(h, a, y)`` must return (∂L/∂W2 as a list, ∂L/∂b2)."""
+    for h, w, b, y in _output_layer_cases():
+        a, dw, db = output_layer_reference(h, w, b, y)
+        try:
+            result = output_layer_grads(h, a, y)
+            if result is None:
+                return _report(False, "not finished yet: output_layer_grads returns None")
+            your_dw, your_db = result
+            your_dw = list(your_dw)
+        except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
+            return _report(False, f"output_layer_grads raised or returned the wrong shape ({type(error).__name__}: {error})")
+        if len(your_dw) != len(dw):
+            return _report(False, f"∂L/∂W2 needs one entry per hidden unit ({len(dw)}), got {len(your_dw)}")
+        if not _close(your_db, db):
+            return _report(False, f"∂L/∂b2 should be a − y = {db:.6f}, got {your_db!r}")
+        if not all(_close(mine, ref) for mine, ref in zip(your_dw, dw)):
+            return _report(False, "∂L/∂b2 is right but ∂L/∂W2 is not: ∂z/∂W2[j] is the j-th hidden activation")
+    return _report(True, "both gradients match PyTorch autograd on 5 random cases")

@@ -1,0 +1,495 @@
+# %% [markdown]
+# # 02 · Computation graphs and backpropagation
+#
+# Accompanies the computation-graph and backward-differentiation slides of **Neural Language Models**
+# (CMU 11-411/611): the example L(a, b, c) = c(a + 2b), the chain rule, and backward differentiation on a
+# two-layer network. It also covers "Back Propagation: Linear Regression as DAG" from **Deep Learning and
+# Masked Language Modelling** (CSE538).
+#
+# **After this notebook you can**
+# - split an expression into a computation graph and run its forward pass;
+# - write the local derivative of every node and combine them with the chain rule by hand;
+# - explain what `backward()` does: visit the nodes in reverse topological order, multiply, add;
+# - check any gradient with finite differences;
+# - show that a 100-line engine and PyTorch's autograd compute the same gradients.
+
+# %%
+from course_utils import setup_notebook
+
+device = setup_notebook(seed=0)
+
+# %%
+import inspect
+import math
+import random
+
+import matplotlib.pyplot as plt
+import torch
+
+from course_utils import budget
+from course_utils.autograd import Value
+from course_utils.gradcheck import gradcheck, numerical_gradient
+from course_utils.graph_drawing import draw_graph, to_dot
+
+# %% [markdown]
+# ## 1. A computation graph: L(a, b, c) = c(a + 2b)
+#
+# A computation graph writes an expression as a sequence of small steps, each one node of the graph.
+# The slides split L(a, b, c) = c(a + 2b) into
+#
+# $$d = 2b, \qquad e = a + d, \qquad L = c \cdot e,$$
+#
+# and evaluate it at a = 3, b = 1, c = −2. Running the steps from the inputs to L is the **forward pass**.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+a, b, c = 3.0, 1.0, -2.0
+d = 2 * b
+e = a + d
+L = c * e
+print(f"d = 2b = {d:g}    e = a + d = {e:g}    L = c·e = {L:g}")
+assert (d, e, L) == (2, 5, -10)  # the slide's numbers
+
+# %% [markdown]
+# ## 2. Local derivatives and the chain rule, by hand
+#
+# To train a network we need the derivative of the loss with respect to every input of the graph.
+# Each node only has to know the derivatives of its own output with respect to its own inputs,
+# its **local derivatives**:
+#
+# | node | local derivatives |
+# |---|---|
+# | $L = c\,e$ | $\partial L/\partial e = c$, $\partial L/\partial c = e$ |
+# | $e = a + d$ | $\partial e/\partial a = 1$, $\partial e/\partial d = 1$ |
+# | $d = 2b$ | $\partial d/\partial b = 2$ |
+#
+# The **chain rule** multiplies them along the path from L back to each input:
+#
+# $$\frac{\partial L}{\partial a} = \frac{\partial L}{\partial e}\frac{\partial e}{\partial a}, \qquad
+# \frac{\partial L}{\partial b} = \frac{\partial L}{\partial e}\frac{\partial e}{\partial d}\frac{\partial d}{\partial b}, \qquad
+# \frac{\partial L}{\partial c} = e.$$
+
+# %%
+# NBVAL_CHECK_OUTPUT
+dL_de, dL_dc = c, e      # L = c·e
+de_da, de_dd = 1.0, 1.0  # e = a + d
+dd_db = 2.0              # d = 2b
+by_hand = {"a": dL_de * de_da, "b": dL_de * de_dd * dd_db, "c": dL_dc}
+print("by hand:    " + "   ".join(f"∂L/∂{k} = {v:g}" for k, v in by_hand.items()))
+assert by_hand == {"a": -2, "b": -4, "c": 5}  # the slide's numbers
+
+# %% [markdown]
+# What does ∂L/∂a = −2 mean? Nudge a by a small h and L moves by about −2h:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def L_of(a, b, c):
+    return c * (a + 2 * b)
+
+
+h = 0.01
+print(f"L(a + h) − L(a) = {L_of(a + h, b, c) - L_of(a, b, c):.4f}    h · ∂L/∂a = {h * by_hand['a']:.4f}")
+
+# %% [markdown]
+# ## 3. Backpropagation as an algorithm: a tiny autograd engine
+#
+# Doing this by hand does not scale to a network with millions of weights, but the recipe is mechanical.
+# `course_utils.autograd` implements it for scalars in about 150 lines. A `Value` holds a number (`data`),
+# its gradient (`grad`), the `parents` it was computed from, and the **local derivative** with respect to
+# each parent, recorded by the operation that made it. Here are multiplication, whose local derivatives are
+# ∂(xy)/∂x = y and ∂(xy)/∂y = x, and the sigmoid, whose local derivative is σ(x)(1 − σ(x)):
+
+# %%
+print(inspect.getsource(Value.__mul__))
+print(inspect.getsource(Value.sigmoid))
+
+# %% [markdown]
+# `backward()` is the whole of backpropagation. It sorts the graph so that every node comes after its
+# parents, then walks that order backwards: by the time it reaches a node, every node that uses it has
+# already passed its share back, so the node's gradient is complete and can be passed on to *its* parents:
+#
+# $$\text{parent.grad} \mathrel{+}= \text{local derivative} \times \text{node.grad}.$$
+#
+# The `+=` matters: a value used twice receives a gradient along both paths.
+
+# %%
+print(inspect.getsource(Value.backward))
+
+# %% [markdown]
+# The lecture's example with the engine. `named` only sets the label that the drawing shows.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+a, b, c = Value(3.0, "a"), Value(1.0, "b"), Value(-2.0, "c")
+d = (2 * b).named("d")
+e = (a + d).named("e")
+L = (c * e).named("L")
+L.backward()
+for node in (a, b, c, d, e, L):
+    print(node)
+engine = {"a": a.grad, "b": b.grad, "c": c.grad}
+assert engine == by_hand
+print("the engine agrees with the chain rule by hand")
+
+# %% [markdown]
+# The graph, drawn with matplotlib alone (no Graphviz needed). Inputs are on the left, L on the right;
+# each box shows how the node was computed, its value and its gradient ∂L/∂node; each arrow carries its operation.
+
+# %%
+draw_graph(L)
+plt.show()
+
+# %% [markdown]
+# If you have Graphviz, `to_dot` gives the same graph in its DOT language (the text needs no `dot` binary):
+
+# %%
+print(to_dot(L))
+
+# %% [markdown]
+# ## 4. The same with PyTorch autograd
+#
+# PyTorch builds the same graph while it computes the forward pass (every tensor made with
+# `requires_grad=True` records its history), and `backward()` runs the same algorithm.
+# We use float64, as everywhere in this notebook where gradients are compared.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+a_t, b_t, c_t = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (3.0, 1.0, -2.0))
+L_t = c_t * (a_t + 2 * b_t)
+L_t.backward()
+torch_grads = {"a": a_t.grad.item(), "b": b_t.grad.item(), "c": c_t.grad.item()}
+print(f"L = {L_t.item():g}")
+print("PyTorch:    " + "   ".join(f"∂L/∂{k} = {v:g}" for k, v in torch_grads.items()))
+assert torch_grads == engine == by_hand
+print("by hand, our engine and PyTorch agree")
+
+# %% [markdown]
+# ## 5. The linear-regression DAG: L = (y − βx)²
+#
+# Deep-learning frameworks represent a model as such a graph. For linear regression on one example
+# the CSE538 slides draw L = (y − βx)² as three nodes: z = βx, r = y − z, L = r². Differentiating
+# by hand:
+#
+# $$\frac{\partial L}{\partial \beta} = 2(y - \beta x)\cdot(-x) = 2x(\beta x - y).$$
+#
+# The slide has no numbers; we take x = 2, y = 3, β = 0.5.
+
+# %%
+x, y, beta = Value(2.0, "x"), Value(3.0, "y"), Value(0.5, "β")
+z = (beta * x).named("z")
+r = (y - z).named("r")
+loss = (r**2).named("L")
+loss.backward()
+draw_graph(loss)
+plt.show()
+
+# %% [markdown]
+# The engine's ∂L/∂β against the formula, against PyTorch, and against finite differences.
+# One function serves both backends: the engine gives it `Value`s, PyTorch gives it tensors.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def regression_loss(beta):
+    return (3.0 - beta * 2.0) ** 2  # (y − βx)² at x = 2, y = 3
+
+
+analytic = 2 * x.data * (beta.data * x.data - y.data)
+beta_t = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+regression_loss(beta_t).backward()
+print(f"L = {loss.data:g}   ∂L/∂β: engine {beta.grad:g}   2x(βx − y) {analytic:g}   PyTorch {beta_t.grad.item():g}")
+assert beta.grad == analytic == beta_t.grad.item()
+for backend in ("engine", "torch"):
+    check = gradcheck(regression_loss, [0.5], backend=backend)
+    print(f"finite differences vs {backend} backprop: passed = {check.passed()}")
+    assert check.passed()
+
+# %% [markdown]
+# With a data set the loss is a sum, L = Σᵢ (yᵢ − βxᵢ)², and β feeds every term. Its gradient is the sum
+# of the gradients along all those paths, which is exactly what `+=` in `backward()` accumulates:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+xs, ys = [1.0, 2.0, 3.0], [2.0, 4.5, 5.5]
+beta = Value(0.5, "β")
+total = sum((y_i - beta * x_i) ** 2 for x_i, y_i in zip(xs, ys))
+total.backward()
+analytic = sum(2 * x_i * (0.5 * x_i - y_i) for x_i, y_i in zip(xs, ys))
+print(f"∂L/∂β: engine {beta.grad:g}   Σ 2xᵢ(βxᵢ − yᵢ) {analytic:g}")
+assert math.isclose(beta.grad, analytic, rel_tol=1e-12)
+
+# %% [markdown]
+# ## 6. Backward differentiation on a two-layer network
+#
+# The slides' network: a ReLU hidden layer, a sigmoid output, the cross-entropy loss.
+#
+# $$z^{[1]} = W^{[1]}x + b^{[1]},\quad a^{[1]} = \mathrm{ReLU}(z^{[1]}),\quad
+# z^{[2]} = W^{[2]}a^{[1]} + b^{[2]},\quad a^{[2]} = \sigma(z^{[2]}) = \hat y,$$
+#
+# $$L(a, y) = -\big(y\log a + (1 - y)\log(1 - a)\big)\qquad (a = a^{[2]},\ z = z^{[2]}).$$
+#
+# The backward pass starts with ∂L/∂z = ∂L/∂a · ∂a/∂z:
+#
+# $$\frac{\partial L}{\partial a} = -\Big(\frac{y}{a} + \frac{y - 1}{1 - a}\Big),\qquad
+# \frac{\partial a}{\partial z} = a(1 - a),\qquad
+# \frac{\partial L}{\partial z} = -\Big(\frac{y}{a} + \frac{y - 1}{1 - a}\Big)a(1 - a) = a - y.$$
+#
+# The function below is the forward pass, written once. It runs on our `Value`s and, unchanged, on
+# 0-d PyTorch tensors (both have `.relu()`, `.sigmoid()` and `.log()`).
+
+# %%
+def two_layer_loss(x, W1, b1, W2, b2, y):
+    """Forward pass of the slides' network on one example; returns z², a² and the loss."""
+    z1 = [sum((w * x_i for w, x_i in zip(row, x)), b) for row, b in zip(W1, b1)]  # (H,)
+    a1 = [z.relu() for z in z1]                                                    # (H,)
+    z2 = sum((w * h for w, h in zip(W2, a1)), b2)                                  # ()
+    a2 = z2.sigmoid()                                                              # ()
+    loss = -(y * a2.log() + (1 - y) * (1 - a2).log())                              # ()
+    return z2, a2, loss
+
+
+# Two inputs, three hidden units; the second hidden unit is inactive (z < 0) for this x.
+X = [0.5, -1.0]
+W1_init = [[0.3, -0.4], [0.2, 0.6], [-0.5, -0.4]]
+b1_init = [0.1, -0.2, 0.05]
+W2_init = [0.7, -0.3, 0.5]
+b2_init = 0.2
+
+
+def flat(W1, b1, W2, b2):
+    """All 13 parameters in one list (W¹ row by row, b¹, W², b²)."""
+    return [w for row in W1 for w in row] + list(b1) + list(W2) + [b2]
+
+
+def unflat(p):
+    """The inverse of ``flat``."""
+    return [p[0:2], p[2:4], p[4:6]], p[6:9], p[9:12], p[12]
+
+
+# %% [markdown]
+# Backprop with the engine, for both labels: the gradient at z² is a − y.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for label in (1.0, 0.0):
+    params = [Value(p) for p in flat(W1_init, b1_init, W2_init, b2_init)]
+    z2, a2, loss = two_layer_loss(X, *unflat(params), label)
+    loss.backward()
+    print(f"y = {label:g}: z = {z2.data:.6f}  a = {a2.data:.6f}  L = {loss.data:.6f}  "
+          f"∂L/∂z = {z2.grad:.6f}  a − y = {a2.data - label:.6f}")
+    assert math.isclose(z2.grad, a2.data - label, rel_tol=1e-12, abs_tol=1e-15)
+
+# %% [markdown]
+# And numerically: treat L as a function of z alone, L(z) = −(y log σ(z) + (1 − y) log(1 − σ(z))),
+# and take a central difference at the network's z.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def loss_of_z(z, y):
+    a = 1 / (1 + math.exp(-z))
+    return -(y * math.log(a) + (1 - y) * math.log(1 - a))
+
+
+for label in (1.0, 0.0):
+    params = [Value(p) for p in flat(W1_init, b1_init, W2_init, b2_init)]
+    z2, a2, _ = two_layer_loss(X, *unflat(params), label)
+    numeric = numerical_gradient(lambda p: loss_of_z(p[0], label), [z2.data])[0]
+    print(f"y = {label:g}: finite difference {numeric:.6f}   a − y = {a2.data - label:.6f}")
+    assert math.isclose(numeric, a2.data - label, rel_tol=1e-7)
+
+# %% [markdown]
+# The same network in PyTorch, with every parameter a float64 tensor. `retain_grad()` asks PyTorch to keep
+# the gradient of the intermediate z² (it keeps only the leaves' by default). Then all 13 parameter
+# gradients are compared with the engine's.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+label = 1.0
+params = [Value(p) for p in flat(W1_init, b1_init, W2_init, b2_init)]
+_, _, loss = two_layer_loss(X, *unflat(params), label)
+loss.backward()
+
+params_t = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in flat(W1_init, b1_init, W2_init, b2_init)]
+z2_t, a2_t, loss_t = two_layer_loss(torch.tensor(X, dtype=torch.float64), *unflat(params_t), label)
+z2_t.retain_grad()
+loss_t.backward()
+print(f"PyTorch: L = {loss_t.item():.6f}  ∂L/∂z = {z2_t.grad.item():.6f}  a − y = {a2_t.item() - label:.6f}")
+largest = max(abs(p.grad - p_t.grad.item()) for p, p_t in zip(params, params_t))
+print(f"13 parameter gradients, engine vs PyTorch: all within 1e-12: {largest < 1e-12}")
+assert largest < 1e-12
+print("∂L/∂W¹ (engine):", [[round(g, 6) for g in row] for row in unflat([p.grad for p in params])[0]])
+
+# %% [markdown]
+# The row of W¹ that feeds the inactive hidden unit has zero gradient: ReLU's derivative is 0 there, so no
+# blame flows back through it.
+#
+# ## 7. A finite-difference gradient check
+#
+# A gradient computed by backprop can be checked without any calculus. For each input xᵢ,
+#
+# $$\frac{\partial f}{\partial x_i} \approx \frac{f(x + h\,e_i) - f(x - h\,e_i)}{2h},$$
+#
+# the **central difference**, whose error shrinks like h². It costs two forward passes per input,
+# far too slow for training but ideal for tests. `gradcheck` does it for all 13 parameters of the network.
+
+# %%
+def network_loss(*p):
+    """The two-layer loss (y = 1) as a function of its 13 parameters."""
+    x = torch.tensor(X, dtype=torch.float64) if isinstance(p[0], torch.Tensor) else X
+    return two_layer_loss(x, *unflat(list(p)), 1.0)[2]
+
+
+point = flat(W1_init, b1_init, W2_init, b2_init)
+for backend in ("engine", "torch"):
+    check = gradcheck(network_loss, point, backend=backend)
+    print(f"{backend:>6}: max |numerical − backprop| = {check.max_abs_error:.1e}   "
+          f"max relative error = {check.max_rel_error:.1e}   passed: {check.passed()}")
+    assert check.passed()
+
+# %% [markdown]
+# How small should h be? Too large and the h² truncation error dominates; too small and the rounding
+# error of the subtraction, about ε·|f|/h with ε ≈ 1e-16 in float64, takes over. The sweet spot for float64 is
+# around h ≈ 1e-5 ... 1e-6:
+
+# %%
+hs = [10.0**-k for k in range(1, 13)]
+backprop = gradcheck(network_loss, point).backprop
+errors = []
+for step in hs:
+    numeric = numerical_gradient(lambda p: network_loss(*[Value(v) for v in p]).data, point, eps=step)
+    errors.append(max(abs(n - g) for n, g in zip(numeric, backprop)))
+fig, ax = plt.subplots()
+ax.loglog(hs, errors, "o-")
+ax.set(xlabel="step h", ylabel="max |central difference − backprop|", title="Truncation (right) vs rounding (left)")
+plt.show()
+
+# %% [markdown]
+# ## 8. Gradient parity with PyTorch on random networks
+#
+# One example could agree by luck. Here are random two-layer networks (random sizes, weights, inputs and
+# labels), each differentiated by our engine and by PyTorch. The unit tests in `tests/test_autograd.py` do the
+# same for random expressions built from every operation the engine has.
+
+# %%
+def random_network(rng):
+    """Random sizes, parameters, input and label for ``two_layer_loss``."""
+    n_in, n_hidden = rng.randint(1, 4), rng.randint(1, 5)
+    W1 = [[rng.gauss(0, 1) for _ in range(n_in)] for _ in range(n_hidden)]
+    b1 = [rng.gauss(0, 1) for _ in range(n_hidden)]
+    W2 = [rng.gauss(0, 1) for _ in range(n_hidden)]
+    return [rng.gauss(0, 1) for _ in range(n_in)], (W1, b1, W2, rng.gauss(0, 1)), float(rng.randint(0, 1))
+
+
+def engine_vs_torch(x, weights, label):
+    """The largest difference between the engine's and PyTorch's parameter gradients."""
+    W1, b1, W2, b2 = weights
+    vals = ([[Value(w) for w in row] for row in W1], [Value(v) for v in b1], [Value(v) for v in W2], Value(b2))
+    tens = [torch.tensor(t, dtype=torch.float64, requires_grad=True) for t in (W1, b1, W2, b2)]
+    two_layer_loss(x, *vals, label)[2].backward()
+    two_layer_loss(torch.tensor(x, dtype=torch.float64), *tens, label)[2].backward()
+    engine_grads = [v.grad for v in (*[v for row in vals[0] for v in row], *vals[1], *vals[2], vals[3])]
+    torch_grads = torch.cat([t.grad.reshape(-1) for t in tens]).tolist()
+    return max(abs(g - t) for g, t in zip(engine_grads, torch_grads))
+
+
+rng = random.Random(0)
+trials = budget(full=200, fast=40)
+largest = max(engine_vs_torch(*random_network(rng)) for _ in range(trials))
+print(f"{trials} random networks: largest |engine − PyTorch| over all gradients = {largest:.1e}")
+assert largest < 1e-10
+
+# %% [markdown]
+# ## 9. Widget: forward, then backward, step by step
+#
+# Type values for a, b and c, then move **step** to the right. The first steps run the forward pass,
+# one node at a time (orange), and show each node's value and local derivatives. The remaining steps
+# run the backward pass (blue): each node's gradient is completed with the chain rule, and the line
+# above the graph shows the product. A box shows `?` for what is not computed yet.
+
+# %%
+from course_utils.backprop_demo import BackpropDemo
+
+demo = BackpropDemo(a=3.0, b=1.0, c=-2.0)
+demo.box
+
+# %% [markdown]
+# ## 10. Exercises
+#
+# Each exercise ships unfinished, so "Restart and run all" still works; fill it in and run its check.
+#
+# **Exercise 1 (the chain rule with a shared input).** For f(x, y, z) = (x·y + z)·y at x = 2, y = 3, z = −1,
+# work out ∂f/∂x, ∂f/∂y and ∂f/∂z by hand. Draw the graph first: which input is used twice?
+
+# %%
+from course_utils.exercises.backprop import check_chain_rule, check_output_layer_grads, check_softplus
+
+my_gradients = {"x": None, "y": None, "z": None}  # replace each None by a number
+check_chain_rule(my_gradients);
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# With q = x·y + z = 5 and f = q·y: ∂f/∂q = y = 3 and ∂f/∂x = ∂f/∂q · y = 9, ∂f/∂z = ∂f/∂q = 3.
+# y reaches f along two paths, through q (∂f/∂q · x = 6) and directly (q = 5), so ∂f/∂y = 6 + 5 = 11.
+# `my_gradients = {"x": 9, "y": 11, "z": 3}`.
+# </details>
+#
+# **Exercise 2 (a new operation).** Add softplus(x) = log(1 + eˣ) to the engine as *one* node. Its
+# local derivative is σ(x). A node is `Value(data, parents=(x,), local_grads=(local,), op="softplus")`;
+# `backward()` needs nothing else.
+
+# %%
+def softplus(x: Value) -> Value:
+    """log(1 + e^x) as a single node of the graph."""
+    return None  # build and return the new Value here
+
+
+check_softplus(softplus);
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def softplus(x):
+#     data = math.log1p(math.exp(x.data))
+#     return Value(data, parents=(x,), local_grads=(1 / (1 + math.exp(-x.data)),), op="softplus")
+# ```
+# </details>
+#
+# **Exercise 3 (the output layer).** In the two-layer network, z = W²·h + b² with h = a¹ the hidden
+# activations. Use ∂L/∂z = a − y to write ∂L/∂W² (one number per hidden unit) and ∂L/∂b². The check compares
+# your formula with PyTorch autograd on random cases.
+
+# %%
+def output_layer_grads(h, a, y):
+    """(∂L/∂W² as a list, ∂L/∂b²) from the hidden activations h, the output a and the label y."""
+    return None  # return (list_of_weight_gradients, bias_gradient)
+
+
+check_output_layer_grads(output_layer_grads);
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ∂z/∂W²ⱼ = hⱼ and ∂z/∂b² = 1, so `return [(a - y) * h_j for h_j in h], a - y`.
+# </details>
+#
+# ## Summary
+#
+# - A computation graph splits an expression into small nodes; the forward pass computes them from the inputs out.
+# - Each node knows only its **local derivatives**. The chain rule multiplies them along every path back from
+#   the loss and adds the paths: for L = c(a + 2b) at (3, 1, −2), ∂L/∂a = −2, ∂L/∂b = −4, ∂L/∂c = 5.
+# - **Backpropagation** does this mechanically: reverse topological order, `parent.grad += local × grad`.
+#   Our engine does it in ~150 lines and agrees with PyTorch's autograd to rounding error.
+# - For a sigmoid output with cross-entropy loss the gradient at the pre-activation is simply ∂L/∂z = a − y.
+# - Central differences check any gradient without calculus; h ≈ 1e-6 in float64.
+#
+# ## References
+#
+# - D. E. Rumelhart, G. E. Hinton, R. J. Williams (1986). *Learning representations by back-propagating errors.*
+#   Nature 323, 533–536. (Cited by the slides.)
+# - D. Jurafsky, J. H. Martin. *Speech and Language Processing*, 3rd ed. draft, chapter 7 (Neural networks):
+#   computation graphs and backward differentiation, the source of the slides' examples.
+# - A. G. Baydin, B. A. Pearlmutter, A. A. Radul, J. M. Siskind (2018). *Automatic differentiation in machine
+#   learning: a survey.* JMLR 18(153).
+# - A. Paszke et al. (2017). *Automatic differentiation in PyTorch.* NIPS Autodiff Workshop.
+# - A. Karpathy. *micrograd* (github.com/karpathy/micrograd): the scalar engine whose style ours follows.

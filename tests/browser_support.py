@@ -1,0 +1,354 @@
+"""Helpers for the browser test: a throw-away JupyterLab server and a driven notebook page.
+
+The server runs on copies of the notebooks in a temporary folder (so nothing is written into
+``notebooks/``), with its own settings (no autosave, every cell attached to the page, no news
+pop-up) and ``COURSE_FAST=1`` so kernels run in fast mode.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+DEMO_CLASS = "course-demo"
+
+# JupyterLab user settings for the test server: plugin id -> settings.
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+    "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+}
+
+
+def in_ci() -> bool:
+    """True when the ``CI`` variable is set to a true value (CI must run, not skip, the browser test)."""
+    return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no", "off"}
+
+
+def free_port() -> int:
+    """A TCP port on localhost that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def expected_demo_count(path: Path) -> int | None:
+    """How many course demos the notebook's saved outputs display, or None without saved widget state."""
+    notebook = nbformat.read(path, as_version=4)
+    state = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state")
+    if not state:
+        return None
+    demo_models = {
+        model_id for model_id, model in state.items() if DEMO_CLASS in model.get("state", {}).get("_dom_classes", [])
+    }
+    views = [
+        output["data"][WIDGET_VIEW]["model_id"]
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if WIDGET_VIEW in output.get("data", {})
+    ]
+    return sum(model_id in demo_models for model_id in views)
+
+
+def _write_lab_settings(settings_dir: Path) -> None:
+    for plugin, values in LAB_SETTINGS.items():
+        target = settings_dir / f"{plugin}.jupyterlab-settings"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(values), encoding="utf-8")
+
+
+def stage_notebooks(source_dir: Path, root: Path) -> Path:
+    """Copy ``source_dir`` to ``root/notebooks`` (and link a sibling ``data/``) so ``../data`` paths work."""
+    target = root / "notebooks"
+    shutil.copytree(source_dir, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    data = source_dir.parent / "data"
+    if data.is_dir():
+        (root / "data").symlink_to(data, target_is_directory=True)
+    return target
+
+
+class LabServer:
+    """JupyterLab on a free localhost port, token-less, serving ``root``; ``stop()`` ends it."""
+
+    def __init__(self, root: Path, *, startup_timeout: float = 120):
+        self.root = root
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = root.parent / f"jupyterlab-{self.port}.log"
+        private = root.parent / f"lab-{self.port}"
+        _write_lab_settings(private / "settings")
+        env = dict(
+            os.environ,
+            COURSE_FAST="1",
+            PYTHONUNBUFFERED="1",
+            JUPYTER_CONFIG_DIR=str(private / "config"),
+            JUPYTERLAB_SETTINGS_DIR=str(private / "settings"),
+            JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"),
+            JUPYTER_RUNTIME_DIR=str(private / "runtime"),
+        )
+        command = [
+            sys.executable, "-m", "jupyterlab", "--no-browser",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
+            "--IdentityProvider.token=", "--ServerApp.password=",
+            f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
+        ]  # fmt: skip
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            command.append("--allow-root")
+        self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(command, cwd=root, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        try:
+            self._wait_until_up(startup_timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_until_up(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with code {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status", timeout=2):
+                    return
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.3)
+        raise RuntimeError(f"JupyterLab did not answer on {self.url} within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines of the server's log (for failure messages)."""
+        self._log.flush()
+        return "\n".join(self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+
+    def stop(self) -> None:
+        """Shut the server (and its kernels) down; kill it if it does not stop in time."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self._log.close()
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+_OPEN_JS = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  window.jupyterapp.shell.collapseLeft();
+}"""
+
+_RUN_ALL_JS = """async () => {
+  const app = window.jupyterapp;
+  await app.commands.execute('notebook:clear-all-cell-outputs');
+  window.__courseRun = null;
+  app.commands.execute('notebook:run-all-cells').then(
+    () => { window.__courseRun = 'done'; },
+    (error) => { window.__courseRun = 'failed: ' + error; });
+}"""
+
+_FINISHED_JS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return window.__courseRun !== null && kernel && kernel.status === 'idle';
+}"""
+
+_CELLS_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets
+  .filter((cell) => cell.model.type === 'code')
+  .map((cell) => ({
+    source: cell.model.sharedModel.getSource().slice(0, 60),
+    count: cell.model.executionCount,
+    errors: cell.model.outputs.toJSON().filter((o) => o.output_type === 'error')
+      .map((o) => o.ename + ': ' + o.evalue),
+  }))"""
+
+_OUTPUT_TEXT_JS = """() => Array.from(document.querySelectorAll('.jp-OutputArea-output')).map((o) => o.innerText)"""
+
+# A demo's state: its picture (the <img> src in its Output), whether that has loaded, and its HTML lines
+# (title, labels, readout, message).
+_DEMO_STATE_FUNCTION = """function demoState(index) {
+  const demo = document.querySelectorAll('.course-demo')[index];
+  const img = demo.querySelector('.widget-output img');
+  const html = Array.from(demo.querySelectorAll('.widget-html-content')).map((e) => e.innerText);
+  return {img: img ? img.src : null, loaded: !!(img && img.complete && img.naturalWidth > 0), html: html.join(' | ')};
+}"""
+
+_DEMO_STATE_JS = f"(index) => {{ {_DEMO_STATE_FUNCTION}; return demoState(index); }}"
+
+_DEMO_CHANGED_JS = f"""([index, before]) => {{
+  {_DEMO_STATE_FUNCTION};
+  const now = demoState(index);
+  return (now.loaded && now.img !== before.img) || now.html !== before.html;
+}}"""
+
+_DEMOS_READY_JS = f"""(minimum) => {{
+  {_DEMO_STATE_FUNCTION};
+  const count = document.querySelectorAll('.course-demo').length;
+  return count >= minimum && Array.from({{length: count}}, (_, i) => demoState(i).loaded).every(Boolean);
+}}"""
+
+# Font sizes (px) of each demo's title and slider readout, its picture's width, and the widgets' base font.
+_SIZES_JS = """() => {
+  const px = (element) => parseFloat(getComputedStyle(element).fontSize);
+  const base = parseFloat(getComputedStyle(document.body).getPropertyValue('--jp-widgets-font-size')) || 13;
+  return {base, demos: Array.from(document.querySelectorAll('.course-demo')).map((demo) => ({
+    title: px(demo.querySelector('.widget-html-content b')),
+    slider: px(demo.querySelector('.widget-readout')),
+    width: demo.querySelector('.widget-output img').naturalWidth,
+  }))};
+}"""
+
+_SHUTDOWN_JS = """async () => { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); }"""
+
+
+class LabNotebook:
+    """One notebook open in JupyterLab in a Playwright page."""
+
+    def __init__(self, page, server: LabServer, relative_path: str):
+        self.page = page
+        self.page_errors: list[str] = []
+        page.on("pageerror", lambda error: self.page_errors.append(str(error)))
+        page.goto(f"{server.url}/lab/tree/{relative_path}?reset", wait_until="domcontentloaded")
+        page.wait_for_function(
+            "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+            " && window.jupyterapp.shell.currentWidget.sessionContext",
+            timeout=90_000,
+        )
+        page.evaluate(_OPEN_JS)
+
+    def run_all(self, timeout_s: float) -> str:
+        """Clear the outputs, run every cell, wait until the run is over and the kernel idle; say how it ended."""
+        self.page.evaluate(_RUN_ALL_JS)
+        self.page.wait_for_function(_FINISHED_JS, timeout=timeout_s * 1000, polling=500)
+        return self.page.evaluate("() => window.__courseRun")
+
+    def cells(self) -> list[dict]:
+        """Each code cell's first characters, execution count and error outputs."""
+        return self.page.evaluate(_CELLS_JS)
+
+    def output_texts(self) -> list[str]:
+        """The visible text of every output area (to find widget errors shown as text)."""
+        return self.page.evaluate(_OUTPUT_TEXT_JS)
+
+    @property
+    def demos(self):
+        return self.page.locator(f".{DEMO_CLASS}")
+
+    def wait_for_demos(self, count: int | None, timeout_s: float = 60) -> None:
+        """Wait until ``count`` demos (at least one when None) are on the page, each with its picture."""
+        minimum = 1 if count is None else max(count, 1)
+        self.page.wait_for_function(_DEMOS_READY_JS, arg=minimum, timeout=timeout_s * 1000)
+
+    def demo_state(self, index: int) -> dict:
+        return self.page.evaluate(_DEMO_STATE_JS, index)
+
+    def move_one_control(self, index: int) -> str:
+        """Move the demo's first slider (keyboard), else dropdown, toggle button or number box; say what moved."""
+        demo = self.demos.nth(index)
+        handles = demo.locator(".noUi-handle")
+        if handles.count():
+            return self._nudge_slider(handles.first)
+        selects = demo.locator(".widget-dropdown select")
+        if selects.count():
+            select = selects.first
+            options = select.locator("option").count()
+            current = select.evaluate("(element) => element.selectedIndex")
+            select.select_option(index=(current + 1) % options)
+            return f"dropdown: option {current} -> {(current + 1) % options}"
+        toggles = demo.locator(".widget-toggle-buttons button:not(.mod-active)")
+        if toggles.count():
+            toggles.first.click()
+            return "toggle buttons: clicked another option"
+        for box in demo.locator(".widget-text input").all():
+            before = box.input_value()
+            if _is_number(before):
+                box.fill(f"{float(before) + 1:g}")
+                box.press("Enter")
+                return f"text box: {before} -> {box.input_value()}"
+        raise AssertionError("the demo has no slider, dropdown, toggle buttons or number box to move")
+
+    @staticmethod
+    def _nudge_slider(handle) -> str:
+        before = handle.get_attribute("aria-valuenow")
+        handle.focus()
+        handle.press("ArrowRight")
+        if handle.get_attribute("aria-valuenow") == before:  # at its maximum
+            handle.press("ArrowLeft")
+        return f"slider: {before} -> {handle.get_attribute('aria-valuenow')}"
+
+    def wait_for_change(self, index: int, before: dict, timeout_s: float = 30) -> None:
+        """Wait until the demo's picture or its HTML lines differ from ``before``."""
+        self.page.wait_for_function(_DEMO_CHANGED_JS, arg=[index, before], timeout=timeout_s * 1000, polling=100)
+
+    def demo_sizes(self) -> dict:
+        """The widgets' base font size and, per demo, its title and slider font sizes and picture width."""
+        return self.page.evaluate(_SIZES_JS)
+
+    def shutdown_kernel(self) -> None:
+        self.page.evaluate(_SHUTDOWN_JS)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def lecture_mode_notebook(path: Path) -> None:
+    """Write a small notebook that shows a one-slider demo, switches on lecture mode, and shows it again."""
+    setup = "from course_utils import setup_notebook\ndevice = setup_notebook(seed=0)"
+    demo = '''import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+from course_utils.widget_kit import Demo
+
+
+class SlopeDemo(Demo):
+    """A line whose slope follows a slider."""
+
+    def __init__(self):
+        self.figure = Figure()
+        axes = self.figure.add_subplot()
+        self.x = np.linspace(-1, 1, 21)
+        (self.line,) = axes.plot(self.x, self.x)
+        axes.set_ylim(-3, 3)
+        slope = widgets.FloatSlider(value=1.0, min=-3, max=3, step=0.5, description="slope")
+        super().__init__({"slope": slope}, title="Slope")
+
+    def draw(self, slope):
+        self.line.set_ydata(slope * self.x)
+        self.show_readout(f"slope = {slope:.1f}")
+        return self.figure
+
+
+SlopeDemo().box'''
+    lecture = "from course_utils.lecture import lecture_mode\nlecture_mode(True)\nSlopeDemo().box"
+    cells = [nbformat.v4.new_code_cell(source) for source in (setup, demo, lecture)]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    nbformat.write(notebook, path)

@@ -1,0 +1,181 @@
+"""Real browser: JupyterLab in headless Chromium runs every notebook and moves each demo's controls.
+
+For each ``notebooks/*.ipynb`` (a copy, in a temporary folder) the test runs all cells in fast
+mode, fails on an error output, "Error displaying widget", "Javascript Error" or a missing or
+text-only widget, then moves one control of every course demo and waits for its picture or
+readout to change. Screenshots go to ``tests/artifacts/browser/``.
+
+    python -m pytest tests/test_browser.py -p no:xdist
+    COURSE_BROWSER_NOTEBOOKS=/some/folder python -m pytest tests/test_browser.py   # other notebooks
+
+Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from browser_support import (
+    CHROMIUM_ARGS,
+    LabNotebook,
+    LabServer,
+    expected_demo_count,
+    in_ci,
+    lecture_mode_notebook,
+    stage_notebooks,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks")).resolve()
+ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
+RUN_TIMEOUT_S = 240  # a notebook takes up to about 60 s in fast mode; CI machines can be slower
+VIEWPORT = {"width": 1400, "height": 1100}
+WIDGET_AS_TEXT = re.compile(r"^\s*(VBox|HBox|Box|Output|Tab|Accordion|GridBox)\(")
+WIDGET_ERRORS = ("Error displaying widget", "Javascript Error")
+
+pytestmark = pytest.mark.browser
+
+
+def _notebook_params() -> list:
+    notebooks = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+    if notebooks:
+        return [pytest.param(path, id=path.stem) for path in notebooks]
+    return [pytest.param(None, id="none", marks=pytest.mark.skip(reason=f"no notebooks in {NOTEBOOK_DIR}"))]
+
+
+def _unavailable(reason: str) -> None:
+    if in_ci():
+        pytest.fail(f"{reason}; CI must run the browser test, not skip it (.ci/run installs chromium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        _unavailable("Debian's chromium is not installed (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab serving copies of the notebooks, kernels in fast mode; stopped even on failure."""
+    root = tmp_path_factory.mktemp("lab") / "root"
+    root.mkdir()
+    stage_notebooks(NOTEBOOK_DIR, root)
+    server = LabServer(root)
+    yield server
+    server.stop()
+
+
+@contextlib.contextmanager
+def open_notebook(browser, lab: LabServer, relative_path: str, name: str):
+    """The notebook open in a fresh browser context; a screenshot is saved if the block fails."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for stale in ARTIFACTS.glob(f"{name}-*.png"):
+        stale.unlink()
+    context = browser.new_context(viewport=VIEWPORT)
+    notebook = None
+    try:
+        notebook = LabNotebook(context.new_page(), lab, relative_path)
+        yield notebook
+    except BaseException:
+        with contextlib.suppress(Exception):  # the screenshot is a diagnostic; keep the original error
+            context.pages[0].screenshot(path=ARTIFACTS / f"{name}-failure.png")
+        raise
+    finally:
+        if notebook is not None:
+            with contextlib.suppress(Exception):  # stopping the server ends any kernel left running
+                notebook.shutdown_kernel()
+        context.close()
+
+
+def _wait(action, message):
+    """Run a Playwright wait and return its result; a timeout fails with ``message`` (text, or a function)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        return action()
+    except PlaywrightTimeout:
+        pytest.fail(message() if callable(message) else message)
+
+
+def _run_all(notebook: LabNotebook) -> None:
+    ended = _wait(lambda: notebook.run_all(RUN_TIMEOUT_S), f"run all did not finish within {RUN_TIMEOUT_S} s")
+    assert ended == "done", f"the run-all command failed: {ended}"
+
+
+def _check_outputs(notebook: LabNotebook) -> None:
+    cells = notebook.cells()
+    errors = [f"cell {i} {cell['source']!r}: {error}" for i, cell in enumerate(cells) for error in cell["errors"]]
+    assert not errors, "error outputs:\n" + "\n".join(errors)
+    not_run = [cell["source"] for cell in cells if cell["count"] is None]
+    assert not not_run, f"cells that did not run: {not_run}"
+    texts = notebook.output_texts()
+    shown = [text[:200] for text in texts if any(marker in text for marker in WIDGET_ERRORS)]
+    assert not shown, f"widget or JavaScript errors on the page: {shown}"
+    as_text = [text[:200] for text in texts if WIDGET_AS_TEXT.match(text)]
+    assert not as_text, f"widgets shown as text (the widget manager did not render them): {as_text}"
+    assert not notebook.page_errors, f"uncaught JavaScript errors in the page: {notebook.page_errors}"
+
+
+def _check_demo_responds(notebook: LabNotebook, index: int, name: str) -> None:
+    demo = notebook.demos.nth(index)
+    demo.screenshot(path=ARTIFACTS / f"{name}-demo{index}-before.png")
+    before = notebook.demo_state(index)
+    moved = notebook.move_one_control(index)
+    _wait(
+        lambda: notebook.wait_for_change(index, before),
+        f"demo {index}: moving its {moved} did not change its picture or readout within 30 s",
+    )
+    after = notebook.demo_state(index)
+    assert "⚠" not in after["html"], f"demo {index}: moving its {moved} showed an error: {after['html']}"
+    demo.screenshot(path=ARTIFACTS / f"{name}-demo{index}-after.png")
+
+
+@pytest.mark.parametrize("path", _notebook_params())
+def test_notebook_runs_and_every_demo_responds(browser, lab, path):
+    expected = expected_demo_count(path)
+    with open_notebook(browser, lab, f"notebooks/{path.name}", path.stem) as notebook:
+        _run_all(notebook)
+        _check_outputs(notebook)
+        _wait(
+            lambda: notebook.wait_for_demos(expected),
+            lambda: f"expected {expected or 'at least 1'} course demos with a picture, found {notebook.demos.count()}",
+        )
+        found = notebook.demos.count()
+        assert found >= 1, "the notebook shows no course demo"
+        if expected is not None:
+            assert found == expected, f"{found} demos rendered, the saved outputs display {expected}"
+        notebook.demos.first.scroll_into_view_if_needed()
+        notebook.page.screenshot(path=ARTIFACTS / f"{path.stem}-page.png", full_page=True)
+        for index in range(found):
+            _check_demo_responds(notebook, index, path.stem)
+        assert not notebook.page_errors, f"uncaught JavaScript errors in the page: {notebook.page_errors}"
+
+
+def test_lecture_mode_enlarges_demo_text_and_figure(browser, lab):
+    lecture_mode_notebook(lab.root / "lecture_mode_check.ipynb")
+    with open_notebook(browser, lab, "lecture_mode_check.ipynb", "lecture-mode") as notebook:
+        _run_all(notebook)
+        _check_outputs(notebook)
+        _wait(lambda: notebook.wait_for_demos(2), "the two demos (normal, lecture mode) did not render")
+        sizes = notebook.demo_sizes()
+        normal, lecture = sizes["demos"]
+        notebook.demos.nth(1).screenshot(path=ARTIFACTS / "lecture-mode-demo.png")
+    assert lecture["title"] >= 1.4 * normal["title"], sizes
+    assert lecture["slider"] >= 1.4 * sizes["base"], sizes
+    assert lecture["width"] > normal["width"], sizes
