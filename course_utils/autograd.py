@@ -111,13 +111,15 @@ class Value:
     def __rpow__(self, base) -> Value:
         if check_number("base", base) <= 0:
             raise CourseInputError(f"a number raised to a Value needs a positive base, got {base!r}")
-        return self._binary(base, "**", lambda x, k: k**x, lambda x, k: k**x * math.log(k), None, reflected=True)
+        return self._binary(base, "**", data=lambda x, k: k**x, d_self=lambda x, k: k**x * math.log(k), d_other=None,
+                            reflected=True)
 
     def __neg__(self) -> Value:
         return Value(-self.data, parents=(self,), local_grads=(-1.0,), op="neg")
 
     # --- functions ------------------------------------------------------------------------
     def _unary(self, op: str, data: float, local: float) -> Value:
+        """A node for ``op(self)`` with value ``data`` and local derivative ``local``."""
         return Value(data, parents=(self,), local_grads=(local,), op=op)
 
     def relu(self) -> Value:
@@ -131,16 +133,19 @@ class Value:
         return self._unary("sigmoid", s, s * (1 - s))
 
     def tanh(self) -> Value:
+        """tanh(x), with tanh'(x) = 1 − tanh²(x)."""
         t = math.tanh(self.data)
         return self._unary("tanh", t, 1 - t * t)
 
     def exp(self) -> Value:
+        """eˣ, its own derivative."""
         if self.data > 709:
             raise CourseInputError(f"exp({self.data:g}) overflows a float")
         e = math.exp(self.data)
         return self._unary("exp", e, e)
 
     def log(self) -> Value:
+        """The natural log, with derivative 1/x; x must be positive."""
         if self.data <= 0:
             raise CourseInputError(f"log needs a positive number, got {self.data:g}")
         return self._unary("log", math.log(self.data), 1 / self.data)
@@ -171,9 +176,9 @@ class Value:
 
     def formula(self) -> str:
         """How this node was computed, from its parents' names: ``"a + d"``, ``"2*b"``, ``"relu(z)"``."""
-        names = [p.label or "·" for p in self.parents]
         if not self.parents:
             return self.label or f"{self.data:g}"
+        names = [p.label or "·" for p in self.parents]
         if len(names) == 2:
             return f"{names[0]} {self.op} {names[1]}"
         if self.op.isalpha():

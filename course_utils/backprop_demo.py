@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import ipywidgets as widgets
+import matplotlib
 from matplotlib.figure import Figure
 
 from course_utils.autograd import Value
@@ -63,12 +64,12 @@ class Walkthrough:
         """One line for the readout: the value and local derivatives, or the chain-rule product."""
         _, _, current, phase = self.state(step)
         if current is None:
-            inputs = ", ".join(f"{n.label} = {n.data:g}" for n in self.nodes if not n.parents)
+            inputs = ", ".join(sorted(f"{n.label} = {n.data:g}" for n in self.nodes if not n.parents))
             return f"Inputs: {inputs}. Move the step slider to run the forward pass."
         node = self.nodes[current]
         if phase == "forward":
             locals_ = ", ".join(f"∂{node.label}/∂{p.label} = {g:g}" for p, g in zip(node.parents, node.local_grads))
-            return f"Forward: {node.label} = {node.formula()} = {node.data:g}   local derivatives: {locals_}"
+            return f"Forward: {node.label} = {node.formula()} = {node.data:g} | local derivatives: {locals_}"
         if node is self.root:
             return f"Backward: ∂{node.label}/∂{node.label} = 1, the start of the backward pass"
         uses = [(user, g) for user in self.nodes for p, g in zip(user.parents, user.local_grads) if p is node]
@@ -81,11 +82,12 @@ class Walkthrough:
 class BackpropDemo(Demo):
     """Type a, b, c; move the step slider through the forward and the backward pass."""
 
-    plot_height = "330px"
-
     def __init__(self, a: float = 3.0, b: float = 1.0, c: float = -2.0):
-        self.figure = Figure(figsize=(8.0, 3.6))
-        self.picture = GraphPicture(lecture_graph(a, b, c), self.figure.add_axes((0.01, 0.01, 0.98, 0.98)))
+        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
+        self.figure = Figure(figsize=(7.2 * scale, 3.2 * scale))
+        self.plot_height = f"{round(3.2 * scale * 80) + 12}px"  # the PNG is drawn at 80 dpi
+        axes = self.figure.add_axes((0.01, 0.01, 0.98, 0.98))
+        self.picture = GraphPicture(lecture_graph(a, b, c), axes, fontsize=12 * scale)
         steps = Walkthrough(lecture_graph(a, b, c)).steps
         text = {"continuous_update": False, "layout": widgets.Layout(width="90px")}
         controls = {
@@ -94,7 +96,7 @@ class BackpropDemo(Demo):
             "c": widgets.Text(value=f"{c:g}", description="c", **text),
             "step": widgets.IntSlider(value=0, min=0, max=steps - 1, description="step"),
         }
-        super().__init__(controls, title="Forward, then backward: L = c(a + 2b)")
+        super().__init__(controls, title="L = c(a + 2b): forward, then backward. Each box: value, then ∇ = ∂L/∂node")
 
     def draw(self, a: str, b: str, c: str, step: int) -> Figure:
         walk = Walkthrough(lecture_graph(*(parse_number(n, t) for n, t in (("a", a), ("b", b), ("c", c)))))

@@ -11,6 +11,7 @@ import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import blended_transform_factory
 
 from course_utils.regression import (
     RegressionData,
@@ -21,6 +22,7 @@ from course_utils.regression import (
     make_regression_data,
     max_stable_lr,
     mse_loss,
+    random_start,
 )
 from course_utils.validation import CourseInputError
 from course_utils.widget_kit import Demo
@@ -29,13 +31,13 @@ OPTIMIZERS = [("gradient descent", "gd"), ("momentum (μ = 0.9)", "momentum"), (
 CONVERGED_TOL = 1e-3  # max |β − β*| that counts as "converged" in the readout
 LOG_FLOOR = -16  # log10 of the smallest excess loss drawn (an exact 0 is lifted to it)
 FIGSIZE = (9.0, 4.0)
-MARGINS = {"left": 0.08, "right": 0.98, "bottom": 0.14, "top": 0.92, "wspace": 0.3}
+STEP_TICKS = MaxNLocator(nbins=5, integer=True)
 
 
 def demo_problem() -> tuple[RegressionData, np.ndarray]:
-    """The widget's default problem (a slightly elongated valley) and a start away from its minimum."""
-    data = make_regression_data(n_samples=100, beta=(2.0, -1.0), feature_mean=1.0, seed=0)
-    return data, np.array([-1.0, 2.0])
+    """Notebook 01's problem (a slightly elongated valley) and its random start."""
+    data = make_regression_data(n_samples=100, beta=(2.0, -1.0), feature_mean=1.0, noise=0.5, seed=0)
+    return data, random_start(2, seed=1)
 
 
 def draw_loss_surface(ax, X, y, center, half_width: float, levels: int = 12, resolution: int = 80) -> None:
@@ -44,7 +46,8 @@ def draw_loss_surface(ax, X, y, center, half_width: float, levels: int = 12, res
     b1 = np.linspace(center[1] - half_width, center[1] + half_width, resolution)  # (M,)
     ax.contour(b0, b1, np.log10(loss_grid(X, y, b0, b1)), levels=levels, colors="0.6", linewidths=0.8,
                linestyles="solid")
-    ax.set(xlim=(b0[0], b0[-1]), ylim=(b1[0], b1[-1]), xlabel="β₀ (intercept)", ylabel="β₁ (slope)", aspect="equal")
+    ax.set(xlim=(b0[0], b0[-1]), ylim=(b1[0], b1[-1]), aspect="equal")
+    ax.set(xlabel="β₀ (intercept)", ylabel="β₁ (slope)")
 
 
 def clip_path(betas: np.ndarray, center, half_width: float, margin: float = 3.0) -> np.ndarray:
@@ -84,13 +87,9 @@ class FrozenBackdrop(Artist):
 
 
 def overlay_axes(figure: Figure, under) -> object:
-    """Transparent axes in ``figure`` exactly over the axes ``under`` of the backdrop: same box, limits, aspect."""
-    ax = figure.add_axes(under.get_position(), xlim=under.get_xlim(), ylim=under.get_ylim(), aspect=under.get_aspect())
-    ax.patch.set_visible(False)
-    ax.grid(False)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-    ax.yaxis.set_visible(False)
+    """Bare axes (no frame, ticks or background) in ``figure`` exactly over the backdrop's axes ``under``."""
+    ax = figure.add_axes(under.get_position(), xlim=under.get_xlim(), ylim=under.get_ylim())  # the box as drawn
+    ax.set_axis_off()
     return ax
 
 
@@ -104,7 +103,9 @@ class DescentDemo(Demo):
             data, beta0 = demo_problem()
         self.X, self.y = check_problem(data.X, data.y)
         if self.X.shape[1] != 2 or beta0 is None or np.shape(beta0) != (2,):
-            raise CourseInputError("the descent demo needs X with 2 columns (intercept and one feature) and a 2-vector beta0")
+            raise CourseInputError(
+                "the descent demo needs X with 2 columns (intercept and one feature) and a 2-vector beta0"
+            )
         self.beta_star = analytic_solution(self.X, self.y)  # (2,)
         self.beta0 = np.asarray(beta0, dtype=float)  # (2,)
         self.min_loss = mse_loss(self.X, self.y, self.beta_star)
@@ -122,24 +123,26 @@ class DescentDemo(Demo):
 
     def _build_figure(self) -> None:
         """The static backdrop (contours, β*, start, axes) once; transparent axes on top for the moving lines."""
-        backdrop = Figure(figsize=FIGSIZE)
-        backdrop.subplots_adjust(**MARGINS)
+        backdrop = Figure(figsize=FIGSIZE, layout="constrained")  # laid out once, so the layout costs nothing later
         surface, loss = backdrop.subplots(1, 2)
         draw_loss_surface(surface, self.X, self.y, self.center, self.half_width)
-        surface.plot(*self.beta_star, "*", color="tab:green", markersize=14, label="β* (analytic)")
-        surface.plot([], [], ".-", color="tab:blue", label="descent path")
-        surface.plot(*self.beta0, "o", color="black", label="start β₀")
-        surface.legend(loc="upper right", fontsize="small")
-        loss.set(ylim=(LOG_FLOOR, self._log_excess(self.beta0) + 2), xlabel="step", ylabel="log₁₀(L(β) − L(β*))",
-                 title="loss above the minimum")
+        surface.plot(*self.beta_star, "*", color="tab:green", markersize=14)
+        surface.plot(*self.beta0, "o", color="black")
+        for point, text in ((self.beta_star, "β* (analytic)"), (self.beta0, "start β₀")):
+            surface.annotate(text, point, xytext=(8, 6), textcoords="offset points", fontweight="bold")
+        loss.set(ylim=(LOG_FLOOR, self._log_excess(self.beta0) + 2), title="loss above the minimum")
+        loss.set(xlabel="step", ylabel="log₁₀(L(β) − L(β*))")
         loss.tick_params(axis="x", bottom=False, labelcolor="none")  # the step axis changes: drawn per redraw
         loss.grid(False, axis="x")
+        backdrop.draw_without_rendering()  # run the layout once ...
+        backdrop.set_layout_engine("none")  # ... and freeze it, so a render at another dpi cannot move the axes
+        self.backdrop_axes = (surface, loss)
 
         self.figure = Figure(figsize=FIGSIZE)
         self.figure.add_artist(FrozenBackdrop(backdrop))
         self.ax_surface, self.ax_loss = overlay_axes(self.figure, surface), overlay_axes(self.figure, loss)
-        self.ax_surface.xaxis.set_visible(False)
-        self.ax_loss.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+        below = blended_transform_factory(self.ax_loss.transData, self.ax_loss.transAxes)
+        self.step_labels = [self.ax_loss.text(0, -0.03, "", transform=below, ha="center", va="top") for _ in range(8)]
         (self.path_line,) = self.ax_surface.plot([], [], ".-", color="tab:blue", markersize=5)
         (self.loss_line,) = self.ax_loss.plot([], [], color="tab:blue")
         self.note = self.ax_surface.set_title("", color="#b00020", fontweight="bold", loc="left")
@@ -153,10 +156,21 @@ class DescentDemo(Demo):
         log_excess = np.log10(np.clip(path.losses - self.min_loss, 10.0**LOG_FLOOR, 1e30))  # (T+1,)
         self.loss_line.set_data(np.arange(len(log_excess)), log_excess)
         self.ax_loss.set_xlim(0, steps)
+        self._label_steps(steps)
         status = self._status(path, steps)
         self.note.set_text(status if path.diverged else "")
-        self.show_readout(f"{status} · α = {lr:.3g} = {lr / self.lr_max:.2f} × 2/λ_max (2/λ_max = {self.lr_max:.3g})")
+        edge = f"α = {lr:.3g} = {lr / self.lr_max:.2f} × 2/λ_max (2/λ_max = {self.lr_max:.3g})"
+        self.show_readout(f"{status} · {edge}")
         return self.figure
+
+    def _label_steps(self, steps: int) -> None:
+        """Tick labels for the step axis: a few texts are much cheaper to redraw than a live matplotlib Axis."""
+        ticks = [tick for tick in STEP_TICKS.tick_values(0, steps) if 0 <= tick <= steps]
+        for index, label in enumerate(self.step_labels):
+            label.set_visible(index < len(ticks))
+            if index < len(ticks):
+                label.set_x(ticks[index])
+                label.set_text(f"{ticks[index]:.0f}")
 
     def _status(self, path, steps: int) -> str:
         """One line: diverged, converged (and when) or still on its way."""

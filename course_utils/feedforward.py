@@ -4,7 +4,8 @@
 
 Here: the forward pass, softmax, the XOR data, a small classifier (``FeedForwardNet``: sizes
 [2, 1] is logistic regression, [2, 8, 1] a 2-layer net), the best accuracy any straight line
-reaches, and the per-layer gradient norms of a deep stack (the vanishing-gradient measurement).
+reaches, and the per-layer gradient norms of deep stacks, with backprop written out (the
+vanishing-gradient measurement: ``layer_gradient_norms``, ``gradient_norm_table``).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from course_utils.activations import get_activation
+from course_utils.training import TrainingHistory, train
 from course_utils.validation import CourseInputError, check_int, check_same_length
 
 Tensor = torch.Tensor
@@ -93,6 +95,11 @@ def continuous_xor(n: int, seed: int = 0) -> tuple[Tensor, Tensor]:
     return x, (x[:, 0] * x[:, 1] < 0).float()  # (n,)
 
 
+def initial_weight(n_out: int, n_in: int, gain: float, generator: torch.Generator) -> Tensor:
+    """W of shape (n_out, n_in) drawn from N(0, gain²/n_in), so that W a keeps the size of a on average."""
+    return torch.randn(n_out, n_in, generator=generator) * gain / math.sqrt(n_in)
+
+
 class FeedForwardNet(torch.nn.Module):
     """A binary classifier with layer sizes ``sizes``: [2, 1] is a linear model (logistic
     regression), [2, 8, 1] a 2-layer net with ``activation`` in its hidden layer.
@@ -109,8 +116,7 @@ class FeedForwardNet(torch.nn.Module):
         gain = get_activation(activation).init_gain
         generator = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
         self.weights = torch.nn.ParameterList(
-            torch.nn.Parameter(torch.randn(n_out, n_in, generator=generator) * gain / math.sqrt(n_in))  # (n_l, n_{l-1})
-            for n_in, n_out in zip(sizes[:-1], sizes[1:])
+            torch.nn.Parameter(initial_weight(n_out, n_in, gain, generator)) for n_in, n_out in zip(sizes[:-1], sizes[1:])
         )
         self.biases = torch.nn.ParameterList(torch.nn.Parameter(torch.zeros(n_out)) for n_out in sizes[1:])
         self.activations = [activation] * (len(sizes) - 2) + ["identity"]
@@ -127,10 +133,8 @@ class FeedForwardNet(torch.nn.Module):
         return ((logits > 0).float() == y).float().mean().item()
 
 
-def fit(model: FeedForwardNet, x: Tensor, y: Tensor, *, steps: int, lr: float = 0.05):
+def fit(model: FeedForwardNet, x: Tensor, y: Tensor, *, steps: int, lr: float = 0.05) -> TrainingHistory:
     """Full-batch training of ``model`` on (x, y) with the course's training loop; returns its history."""
-    from course_utils.training import train
-
     check_same_length("x", len(x), "y", len(y))
     return train(model, lambda step: (x, y), steps=steps, lr=lr, progress=False, log_every=10)
 
@@ -145,37 +149,61 @@ def best_linear_accuracy(x: Tensor, y: Tensor, n_angles: int = 360) -> float:
     if x.ndim != 2 or x.shape[1] != 2:
         raise CourseInputError(f"x must hold 2-D points, shape (N, 2); got {list(x.shape)}")
     angles = (torch.arange(check_int("n_angles", n_angles, minimum=1)) + 0.5) * math.pi / n_angles  # (A,)
-    directions = torch.stack([angles.cos(), angles.sin()], dim=1).to(x.dtype)  # (A, 2)
+    directions = torch.stack([angles.cos(), angles.sin()], dim=1).to(x)  # (A, 2)
     order = (x @ directions.T).argsort(dim=0)  # (N, A): points sorted along each direction
-    ones_below = torch.cat([torch.zeros(1, n_angles), y.float()[order].cumsum(dim=0)])  # (N+1, A)
-    below = torch.arange(len(x) + 1).unsqueeze(1)  # (N+1, 1): points below each cut
+    ones_below = torch.cat([y.new_zeros(1, n_angles, dtype=torch.float), y.float()[order].cumsum(dim=0)])  # (N+1, A)
+    below = torch.arange(len(x) + 1, device=x.device).unsqueeze(1)  # (N+1, 1): points below each cut
     correct = (below - ones_below) + (y.sum() - ones_below)  # predict 0 below the cut, 1 above
     accuracy = correct / len(x)  # (N+1, A); 1 − accuracy is the same line with the sides swapped
     return torch.maximum(accuracy, 1 - accuracy).max().item()
 
 
-def layer_gradient_norms(activation: str, depth: int, *, width: int = 32, batch: int = 64, seed: int = 0) -> Tensor:
-    """‖∂L/∂W[l]‖ for the hidden layers l = 1..depth of a deep stack of ``activation``.
+def deep_stack(activation: str, depth: int, *, width: int = 32, seed: int = 0) -> tuple[list[Tensor], Tensor]:
+    """``depth`` hidden layers W[l] of shape (width, width), N(0, gain²/width), and a read-out r (width, 1).
 
-    The net has ``depth`` hidden layers of ``width`` units and a linear read-out; the loss is
-    binary cross-entropy on random inputs and labels. Backprop is written out, so you can see
-    that each layer multiplies the error signal δ by g'(z): for the sigmoid, by at most 1/4.
-    Entry 0 is layer 1, the one next to the input.
+    The read-out is drawn first, so the stack of depth d is the first d layers of any deeper one.
     """
     depth = check_int("depth", depth, minimum=1, maximum=100)
     width = check_int("width", width, minimum=1, maximum=1024)
+    gain = get_activation(activation).init_gain
+    generator = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
+    readout = initial_weight(1, width, 1.0, generator).T  # (width, 1)
+    weights = [initial_weight(width, width, gain, generator) for _ in range(depth)]
+    return weights, readout
+
+
+def gradient_norm_table(activation: str, max_depth: int, *, width: int = 32, batch: int = 64, seed: int = 0) -> Tensor:
+    """‖∂L/∂W[l]‖ for nets of every depth d = 1..max_depth: row d−1 holds layers l = 1..d (zeros after).
+
+    The depth-d net is the first d layers of ``deep_stack`` (zero biases) and its read-out; the loss is
+    binary cross-entropy on random inputs and labels. Backprop is written out: each layer multiplies the
+    error signal δ by W and by g'(z), for the sigmoid at most 1/4. One forward pass serves every depth, and
+    the backward pass carries one δ per depth side by side, so the whole table costs about one deep net.
+    """
     batch = check_int("batch", batch, minimum=1, maximum=4096)
-    net = FeedForwardNet([width] * (depth + 1) + [1], activation, seed=seed)
-    generator = torch.Generator().manual_seed(seed)
+    weights, readout = deep_stack(activation, max_depth, width=width, seed=seed)
+    generator = torch.Generator().manual_seed(seed + 1)
     x = torch.randn(batch, width, generator=generator)  # (B, width)
     targets = torch.randint(0, 2, (batch, 1), generator=generator).float()  # (B, 1)
     derivative = get_activation(activation).derivative
+    depth = len(weights)
     with torch.no_grad():
-        trace = forward(x, net.weights, net.biases, net.activations)
-        delta = (torch.sigmoid(trace.output) - targets) / batch  # (B, 1): ∂L/∂z[n] = (ŷ − y) / B
-        norms = []
-        for layer in range(depth + 1, 0, -1):  # W[depth + 1] is the read-out
-            norms.append((delta.T @ trace.a[layer - 1]).norm())  # ∂L/∂W[l] = δ[l]ᵀ a[l−1], (n_l, n_{l−1})
-            if layer > 1:
-                delta = (delta @ net.weights[layer - 1]) * derivative(trace.z[layer - 2])  # (B, n_{l−1})
-    return torch.stack(norms[:0:-1])  # (depth,): layers 1..depth, the read-out left out
+        trace = forward(x, weights, [torch.zeros(width)] * depth, [activation] * depth)
+        delta = torch.zeros(depth, batch, width)  # (D, B, width): δ[l] of the depth-d net in row d−1
+        table = torch.zeros(depth, depth)
+        for layer in range(depth, 0, -1):
+            if layer < depth:
+                delta = delta @ weights[layer]  # (D, B, width): δ[l+1] W[l+1], for the nets deeper than l
+            error = (torch.sigmoid(trace.a[layer] @ readout) - targets) / batch  # (B, 1): ∂L/∂(a[l] r) = (ŷ − y)/B
+            delta[layer - 1] = error @ readout.T  # (B, width): the depth-l net starts its backward pass here
+            delta = delta * derivative(trace.z[layer - 1])  # (D, B, width): × g'(z[l])
+            table[:, layer - 1] = (delta.transpose(1, 2) @ trace.a[layer - 1]).norm(dim=(1, 2))  # ‖δ[l]ᵀ a[l−1]‖
+    return table
+
+
+def layer_gradient_norms(activation: str, depth: int, *, width: int = 32, batch: int = 64, seed: int = 0) -> Tensor:
+    """‖∂L/∂W[l]‖ for the layers l = 1..depth of a deep stack of ``activation`` (see ``gradient_norm_table``).
+
+    Entry 0 is layer 1, the one next to the input.
+    """
+    return gradient_norm_table(activation, depth, width=width, batch=batch, seed=seed)[-1]  # (depth,)

@@ -153,26 +153,22 @@ def predict(X, beta) -> np.ndarray:
     return X @ _check_beta("beta", beta, X.shape[1])  # (N,)
 
 
-def _mse(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
+def _loss_and_gradient(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> tuple[float, np.ndarray]:
+    """L(β) = mean((y − Xβ)²) and ∇L(β) = −2/N · Xᵀ(y − Xβ), sharing the residual."""
     residual = y - X @ beta  # (N,)
-    return float(residual @ residual) / len(y)
-
-
-def _mse_gradient(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    residual = y - X @ beta  # (N,)
-    return -2.0 / len(y) * (X.T @ residual)  # (D,)
+    return float(residual @ residual) / len(y), -2.0 / len(y) * (X.T @ residual)  # (), (D,)
 
 
 def mse_loss(X, y, beta) -> float:
     """L(β) = mean over i of (y_i - X_i β)²."""
     X, y = check_problem(X, y)
-    return _mse(X, y, _check_beta("beta", beta, X.shape[1]))
+    return _loss_and_gradient(X, y, _check_beta("beta", beta, X.shape[1]))[0]
 
 
 def mse_gradient(X, y, beta) -> np.ndarray:
     """∇L(β) = -2/N · Xᵀ(y - Xβ)."""
     X, y = check_problem(X, y)
-    return _mse_gradient(X, y, _check_beta("beta", beta, X.shape[1]))
+    return _loss_and_gradient(X, y, _check_beta("beta", beta, X.shape[1]))[1]
 
 
 def hessian(X) -> np.ndarray:
@@ -271,14 +267,15 @@ def gradient_descent(X, y, beta0, *, lr: float, steps: int, method: str = "gd", 
     beta = _check_beta("beta0", beta0, X.shape[1])
     steps = check_int("steps", steps, minimum=0)
     optimizer = make_optimizer(method, lr, momentum=momentum)
-    betas, losses = [beta], [_mse(X, y, beta)]
-    with np.errstate(over="ignore", invalid="ignore"):
-        for _ in range(steps):
-            beta = beta - optimizer.step(_mse_gradient(X, y, beta))
+    betas, losses = [], []
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run overflows: from_run cuts it there
+        for step in range(steps + 1):
+            loss, grad = _loss_and_gradient(X, y, beta)
             betas.append(beta)
-            losses.append(_mse(X, y, beta))
-            if not math.isfinite(losses[-1]):
-                break
+            losses.append(loss)
+            if step == steps or not math.isfinite(loss):
+                break  # the last β is evaluated, not updated
+            beta = beta - optimizer.step(grad)
     return DescentPath.from_run(betas, losses, method=method, lr=lr)
 
 

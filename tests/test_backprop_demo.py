@@ -13,15 +13,17 @@ def demo():
 
 
 def box_texts(demo):
-    return {node.label: text.get_text() for node, text in zip(demo.picture.nodes, demo.picture.texts)}
+    """Each node's value and gradient as shown: {"e": "5|∇ -2", ...}."""
+    picture = demo.picture
+    return {n.label: f"{v.get_text()}|{g.get_text()}" for n, v, g in zip(picture.nodes, picture.values, picture.grads)}
 
 
 def test_starts_with_the_inputs_only(demo):
     assert demo.renders == 1 and demo.last_error is None and demo.last_png
     assert "a = 3" in demo.readout.value and "b = 1" in demo.readout.value and "c = -2" in demo.readout.value
     texts = box_texts(demo)
-    assert texts["a"] == "a\ndata 3\ngrad ?"
-    assert texts["L"].endswith("data ?\ngrad ?")
+    assert texts["a"] == "3|∇ ?"
+    assert texts["L"] == "?|∇ ?"
 
 
 def test_every_step_redraws_and_explains(demo):
@@ -38,14 +40,14 @@ def test_every_step_redraws_and_explains(demo):
     assert "Forward: L = c * e = -10" in readouts[3]
     assert any("∂L/∂b = ∂L/∂d·∂d/∂b = (-2)·(2) = -4" in r for r in readouts)
     texts = box_texts(demo)  # after the last step every gradient is known
-    assert [texts[k].split("grad ")[1] for k in "abc"] == ["-2", "-4", "5"]
+    assert [texts[k] for k in "abc"] == ["3|∇ -2", "1|∇ -4", "-2|∇ 5"]
 
 
 def test_forward_fills_values_before_any_gradient(demo):
     demo.controls["step"].value = 2
     texts = box_texts(demo)
-    assert "data 2" in texts["d"] and "data 5" in texts["e"] and texts["L"].endswith("data ?\ngrad ?")
-    assert all(t.endswith("grad ?") for t in texts.values())
+    assert texts["d"] == "2|∇ ?" and texts["e"] == "5|∇ ?" and texts["L"] == "?|∇ ?"
+    assert all(t.endswith("∇ ?") for t in texts.values())
 
 
 def test_editing_an_input_changes_the_numbers(demo):
@@ -54,7 +56,7 @@ def test_editing_an_input_changes_the_numbers(demo):
     demo.controls["c"].value = "4"
     assert demo.last_error is None and demo.last_png != before
     texts = box_texts(demo)
-    assert "data 20" in texts["L"] and texts["a"].endswith("grad 4") and texts["b"].endswith("grad 8")
+    assert texts["L"] == "20|∇ 1" and texts["a"] == "3|∇ 4" and texts["b"] == "1|∇ 8"
 
 
 @pytest.mark.parametrize("text", ["abc", "", "3,5", "nan", "inf"])
@@ -101,3 +103,8 @@ def test_latency_is_recorded_for_every_render(demo):
         demo.controls["step"].value = k
     assert len(demo.latencies) == demo.renders == 10
     assert statistics.median(demo.latencies) < 1.0  # generous: CI machines are shared
+
+
+def test_bad_starting_values_raise_a_clear_error():
+    with pytest.raises(CourseInputError):
+        BackpropDemo(a="three")

@@ -7,6 +7,7 @@ from matplotlib.figure import Figure
 from course_utils.descent_demo import DescentDemo, FrozenBackdrop, clip_path, demo_problem
 from course_utils.regression import make_regression_data
 from course_utils.validation import CourseInputError
+from course_utils.widget_kit import figure_png
 
 
 @pytest.fixture
@@ -113,6 +114,25 @@ def test_the_frozen_backdrop_reproduces_its_source_pixel_for_pixel():
     overlay_canvas = FigureCanvasAgg(overlay)
     overlay_canvas.draw()
     np.testing.assert_array_equal(np.asarray(overlay_canvas.buffer_rgba()), expected)
+
+
+@pytest.mark.parametrize("lecture", [False, True])
+def test_the_moving_lines_sit_exactly_on_the_backdrop(lecture):
+    """A data point maps to the same place in the overlay and in the frozen backdrop, in lecture mode too."""
+    from course_utils.lecture import lecture_mode
+
+    lecture_mode(lecture)
+    try:
+        demo = DescentDemo()
+    finally:
+        lecture_mode(False)
+    figure_png(demo.figure)  # renders the backdrop at the PNG's resolution
+    for overlay, under in zip((demo.ax_surface, demo.ax_loss), demo.backdrop_axes):
+        np.testing.assert_allclose(overlay.get_position().bounds, under.get_position().bounds, atol=1e-9)
+        assert overlay.get_ylim() == under.get_ylim()
+    points = np.array([demo.beta_star, demo.beta0, demo.center])  # (3, 2)
+    to_fraction = lambda ax: (ax.transData + ax.figure.transFigure.inverted()).transform(points)  # noqa: E731
+    np.testing.assert_allclose(to_fraction(demo.ax_surface), to_fraction(demo.backdrop_axes[0]), atol=1e-9)
 
 
 def test_redraws_are_recorded_for_the_benchmarks(demo):

@@ -9,7 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from course_utils.autograd import Value
-from course_utils.graph_drawing import COLOURS, GraphPicture, draw_graph, layered_layout, to_dot
+from course_utils.graph_drawing import COLOURS, GraphPicture, draw_graph, layered_layout, node_title, to_dot
 from course_utils.validation import CourseInputError
 from course_utils.widget_kit import figure_png
 
@@ -61,28 +61,65 @@ def draw_on_new_axes(root):
     return figure, GraphPicture(root, figure.add_axes((0, 0, 1, 1)))
 
 
+def box_texts(picture):
+    return {n.label: f"{node_title(n)}|{v.get_text()}|{g.get_text()}"
+            for n, v, g in zip(picture.nodes, picture.values, picture.grads)}
+
+
+def rgb(colour):
+    return matplotlib.colors.to_rgb(colour)
+
+
 def test_boxes_show_formula_value_and_gradient():
-    L = lecture_graph()
-    _, picture = draw_on_new_axes(L)
-    texts = {node.label: text.get_text() for node, text in zip(picture.nodes, picture.texts)}
-    assert texts["e"] == "e = a + d\ndata 5\ngrad -2"
-    assert texts["b"] == "b\ndata 1\ngrad -4"
-    assert texts["L"].startswith("L = c * e")
+    _, picture = draw_on_new_axes(lecture_graph())
+    texts = box_texts(picture)
+    assert texts["e"] == "e = a + d|5|∇ -2"
+    assert texts["b"] == "b|1|∇ -4"
+    assert texts["L"] == "L = c * e|-10|∇ 1"
     assert len(picture.edges) == 5
 
 
-def test_update_shows_unknowns_and_colours_the_current_node():
+def test_update_shows_unknowns_and_colours_the_current_node_and_its_arrows():
     L = lecture_graph()
     figure, picture = draw_on_new_axes(L)
-    before = figure_png(figure)
+    plain = figure_png(figure)
+    assert not picture.highlight.get_visible() and not any(a.get_visible() for _, _, a in picture.edges)
     n = len(picture.nodes)
-    picture.update([None] * n, [None] * n, highlight=L, phase="backward")
-    assert all(text.get_text().endswith("data ?\ngrad ?") for text in picture.texts)
-    assert matplotlib.colors.same_color(picture.boxes[-1].get_facecolor(), COLOURS["backward"])
-    assert matplotlib.colors.same_color(picture.boxes[0].get_facecolor(), COLOURS["unknown"])
-    into_root = [arrow for _, child, arrow in picture.edges if child == n - 1]
-    assert all(matplotlib.colors.same_color(a.arrow_patch.get_edgecolor(), COLOURS["backward"]) for a in into_root)
-    assert figure_png(figure) != before
+    picture.update([None] * n, [None] * n, highlight=L, phase="forward")
+    assert all(text.endswith("|?|∇ ?") for text in box_texts(picture).values())
+    assert picture.highlight.get_visible() and rgb(picture.highlight.get_facecolor()) == rgb(COLOURS["forward"])
+    assert picture.highlight.get_x() + picture.box_width / 2 == picture.positions[-1][0]
+    for parent, child, arrow in picture.edges:  # forward: the arrows into L
+        assert arrow.get_visible() == (child == n - 1)
+    assert figure_png(figure) != plain
+
+    e = picture.nodes.index(L.parents[1])
+    picture.update(highlight=e, phase="backward")
+    assert rgb(picture.highlight.get_facecolor()) == rgb(COLOURS["backward"])
+    for parent, child, arrow in picture.edges:  # backward: the arrow from e to its user L
+        assert arrow.get_visible() == (parent == e)
+        assert not arrow.get_visible() or rgb(arrow.get_edgecolor()) == rgb(COLOURS["backward_edge"])
+
+
+def test_the_unchanging_part_is_drawn_once_per_output_size():
+    figure, picture = draw_on_new_axes(lecture_graph())
+    snapshot = picture.snapshot
+    first = figure_png(figure, dpi=80)
+    pixels = snapshot._pixels
+    picture.update(highlight=2)
+    assert figure_png(figure, dpi=80) != first and snapshot._pixels is pixels  # reused
+    figure_png(figure, dpi=50)
+    assert snapshot._pixels is not pixels and snapshot._pixels.shape[:2] == (150, 400)  # redrawn at the new size
+
+
+def test_vector_output_draws_the_titles_as_text():
+    import io
+
+    figure, _ = draw_on_new_axes(lecture_graph())
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        figure.savefig(buffer, format="svg")
+    assert "e = a + d" in buffer.getvalue() and "∇ -2" in buffer.getvalue()
 
 
 def test_drawing_needs_no_graphviz_binary():
@@ -107,7 +144,7 @@ def test_draw_graph_makes_its_own_figure_and_highlights():
     import matplotlib.pyplot as plt
 
     picture = draw_graph(lecture_graph(), highlight=3, phase="forward")
-    assert matplotlib.colors.same_color(picture.boxes[3].get_facecolor(), COLOURS["forward"])
+    assert picture.highlight.get_visible() and rgb(picture.highlight.get_facecolor()) == rgb(COLOURS["forward"])
     plt.close(picture.ax.figure)
 
 

@@ -11,7 +11,7 @@
 # - write the local derivative of every node and combine them with the chain rule by hand;
 # - explain what `backward()` does: visit the nodes in reverse topological order, multiply, add;
 # - check any gradient with finite differences;
-# - show that a 100-line engine and PyTorch's autograd compute the same gradients.
+# - show that a small engine you can read in minutes and PyTorch's autograd compute the same gradients.
 
 # %%
 from course_utils import setup_notebook
@@ -94,7 +94,7 @@ print(f"L(a + h) − L(a) = {L_of(a + h, b, c) - L_of(a, b, c):.4f}    h · ∂L
 # ## 3. Backpropagation as an algorithm: a tiny autograd engine
 #
 # Doing this by hand does not scale to a network with millions of weights, but the recipe is mechanical.
-# `course_utils.autograd` implements it for scalars in about 150 lines. A `Value` holds a number (`data`),
+# `course_utils.autograd` implements it for scalars in one short module. A `Value` holds a number (`data`),
 # its gradient (`grad`), the `parents` it was computed from, and the **local derivative** with respect to
 # each parent, recorded by the operation that made it. Here are multiplication, whose local derivatives are
 # ∂(xy)/∂x = y and ∂(xy)/∂y = x, and the sigmoid, whose local derivative is σ(x)(1 − σ(x)):
@@ -133,7 +133,8 @@ print("the engine agrees with the chain rule by hand")
 
 # %% [markdown]
 # The graph, drawn with matplotlib alone (no Graphviz needed). Inputs are on the left, L on the right;
-# each box shows how the node was computed, its value and its gradient ∂L/∂node; each arrow carries its operation.
+# each box shows how the node was computed, its value, and after ∇ its gradient ∂L/∂node; each arrow carries its
+# operation (`2*` multiplies by the constant 2).
 
 # %%
 draw_graph(L)
@@ -316,7 +317,9 @@ print(f"PyTorch: L = {loss_t.item():.6f}  ∂L/∂z = {z2_t.grad.item():.6f}  a 
 largest = max(abs(p.grad - p_t.grad.item()) for p, p_t in zip(params, params_t))
 print(f"13 parameter gradients, engine vs PyTorch: all within 1e-12: {largest < 1e-12}")
 assert largest < 1e-12
-print("∂L/∂W¹ (engine):", [[round(g, 6) for g in row] for row in unflat([p.grad for p in params])[0]])
+dW1 = unflat([p.grad for p in params])[0]
+print("∂L/∂W¹ (engine):", [[round(g, 6) for g in row] for row in dW1])
+assert list(dW1[1]) == [0.0, 0.0]  # the inactive hidden unit passes no gradient back
 
 # %% [markdown]
 # The row of W¹ that feeds the inactive hidden unit has zero gradient: ReLU's derivative is 0 there, so no
@@ -347,8 +350,7 @@ for backend in ("engine", "torch"):
 
 # %% [markdown]
 # How small should h be? Too large and the h² truncation error dominates; too small and the rounding
-# error of the subtraction, about ε·|f|/h with ε ≈ 1e-16 in float64, takes over. The sweet spot for float64 is
-# around h ≈ 1e-5 ... 1e-6:
+# error of the subtraction, about ε·|f|/h with ε ≈ 1e-16 in float64, takes over. The best h is where the two meet:
 
 # %%
 hs = [10.0**-k for k in range(1, 13)]
@@ -361,13 +363,15 @@ fig, ax = plt.subplots()
 ax.loglog(hs, errors, "o-")
 ax.set(xlabel="step h", ylabel="max |central difference − backprop|", title="Truncation (right) vs rounding (left)")
 plt.show()
+best = min(range(len(hs)), key=errors.__getitem__)
+print(f"smallest error {errors[best]:.1e} at h = {hs[best]:g}")
 
 # %% [markdown]
 # ## 8. Gradient parity with PyTorch on random networks
 #
 # One example could agree by luck. Here are random two-layer networks (random sizes, weights, inputs and
 # labels), each differentiated by our engine and by PyTorch. The unit tests in `tests/test_autograd.py` do the
-# same for random expressions built from every operation the engine has.
+# same for random expressions built from the engine's operations.
 
 # %%
 def random_network(rng):
@@ -403,7 +407,8 @@ assert largest < 1e-10
 # Type values for a, b and c, then move **step** to the right. The first steps run the forward pass,
 # one node at a time (orange), and show each node's value and local derivatives. The remaining steps
 # run the backward pass (blue): each node's gradient is completed with the chain rule, and the line
-# above the graph shows the product. A box shows `?` for what is not computed yet.
+# above the graph shows the product. Each box shows the node's value and, after ∇, its gradient ∂L/∂node;
+# `?` marks what is not computed yet.
 
 # %%
 from course_utils.backprop_demo import BackpropDemo
@@ -479,9 +484,9 @@ check_output_layer_grads(output_layer_grads);
 # - Each node knows only its **local derivatives**. The chain rule multiplies them along every path back from
 #   the loss and adds the paths: for L = c(a + 2b) at (3, 1, −2), ∂L/∂a = −2, ∂L/∂b = −4, ∂L/∂c = 5.
 # - **Backpropagation** does this mechanically: reverse topological order, `parent.grad += local × grad`.
-#   Our engine does it in ~150 lines and agrees with PyTorch's autograd to rounding error.
+#   Our small engine does exactly this and agrees with PyTorch's autograd to rounding error.
 # - For a sigmoid output with cross-entropy loss the gradient at the pre-activation is simply ∂L/∂z = a − y.
-# - Central differences check any gradient without calculus; h ≈ 1e-6 in float64.
+# - Central differences check any gradient without calculus, if h balances truncation against rounding.
 #
 # ## References
 #

@@ -1,0 +1,621 @@
+# %% [markdown]
+# # 01 · Linear regression and gradient descent
+#
+# *Accompanies the lecture "Deep Learning and Masked Language Modelling" (CSE538, Spring 2024):
+# the linear-regression slides and the PyTorch demo. The same slides open part 1 of
+# "Transformer Language Models".*
+#
+# The lecture starts neural networks from the simplest model that learns from data, linear
+# regression, and asks: **how do we solve for β?** Two answers: analytically, by setting the
+# gradient to zero, or numerically, by starting at a random point and walking downhill. Every
+# network later in the course is trained the second way.
+#
+# ## Learning objectives
+#
+# After this notebook you can
+# - write linear regression as ŷ = Xβ and solve it with the normal equations;
+# - derive the gradient of the squared error and run gradient descent from a random start;
+# - predict from the Hessian's largest eigenvalue which learning rates crawl, converge or diverge;
+# - write the lecture's two PyTorch demos (native autograd, and `torch.nn`) and check that they agree;
+# - compare plain gradient descent with momentum and Adam by measuring, not assuming.
+
+# %%
+from course_utils import setup_notebook
+
+device = setup_notebook(seed=0)
+
+# %%
+import inspect
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from IPython.display import Code, display
+
+from course_utils import budget
+from course_utils.descent_demo import DescentDemo, draw_loss_surface
+from course_utils.regression import (
+    Adam,
+    Momentum,
+    analytic_solution,
+    fastest_learning_rate,
+    fit_native_torch,
+    fit_torch_nn,
+    gradient_descent,
+    hessian,
+    make_regression_data,
+    max_stable_lr,
+    mse_gradient,
+    mse_loss,
+    predict,
+    random_start,
+)
+
+
+def show_source(obj) -> None:
+    """Display the code of a course function or class."""
+    display(Code(inspect.getsource(obj), language="python"))
+
+
+# %% [markdown]
+# Everything here runs in float64 on the CPU: the problem is tiny, and float64 gives the same
+# digits on every machine, so the methods can be compared to many decimals.
+#
+# ## 1. The model: ŷ = Xβ
+#
+# The slide writes the model as ŷ = βX. With one example per **row** of X (the convention of
+# NumPy and PyTorch) the same model reads ŷ = Xβ: row i of X holds the features of example i,
+# and ŷᵢ = Xᵢβ is a dot product. A first column of ones turns β₀ into the intercept:
+#
+# $$\hat y_i = \beta_0 \cdot 1 + \beta_1 x_i .$$
+#
+# We draw 100 examples from a known line, y = 2 − x + noise, with the feature x centred at 1.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+data = make_regression_data(n_samples=100, beta=(2.0, -1.0), feature_mean=1.0, noise=0.5, seed=0)
+X, y = data.X, data.y  # (N, D) with a column of ones, (N,)
+print("X:", X.shape, " y:", y.shape, " true β:", data.beta_true)
+print("first rows of X:\n", X[:3].round(3))
+
+# %%
+fig, ax = plt.subplots()
+ax.scatter(X[:, 1], y, s=12, alpha=0.7, label="data")
+grid = np.linspace(X[:, 1].min(), X[:, 1].max(), 2)
+ax.plot(grid, predict(np.column_stack([np.ones(2), grid]), data.beta_true), "k--", label="true line")
+ax.set(xlabel="x", ylabel="y", title="The data")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ## 2. The analytic answer: set the gradient to zero
+#
+# The objective is the squared error, $\sum_i (y_i - X_i\beta)^2$. We use its **mean**,
+# $L(\beta) = \frac1N\sum_i (y_i - X_i\beta)^2$, which is what `torch.nn.MSELoss` computes;
+# dividing by N does not move the minimum. Differentiating,
+#
+# $$\nabla L(\beta) = -\frac{2}{N} X^\top (y - X\beta),$$
+#
+# and setting it to zero gives the *normal equations* $X^\top X\,\beta = X^\top y$, so
+#
+# $$\beta_{opt} = (X^\top X)^{-1} X^\top y .$$
+#
+# In code we **solve** the normal equations rather than form the inverse: solving is cheaper and
+# more accurate, and it fails loudly when $X^\top X$ is singular (a column that repeats, or fewer
+# examples than parameters). `np.linalg.lstsq` goes one step further and never forms $X^\top X$.
+# On this well-behaved problem all three agree:
+
+# %%
+show_source(analytic_solution)
+
+# %%
+beta_star = analytic_solution(X, y)  # (D,)
+beta_formula = np.linalg.inv(X.T @ X) @ X.T @ y  # the slide's formula, literally
+beta_lstsq = np.linalg.lstsq(X, y, rcond=None)[0]
+assert np.allclose(beta_star, beta_formula, atol=1e-10) and np.allclose(beta_star, beta_lstsq, atol=1e-10)
+print("β* (solve)   :", beta_star)
+print("β* (inverse) :", beta_formula)
+print("β* (lstsq)   :", beta_lstsq)
+print("gradient at β*:", mse_gradient(X, y, beta_star))
+
+# %% [markdown]
+# β* is close to the true (2, −1) but not equal to it: it is the best line *for this noisy sample*.
+# The gradient there is zero up to rounding, as the derivation promised.
+#
+# ## 3. The numerical answer: gradient descent from a random start
+#
+# "Start at a random point and move in the direction of minima until optima is reached."
+# The gradient points uphill, so we step against it:
+#
+# $$\beta_{new} = \beta_{old} - \alpha \cdot \nabla L(\beta_{old}),$$
+#
+# with α the **learning rate**. First, a check that the gradient formula is right: compare it with
+# central finite differences, $(L(\beta + h e_j) - L(\beta - h e_j)) / 2h$.
+
+# %%
+beta0 = random_start(2, seed=1)  # the random start, (D,)
+h = 1e-6
+finite_differences = np.array(
+    [(mse_loss(X, y, beta0 + h * e) - mse_loss(X, y, beta0 - h * e)) / (2 * h) for e in np.eye(2)]
+)
+print("random start β₀     :", beta0)
+print("formula gradient    :", mse_gradient(X, y, beta0))
+print("finite differences  :", finite_differences)
+assert np.allclose(mse_gradient(X, y, beta0), finite_differences, rtol=1e-6)
+
+# %% [markdown]
+# The loop itself is short. Each optimizer (here `PlainGD`, later momentum and Adam) turns a
+# gradient into a step; the loop records every β and its loss.
+
+# %%
+show_source(gradient_descent)
+
+# %%
+gd_path = gradient_descent(X, y, beta0, lr=0.3, steps=100)
+print(f"after {gd_path.steps} steps: β = {gd_path.beta}, loss = {gd_path.losses[-1]:.6f}")
+print(f"analytic:             β* = {beta_star}, loss = {mse_loss(X, y, beta_star):.6f}")
+print("steps until within 1e-6 of β*:", gd_path.steps_to(beta_star, 1e-6))
+
+# %%
+center, half_width = (beta_star + beta0) / 2, 0.75 * np.abs(beta_star - beta0).max()
+fig, (ax_path, ax_loss) = plt.subplots(1, 2, figsize=(10, 4))
+draw_loss_surface(ax_path, X, y, center, half_width)
+ax_path.plot(*gd_path.betas.T, ".-", label="gradient descent")
+ax_path.plot(*beta_star, "*", markersize=14, color="tab:green", label="β* (analytic)")
+ax_path.legend()
+ax_loss.semilogy(gd_path.losses - mse_loss(X, y, beta_star) + 1e-16)
+ax_loss.set(xlabel="step", ylabel="L(β) − L(β*)", title="loss above the minimum")
+plt.show()
+
+# %% [markdown]
+# The contours are ellipses, not circles: the loss is steeper in one direction than in the other.
+# Gradient descent zig-zags across the valley while it slides along it. How fast it gets there
+# depends on α.
+#
+# ## 4. The learning rate: crawl, converge, diverge
+#
+# Three runs from the same start, 100 steps each, and for each the number of steps it needs to get
+# (and stay) within 10⁻⁶ of β*:
+
+# %%
+TOL = 1e-6
+runs = {name: gradient_descent(X, y, beta0, lr=lr, steps=100) for name, lr in
+        [("too small", 0.005), ("good", 0.3), ("too large", 0.4)]}
+for name, path in runs.items():
+    reached = path.steps_to(beta_star, TOL)
+    if path.diverged:
+        verdict = "diverged"
+    else:
+        verdict = "not yet" if reached is None else f"within {TOL:g} at step {reached}"
+    print(f"{name:>9}: α = {path.lr:<5}  loss after {path.steps} steps = {path.losses[-1]:10.4g}   {verdict}")
+
+# %%
+fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+for ax, (name, path) in zip(axes, runs.items()):
+    draw_loss_surface(ax, X, y, center, 1.5 * half_width)
+    inside = np.abs(path.betas - center).max(axis=1) < 5 * half_width  # hide the far end of a diverging run
+    ax.plot(*path.betas[inside].T, ".-", markersize=4)
+    ax.plot(*beta_star, "*", markersize=12, color="tab:green")
+    ax.set_title(f"{name}: α = {path.lr}")
+plt.show()
+
+# %% [markdown]
+# ### Where is the edge? 2/λ_max
+#
+# Write the error as $e_k = \beta_k - \beta^*$. Because the gradient is linear in β,
+# one step multiplies the error by a fixed matrix:
+#
+# $$e_{k+1} = (I - \alpha H)\, e_k, \qquad H = \nabla^2 L = \frac{2}{N} X^\top X .$$
+#
+# Along each eigenvector of H (eigenvalue λ) the error is multiplied by $1 - \alpha\lambda$ per
+# step. It shrinks only if $|1 - \alpha\lambda| < 1$, so every direction converges exactly when
+#
+# $$\alpha < \frac{2}{\lambda_{max}(H)} .$$
+#
+# (The factor 2 in H comes from the square in the loss. Textbooks that write the loss as
+# $\frac{1}{2N}\|y - X\beta\|^2$ get $H = X^\top X/N$ and state the same limit as
+# $2/\lambda_{max}(X^\top X/N)$; for our MSE that number is twice too large.)
+# Let us test the prediction on both sides of the edge, with 5000 steps each:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+eigenvalues = np.linalg.eigvalsh(hessian(X))  # (D,), ascending
+lr_max = max_stable_lr(X)
+print(f"eigenvalues of H = 2XᵀX/N: {eigenvalues.round(4)};  2/λ_max = {lr_max:.4f}")
+verdicts = {}
+for factor in (0.5, 0.9, 0.99, 1.01, 1.1, 2.0):
+    path = gradient_descent(X, y, beta0, lr=factor * lr_max, steps=5000)
+    verdicts[factor] = "diverges" if path.diverged else "converges"
+    print(f"α = {factor:4} × 2/λ_max: {verdicts[factor]}")
+assert all((verdict == "converges") == (factor < 1) for factor, verdict in verdicts.items())
+
+# %% [markdown]
+# The measured edge sits where the formula puts it. Below the edge, *how fast* depends on α:
+# the slowest direction (smallest λ) decides the number of steps. The theory's best fixed rate
+# balances the two extremes, $\alpha^* = 2/(\lambda_{min} + \lambda_{max})$. Here is the measured
+# number of steps to reach 10⁻⁶, across the whole range:
+
+# %%
+factors = np.linspace(0.02, 1.1, budget(full=55, fast=14))
+sweep_steps = 3000
+counts = [gradient_descent(X, y, beta0, lr=f * lr_max, steps=sweep_steps).steps_to(beta_star, TOL) for f in factors]
+measured = np.array([np.nan if c is None else c for c in counts], dtype=float)
+best_factor = (2 / (eigenvalues[0] + eigenvalues[-1])) / lr_max
+
+fig, ax = plt.subplots()
+ax.semilogy(factors, measured, "o-")
+ax.axvline(1.0, color="tab:red", linestyle="--", label="2/λ_max: the edge")
+ax.axvline(best_factor, color="tab:green", linestyle=":", label="2/(λ_min + λ_max): best in theory")
+ax.set(xlabel="α / (2/λ_max)", ylabel=f"steps to reach {TOL:g}", title="Gradient descent: steps against α")
+ax.legend()
+plt.show()
+fastest = np.nanargmin(measured)
+last_converging = np.flatnonzero(~np.isnan(measured))[-1]
+print(f"fewest measured steps: {measured[fastest]:.0f}, at α = {factors[fastest]:.2f} × 2/λ_max "
+      f"(theory's best: {best_factor:.2f} × 2/λ_max)")
+print(f"last α that converged: {factors[last_converging]:.2f} × 2/λ_max, in {measured[last_converging]:.0f} steps")
+assert abs(factors[fastest] - best_factor) <= factors[1] - factors[0]  # the best α is where theory puts it
+assert np.isnan(measured[factors >= 1]).all() and measured[last_converging] > 1.5 * measured[fastest]
+
+# %% [markdown]
+# Read the curve from left to right: tiny α crawls (the step count explodes), the minimum sits
+# near the theory's best α, and just before the edge the fast direction oscillates so slowly
+# that the count climbs again. Past the edge there is no point: those runs diverged.
+#
+# ## 5. The lecture's PyTorch demo pair
+#
+# The slides link two implementations of the same regression.
+#
+# **Native.** β is a tensor with `requires_grad=True`; computing the loss records a graph;
+# `loss.backward()` fills `beta.grad`; the update happens inside `torch.no_grad()` (the update
+# itself must not become part of the graph) and the gradient is zeroed, because PyTorch
+# *accumulates* gradients across calls to `backward()`.
+
+# %%
+show_source(fit_native_torch)
+
+# %%
+native = fit_native_torch(X, y, beta0, lr=0.3, steps=300)
+print("native PyTorch β:", native.beta)
+
+# %% [markdown]
+# **torch.nn.** `nn.Linear(1, 1)` holds a weight and a **bias**; the bias plays the part of the
+# column of ones, so the model sees only the feature column. `nn.MSELoss()` is the mean squared
+# error and `torch.optim.SGD` performs exactly the update above.
+#
+# A note on the slide's code sketch: `torch.random.randn` does not exist (it is `torch.randn`),
+# `nn.MSELoss` is a class to construct first and call second (`nn.MSELoss()(yhat, y)`), and the
+# ReLU in the sketch would make the model no longer linear regression. The code below is the
+# corrected form.
+
+# %%
+y_hat, target = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0])
+print("torch.random has randn:", hasattr(torch.random, "randn"))
+try:
+    torch.nn.MSELoss(y_hat, target)  # as in the sketch: the tensors land in the constructor's options
+except RuntimeError as error:
+    print("nn.MSELoss(ŷ, y) fails:", error)
+print("nn.MSELoss()(ŷ, y) =", torch.nn.MSELoss()(y_hat, target).item())
+
+# %%
+show_source(fit_torch_nn)
+
+# %%
+torch_nn = fit_torch_nn(X, y, beta0, lr=0.3, steps=300)
+print("torch.nn β:", torch_nn.beta)
+
+# %% [markdown]
+# Both follow the NumPy gradient-descent path step for step, not just at the end:
+
+# %%
+numpy_gd = gradient_descent(X, y, beta0, lr=0.3, steps=300)
+for name, path in (("native PyTorch", native), ("torch.nn", torch_nn)):
+    gap = np.abs(path.betas - numpy_gd.betas).max()
+    print(f"{name}: largest difference from the NumPy path over {path.steps} steps = {gap:.1e}")
+    assert gap < 1e-10
+
+# %% [markdown]
+# ## 6. All roads lead to the same β
+#
+# Same start, same loss, different machinery. The from-scratch momentum and Adam of section 7
+# are in the table too, as is `torch.optim.Adam`.
+
+# %%
+methods = {
+    "analytic: solve XᵀXβ = Xᵀy": beta_star,
+    "analytic: (XᵀX)⁻¹Xᵀy": beta_formula,
+    "np.linalg.lstsq": beta_lstsq,
+    "gradient descent (NumPy)": numpy_gd.beta,
+    "momentum (NumPy)": gradient_descent(X, y, beta0, lr=0.05, steps=800, method="momentum").beta,
+    "Adam (NumPy)": gradient_descent(X, y, beta0, lr=0.05, steps=800, method="adam").beta,
+    "native PyTorch (autograd)": native.beta,
+    "torch.nn + optim.SGD": torch_nn.beta,
+    "torch.nn + optim.Adam": fit_torch_nn(X, y, beta0, lr=0.05, steps=800, method="adam").beta,
+}
+print(f"{'method':<28}{'β₀':>12}{'β₁':>12}{'max |β − β*|':>16}")
+for name, beta in methods.items():
+    print(f"{name:<28}{beta[0]:12.8f}{beta[1]:12.8f}{np.abs(beta - beta_star).max():16.1e}")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+AGREE_TOL = 1e-6
+print("β* =", beta_star.round(6))
+for name, beta in methods.items():
+    print(f"{'✓' if np.abs(beta - beta_star).max() < AGREE_TOL else '✗'} {name}")
+assert all(np.abs(beta - beta_star).max() < AGREE_TOL for beta in methods.values())
+print(f"all {len(methods)} methods agree with β* to within {AGREE_TOL:g}")
+
+# %% [markdown]
+# ## 7. "Other gradient-descent-based methods which are better*"
+#
+# The slide's asterisk is a hedge worth taking seriously. Two popular refinements:
+#
+# - **Momentum** (Polyak's heavy ball): keep a velocity, $v \leftarrow \mu v + g$, and step
+#   $\beta \leftarrow \beta - \alpha v$. Steps that agree build up speed; zig-zags cancel.
+# - **Adam** (Kingma & Ba): keep running means of $g$ and $g^2$, correct their start-up bias,
+#   and step $\alpha\,\hat m/(\sqrt{\hat v} + \epsilon)$: a separate step size for every
+#   parameter, roughly α in each coordinate whatever the gradient's scale.
+#
+# Both are written from scratch below, with the same defaults as PyTorch (μ = 0.9; Adam's
+# β₁ = 0.9, β₂ = 0.999, ε = 10⁻⁸), and then checked step by step against `torch.optim`.
+
+# %%
+show_source(Momentum)
+show_source(Adam)
+
+# %%
+for method in ("momentum", "adam"):
+    scratch = gradient_descent(X, y, beta0, lr=0.05, steps=200, method=method)
+    library = fit_torch_nn(X, y, beta0, lr=0.05, steps=200, method=method)
+    gap = np.abs(scratch.betas - library.betas).max()
+    print(f"{method:>8}: largest difference from torch.optim over 200 steps = {gap:.1e}")
+    assert gap < 1e-10
+
+# %% [markdown]
+# **Which is better?** We measure it. For each method we try a grid of learning rates and keep the
+# one that reaches 10⁻⁶ of β* (and stays there) in the fewest steps: each method at its best.
+# Two problems: ours, and an **ill-conditioned** one where the feature is centred at 3 instead of 1.
+# An uncentred feature ties the intercept and the slope together and stretches the valley; the
+# stretch is measured by the condition number κ = λ_max/λ_min of H.
+
+# %%
+ill = make_regression_data(n_samples=100, beta=(2.0, -1.0), feature_mean=3.0, noise=0.5, seed=0)
+problems = {"our problem": (X, y), "ill-conditioned": (ill.X, ill.y)}
+n_lrs, horizon = budget(full=16, fast=8), 3000
+
+
+def lr_grid(method, X_):
+    """Learning rates to try: GD below its edge; momentum and Adam over a wide log range."""
+    if method == "gd":
+        return max_stable_lr(X_) * np.linspace(0.1, 0.99, n_lrs)
+    if method == "momentum":
+        return max_stable_lr(X_) * np.geomspace(0.01, 2.0, n_lrs)
+    return np.geomspace(1e-3, 3.0, n_lrs)
+
+
+results = {}
+for problem, (X_, y_) in problems.items():
+    ev = np.linalg.eigvalsh(hessian(X_))
+    print(f"{problem}: κ = {ev[-1] / ev[0]:.1f}")
+    for method in ("gd", "momentum", "adam"):
+        lr, steps = fastest_learning_rate(X_, y_, beta0, method=method, lrs=lr_grid(method, X_), steps=horizon, tol=TOL)
+        results[problem, method] = (lr, steps)
+        outcome = f"not within {horizon} steps" if steps is None else f"{steps:5d} steps at α = {lr:.3g}"
+        print(f"   {method:>8}: {outcome}")
+
+# %%
+for problem in problems:
+    finished = [(steps, method) for (p, method), (_, steps) in results.items() if p == problem and steps is not None]
+    ranked = sorted(finished)
+    (fewest, fastest_method), (most, slowest_method) = ranked[0], ranked[-1]
+    print(f"{problem}: fastest is {fastest_method} ({fewest} steps); slowest is {slowest_method} ({most} steps)")
+
+# %% [markdown]
+# What the theory says, to read the numbers against:
+#
+# - Plain GD needs a number of steps that grows like κ: its best α is capped by the steepest
+#   direction while the flattest direction sets the pace.
+# - Heavy-ball momentum with a well-chosen μ needs steps that grow only like √κ. With μ fixed at
+#   0.9 it also cannot shrink the error faster than √0.9 per step, so it gains on stretched valleys
+#   and can lose on round ones.
+# - Adam rescales each **coordinate**. That helps when parameters live on different scales, but
+#   this valley is stretched along a *diagonal* (intercept and slope move together), and a
+#   per-coordinate scale can undo that only in part.
+#
+# So "better" depends on the problem: the asterisk is earned. Here are the error curves of the
+# three methods on the ill-conditioned problem, each at its best learning rate:
+
+# %%
+X_ill, y_ill = problems["ill-conditioned"]
+beta_ill = analytic_solution(X_ill, y_ill)
+fig, ax = plt.subplots()
+for method in ("gd", "momentum", "adam"):
+    lr, _ = results["ill-conditioned", method]
+    if lr is None:
+        continue
+    path = gradient_descent(X_ill, y_ill, beta0, lr=lr, steps=horizon, method=method)
+    errors = np.abs(path.betas - beta_ill).max(axis=1) + 1e-17
+    ax.semilogy(errors, label=f"{method} (α = {lr:.3g})")
+    print(f"{method:>8}: smallest error {errors.min():.1e} at step {errors.argmin()}, "
+          f"error at step {horizon}: {errors[-1]:.1e}")
+ax.axhline(TOL, color="0.5", linestyle=":", label=f"tolerance {TOL:g}")
+ax.set(xlabel="step", ylabel="max |β − β*|", title="Ill-conditioned problem, each method at its best α")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ### Adam has an edge too
+#
+# One more honest detail. Let Adam run well past convergence: 8000 steps on our problem, with
+# α = 0.3. Its per-coordinate **effective learning rate** is $\alpha/(\sqrt{\hat v} + \epsilon)$.
+# Once β sits at the minimum, the gradients are tiny, so $\hat v$ (a running mean of $g^2$ with a
+# memory of about $1/(1-\beta_2) = 1000$ steps) forgets the early, large gradients and the
+# effective learning rate keeps growing. The run below uses the from-scratch `Adam` class, whose
+# state we can read at every step.
+
+# %%
+adam = Adam(lr=0.3)
+beta, adam_errors, adam_lrs = beta0.copy(), [], []
+for _ in range(8000):
+    beta = beta - adam.step(mse_gradient(X, y, beta))
+    v_hat = adam.square / (1 - adam.beta2**adam.t)  # (D,)
+    adam_errors.append(np.abs(beta - beta_star).max())
+    adam_lrs.append(adam.lr / (np.sqrt(v_hat) + adam.eps))  # (D,) effective learning rate per coordinate
+adam_errors, adam_lrs = np.array(adam_errors) + 1e-17, np.array(adam_lrs)  # (T,), (T, D)
+lowest = adam_errors.argmin()
+left = lowest + np.argmax(adam_errors[lowest:] > 1e-9)  # first step after the minimum with error above 1e-9
+
+fig, ax = plt.subplots()
+ax.semilogy(adam_errors, label="max |β − β*|")
+ax.semilogy(adam_lrs.max(axis=1), label="largest effective learning rate α/√v̂")
+ax.axvline(left, color="0.5", linestyle=":")
+ax.set(xlabel="step", title="Adam (α = 0.3) long after convergence")
+ax.legend(loc="center right")
+plt.show()
+print(f"lowest error {adam_errors[lowest]:.1e} at step {lowest}; "
+      f"effective learning rate there {adam_lrs[lowest].max():.2f}")
+print(f"error back above 1e-9 at step {left}; effective learning rate there {adam_lrs[left].max():.2f}")
+print(f"largest error after the minimum: {adam_errors[lowest:].max():.1e}")
+assert left > lowest and adam_errors[lowest:].max() > 1e3 * TOL and adam_lrs[left].max() > adam_lrs[lowest].max()
+
+# %% [markdown]
+# The growing effective learning rate carries Adam over an edge of stability of its own, and the
+# run leaves the minimum. (With $\hat v$ frozen, Adam is gradient descent with momentum on a
+# rescaled problem, and the section-4 argument gives its edge.) This is one reason Adam is usually
+# paired with a decaying learning rate; its real strengths, noisy mini-batch gradients and
+# parameters on very different scales, are absent from this small, exact problem.
+#
+# ## 8. The widget: learning rate, steps and optimizer
+#
+# The same problem and random start as above. Move the learning rate (log scale) and watch the
+# path and the loss curve; the line under the controls says whether the run converged, is still
+# on its way, or diverged, and where α sits relative to 2/λ_max. Values to try on this problem:
+
+# %%
+print(f"crawl:    α = {0.01 * lr_max:.3g}   (1% of the edge)")
+print(f"converge: α = {2 / (eigenvalues[0] + eigenvalues[-1]):.3g}   (2/(λ_min + λ_max))")
+print(f"zig-zag:  α = {0.97 * lr_max:.3g}   (just below the edge 2/λ_max = {lr_max:.3g})")
+print(f"diverge:  α = {1.05 * lr_max:.3g}   (just above the edge)")
+
+# %%
+demo = DescentDemo()
+assert np.allclose(demo.beta0, beta0) and np.allclose(demo.X, X)  # the same problem and start as above
+demo.box
+
+# %% [markdown]
+# For the lecture hall, `from course_utils.lecture import lecture_mode; lecture_mode()` before
+# creating the demo enlarges its fonts and lines.
+#
+# ## 9. Exercises
+#
+# Each exercise ends with a self-check: run it, and it prints ✓ or ✗ with a hint.
+#
+# ### Exercise 1: the gradient by hand
+# Write the gradient of $L(\beta) = \frac1N\sum_i (y_i - X_i\beta)^2$ without calling the course's
+# `mse_gradient`. Return an array of shape (D,).
+
+# %%
+from course_utils.exercises.regression import (
+    check_fit,
+    check_gradient,
+    check_max_stable_lr,
+    fit_exercise_data,
+    stable_lr_exercise_data,
+)
+
+
+def my_gradient(X, y, beta):
+    """∇L(β) for the mean squared error; shape (D,)."""
+    return None  # your code here
+
+
+_ = check_gradient(my_gradient)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def my_gradient(X, y, beta):
+#     residual = y - X @ beta                 # (N,)
+#     return -2.0 / len(y) * X.T @ residual   # (D,)
+# ```
+# </details>
+#
+# ### Exercise 2: the edge of stability
+# `stable_lr_exercise_data()` is another problem, with an intercept and three features. Compute
+# the largest learning rate for which plain gradient descent converges on it (the edge, not a
+# value below it).
+
+# %%
+exercise_2 = stable_lr_exercise_data()
+my_lr = None  # your code here: use exercise_2.X
+
+_ = check_max_stable_lr(my_lr)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# X2 = exercise_2.X
+# H = 2 * X2.T @ X2 / len(X2)                    # the Hessian of the MSE
+# my_lr = 2 / np.linalg.eigvalsh(H).max()
+# ```
+# Then try `gradient_descent(X2, exercise_2.y, np.zeros(4), lr=0.97 * my_lr, steps=4000)` and
+# `lr=1.03 * my_lr`, and look at `.diverged`.
+# </details>
+#
+# ### Exercise 3: fit with torch.nn
+# Fit `fit_exercise_data()` (an intercept and three features) with `nn.Linear`, `nn.MSELoss` and
+# an optimizer of your choice. Return β with the intercept first, as a NumPy array or a tensor.
+# The check compares it with the analytic solution.
+
+# %%
+exercise_3 = fit_exercise_data()
+my_beta = None  # your code here
+
+_ = check_fit(my_beta)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# features = torch.tensor(exercise_3.X[:, 1:])          # (N, 3): nn.Linear's bias is the intercept
+# targets = torch.tensor(exercise_3.y).unsqueeze(1)     # (N, 1)
+# torch.manual_seed(0)
+# model = torch.nn.Linear(3, 1, dtype=torch.float64)
+# optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+# loss_fn = torch.nn.MSELoss()
+# for _ in range(1500):
+#     optimizer.zero_grad()
+#     loss_fn(model(features), targets).backward()
+#     optimizer.step()
+# my_beta = torch.cat([model.bias, model.weight.flatten()]).detach()
+# ```
+# </details>
+#
+# ## Summary
+#
+# - Linear regression is ŷ = Xβ, with a column of ones for the intercept. Its squared-error loss
+#   has a closed-form minimiser, β = (XᵀX)⁻¹Xᵀy, best computed by solving, not inverting.
+# - Gradient descent reaches the same β from a random start by repeating β ← β − α∇L(β), with
+#   ∇L(β) = −2/N · Xᵀ(y − Xβ).
+# - The learning rate decides everything: too small crawls, too large diverges, and the edge is
+#   2/λ_max of the Hessian 2XᵀX/N, exactly as measured.
+# - The lecture's native PyTorch loop (autograd and a manual update under `torch.no_grad()`) and the
+#   `torch.nn` version (`nn.Linear`, `nn.MSELoss`, `torch.optim`) follow the NumPy path step for step.
+# - Momentum and Adam are not automatically better: measure on your problem. The gain of momentum
+#   grows with the condition number; Adam's per-coordinate scaling does not fix a diagonal valley.
+#
+# ## References
+#
+# - A. V. Ganesan, *Deep Learning and Masked Language Modelling*, CSE538 lecture slides, Spring 2024
+#   (the slides this notebook follows).
+# - B. T. Polyak (1964), Some methods of speeding up the convergence of iteration methods.
+#   *USSR Computational Mathematics and Mathematical Physics* 4(5): 1–17. (Heavy-ball momentum.)
+# - I. Sutskever, J. Martens, G. Dahl, G. Hinton (2013), On the importance of initialization and
+#   momentum in deep learning. *ICML*.
+# - D. P. Kingma, J. Ba (2015), Adam: A method for stochastic optimization. *ICLR*. arXiv:1412.6980.
+# - G. Goh (2017), Why momentum really works. *Distill*. doi:10.23915/distill.00006.
+# - I. Goodfellow, Y. Bengio, A. Courville (2016), *Deep Learning*, MIT Press: §4.3 (gradient-based
+#   optimization, the condition number) and chapter 8 (optimization for training deep models).
+# - PyTorch documentation: `torch.nn.Linear`, `torch.nn.MSELoss`, `torch.optim.SGD`, `torch.optim.Adam`.

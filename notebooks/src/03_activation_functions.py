@@ -1,0 +1,438 @@
+# %% [markdown]
+# # 03 · Activation functions and feed-forward networks
+#
+# *Accompanies the lecture "Neural Language Models" (CMU 11-411/611): the slides on units, non-linear
+# activation functions, feed-forward networks and their multi-layer notation, and the note on GELU. Also the
+# "Activation Functions" slides of the lecture "Deep Learning and Masked Language Modelling" (CSE538).*
+#
+# ### Learning objectives
+#
+# After this notebook you can
+# - compute a single unit, z = w·x + b and y = σ(z), by hand and in code;
+# - write sigmoid, tanh, ReLU and GELU and their derivatives from scratch, and check them against PyTorch;
+# - explain, with a measurement, why a network needs a non-linear activation (XOR);
+# - run the forward pass of a multi-layer network in the slides' notation and follow every shape;
+# - turn scores into class probabilities with a numerically stable softmax;
+# - measure vanishing gradients through depth and connect them to the largest value of g'(z).
+
+# %%
+from course_utils import setup_notebook
+
+device = setup_notebook(seed=0)
+
+# %% [markdown]
+# The networks in this notebook are tiny (at most a few thousand weights), so everything runs on the CPU
+# whatever `device` says: moving such small tensors to a GPU costs more than it saves.
+
+# %%
+import inspect
+
+import matplotlib.pyplot as plt
+import torch
+
+from course_utils import activations, budget, feedforward
+from course_utils.activations import ACTIVATIONS
+
+# %% [markdown]
+# ## 1. A single unit
+#
+# The building block of a neural network is a **unit**: a weighted sum of its inputs plus a bias,
+#
+# $$z = b + \sum_i w_i x_i = \mathbf{w}\cdot\mathbf{x} + b,$$
+#
+# passed through a non-linear **activation function**, for example the sigmoid
+#
+# $$y = \sigma(z) = \frac{1}{1 + e^{-z}}.$$
+#
+# The slides' unit has weights w = [0.1, 0.4, 0.2], bias b = 0.4 and input x = [0.3, 0.2, 0.9]:
+# z = 0.1(0.3) + 0.4(0.2) + 0.2(0.9) + 0.4 = 0.69 and y = σ(0.69) = 0.67.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+w = torch.tensor([0.1, 0.4, 0.2], dtype=torch.float64)
+b = torch.tensor(0.4, dtype=torch.float64)
+x = torch.tensor([0.3, 0.2, 0.9], dtype=torch.float64)
+z = w @ x + b                 # z = w·x + b, a scalar
+y = activations.sigmoid(z)    # y = σ(z), our sigmoid from scratch
+assert round(z.item(), 2) == 0.69 and round(y.item(), 2) == 0.67  # the slide's numbers
+assert torch.isclose(y, torch.sigmoid(z))                          # PyTorch's sigmoid agrees
+print(f"z = {z.item():.2f}")
+print(f"y = σ(z) = {y.item():.2f}   (unrounded {y.item():.4f})")
+
+# %% [markdown]
+# ## 2. Four activation functions and their derivatives
+#
+# | name | g(z) | g'(z) |
+# |---|---|---|
+# | sigmoid | σ(z) = 1 / (1 + e^(−z)) | σ(z)(1 − σ(z)) |
+# | tanh | (e^(2z) − 1) / (e^(2z) + 1) = 2σ(2z) − 1 | 1 − tanh(z)² |
+# | ReLU | max(0, z) | 1 if z > 0, else 0 |
+# | GELU | z·Φ(z) = z · ½[1 + erf(z/√2)] | Φ(z) + z·φ(z) |
+#
+# Φ is the cumulative distribution function of the standard normal distribution and φ its density.
+# GELU (used in BERT and GPT) is, in the slides' words, "similar, in some respects, to ReLU", but it
+# weights its input by how likely a standard normal variable is to be smaller, where ReLU gates it by its
+# sign. `course_utils.activations` writes all eight functions with plain tensor operations; two of them:
+
+# %%
+print(inspect.getsource(activations.sigmoid))
+print(inspect.getsource(activations.gelu_derivative))
+
+# %% [markdown]
+# The sigmoid is written so that no exponential can overflow: for z < 0 it uses the equal form
+# e^z / (1 + e^z). Here are all four, with their derivatives.
+
+# %%
+z = torch.linspace(-5, 5, 401, dtype=torch.float64)
+fig, (ax_g, ax_d) = plt.subplots(1, 2, figsize=(11, 4))
+for name, act in ACTIVATIONS.items():
+    ax_g.plot(z, act.function(z), label=name)
+    ax_d.plot(z, act.derivative(z), label=name)
+ax_g.set(title="g(z)", xlabel="z", ylim=(-1.5, 3))
+ax_d.set(title="g'(z)", xlabel="z", ylim=(-0.2, 1.3))
+ax_g.legend()
+plt.show()
+
+# %% [markdown]
+# **Scratch against the library.** Each function should agree with PyTorch's own (`torch.sigmoid`,
+# `torch.tanh`, `torch.nn.functional.relu` and `.gelu`, the last in its exact erf form), and each
+# derivative with what autograd computes from PyTorch's function, on a grid that includes z = 0 and large |z|.
+
+# %%
+z = torch.cat([torch.linspace(-8, 8, 1601, dtype=torch.float64), torch.tensor([-700.0, 700.0], dtype=torch.float64)])
+z.requires_grad_(True)
+print(f"{'':8s} {'max |g − torch|':>16s} {'max |g′ − autograd|':>20s}")
+for name, act in ACTIVATIONS.items():
+    reference = act.library(z)
+    (slope,) = torch.autograd.grad(reference.sum(), z)
+    value_error = (act.function(z) - reference).abs().max().item()
+    slope_error = (act.derivative(z) - slope).abs().max().item()
+    print(f"{name:8s} {value_error:16.1e} {slope_error:20.1e}")
+    assert value_error < 1e-12 and slope_error < 1e-12
+
+# %% [markdown]
+# **The identity tanh(z) = 2σ(2z) − 1** (CSE538 slides): tanh is a sigmoid stretched to the range (−1, 1).
+# We check it with PyTorch's tanh against our sigmoid, in float64, on a grid.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+z = torch.linspace(-10, 10, 2001, dtype=torch.float64)
+identity_error = (torch.tanh(z) - (2 * activations.sigmoid(2 * z) - 1)).abs().max().item()
+assert identity_error < 1e-12
+print(f"max |tanh(z) − (2σ(2z) − 1)| over {len(z)} points in [−10, 10] is below 1e-12")
+
+# %%
+print(f"measured: {identity_error:.1e} (float64 rounding)")
+
+# %% [markdown]
+# **How large can g'(z) be?** This matters in section 6: backpropagation multiplies by g'(z) once per
+# layer. The sigmoid's slope is at most 1/4, at z = 0; tanh's at most 1.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+z = torch.arange(-6000, 6001, dtype=torch.float64) / 1000  # steps of 0.001, with z = 0 exactly
+for name, act in ACTIVATIONS.items():
+    slope = act.derivative(z)
+    print(f"{name:8s} max g'(z) = {slope.max().item():.3f} at z = {z[slope.argmax()].item():5.2f}   min g'(z) = {slope.min().item():6.3f}")
+assert activations.sigmoid_derivative(z).max().item() == 0.25  # exactly 1/4, at z = 0
+
+# %% [markdown]
+# GELU's slope goes slightly below 0 for negative z and slightly above 1 for positive z: unlike ReLU it is
+# neither monotonic nor flat on the left.
+#
+# ## 3. Why non-linearity matters: XOR
+#
+# Without an activation function a stack of layers is still one linear map:
+# W²(W¹x + b¹) + b² = (W²W¹)x + (W²b¹ + b²). Two random layers, checked:
+
+# %%
+generator = torch.Generator().manual_seed(0)
+W1, b1 = torch.randn(4, 2, generator=generator), torch.randn(4, generator=generator)  # (4, 2), (4,)
+W2, b2 = torch.randn(1, 4, generator=generator), torch.randn(1, generator=generator)  # (1, 4), (1,)
+x = torch.randn(10, 2, generator=generator)                                            # (10, 2)
+two_layers = (x @ W1.T + b1) @ W2.T + b2          # (10, 1)
+one_layer = x @ (W2 @ W1).T + (W2 @ b1 + b2)      # (10, 1)
+print("two linear layers equal one:", torch.allclose(two_layers, one_layer, atol=1e-5))
+
+# %% [markdown]
+# A linear classifier can only draw a straight line. XOR (exclusive or) is 1 when exactly one input is 1;
+# its four points cannot be split by any line (Minsky and Papert made this limitation of single-layer
+# perceptrons famous). `best_linear_accuracy` tries every cut along 360 directions, so it measures what
+# the *best* line achieves, however it is trained:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+x_xor, y_xor = feedforward.xor_points()
+for point, label in zip(x_xor.int().tolist(), y_xor.int().tolist()):
+    print(f"x = {point}  →  XOR = {label}")
+best = feedforward.best_linear_accuracy(x_xor, y_xor)
+print(f"the best straight line gets {round(best * 4)} of the 4 points right")
+
+# %% [markdown]
+# **Continuous XOR.** For training it helps to have more than four points: points uniform in the square
+# [−1, 1]², labelled 1 where the two coordinates have different signs (the second and fourth quadrants).
+# We train two models with the same loop (`course_utils.training.train`, AdamW, full batch, seeded):
+# a linear model (logistic regression, layer sizes [2, 1]) and a 2-layer net with 8 ReLU hidden units and a
+# sigmoid output, like the slides' "two-layer network with scalar output".
+
+# %%
+x_train, y_train = feedforward.continuous_xor(400, seed=0)
+x_test, y_test = feedforward.continuous_xor(2000, seed=1)
+steps = budget(full=600, fast=200)
+
+linear = feedforward.FeedForwardNet([2, 1], seed=0)
+net = feedforward.FeedForwardNet([2, 8, 1], "relu", seed=0)
+for model in (linear, net):
+    feedforward.fit(model, x_train, y_train, steps=steps, lr=0.05)
+
+best_line = feedforward.best_linear_accuracy(x_test, y_test)
+linear_accuracy, net_accuracy = linear.accuracy(x_test, y_test), net.accuracy(x_test, y_test)
+print(f"test accuracy after {steps} steps:")
+print(f"  linear model (logistic regression)  {linear_accuracy:.1%}")
+print(f"  best possible straight line         {best_line:.1%}")
+print(f"  2-layer ReLU net                    {net_accuracy:.1%}")
+assert linear_accuracy <= best_line + 0.01 < net_accuracy  # no line comes close to the 2-layer net
+
+# %% [markdown]
+# Logistic regression does even worse than the best line: on this symmetric data its loss is lowest when
+# it hedges (predicts about ½ everywhere) rather than cutting off a corner. The 2-layer net bends its
+# decision boundary along both axes:
+
+# %%
+grid = torch.linspace(-1, 1, 201)
+g1, g2 = torch.meshgrid(grid, grid, indexing="xy")
+points = torch.stack([g1.reshape(-1), g2.reshape(-1)], dim=1)  # (201·201, 2)
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.5))
+for ax, model, title in zip(axes, (linear, net), ("linear model", "2-layer ReLU net")):
+    with torch.no_grad():
+        probability = torch.sigmoid(model(points)[0]).reshape(g1.shape)  # (201, 201)
+    ax.contourf(g1, g2, probability, levels=[0, 0.5, 1], colors=["#c6dbef", "#fdd0a2"])
+    ax.contour(g1, g2, probability, levels=[0.5], colors="black")
+    ax.scatter(*x_train.T, c=y_train, cmap="coolwarm", s=8)
+    ax.set(title=f"{title}: {model.accuracy(x_test, y_test):.1%} on the test set", xlabel="x1", ylabel="x2", aspect="equal",
+           xticks=[-1, 0, 1], yticks=[-1, 0, 1])
+plt.show()
+
+# %% [markdown]
+# ## 4. The forward pass in multi-layer notation
+#
+# Superscripts in square brackets number the layers (the input layer is layer 0 and is not counted).
+# The slides write the forward pass of an n-layer network as a loop:
+#
+# $$\text{for } l = 1..n:\quad z^{[l]} = W^{[l]} a^{[l-1]} + b^{[l]}, \qquad a^{[l]} = g^{[l]}(z^{[l]}), \qquad \hat y = a^{[n]}$$
+#
+# with a⁰ = x. For their two-layer network, g¹ is ReLU and g² is a sigmoid (one output) or a softmax
+# (several classes). W^[l] has one row per unit of layer l and one column per unit of layer l − 1.
+# `feedforward.forward` is that loop:
+
+# %%
+print(inspect.getsource(feedforward.forward))
+
+# %% [markdown]
+# A tiny example: 3 inputs, 4 ReLU hidden units, 3 output classes with softmax.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+generator = torch.Generator().manual_seed(0)
+sizes = [3, 4, 3]
+weights = [torch.randn(n_out, n_in, generator=generator, dtype=torch.float64) for n_in, n_out in zip(sizes, sizes[1:])]
+biases = [torch.randn(n_out, generator=generator, dtype=torch.float64) for n_out in sizes[1:]]
+x = torch.tensor([0.3, 0.2, 0.9], dtype=torch.float64)  # a[0], shape (3,)
+trace = feedforward.forward(x, weights, biases, ["relu", "softmax"])
+for l in (1, 2):
+    print(f"layer {l}: W[{l}] {tuple(weights[l - 1].shape)}  a[{l - 1}] {tuple(trace.a[l - 1].shape)}  "
+          f"b[{l}] {tuple(biases[l - 1].shape)}  →  z[{l}] {tuple(trace.z[l - 1].shape)}  a[{l}] {tuple(trace.a[l].shape)}")
+print("ŷ = a[2] =", ", ".join(f"{p:.3f}" for p in trace.output.tolist()), f"  (sum {trace.output.sum().item():.6f})")
+
+# %% [markdown]
+# The same network with PyTorch's layers (`nn.Linear` computes x Wᵀ + b for a row x, which is W x + b for a
+# column x), given the same weights, must give the same output. A batch of inputs is a stack of rows,
+# (N, 3) → (N, 3):
+
+# %%
+library_net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3), torch.nn.Softmax(dim=-1)).double()
+with torch.no_grad():
+    for layer, W, b in zip((library_net[0], library_net[2]), weights, biases):
+        layer.weight.copy_(W)
+        layer.bias.copy_(b)
+    batch = torch.randn(5, 3, generator=generator, dtype=torch.float64)  # (5, 3)
+    ours, theirs = feedforward.forward(batch, weights, biases, ["relu", "softmax"]).output, library_net(batch)
+print("batch", tuple(batch.shape), "→", tuple(ours.shape), "| ours == nn.Sequential:", torch.allclose(ours, theirs))
+assert torch.allclose(ours, theirs)
+
+# %% [markdown]
+# ## 5. Softmax for multiclass outputs
+#
+# For K classes the output layer has K units and softmax turns their scores (logits) into probabilities:
+#
+# $$\mathrm{softmax}(z)_i = \frac{e^{z_i}}{\sum_{j=1}^{K} e^{z_j}}.$$
+#
+# Every output is positive and they sum to 1; the largest score gets the largest probability. Adding the
+# same constant to every z_i changes nothing, so our `softmax` subtracts max(z) first; then no exponential
+# can overflow.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+logits = torch.tensor([2.0, 1.0, 0.1], dtype=torch.float64)
+ours, theirs = feedforward.softmax(logits), torch.softmax(logits, dim=-1)
+print("softmax([2.0, 1.0, 0.1]) =", ", ".join(f"{p:.4f}" for p in ours.tolist()))
+print("agrees with torch.softmax:", torch.allclose(ours, theirs), "| sums to 1:", torch.isclose(ours.sum(), torch.tensor(1.0, dtype=torch.float64)).item())
+large = logits + 1000
+naive = torch.exp(large) / torch.exp(large).sum()
+print("naive formula at z + 1000:", naive.tolist())
+print("stable softmax at z + 1000:", ", ".join(f"{p:.4f}" for p in feedforward.softmax(large).tolist()))
+
+# %% [markdown]
+# ## 6. Vanishing gradients through depth
+#
+# Backpropagation sends an error signal δ from the loss back to the input. At each layer it is multiplied by
+# the layer's weights and by g'(z) of that layer: δ^[l−1] = (W^[l]ᵀ δ^[l]) ⊙ g'(z^[l−1]), and the weight
+# gradient is ∂L/∂W^[l] = δ^[l] a^[l−1]ᵀ. With the sigmoid, g'(z) ≤ 1/4 (section 2), so across many layers
+# the signal can shrink geometrically; the layers near the input then barely learn.
+#
+# `layer_gradient_norms` builds a stack of `depth` hidden layers (32 units each, weights N(0, gain²/32)
+# with Glorot's gain 1 for sigmoid and tanh and He's gain √2 for ReLU and GELU), runs one batch of random
+# inputs and labels forward and backward (the backward pass written out as above), and returns ‖∂L/∂W^[l]‖
+# for every layer. Layer 1 is next to the input.
+
+# %%
+depth = 20
+norms = {name: feedforward.layer_gradient_norms(name, depth) for name in ACTIVATIONS}
+print("layer " + "".join(f"{name:>10s}" for name in norms))
+for layer in (1, 5, 10, 15, 20):
+    print(f"{layer:5d} " + "".join(f"{n[layer - 1].item():10.1e}" for n in norms.values()))
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 4))
+for name, n in norms.items():
+    ax.semilogy(range(1, depth + 1), n, "o-", markersize=3, label=name)
+ax.set(xlabel="layer l (1 = next to the input)", ylabel="‖∂L/∂W[l]‖", title=f"Gradient norm per layer, {depth} layers",
+       xticks=[1, *range(5, depth + 1, 5)])
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# What the numbers say: the ratio between the first and the last layer's gradient, and the average factor
+# per layer (the (depth − 1)-th root of that ratio), next to the largest slope of each activation.
+
+# %%
+for name, n in norms.items():
+    ratio = (n[0] / n[-1]).item()
+    per_layer = ratio ** (1 / (depth - 1))
+    peak = ACTIVATIONS[name].derivative(torch.linspace(-6, 6, 12001, dtype=torch.float64)).max().item()
+    print(f"{name:8s} layer 1 / layer {depth} = {ratio:8.1e}   per layer ≈ {per_layer:.3f}   max g'(z) = {peak:.3f}")
+sigmoid_ratio = (norms["sigmoid"][0] / norms["sigmoid"][-1]).item()
+relu_ratio = (norms["relu"][0] / norms["relu"][-1]).item()
+assert sigmoid_ratio < 1e-6 < 0.1 < relu_ratio < 10  # sigmoid vanishes, ReLU does not
+assert 0.2 < sigmoid_ratio ** (1 / (depth - 1)) <= 0.25  # just under max σ' = 1/4 per layer
+
+# %% [markdown]
+# The sigmoid's first layer gets a gradient many orders of magnitude smaller than its last (the assert
+# above requires a factor below 10⁻⁶), while ReLU's stays within a factor of 10. The sigmoid's average
+# factor per layer sits just under its maximum slope 1/4: the weights keep the signal's size on average,
+# the pre-activations are small, so σ'(z) ≈ 1/4 at nearly every unit, and 19 such factors multiply.
+# ReLU's slope is exactly 1 for every active unit, and He's gain √2 makes up for the half that are off.
+# This is the **vanishing-gradient problem** (Glorot and Bengio 2010 follow activations and gradients through
+# the layers of deep sigmoid and tanh networks);
+# the slides meet it again in recurrent networks, where the "depth" is the length of the sequence.
+#
+# ## 7. Widget: activation, derivative and gradient per layer
+#
+# Choose an activation and a depth. Left: g(z) (solid) and g'(z) (dashed, its maximum dotted). Right: the
+# gradient norm of every layer of a net that deep, for all four activations, the chosen one bold. The line
+# above the plot gives the first/last ratio and the factor per layer. For projecting, run
+# `from course_utils.lecture import lecture_mode; lecture_mode()` first.
+
+# %%
+from course_utils.activation_demo import ActivationDemo
+
+demo = ActivationDemo(activation="sigmoid", depth=20)
+demo.box
+
+# %% [markdown]
+# Things to try: sigmoid from depth 2 to 30 (each extra layer costs about a factor 4); tanh at the same
+# depths; ReLU against GELU.
+#
+# ## 8. Exercises
+#
+# Each exercise ships unfinished, so "Restart and run all" still works; fill it in and run its check.
+#
+# **Exercise 1 (tanh's derivative).** Write tanh'(z) using `activations.tanh`. The check compares it with
+# autograd on a grid.
+
+# %%
+from course_utils.exercises.activations import check_sigmoid_depth, check_tanh_derivative, check_xor_network
+
+
+def my_tanh_derivative(z):
+    """tanh'(z) for a tensor z."""
+    return None  # your formula here
+
+
+check_tanh_derivative(my_tanh_derivative);
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# tanh = (e^{2z} − 1)/(e^{2z} + 1); the quotient rule gives 1 − tanh(z)²:
+# `return 1 - activations.tanh(z) ** 2`.
+# </details>
+#
+# **Exercise 2 (XOR by hand).** Choose weights for a network with two ReLU hidden units and one linear output,
+# ŷ = W² ReLU(W¹x + b¹) + b², such that ŷ > 0.5 exactly for the XOR inputs whose label is 1.
+# Shapes: W¹ (2, 2), b¹ (2,), W² (1, 2), b² (1,). Hint: let one hidden unit count the 1s in the input and the
+# other fire only when both inputs are 1.
+
+# %%
+W1 = None  # e.g. [[..., ...], [..., ...]]
+b1 = None
+W2 = None
+b2 = None
+check_xor_network(W1, b1, W2, b2);
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# h₁ = ReLU(x₁ + x₂) counts the 1s, h₂ = ReLU(x₁ + x₂ − 1) is 1 only for (1, 1), and ŷ = h₁ − 2h₂ gives
+# 0, 1, 1, 0: `W1 = [[1, 1], [1, 1]]`, `b1 = [0, -1]`, `W2 = [[1, -2]]`, `b2 = [0]`.
+# </details>
+#
+# **Exercise 3 (how deep before it vanishes?).** Each sigmoid layer multiplies the backward signal by
+# σ'(z) ≤ 1/4. Ignoring the weights, what is the smallest number of layers L for which (1/4)^L is below
+# one millionth (10⁻⁶)?
+
+# %%
+my_depth = None  # a whole number
+check_sigmoid_depth(my_depth);
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# (1/4)^L < 10⁻⁶ means 4^L > 10⁶, L > 6 / log₁₀ 4 ≈ 9.97, so `my_depth = 10` (4¹⁰ = 1 048 576).
+# </details>
+#
+# ## Summary
+#
+# - A unit computes z = w·x + b and y = g(z); the slides' unit gives z = 0.69 and σ(z) = 0.67.
+# - Sigmoid, tanh, ReLU and GELU, and their derivatives, are a few tensor operations each; written from
+#   scratch they agree with PyTorch to rounding error, and tanh(z) = 2σ(2z) − 1.
+# - Without non-linear activations, layers collapse into one linear map, and no line separates XOR; a
+#   2-layer ReLU net learns it.
+# - The forward pass is the loop z^[l] = W^[l] a^[l−1] + b^[l], a^[l] = g^[l](z^[l]); W^[l] is (n_l, n_{l−1}).
+# - Softmax turns K scores into probabilities; subtracting the maximum first keeps it finite.
+# - Backprop multiplies by g'(z) at every layer. The sigmoid's slope is at most 1/4, so gradients vanish
+#   geometrically with depth; ReLU's slope is 1 where it is active, and the gradients keep their size.
+#
+# ## References
+#
+# - D. E. Rumelhart, G. E. Hinton, R. J. Williams (1986). *Learning representations by back-propagating errors.*
+#   Nature 323, 533–536. (Cited by the slides.)
+# - D. Hendrycks, K. Gimpel (2016). *Gaussian Error Linear Units (GELUs).* arXiv:1606.08415. (The GELU formula
+#   on the slides.)
+# - D. Jurafsky, J. H. Martin. *Speech and Language Processing*, 3rd ed. draft, chapter 7 (Neural networks):
+#   units, XOR, feed-forward networks and the multi-layer notation the slides use.
+# - M. Minsky, S. Papert (1969). *Perceptrons.* MIT Press. (XOR and the limits of single-layer perceptrons.)
+# - X. Glorot, Y. Bengio (2010). *Understanding the difficulty of training deep feedforward neural networks.*
+#   AISTATS. (Vanishing gradients with sigmoid units; the "Glorot" initialisation.)
+# - V. Nair, G. E. Hinton (2010). *Rectified linear units improve restricted Boltzmann machines.* ICML. (ReLU.)
+# - K. He, X. Zhang, S. Ren, J. Sun (2015). *Delving deep into rectifiers.* ICCV. (The gain √2 for ReLU layers.)
