@@ -87,6 +87,8 @@ case "$command_name" in
         install_browser_if_missing
         log "running the test suite"
         export COURSE_FAST=${COURSE_FAST:-1}
+        # Two test workers share two cores: one torch thread each is faster than contending for both.
+        export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
         exec "$PY" -m pytest -n 2 --dist loadscope "$@"
         ;;
     bench)

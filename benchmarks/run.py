@@ -25,6 +25,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -42,20 +43,26 @@ FAST_S, FULL_S, RSS_MB, MEDIAN_MS, IMPORT_S = 60.0, 180.0, 1500.0, 50.0, 0.3
 
 
 class PeakRSS:
-    """Poll the resident memory of this process's children (kernel and its workers) from a thread."""
+    """Poll the summed resident memory of this process's children (kernel and its workers) from a thread.
 
-    def __init__(self, interval_s: float = 0.05):
-        self.interval_s = interval_s
+    Memory is read every ``interval_s``; the list of children (a scan of every process) every ``rescan_s``.
+    """
+
+    def __init__(self, interval_s: float = 0.05, rescan_s: float = 0.5):
+        self.interval_s, self.rescan_s = interval_s, rescan_s
         self.peak_bytes = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
     def _poll(self) -> None:
         me = psutil.Process()
+        children, scanned = [], -self.rescan_s
         while not self._stop.is_set():
+            if time.monotonic() - scanned >= self.rescan_s:
+                children, scanned = me.children(recursive=True), time.monotonic()
             total = 0
-            for child in me.children(recursive=True):
-                with contextlib.suppress(psutil.Error):  # a child may exit between listing and reading
+            for child in children:
+                with contextlib.suppress(psutil.Error):  # a child may have exited since the scan
                     total += child.memory_info().rss
             self.peak_bytes = max(self.peak_bytes, total)
             self._stop.wait(self.interval_s)
@@ -89,21 +96,25 @@ def course_mode(mode: str):
 def run_notebook(path: Path, mode: str, cell_timeout: int) -> dict:
     """Execute a copy of the notebook in memory; return wall time, peak kernel RSS and any error."""
     import nbformat
+    from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook, timeout=cell_timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    )
-    error = None
-    with course_mode(mode), PeakRSS() as memory:
-        started = time.perf_counter()
-        try:
-            client.execute()
-        except CellExecutionError as failure:
-            error = str(failure).strip().splitlines()[-1][:300]
-        wall = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as sockets:
+        # Unix sockets, not TCP ports: a port taken by another process between choosing and binding hangs the run.
+        kernel = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+        client = NotebookClient(
+            notebook, km=kernel, timeout=cell_timeout, resources={"metadata": {"path": str(path.parent)}}
+        )
+        error = None
+        with course_mode(mode), PeakRSS() as memory:
+            started = time.perf_counter()
+            try:
+                client.execute(cleanup_kc=True)  # shut the kernel down even though we made its manager
+            except (CellExecutionError, CellTimeoutError, DeadKernelError) as failure:
+                error = str(failure).strip().splitlines()[-1][:300]
+            wall = time.perf_counter() - started
     return {"wall_s": round(wall, 2), "peak_rss_mb": round(memory.peak_bytes / 1e6, 1), "error": error}
 
 
@@ -379,7 +390,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip-import", action="store_true", help="do not measure the import time")
     parser.add_argument("--values", type=int, default=20, help="values per slider")
     parser.add_argument("--repeats", type=int, default=5, help="fresh interpreters per import timing")
-    parser.add_argument("--cell-timeout", type=int, default=900, help="seconds per notebook cell")
+    parser.add_argument("--cell-timeout", type=int, default=600, help="seconds per notebook cell")
     parser.add_argument("--output", type=Path, default=ROOT / "BENCHMARKS.md", help="the Markdown report")
     return parser.parse_args(argv)
 
