@@ -2,13 +2,14 @@
 
 Each redraw reruns the descent (a few hundred cheap NumPy steps) and moves two lines: the path
 over the surface and the loss curve. Everything that does not change (axes, ticks, contours,
-legend) is drawn once into a bitmap, so a redraw renders only the lines and a few labels.
+labels) is drawn once into a bitmap, so a redraw renders only the lines and a few texts.
 """
 from __future__ import annotations
 
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import blended_transform_factory
@@ -86,7 +87,7 @@ class FrozenBackdrop(Artist):
         gc.restore()
 
 
-def overlay_axes(figure: Figure, under) -> object:
+def overlay_axes(figure: Figure, under: Axes) -> Axes:
     """Bare axes (no frame, ticks or background) in ``figure`` exactly over the backdrop's axes ``under``."""
     ax = figure.add_axes(under.get_position(), xlim=under.get_xlim(), ylim=under.get_ylim())  # the box as drawn
     ax.set_axis_off()

@@ -19,7 +19,7 @@ from course_utils.autograd import Value
 from course_utils.validation import CourseInputError, check_choice, check_int
 
 COLOURS = {
-    "forward": "#ffb84d", "backward": "#7dbbff",  # the current node's fill (half transparent)
+    "forward": "#ffd27f", "backward": "#b9dcff",  # the current node's fill
     "edge": "#555555", "forward_edge": "#e08a00", "backward_edge": "#1a73e8",  # arrows
     "grad": "#0b57d0", "op": "#7a1f00",  # texts
 }
@@ -136,7 +136,7 @@ class GraphPicture:
         def box(x, y, **style):
             return FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.08", **style)
 
-        static = [box(x, y, fc="white", ec="black", zorder=1, **on_axes) for x, y in self.positions]
+        static = [box(x, y, fc="none", ec="black", zorder=1, **on_axes) for x, y in self.positions]
         static += [Text(x, y + h / 4, node_title(n), fontweight="bold", zorder=2, **text)
                    for n, (x, y) in zip(self.nodes, self.positions)]
         index = {id(node): i for i, node in enumerate(self.nodes)}
@@ -153,7 +153,7 @@ class GraphPicture:
         for artist in static:
             artist.set_figure(ax.figure)
         self.snapshot = ax.add_artist(_snapshot_class()(static, zorder=1))
-        self.highlight = ax.add_patch(box(0.0, 0.0, alpha=0.45, lw=2.5, zorder=4))
+        self.highlight = ax.add_patch(box(0.0, 0.0, lw=3.0, zorder=0))  # under the see-through boxes
         self.values = [ax.text(x, y, "", zorder=5, **text) for x, y in self.positions]
         self.grads = [ax.text(x, y - h / 4, "", color=COLOURS["grad"], zorder=5, **text) for x, y in self.positions]
         xs, ys = zip(*self.positions)

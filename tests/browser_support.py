@@ -112,6 +112,7 @@ class LabServer:
             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
             "--IdentityProvider.token=", "--ServerApp.password=",
             f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
+            "--KernelManager.transport=ipc",  # Unix sockets: no TCP port race with other kernels on the machine
         ]  # fmt: skip
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")

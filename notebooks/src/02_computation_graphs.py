@@ -239,7 +239,7 @@ assert math.isclose(beta.grad, analytic, rel_tol=1e-12)
 
 # %%
 def two_layer_loss(x, W1, b1, W2, b2, y):
-    """Forward pass of the slides' network on one example; returns z², a² and the loss."""
+    """Forward pass of the slides' network on one example; returns z⁽²⁾, a⁽²⁾ and the loss."""
     z1 = [sum((w * x_i for w, x_i in zip(row, x)), b) for row, b in zip(W1, b1)]  # (H,)
     a1 = [z.relu() for z in z1]                                                    # (H,)
     z2 = sum((w * h for w, h in zip(W2, a1)), b2)                                  # ()
@@ -257,7 +257,7 @@ b2_init = 0.2
 
 
 def flat(W1, b1, W2, b2):
-    """All 13 parameters in one list (W¹ row by row, b¹, W², b²)."""
+    """All 13 parameters in one list (W⁽¹⁾ row by row, b⁽¹⁾, W⁽²⁾, b⁽²⁾)."""
     return [w for row in W1 for w in row] + list(b1) + list(W2) + [b2]
 
 
@@ -267,7 +267,7 @@ def unflat(p):
 
 
 # %% [markdown]
-# Backprop with the engine, for both labels: the gradient at z² is a − y.
+# Backprop with the engine, for both labels: the gradient at z⁽²⁾ is a − y.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -299,7 +299,7 @@ for label in (1.0, 0.0):
 
 # %% [markdown]
 # The same network in PyTorch, with every parameter a float64 tensor. `retain_grad()` asks PyTorch to keep
-# the gradient of the intermediate z² (it keeps only the leaves' by default). Then all 13 parameter
+# the gradient of the intermediate z⁽²⁾ (it keeps only the leaves' by default). Then all 13 parameter
 # gradients are compared with the engine's.
 
 # %%
@@ -318,11 +318,11 @@ largest = max(abs(p.grad - p_t.grad.item()) for p, p_t in zip(params, params_t))
 print(f"13 parameter gradients, engine vs PyTorch: all within 1e-12: {largest < 1e-12}")
 assert largest < 1e-12
 dW1 = unflat([p.grad for p in params])[0]
-print("∂L/∂W¹ (engine):", [[round(g, 6) for g in row] for row in dW1])
+print("∂L/∂W⁽¹⁾ (engine):", [[round(g, 6) for g in row] for row in dW1])
 assert list(dW1[1]) == [0.0, 0.0]  # the inactive hidden unit passes no gradient back
 
 # %% [markdown]
-# The row of W¹ that feeds the inactive hidden unit has zero gradient: ReLU's derivative is 0 there, so no
+# The row of W⁽¹⁾ that feeds the inactive hidden unit has zero gradient: ReLU's derivative is 0 there, so no
 # blame flows back through it.
 #
 # ## 7. A finite-difference gradient check
@@ -460,13 +460,13 @@ check_softplus(softplus);
 # ```
 # </details>
 #
-# **Exercise 3 (the output layer).** In the two-layer network, z = W²·h + b² with h = a¹ the hidden
-# activations. Use ∂L/∂z = a − y to write ∂L/∂W² (one number per hidden unit) and ∂L/∂b². The check compares
+# **Exercise 3 (the output layer).** In the two-layer network, z = W⁽²⁾·h + b⁽²⁾ with h = a⁽¹⁾ the hidden
+# activations. Use ∂L/∂z = a − y to write ∂L/∂W⁽²⁾ (one number per hidden unit) and ∂L/∂b⁽²⁾. The check compares
 # your formula with PyTorch autograd on random cases.
 
 # %%
 def output_layer_grads(h, a, y):
-    """(∂L/∂W² as a list, ∂L/∂b²) from the hidden activations h, the output a and the label y."""
+    """(∂L/∂W⁽²⁾ as a list, ∂L/∂b⁽²⁾) from the hidden activations h, the output a and the label y."""
     return None  # return (list_of_weight_gradients, bias_gradient)
 
 
@@ -475,7 +475,7 @@ check_output_layer_grads(output_layer_grads);
 # %% [markdown]
 # <details><summary>Solution</summary>
 #
-# ∂z/∂W²ⱼ = hⱼ and ∂z/∂b² = 1, so `return [(a - y) * h_j for h_j in h], a - y`.
+# ∂z/∂W⁽²⁾ⱼ = hⱼ and ∂z/∂b⁽²⁾ = 1, so `return [(a - y) * h_j for h_j in h], a - y`.
 # </details>
 #
 # ## Summary
