@@ -15,19 +15,8 @@ A plain number in an expression is a constant: it is written into the op label
 from __future__ import annotations
 
 import math
-from numbers import Real
 
-from course_utils.validation import CourseInputError
-
-
-def check_number(name: str, x) -> float:
-    """Return ``x`` as a float if it is a finite real number, else raise ``CourseInputError``."""
-    if isinstance(x, bool) or not isinstance(x, Real):
-        raise CourseInputError(f"{name} must be a real number, got {x!r}")
-    x = float(x)
-    if not math.isfinite(x):
-        raise CourseInputError(f"{name} must be finite, got {x} (did a number overflow?)")
-    return x
+from course_utils.validation import CourseInputError, check_number
 
 
 class Value:

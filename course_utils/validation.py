@@ -9,6 +9,16 @@ class CourseInputError(ValueError):
     """A public function was called with an argument it cannot use; the message says why."""
 
 
+def check_number(name: str, value) -> float:
+    """Return ``value`` as a float if it is a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise CourseInputError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise CourseInputError(f"{name} must be finite, got {value} (did a number overflow?)")
+    return value
+
+
 def check_positive(name: str, value, *, allow_zero: bool = False) -> float:
     """Return ``value`` as a float if it is a finite number > 0 (or >= 0 with ``allow_zero``)."""
     if isinstance(value, bool) or not isinstance(value, Real):

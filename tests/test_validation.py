@@ -42,3 +42,11 @@ def test_check_same_length():
     check_same_length("X", 3, "y", 3)
     with pytest.raises(CourseInputError, match="X has 3 rows but y has 4"):
         check_same_length("X", 3, "y", 4)
+
+
+@pytest.mark.parametrize("bad, message", [("1", "real number"), (None, "real number"), (False, "real number"), (math.nan, "finite"), (-math.inf, "finite")])
+def test_check_number_rejects(bad, message):
+    from course_utils.validation import check_number
+
+    with pytest.raises(CourseInputError, match=message):
+        check_number("a", bad)

@@ -9,15 +9,11 @@ import math
 import random
 
 from course_utils.autograd import Value
+from course_utils.exercises import verdict
 
 CHAIN_RULE_POINT = {"x": 2.0, "y": 3.0, "z": -1.0}  # f(x, y, z) = (x·y + z)·y
 SOFTPLUS_POINTS = (-3.0, -0.5, 0.0, 1.2, 4.0)
 TOLERANCE = 1e-8
-
-
-def _report(ok: bool, message: str) -> bool:
-    print(("✓ " if ok else "✗ ") + message)
-    return ok
 
 
 def _close(a, b) -> bool:
@@ -35,18 +31,18 @@ def chain_rule_reference() -> dict[str, float]:
 def check_chain_rule(answer) -> bool:
     """Exercise 1: ``answer`` maps "x", "y", "z" to the gradient of (x·y + z)·y you worked out by hand."""
     if not isinstance(answer, dict) or set(answer) != {"x", "y", "z"}:
-        return _report(False, 'answer must be a dict with the keys "x", "y" and "z"')
+        return verdict(False, 'answer must be a dict with the keys "x", "y" and "z"')
     if any(v is None for v in answer.values()):
-        return _report(False, "not finished yet: replace each None by a number")
+        return verdict(False, "not finished yet: replace each None by a number")
     reference = chain_rule_reference()
     wrong = [k for k in "xyz" if not _close(answer[k], reference[k])]
     if not wrong:
-        return _report(True, "all three partial derivatives are right")
+        return verdict(True, "all three partial derivatives are right")
     q = CHAIN_RULE_POINT["x"] * CHAIN_RULE_POINT["y"] + CHAIN_RULE_POINT["z"]
     hint = ""
     if "y" in wrong and (_close(answer["y"], q) or _close(answer["y"], reference["y"] - q)):
         hint = " Hint: y is used twice (in x·y and as the last factor); add the gradients of both paths."
-    return _report(False, f"not right yet for {', '.join(wrong)}.{hint}")
+    return verdict(False, f"not right yet for {', '.join(wrong)}.{hint}")
 
 
 def check_softplus(softplus) -> bool:
@@ -56,20 +52,20 @@ def check_softplus(softplus) -> bool:
             x = Value(p, "x")
             out = softplus(x)
             if out is None:
-                return _report(False, "not finished yet: softplus returns None")
+                return verdict(False, "not finished yet: softplus returns None")
             if not isinstance(out, Value):
-                return _report(False, f"softplus must return a Value, got {type(out).__name__}")
+                return verdict(False, f"softplus must return a Value, got {type(out).__name__}")
             if out.parents != (x,):
-                return _report(False, "build softplus as one new node: Value(data, parents=(x,), local_grads=(...,), op=...)")
+                return verdict(False, "build softplus as one new node: Value(data, parents=(x,), local_grads=(...,), op=...)")
             if not _close(out.data, math.log1p(math.exp(p))):
-                return _report(False, f"softplus({p:g}) should be log(1 + e^{p:g}) = {math.log1p(math.exp(p)):.6f}, got {out.data:.6f}")
+                return verdict(False, f"softplus({p:g}) should be log(1 + e^{p:g}) = {math.log1p(math.exp(p)):.6f}, got {out.data:.6f}")
             out.backward()
             expected = 1 / (1 + math.exp(-p))
             if not _close(x.grad, expected):
-                return _report(False, f"at x = {p:g} backprop gives {x.grad:.6f}, but d softplus/dx = σ(x) = {expected:.6f}")
+                return verdict(False, f"at x = {p:g} backprop gives {x.grad:.6f}, but d softplus/dx = σ(x) = {expected:.6f}")
         except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
-            return _report(False, f"softplus raised {type(error).__name__}: {error}")
-    return _report(True, "softplus computes log(1 + eˣ) and passes σ(x)·upstream back to x")
+            return verdict(False, f"softplus raised {type(error).__name__}: {error}")
+    return verdict(True, "softplus computes log(1 + eˣ) and passes σ(x)·upstream back to x")
 
 
 def _output_layer_cases(count: int = 5):
@@ -100,15 +96,15 @@ def check_output_layer_grads(output_layer_grads) -> bool:
         try:
             result = output_layer_grads(h, a, y)
             if result is None:
-                return _report(False, "not finished yet: output_layer_grads returns None")
+                return verdict(False, "not finished yet: output_layer_grads returns None")
             your_dw, your_db = result
             your_dw = list(your_dw)
         except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
-            return _report(False, f"output_layer_grads raised or returned the wrong shape ({type(error).__name__}: {error})")
+            return verdict(False, f"output_layer_grads raised or returned the wrong shape ({type(error).__name__}: {error})")
         if len(your_dw) != len(dw):
-            return _report(False, f"∂L/∂W2 needs one entry per hidden unit ({len(dw)}), got {len(your_dw)}")
+            return verdict(False, f"∂L/∂W2 needs one entry per hidden unit ({len(dw)}), got {len(your_dw)}")
         if not _close(your_db, db):
-            return _report(False, f"∂L/∂b2 should be a − y = {db:.6f}, got {your_db!r}")
+            return verdict(False, f"∂L/∂b2 should be a − y = {db:.6f}, got {your_db!r}")
         if not all(_close(mine, ref) for mine, ref in zip(your_dw, dw)):
-            return _report(False, "∂L/∂b2 is right but ∂L/∂W2 is not: ∂z/∂W2[j] is the j-th hidden activation")
-    return _report(True, "both gradients match PyTorch autograd on 5 random cases")
+            return verdict(False, "∂L/∂b2 is right but ∂L/∂W2 is not: ∂z/∂W2[j] is the j-th hidden activation")
+    return verdict(True, "both gradients match PyTorch autograd on 5 random cases")

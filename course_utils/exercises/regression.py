@@ -3,12 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_utils.exercises import verdict
 from course_utils.regression import RegressionData, analytic_solution, make_regression_data, max_stable_lr, mse_gradient
-
-
-def _verdict(ok: bool, message: str) -> bool:
-    print(("✓ " if ok else "✗ ") + message)
-    return ok
 
 
 def _as_vector(answer, size: int) -> np.ndarray | str:
@@ -30,8 +26,8 @@ def _first_match(answer: np.ndarray, hints, otherwise: str) -> bool:
     """Report the first ``(candidate, correct, message)`` that ``answer`` matches, else ``otherwise``."""
     for candidate, correct, message in hints:
         if np.allclose(answer, candidate, rtol=1e-6, atol=1e-12):
-            return _verdict(correct, message)
-    return _verdict(False, otherwise)
+            return verdict(correct, message)
+    return verdict(False, otherwise)
 
 
 def gradient_exercise_data() -> tuple[RegressionData, np.ndarray]:
@@ -45,10 +41,10 @@ def check_gradient(gradient_fn) -> bool:
     try:
         answer = gradient_fn(data.X, data.y, beta)
     except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
-        return _verdict(False, f"your function raised {type(error).__name__}: {error}")
+        return verdict(False, f"your function raised {type(error).__name__}: {error}")
     answer = _as_vector(answer, beta.size)
     if isinstance(answer, str):
-        return _verdict(False, answer)
+        return verdict(False, answer)
     expected = mse_gradient(data.X, data.y, beta)
     hints = [
         (expected, True, "correct: that is −2/N · Xᵀ(y − Xβ)"),
@@ -69,7 +65,7 @@ def check_max_stable_lr(value) -> bool:
     """Exercise 2: the largest learning rate for which plain GD converges on exercise 2's problem."""
     answer = _as_vector(value, 1)
     if isinstance(answer, str):
-        return _verdict(False, answer)
+        return verdict(False, answer)
     X = stable_lr_exercise_data().X
     expected = max_stable_lr(X)
     lam = float(np.linalg.eigvalsh(X.T @ X / len(X)).max())  # λ_max(XᵀX/N)
@@ -92,13 +88,13 @@ def check_fit(beta, tol: float = 1e-4) -> bool:
     data = fit_exercise_data()
     answer = _as_vector(beta, data.X.shape[1])
     if isinstance(answer, str):
-        return _verdict(False, answer)
+        return verdict(False, answer)
     expected = analytic_solution(data.X, data.y)
     error = float(np.abs(answer - expected).max())
     if error <= tol:
-        return _verdict(True, f"correct: your β is within {error:.1e} of the analytic solution")
+        return verdict(True, f"correct: your β is within {error:.1e} of the analytic solution")
     if np.abs(np.roll(answer, 1) - expected).max() <= tol:
-        return _verdict(False, "the right numbers in the wrong order: put the intercept (nn.Linear's bias) first")
+        return verdict(False, "the right numbers in the wrong order: put the intercept (nn.Linear's bias) first")
     if error <= 100 * tol:
-        return _verdict(False, f"close ({error:.1e} away): train for more steps or use a larger learning rate")
-    return _verdict(False, f"{error:.2g} away from the analytic β: check the loss, the learning rate and the steps")
+        return verdict(False, f"close ({error:.1e} away): train for more steps or use a larger learning rate")
+    return verdict(False, f"{error:.2g} away from the analytic β: check the loss, the learning rate and the steps")
