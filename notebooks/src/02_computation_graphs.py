@@ -6,7 +6,9 @@
 # two-layer network. It also covers "Back Propagation: Linear Regression as DAG" from **Deep Learning and
 # Masked Language Modelling** (CSE538).
 #
-# **After this notebook you can**
+# ## Learning objectives
+#
+# After this notebook you can:
 # - split an expression into a computation graph and run its forward pass;
 # - write the local derivative of every node and combine them with the chain rule by hand;
 # - explain what `backward()` does: visit the nodes in reverse topological order, multiply, add;
