@@ -57,7 +57,7 @@ def test_template_parts_are_there(stem):
     assert markdown.lstrip().startswith("# "), "a title first"
     for heading in ("objectives", "exercise", "summary", "references"):
         assert re.search(rf"^#+ .*{heading}", markdown, re.I | re.M), f"no '{heading}' section"
-    assert re.search(r"lecture", markdown[:1500], re.I), "the top says which lecture it accompanies"
+    assert re.search(r"accompan\w* .*(lecture|slides)", markdown[:1500], re.I | re.S), "the top says which lecture it accompanies"
     assert code[0] == setup_cell_source(), "the first code cell is the Colab set-up cell"
     assert "setup_notebook" in code[1], "the second code cell runs setup_notebook"
     assert any("NBVAL_CHECK_OUTPUT" in c for c in code), "worked examples are checked outputs"
