@@ -112,7 +112,6 @@ class LabServer:
             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
             "--IdentityProvider.token=", "--ServerApp.password=",
             f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
-            "--KernelManager.transport=ipc",  # Unix sockets: no TCP port race with other kernels on the machine
         ]  # fmt: skip
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")
@@ -171,10 +170,12 @@ _RUN_ALL_JS = """async () => {
     (error) => { window.__courseRun = 'failed: ' + error; });
 }"""
 
+# How the run ended ('done', 'failed: ...', 'kernel died'), or false while it goes on.
 _FINISHED_JS = """() => {
   const panel = window.jupyterapp.shell.currentWidget;
   const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
-  return window.__courseRun !== null && kernel && kernel.status === 'idle';
+  if (kernel && kernel.status === 'dead') return 'kernel died';
+  return window.__courseRun !== null && kernel && kernel.status === 'idle' && window.__courseRun;
 }"""
 
 _CELLS_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets
@@ -243,8 +244,7 @@ class LabNotebook:
     def run_all(self, timeout_s: float) -> str:
         """Clear the outputs, run every cell, wait until the run is over and the kernel idle; say how it ended."""
         self.page.evaluate(_RUN_ALL_JS)
-        self.page.wait_for_function(_FINISHED_JS, timeout=timeout_s * 1000, polling=500)
-        return self.page.evaluate("() => window.__courseRun")
+        return self.page.wait_for_function(_FINISHED_JS, timeout=timeout_s * 1000, polling=500).json_value()
 
     def cells(self) -> list[dict]:
         """Each code cell's first characters, execution count and error outputs."""
