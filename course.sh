@@ -5,8 +5,9 @@
 #   bash course.sh bench   set everything up, then run the benchmarks (writes BENCHMARKS.md)
 #   bash course.sh setup   set everything up only
 #
-# Set-up installs into the active virtual or conda environment, or else into ./.venv
-# (made with --system-site-packages, so a torch you already have is used, never replaced).
+# Set-up installs into the active virtual or conda environment, else into the python3 on PATH,
+# or, where that one is managed by the system (Debian, Ubuntu), into ./.venv made with
+# --system-site-packages. Either way a torch you already have is used, never replaced.
 # torch is installed only when none is importable: the CUDA build where nvidia-smi finds a
 # GPU, the CPU build everywhere else (no multi-GB CUDA download on a machine without a GPU).
 set -euo pipefail
@@ -17,16 +18,43 @@ shift || true
 log() { printf '\033[1m[course]\033[0m %s\n' "$*"; }
 
 choose_python() {
+    # The active virtual/conda environment; else ./.venv if made before; else the python on PATH,
+    # unless it is "externally managed" (Debian's, Ubuntu's), where pip may not install: then a new .venv.
     if [ -n "${VIRTUAL_ENV:-}" ] || [ -n "${CONDA_PREFIX:-}" ]; then
         PY=$(command -v python)
         return
     fi
-    local base=${PYTHON:-python3}
-    if [ ! -x .venv/bin/python ]; then
-        log "making .venv (with system site-packages) from $($base --version)"
-        "$base" -m venv --system-site-packages .venv
+    if [ -x .venv/bin/python ]; then
+        PY=$PWD/.venv/bin/python
+        return
     fi
-    PY=$PWD/.venv/bin/python
+    local base=${PYTHON:-python3}
+    if "$base" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+        log "$($base --version) is managed by the system: making .venv (with system site-packages)"
+        "$base" -m venv --system-site-packages .venv
+        PY=$PWD/.venv/bin/python
+    else
+        PY=$(command -v "$base")
+    fi
+}
+
+widgets_visible_to_jupyterlab() {
+    # JupyterLab looks for extensions under its own prefix: a .venv does not see the base's.
+    "$PY" - <<'PY'
+import sys
+from jupyter_core.paths import jupyter_path
+from pathlib import Path
+sys.exit(not any((Path(p) / "labextensions/@jupyter-widgets/jupyterlab-manager").is_dir() for p in jupyter_path()))
+PY
+}
+
+ensure_widget_extension() {
+    if ! widgets_visible_to_jupyterlab; then
+        local version
+        version=$("$PY" -m pip show jupyterlab_widgets | sed -n 's/^Version: //p')
+        log "installing the widget extension where JupyterLab can see it (jupyterlab_widgets $version)"
+        "$PY" -m pip install -q --ignore-installed --no-deps "jupyterlab_widgets==$version"
+    fi
 }
 
 install_torch_if_missing() {
@@ -71,8 +99,9 @@ setup() {
     choose_python
     "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
     install_torch_if_missing
-    log "installing the course (pip install -e .[test])"
+    log "installing the course (pip install -e .[test]) into $("$PY" -c 'import sys; print(sys.prefix)')"
     "$PY" -m pip install -q -e ".[test]"
+    ensure_widget_extension
 }
 
 case "$command_name" in
