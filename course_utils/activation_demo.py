@@ -11,10 +11,10 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocato
 from course_utils.activations import ACTIVATIONS, get_activation
 from course_utils.feedforward import gradient_norm_table
 from course_utils.validation import check_int
-from course_utils.widget_kit import Demo
+from course_utils.widget_kit import PNG_DPI, Demo
 
 COLORS = {"sigmoid": "tab:blue", "tanh": "tab:orange", "relu": "tab:green", "gelu": "tab:red"}
-SIZE, DPI = (10, 3.8), 80  # inches; the resolution widget_kit.figure_png renders at, so the backdrop fits pixel for pixel
+SIZE, DPI = (10, 3.8), PNG_DPI  # inches; the resolution the PNG is encoded at, so the backdrop fits pixel for pixel
 LEFT_BOX, RIGHT_BOX = (0.065, 0.15, 0.3, 0.75), (0.48, 0.15, 0.5, 0.75)  # axes positions, figure fractions
 Z = torch.linspace(-5, 5, 201, dtype=torch.float64)  # (201,) where g and g' are drawn
 

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from course_utils.autograd import Value
 from course_utils.graph_drawing import GraphPicture
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widget_kit import Demo
+from course_utils.widget_kit import PNG_DPI, Demo
 
 
 def lecture_graph(a: float, b: float, c: float) -> Value:
@@ -85,7 +85,7 @@ class BackpropDemo(Demo):
     def __init__(self, a: float = 3.0, b: float = 1.0, c: float = -2.0):
         scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
         self.figure = Figure(figsize=(7.2 * scale, 3.2 * scale))
-        self.plot_height = f"{round(3.2 * scale * 80) + 12}px"  # the PNG is drawn at 80 dpi
+        self.plot_height = f"{round(3.2 * scale * PNG_DPI) + 12}px"
         axes = self.figure.add_axes((0.01, 0.01, 0.98, 0.98))
         self.picture = GraphPicture(lecture_graph(a, b, c), axes, fontsize=12 * scale)
         steps = Walkthrough(lecture_graph(a, b, c)).steps

@@ -31,7 +31,10 @@ def labelled(text: str, control: widgets.Widget) -> widgets.HBox:
     return widgets.HBox([label(text), control], layout=widgets.Layout(align_items="center"))
 
 
-def figure_png(figure, dpi: int = 80) -> bytes:
+PNG_DPI = 80  # demos that paste bitmaps render them at this resolution, so they fit pixel for pixel
+
+
+def figure_png(figure, dpi: int = PNG_DPI) -> bytes:
     """Encode a matplotlib figure as PNG bytes."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})  # fast, slightly larger
