@@ -33,8 +33,9 @@ def font_px(base: float = _BASE_FONT_PX) -> int:
 def lecture_mode(on: bool = True, *, scale: float = 1.6) -> None:
     """Enlarge fonts, lines and figures (``on=True``) or go back to the defaults (``on=False``).
 
-    Affects matplotlib figures drawn afterwards and every course widget, including those
-    already on screen (their labels are styled by a stylesheet this call displays).
+    Affects matplotlib figures drawn afterwards and the titles, labels and readouts of course
+    widgets made afterwards; a stylesheet this call displays also enlarges the standard widget
+    text (slider readouts, dropdowns, buttons) of widgets already on screen.
     """
     import matplotlib as mpl
 
