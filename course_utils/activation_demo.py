@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
 from course_utils.activations import ACTIVATIONS, get_activation
+from course_utils.backdrop import figure_rgba
 from course_utils.feedforward import gradient_norm_table
 from course_utils.validation import check_int
 from course_utils.widget_kit import PNG_DPI, Demo
@@ -55,7 +56,6 @@ class ActivationDemo(Demo):
     def _backdrop(self, chosen: str) -> np.ndarray:
         """The figure without the gradient lines, drawn once, as an RGBA picture (H, W, 4)."""
         figure = Figure(figsize=SIZE, dpi=DPI)
-        canvas = FigureCanvasAgg(figure)
         ax_g, ax_n = figure.add_axes(LEFT_BOX), figure.add_axes(RIGHT_BOX, **self.limits)
         act = get_activation(chosen)
         ax_g.plot(Z, act.function(Z), color="black", label="g(z)")
@@ -71,8 +71,7 @@ class ActivationDemo(Demo):
         for i, (name, color) in enumerate(COLORS.items()):
             weight = "bold" if name == chosen else "normal"
             ax_n.text(0.1 + 0.22 * i, 1.03, name, color=color, fontweight=weight, transform=ax_n.transAxes)
-        canvas.draw()
-        return np.asarray(canvas.buffer_rgba()).copy()
+        return figure_rgba(figure)
 
     def draw(self, activation: str, depth: int) -> Figure:
         chosen = get_activation(activation).name

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import numpy as np
-from matplotlib.artist import Artist
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import blended_transform_factory
@@ -26,6 +24,7 @@ from course_utils.regression import (
     random_start,
 )
 from course_utils.validation import CourseInputError
+from course_utils.backdrop import FrozenBackdrop, overlay_axes
 from course_utils.widget_kit import Demo
 
 OPTIMIZERS = [("gradient descent", "gd"), ("momentum (μ = 0.9)", "momentum"), ("Adam", "adam")]
@@ -61,37 +60,6 @@ def clip_path(betas: np.ndarray, center, half_width: float, margin: float = 3.0)
     if outside.size == 0:
         return betas
     return np.clip(betas[: outside[0] + 1], low, high)  # (K, 2)
-
-
-class FrozenBackdrop(Artist):
-    """Draws a static figure as a bitmap, rendered once per resolution, behind a figure's moving parts."""
-
-    def __init__(self, source: Figure):
-        super().__init__()
-        self.source = source
-        self._bitmaps: dict[float, np.ndarray] = {}
-
-    def _bitmap(self, dpi: float) -> np.ndarray:
-        if dpi not in self._bitmaps:
-            from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-            self.source.set_dpi(dpi)
-            canvas = FigureCanvasAgg(self.source)
-            canvas.draw()
-            self._bitmaps[dpi] = np.asarray(canvas.buffer_rgba())[::-1].copy()  # (H, W, 4), bottom row first
-        return self._bitmaps[dpi]
-
-    def draw(self, renderer) -> None:
-        gc = renderer.new_gc()
-        renderer.draw_image(gc, 0, 0, self._bitmap(renderer.dpi))
-        gc.restore()
-
-
-def overlay_axes(figure: Figure, under: Axes) -> Axes:
-    """Bare axes (no frame, ticks or background) in ``figure`` exactly over the backdrop's axes ``under``."""
-    ax = figure.add_axes(under.get_position(), xlim=under.get_xlim(), ylim=under.get_ylim())  # the box as drawn
-    ax.set_axis_off()
-    return ax
 
 
 class DescentDemo(Demo):
