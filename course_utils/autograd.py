@@ -174,3 +174,11 @@ class Value:
             return f"-{names[0]}" if self.op == "neg" else f"{self.op}({names[0]})"
         reflected = self.op[-1] in "+-*/"
         return f"{self.op}{names[0]}" if reflected else f"{names[0]}{self.op}"
+
+
+def lecture_graph(a: float = 3.0, b: float = 1.0, c: float = -2.0) -> Value:
+    """The lecture's example, d = 2b, e = a + d, L = c·e, with named nodes; returns L (not yet backpropagated)."""
+    a, b, c = Value(a, "a"), Value(b, "b"), Value(c, "c")
+    d = (2 * b).named("d")
+    e = (a + d).named("e")
+    return (c * e).named("L")

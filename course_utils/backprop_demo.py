@@ -12,18 +12,10 @@ import ipywidgets as widgets
 import matplotlib
 from matplotlib.figure import Figure
 
-from course_utils.autograd import Value
+from course_utils.autograd import Value, lecture_graph
 from course_utils.graph_drawing import GraphPicture
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widget_kit import PNG_DPI, Demo
-
-
-def lecture_graph(a: float, b: float, c: float) -> Value:
-    """The lecture's example: d = 2b, e = a + d, L = c·e; returns L."""
-    a, b, c = Value(a, "a"), Value(b, "b"), Value(c, "c")
-    d = (2 * b).named("d")
-    e = (a + d).named("e")
-    return (c * e).named("L")
 
 
 def parse_number(name: str, text: str) -> float:

@@ -8,6 +8,7 @@ import matplotlib
 import pytest
 from matplotlib.figure import Figure
 
+from course_utils import autograd
 from course_utils.autograd import Value
 from course_utils.graph_drawing import COLOURS, GraphPicture, draw_graph, layered_layout, node_title, to_dot
 from course_utils.validation import CourseInputError
@@ -17,10 +18,7 @@ matplotlib.use("Agg")
 
 
 def lecture_graph():
-    a, b, c = Value(3, "a"), Value(1, "b"), Value(-2, "c")
-    d = (2 * b).named("d")
-    e = (a + d).named("e")
-    L = (c * e).named("L")
+    L = autograd.lecture_graph()
     L.backward()
     return L
 
