@@ -373,17 +373,23 @@ _RULES = {
 
 # What each kind of symbol is, for the account of an ungrammatical sentence.
 _DESCRIPTIONS = {
-    "DET": "a determiner", "ADJ": "an adjective", "N": "a noun for a {1} ({2})", "NAME": "a name",
+    "DET": "a determiner", "ADJ": "an adjective", "N": "a noun (class: {1}, {2})", "NAME": "a name",
     "MODS": "a modifier of the subject (a preposition or 'that'/'which') or its verb",
     "PRED": "a verb agreeing with a {1} subject", "VI": "an intransitive verb ({1} subject)",
-    "VT": "a verb whose subject is a {2} ({1})", "BE": "'is/are' or 'was/were' agreeing with a {1} subject",
-    "BE_PAST": "'was' or 'were' agreeing with a {1} subject", "OBJ": "an object of the verb ({1})",
-    "INSTR": "'with' and an instrument for '{1}', or the end", "PART": "a participle of a verb whose object is a {1}",
-    "PASSIVE_VP": "a participle of a verb whose object is a {1}", "AGENT": "who did it",
+    "VT": "a verb whose subject can be of class {2} ({1})", "BE": "'is/are' or 'was/were' agreeing with a {1} subject",
+    "BE_PAST": "'was' or 'were' agreeing with a {1} subject", "BE_NOW": "'is' or 'are' agreeing with a {1} subject",
+    "OBJ": "an object of the verb (class: {1})", "INSTR": "'with' and an instrument for '{1}', or the end",
+    "PART": "a participle of a verb whose object can be of class {1}",
+    "PASSIVE_VP": "a participle of a verb whose object can be of class {1}", "AGENT": "who did it",
     "FEELING": "a word for a feeling", "PREP": "a preposition", "LOCPREP": "a preposition of place",
-    "CLAUSE": "a {1} clause of a review", "STOP": "the end of the review ('.' or '!')",
+    "RPREP": "a preposition of place", "CLAUSE": "a {1} clause of a review", "STOP": "the end of the review ('.' or '!')",
     "REVIEW_END": "'and', 'but' or the end of the review", "POLAR": "a {1} adjective",
-    "TOPIC": "what a review is about", "PRED": "a verb agreeing with a {1} subject",
+    "TOPIC": "what a review is about", "LOVE": "a verb of liking or disliking", "MISSING": "what the review missed",
+    "S": "the start of a sentence", "DECL": "the start of a statement", "SENSE": "the start of a sentence",
+    "GETS": "the 'make sure that ... gets' frame", "GETS_DET": "a determiner",
+    "GETS_N": "a noun that can take 'gets' here (class: {1}, {2})", "GETS_PART": "what happens to it (class: {1})",
+    "SIMPLE_SUBJ": "a simple {1} subject", "FEEL": "'feel(s)' agreeing with a {1} subject",
+    "ONE_OF": "one of: {1}",
 }  # fmt: skip
 
 
@@ -621,9 +627,13 @@ class CourseLanguage:
     def _words(text) -> tuple[str, ...]:
         if isinstance(text, str):
             return tuple(text.split())
-        if not all(isinstance(w, str) for w in text):
+        try:
+            words = tuple(text)
+        except TypeError:
+            words = None
+        if words is None or not all(isinstance(w, str) for w in words):
             raise CourseInputError("a sentence must be a string or a list of word strings")
-        return tuple(text)
+        return words
 
     # -- the vocabulary
     @property

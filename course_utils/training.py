@@ -7,7 +7,7 @@ from typing import Callable, Iterable
 
 import torch
 
-from course_utils.validation import CourseInputError, check_int, check_positive
+from course_utils.validation import CourseInputError, check_choice, check_int, check_positive
 
 
 class NonFiniteLossError(RuntimeError):
@@ -69,6 +69,13 @@ def _batch_source(batches) -> Callable[[int], tuple]:
     raise CourseInputError("batches must be an iterable of (x, targets) pairs or a function step -> (x, targets)")
 
 
+def _scheduler(optimizer: torch.optim.Optimizer, schedule: str, steps: int):
+    """A learning-rate schedule: constant, or half a cosine from the set rate down to 0."""
+    if schedule == "constant":
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 0.5 * (1 + math.cos(math.pi * step / steps)))
+
+
 def train(
     model: torch.nn.Module,
     batches,
@@ -81,6 +88,7 @@ def train(
     evaluate: Callable[[], float] | None = None,
     eval_every: int = 0,
     clip_grad_norm: float | None = None,
+    schedule: str = "constant",
     progress: bool = True,
     description: str = "training",
 ) -> TrainingHistory:
@@ -88,7 +96,8 @@ def train(
 
     ``model(x, targets)`` must return ``(logits, loss)``. ``batches`` is an iterable of
     ``(x, targets)`` pairs or a function ``step -> (x, targets)``. Without an optimizer,
-    AdamW with learning rate ``lr`` is used. A NaN or infinite loss stops training with
+    AdamW with learning rate ``lr`` is used. ``schedule="cosine"`` decays the learning rate
+    to 0 over the ``steps`` (half a cosine); "constant" keeps it. A NaN or infinite loss stops training with
     ``NonFiniteLossError``, before the bad update.
     """
     from tqdm.auto import tqdm
@@ -100,6 +109,7 @@ def train(
         optimizer = torch.optim.AdamW(model.parameters(), lr=check_positive("lr", lr))
     if clip_grad_norm is not None:
         clip_grad_norm = check_positive("clip_grad_norm", clip_grad_norm)
+    scheduler = _scheduler(optimizer, check_choice("schedule", schedule, ("constant", "cosine")), steps)
     if device is not None:
         model.to(device)
     get_batch = _batch_source(batches)
@@ -119,6 +129,7 @@ def train(
         if clip_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
         optimizer.step()
+        scheduler.step()
         if step % log_every == 0 or step == steps:
             history.steps.append(step)
             history.losses.append(loss_value)

@@ -85,3 +85,23 @@ def test_history_plot_draws_both_curves():
     history = TrainingHistory(steps=[1, 2], losses=[2.0, 1.0], eval_steps=[2], eval_losses=[1.5])
     ax = history.plot(Figure().add_subplot())
     assert len(ax.lines) == 2 and ax.get_xlabel() == "step"
+
+
+def test_cosine_schedule_decays_the_learning_rate_to_zero():
+    model = torch.nn.Linear(1, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.ones(4, 1)
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def forward(self, x, targets):
+            out = self.inner(x)
+            return out, ((out - targets) ** 2).mean()
+
+    train(Wrapped(), lambda step: (x, x), steps=10, optimizer=optimizer, schedule="cosine", progress=False)
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(CourseInputError, match="schedule"):
+        train(Wrapped(), lambda step: (x, x), steps=2, schedule="linear", progress=False)
