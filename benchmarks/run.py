@@ -2,7 +2,7 @@
 
     python benchmarks/run.py                              # everything; writes BENCHMARKS.md
     python benchmarks/run.py --notebooks 01 03 --modes fast
-    python benchmarks/run.py --skip-notebooks             # demos and import time only
+    python benchmarks/run.py --skip-notebooks             # demos, import time and language only
 
 Notebooks run through nbclient (the kernel is a subprocess) in fast mode (COURSE_FAST=1) and in
 full mode; their outputs are never saved. Peak RSS is the largest sum of the resident memory of
@@ -10,6 +10,8 @@ the kernel and its children, polled every 50 ms. Each Demo subclass in ``course_
 is built with its defaults and each control is driven through up to 20 valid values; its
 ``latencies`` (computing, drawing and PNG encoding) give the median and maximum. The import
 cost is the time ``import course_utils`` takes after ``import torch``, in fresh interpreters.
+The language benchmarks (``benchmarks/lm_bench.py``) time the generator and the oracle and
+compare each notebook-04 model's test perplexity with the oracle's.
 Raw numbers go to ``benchmarks/results/*.json``.
 """
 from __future__ import annotations
@@ -30,6 +32,9 @@ import time
 from pathlib import Path
 
 import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lm_bench  # noqa: E402  (benchmarks/lm_bench.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -339,6 +344,8 @@ def target_rows(results: dict) -> list[tuple[str, str, str]]:
         else:
             ok = False if demo["errors"] else None  # a demo that could not be built fails
         rows.append((f"{name}: median callback ≤ {MEDIAN_MS:g} ms", _cell(median, " ms"), _status(ok)))
+    for target, measured, ok in lm_bench.target_rows(results.get("language", {})):
+        rows.append((target, measured, _status(ok)))
     imports = results.get("import")
     if imports:
         extra = imports["course_utils_over_torch_s"]
@@ -414,6 +421,8 @@ def markdown(results: dict) -> str:
             f"`import course_utils` after torch: **{imports['course_utils_over_torch_s']} s**.",
             "",
         ]
+    if results.get("language"):
+        lines += lm_bench.markdown(results["language"])
     rows = target_rows(results)
     failed = sum(status == "FAIL" for _, _, status in rows)
     lines += ["## Targets", "", f"{len(rows) - failed} of {len(rows)} rows pass.", "", "| target | measured | status |", "|---|---:|---|"]
@@ -429,6 +438,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip-notebooks", action="store_true", help="do not run the notebooks")
     parser.add_argument("--skip-demos", action="store_true", help="do not measure widget callbacks")
     parser.add_argument("--skip-import", action="store_true", help="do not measure the import time")
+    parser.add_argument("--skip-language", action="store_true", help="do not run the language benchmarks")
+    parser.add_argument("--retrain", action="store_true", help="time FFNN training here instead of reading the checkpoints")
     parser.add_argument("--values", type=int, default=20, help="values per slider")
     parser.add_argument("--repeats", type=int, default=5, help="fresh interpreters per import timing")
     parser.add_argument("--cell-timeout", type=int, default=600, help="seconds per notebook cell")
@@ -450,6 +461,8 @@ def main(argv: list[str] | None = None) -> int:
         results["demos"] = bench_demos(args.values)
     if not args.skip_import:
         results["import"] = bench_import(args.repeats)
+    if not args.skip_language:
+        results["language"] = lm_bench.run(args.retrain)
     json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     args.output.write_text(markdown(results), encoding="utf-8")
     failed = [target for target, _, status in target_rows(results) if status == "FAIL"]

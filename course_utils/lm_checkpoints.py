@@ -1,0 +1,185 @@
+"""The trained models behind notebook 04's tables: their recipes, and one command that makes them.
+
+    python -m course_utils.lm_checkpoints            # train every model, write data/checkpoints/04/
+    python -m course_utils.lm_checkpoints ffnn_n3    # only some
+
+Each checkpoint is safetensors weights + config.json (the model's arguments, the recipe, the
+training time and the validation score) + a sha256 manifest (``course_utils.checkpoints``).
+N-gram models are not shipped: counting the training split takes seconds and gives the same
+tables every time.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+from course_utils import corpus, lm
+from course_utils.checkpoints import load_checkpoint, save_checkpoint
+from course_utils.language import CourseLanguage
+from course_utils.masked_lm import WindowMaskedLM, example_batches, masked_examples
+from course_utils.neural_lm import FeedForwardLM
+from course_utils.ngram import NGramLM
+from course_utils.sentiment import EmbeddingClassifier, FeatureClassifier, SentimentLexicon, feature_matrix, pad_batch
+from course_utils.text_pipeline import Vocab
+from course_utils.training import train
+from course_utils.validation import CourseInputError
+
+CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "data" / "checkpoints" / "04"
+FFNN = {"embed_dim": 64, "hidden_dim": 256}
+FFNN_TRAINING = {"steps": 1500, "batch_size": 64, "lr": 3e-3, "seed": 0}
+MASKED_TRAINING = {"steps": 1500, "batch_size": 256, "lr": 3e-3, "seed": 0}
+SENTIMENT_TRAINING = {"steps": 600, "batch_size": 64, "lr": 1e-2, "seed": 0}
+RECIPES = {
+    "ffnn_n2": ("ffnn", {"context_size": 2, **FFNN}, FFNN_TRAINING),
+    "ffnn_n3": ("ffnn", {"context_size": 3, **FFNN}, FFNN_TRAINING),
+    "ffnn_n5": ("ffnn", {"context_size": 5, **FFNN}, FFNN_TRAINING),
+    "masked_concat_w2": ("masked", {"width": 2, "combine": "concat", **FFNN}, MASKED_TRAINING),
+    "masked_bag_w2": ("masked", {"width": 2, "combine": "bag", **FFNN}, MASKED_TRAINING),
+    "masked_concat_w4": ("masked", {"width": 4, "combine": "concat", **FFNN}, MASKED_TRAINING),
+    "sentiment_features": ("features", {"n_features": 6, "hidden_dim": 16}, SENTIMENT_TRAINING),
+    "sentiment_embeddings": ("embeddings", {"embed_dim": 64, "hidden_dim": 16}, SENTIMENT_TRAINING),
+    # the same classifier, its embeddings started from the trained ffnn_n5's: "benefit 2" of a neural LM
+    "sentiment_pretrained": ("embeddings", {"embed_dim": 64, "hidden_dim": 16}, {**SENTIMENT_TRAINING,
+                                                                                "init_embeddings": "ffnn_n5"}),
+}
+
+
+@lru_cache(maxsize=1)
+def course_vocab() -> Vocab:
+    """The vocabulary every course-language model uses: the grammar's words, sorted (fixed ids)."""
+    return Vocab(sorted(CourseLanguage().vocabulary))
+
+
+@lru_cache(maxsize=1)
+def train_ids() -> tuple[tuple[int, ...], ...]:
+    """The training split, encoded with ``course_vocab()``."""
+    return tuple(tuple(ids) for ids in lm.encode_sentences(course_vocab(), corpus.load_split("train")))
+
+
+def ngram_models(orders=(1, 2, 3), smoothing: str = "interpolated-kn") -> dict[str, NGramLM]:
+    """Unigram, bigram, trigram models counted on the training split."""
+    names = {1: "unigram", 2: "bigram", 3: "trigram"}
+    return {names.get(n, f"{n}-gram"): NGramLM(course_vocab(), n, smoothing=smoothing).fit(train_ids()) for n in orders}
+
+
+# ---------------------------------------------------------------- building models from a config
+
+
+def build_model(kind: str, config: dict) -> torch.nn.Module:
+    """A fresh (untrained) model of ``kind`` with ``config``."""
+    vocab = course_vocab()
+    if kind == "ffnn":
+        return FeedForwardLM(len(vocab), bos_id=vocab.bos_id, **config)
+    if kind == "masked":
+        return WindowMaskedLM(len(vocab), pad_id=vocab.pad_id, **config)
+    if kind == "features":
+        return FeatureClassifier(**config)
+    if kind == "embeddings":
+        return EmbeddingClassifier(len(vocab), pad_id=vocab.pad_id, **config)
+    raise CourseInputError(f"unknown model kind {kind!r}")
+
+
+def train_model(name: str, *, steps: int | None = None, progress: bool = True):
+    """Train the model ``name`` by its recipe (``steps`` overrides the recipe's); return (model, history)."""
+    if name not in RECIPES:
+        raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(RECIPES)}")
+    kind, config, recipe = RECIPES[name]
+    torch.manual_seed(recipe["seed"])
+    model = build_model(kind, config)
+    if "init_embeddings" in recipe:
+        with torch.no_grad():
+            model.embedding.weight.copy_(load_model(recipe["init_embeddings"]).embedding.weight)
+    batches = _batches(kind, config, recipe)
+    history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
+                    progress=progress, description=name)  # fmt: skip
+    return model, history
+
+
+def _batches(kind: str, config: dict, recipe: dict):
+    vocab, size, seed = course_vocab(), recipe["batch_size"], recipe["seed"]
+    if kind == "ffnn":
+        return lm.batch_stream(train_ids(), vocab, batch_size=size, seed=seed)
+    if kind == "masked":
+        windows, targets = masked_examples(train_ids(), vocab, config["width"])
+        return example_batches(windows, targets, batch_size=size, seed=seed)
+    x, labels = review_tensors("train", kind)
+    return example_batches(x, labels, batch_size=size, seed=seed)
+
+
+def review_tensors(split: str, kind: str):
+    """Reviews of ``split`` as model inputs (hand features or padded ids) and labels (1 = positive)."""
+    items = corpus.load_eval(f"reviews_{split}")
+    labels = torch.tensor([item["label"] == "pos" for item in items], dtype=torch.long)  # (n,)
+    if kind == "features":
+        return feature_matrix([item["words"] for item in items], review_lexicon()), labels  # (n, 6)
+    vocab = course_vocab()
+    return pad_batch([vocab.encode(item["words"]) for item in items], vocab.pad_id), labels  # (n, T)
+
+
+def review_lexicon() -> SentimentLexicon:
+    """The lecture's positive and negative lexicons, for the course language's reviews."""
+    from course_utils import lexicon as lx
+
+    return SentimentLexicon(positive=set(lx.POSITIVE) | set(lx.LOVE_VERBS["pos"]) | {"love"},
+                            negative=set(lx.NEGATIVE) | set(lx.LOVE_VERBS["neg"]) | {"hate"})  # fmt: skip
+
+
+def validation_score(kind: str, model: torch.nn.Module) -> dict:
+    """Perplexity on the validation split (LMs), loss of the masked word, or accuracy (classifiers)."""
+    vocab = course_vocab()
+    model.eval()
+    with torch.no_grad():
+        if kind == "ffnn":
+            return {"valid_perplexity": lm.evaluate(model, vocab, corpus.load_split("valid")).perplexity}
+        if kind == "masked":
+            ids = lm.encode_sentences(vocab, corpus.load_split("valid"))
+            _, loss = model(*masked_examples(ids, vocab, model.width))
+            return {"valid_masked_nll": float(loss)}
+        x, labels = review_tensors("valid", kind)
+        logits, _ = model(x)
+        return {"valid_accuracy": float((logits.argmax(-1) == labels).double().mean())}
+
+
+def build_checkpoint(name: str, directory: Path = CHECKPOINT_DIR) -> dict:
+    """Train ``name`` by its recipe and save it; return its config (with time and score)."""
+    kind, config, recipe = RECIPES[name]
+    start = time.perf_counter()
+    model, history = train_model(name)
+    seconds = time.perf_counter() - start
+    saved = {"kind": kind, "model": config, "recipe": recipe, "train_seconds": round(seconds, 1),
+             "final_train_loss": history.final_loss, "torch_threads": torch.get_num_threads(),
+             **validation_score(kind, model)}  # fmt: skip
+    save_checkpoint(model, directory / name, saved)
+    return saved
+
+
+def load_model(name: str, directory: Path | str = CHECKPOINT_DIR) -> torch.nn.Module:
+    """A shipped model, in eval mode; the checkpoint's checksums are verified first."""
+    if name not in RECIPES:
+        raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(RECIPES)}")
+    path = Path(directory) / name
+    if not path.is_dir():
+        raise CourseInputError(f"{path} is missing; make it with `python -m course_utils.lm_checkpoints {name}`")
+    model, _ = load_checkpoint(path, lambda saved: build_model(saved["kind"], saved["model"]))
+    return model.eval()
+
+
+def main(argv=None) -> None:
+    """Command line: train and save the named models (default: all)."""
+    parser = argparse.ArgumentParser(description="Train and save notebook 04's models.")
+    parser.add_argument("names", nargs="*", default=list(RECIPES), help=f"any of {', '.join(RECIPES)}")
+    parser.add_argument("--out", type=Path, default=CHECKPOINT_DIR)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(2)  # the course's reference machine: a 2-core CPU
+    for name in args.names:
+        saved = build_checkpoint(name, args.out)
+        scores = {k: round(v, 4) for k, v in saved.items() if k.startswith("valid_")}
+        print(f"{name}: {saved['train_seconds']} s, {scores}")
+
+
+if __name__ == "__main__":
+    main()

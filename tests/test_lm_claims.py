@@ -1,0 +1,87 @@
+"""The lectures' claims about n-gram and feed-forward LMs, asserted on the shipped checkpoints."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from course_utils import corpus, lm, lm_probes
+from course_utils import lm_checkpoints as zoo
+from course_utils.checkpoints import verify_checkpoint
+from course_utils.language import CourseLanguage
+from course_utils.validation import CourseInputError
+
+
+@pytest.fixture(scope="module")
+def test_split():
+    return corpus.load_split("test")
+
+
+@pytest.fixture(scope="module")
+def oracle_perplexity(test_split):
+    return math.exp(corpus.oracle_entropy(CourseLanguage(include_held_out=False), test_split)[0])
+
+
+@pytest.fixture(scope="module")
+def ngrams():
+    return zoo.ngram_models()
+
+
+@pytest.fixture(scope="module")
+def ffnn():
+    return {n: zoo.load_model(f"ffnn_n{n}") for n in (2, 3, 5)}
+
+
+@pytest.fixture(scope="module")
+def perplexities(ngrams, ffnn, test_split):
+    models = {**ngrams, **{f"ffnn_n{n}": m for n, m in ffnn.items()}}
+    return {name: lm.evaluate(model, zoo.course_vocab(), test_split).perplexity for name, model in models.items()}
+
+
+@pytest.mark.parametrize("name", list(zoo.RECIPES))
+def test_every_shipped_checkpoint_matches_its_manifest_and_recipe(name):
+    verify_checkpoint(zoo.CHECKPOINT_DIR / name)
+    model = zoo.load_model(name)
+    kind, config, _ = zoo.RECIPES[name]
+    assert isinstance(model, type(zoo.build_model(kind, config)))
+
+
+def test_the_perplexity_ordering_holds(perplexities):
+    p = perplexities
+    assert p["unigram"] > p["bigram"] > p["trigram"] > p["ffnn_n5"]
+    assert p["ffnn_n2"] > p["ffnn_n3"] > p["ffnn_n5"]
+
+
+def test_no_model_beats_the_oracle_on_average(perplexities, oracle_perplexity):
+    for name, ppl in perplexities.items():
+        assert ppl > oracle_perplexity, name
+
+
+def test_the_language_has_structure_beyond_bigrams(perplexities, oracle_perplexity):
+    assert perplexities["bigram"] >= 1.3 * oracle_perplexity
+
+
+def test_the_ffnn_beats_the_best_ngram_on_held_out_compositions(ngrams, ffnn):
+    items = [item for item in corpus.load_eval("compositions") if item["held_out"]]
+    vocab = zoo.course_vocab()
+    best_ngram = max(lm_probes.allowed_mass(model, vocab, items) for model in ngrams.values())
+    assert lm_probes.allowed_mass(ffnn[5], vocab, items) > best_ngram + 0.1
+    assert lm_probes.allowed_mass(ffnn[3], vocab, items) > best_ngram
+
+
+def test_the_bag_masked_model_ignores_order_and_the_concat_model_does_not():
+    from course_utils.masked_lm import predict_masked
+
+    vocab = zoo.course_vocab()
+    question, backwards = "he ate the cake <mask> the fork .", ". fork the <mask> cake the ate he"
+    bag, concat = zoo.load_model("masked_bag_w2"), zoo.load_model("masked_concat_w2")
+    assert torch.allclose(predict_masked(bag, vocab, question), predict_masked(bag, vocab, backwards), atol=1e-6)
+    assert (predict_masked(concat, vocab, question) - predict_masked(concat, vocab, backwards)).abs().max() > 0.1
+
+
+def test_unknown_checkpoint_names_are_clear_errors(tmp_path):
+    with pytest.raises(CourseInputError, match="the models are"):
+        zoo.load_model("ffnn_n7")
+    with pytest.raises(CourseInputError, match="python -m course_utils.lm_checkpoints"):
+        zoo.load_model("ffnn_n2", directory=tmp_path)
