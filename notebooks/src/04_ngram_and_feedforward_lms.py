@@ -1,0 +1,596 @@
+# %% [markdown]
+# # 04 · N-gram and feed-forward language models
+#
+# *Accompanies the lecture "Language Models" (CS109B, Lecture 16): the chain rule, the unigram and bigram
+# models ("Eleni was late for class"), their issues, and the feed-forward LM's strengths and issues. Also the
+# slides of "Neural Language Models" (CMU 11-411/611) on sentiment features, classifiers on embeddings, the
+# feed-forward LM, "the cat gets fed" and the two benefits of a neural LM; and the slides on masked language
+# modelling with a feed-forward network in "Deep Learning and Masked Language Modelling" (CSE538).*
+#
+# ### Learning objectives
+#
+# After this notebook you can
+# - write the probability of a sentence with the chain rule, and compute it with unigram and bigram counts;
+# - explain why counts give zero probabilities, and fix them with add-k and Kneser–Ney smoothing;
+# - build Bengio's feed-forward LM from the slides' steps, check it against the library version, and train it;
+# - compare every model with the **true** perplexity of the data, which this course's language makes known;
+# - measure that a neural LM generalises to combinations it never saw ("the dog gets fed"), and an n-gram does not;
+# - show the three limitations of a fixed-window masked-word predictor with numbers;
+# - classify sentiment with the lecture's hand features and with learned embeddings.
+
+# %%
+from course_utils import setup_notebook
+
+device = setup_notebook(seed=0)
+
+# %% [markdown]
+# Every model here is small. They run on the CPU whatever `device` says, so that the numbers printed below are
+# the same on every machine.
+
+# %%
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+from course_utils import CourseInputError, budget, corpus, lm, lm_probes
+from course_utils import lm_checkpoints as zoo
+from course_utils.language import CourseLanguage
+
+vocab = zoo.course_vocab()                       # one fixed vocabulary for every model of the course
+lang = CourseLanguage(include_held_out=False)    # the training language, with exact probabilities
+full_lang = CourseLanguage()                     # the full language: also "the dog gets fed"
+train, valid, test = (corpus.load_split(name) for name in ("train", "valid", "test"))
+
+# %% [markdown]
+# ## 1. The course language
+#
+# Language models need text, and to judge them we would like to know how good a model *could* be. A corpus
+# downloaded from the web cannot tell us that. So this course generates its own language: lowercase,
+# English-looking sentences from a probabilistic grammar (`course_utils/language.py`). Because we wrote the
+# grammar, we know the **exact** probability of every next word after any prefix. We call that the *oracle*.
+# Its perplexity on the test set is the floor no model can beat on average. The corpus and its datasheet are in
+# `data/course_language/` (regenerate them with `python -m course_utils.corpus`).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for sentence in lang.sample_many(6, seed=4):
+    print(sentence.text())
+print()
+print(f"vocabulary: {len(vocab)} ids ({len(lang.vocabulary)} words + 5 special tokens)")
+print(f"train / valid / test: {len(train):,} / {len(valid):,} / {len(test):,} sentences")
+
+# %% [markdown]
+# The oracle answers two questions exactly: what comes next, and how probable a whole sentence is. An
+# ungrammatical sentence gets probability 0, with the place and the reason it fails.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for word, p in list(lang.next_distribution("the cats near the dog").items())[:6]:
+    print(f"P({word!r:9} | the cats near the dog) = {p:.4f}")
+print()
+good, bad = lang.score("the cats near the dog sleep ."), lang.score("the cats near the dog sleeps .")
+print(f"P(the cats near the dog sleep .)  = {good.prob:.3e}")
+print(f"P(the cats near the dog sleeps .) = {bad.prob}")
+print(bad.failure)
+
+# %% [markdown]
+# ## 2. The chain rule of probability
+#
+# Any sequence's probability can be written as a product of conditional probabilities, each word given all the
+# words before it:
+#
+# $$P(x_1, \dots, x_T) = \prod_{t=1}^{T} P(x_t \mid x_1, \dots, x_{t-1}).$$
+#
+# The lecture's example is three days of weather in Seattle: P(rainy, cloudy, sunny) =
+# P(rainy) P(cloudy | rainy) P(sunny | rainy, cloudy). With some made-up probabilities:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+p_day1 = {"rainy": 0.6, "cloudy": 0.3, "sunny": 0.1}
+p_day2 = {"rainy": {"rainy": 0.5, "cloudy": 0.4, "sunny": 0.1}}                # P(day 2 | day 1)
+p_day3 = {("rainy", "cloudy"): {"rainy": 0.3, "cloudy": 0.4, "sunny": 0.3}}    # P(day 3 | days 1, 2)
+joint = p_day1["rainy"] * p_day2["rainy"]["cloudy"] * p_day3[("rainy", "cloudy")]["sunny"]
+print(f"P(rainy, cloudy, sunny) = 0.6 × 0.4 × 0.3 = {joint:.3f}")
+
+# %% [markdown]
+# The oracle works the same way: a sentence's probability is the product of its next-word probabilities,
+# ending with the end-of-sentence token `</s>`. Here is the check on one sentence.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+words = "the dog chased the cats .".split()
+product = 1.0
+for t, word in enumerate(words + ["</s>"]):
+    p = lang.next_distribution(words[:t])[word]
+    product *= p
+    print(f"P({word!r:9} | {' '.join(words[:t]) or '<s>'}) = {p:.4f}")
+assert math.isclose(product, lang.score(words).prob, rel_tol=1e-12)
+print(f"product = {product:.4e} = P(sentence) from the oracle")
+
+# %% [markdown]
+# ## 3. The unigram model
+#
+# The naive approach: assume every word is independent of the others, and estimate each word's probability by
+# counting how often it occurs in training. The slide's numbers for "Eleni was late for class":
+
+# %%
+# NBVAL_CHECK_OUTPUT
+slide = {"eleni": 0.00015, "was": 0.01, "late": 0.004, "for": 0.03, "class": 0.0035}
+p_unigram = math.prod(slide.values())
+assert f"{p_unigram:.1e}" == "6.3e-13"  # the slide's result
+print(" × ".join(str(p) for p in slide.values()), f"= {p_unigram:.1e}")
+
+# %% [markdown]
+# On the course language, `NGramLM(vocab, 1)` counts the training split. Its first issue is on the slide:
+# context plays no role, so a sentence and any shuffle of it get the same probability. The oracle knows better.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.ngram import NGramLM
+
+unigram_mle = NGramLM(vocab, 1, smoothing="none").fit(zoo.train_ids())
+for text in ("the dog chased the cats .", "cats the . chased dog the"):
+    logp = sum(lm.token_logprobs(unigram_mle, vocab, text))
+    print(f"{text:28}  unigram: {math.exp(logp):.3e}   oracle: {lang.score(text).prob:.3e}")
+print("unigram sample:", " ".join(lm.generate(unigram_mle, vocab, seed=1, max_tokens=12)))
+
+# %% [markdown]
+# ## 4. The bigram model
+#
+# Look at pairs of consecutive words instead: P(X) = P(was | Eleni) P(late | was) P(for | late) P(class | for).
+# Each factor is a ratio of counts, P(class | for) = count(for class) / count(for). Counting *is* the
+# maximum-likelihood estimate: no training loop, no gradient. A neural model will have to *learn* its
+# probabilities instead.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+bigram_mle = NGramLM(vocab, 2, smoothing="none").fit(zoo.train_ids())
+for previous, word in (("cat", "chased"), ("ate", "the"), ("cake", "with")):
+    pair, single = bigram_mle.count([previous, word]), bigram_mle.context_count([previous])
+    print(f"P({word} | {previous}) = count({previous} {word}) / count({previous}) = {pair} / {single} "
+          f"= {bigram_mle.prob(word, [previous]):.4f}")
+print("bigram sample:", " ".join(lm.generate(bigram_mle, vocab, seed=1, max_tokens=20)))
+
+# %% [markdown]
+# ## 5. Sparsity, zero probabilities and smoothing
+#
+# The bigram's issues, from the slide: unseen items get probability 0, which kills the whole product; more
+# context helps (trigram, 4-gram), but sparsity grows with it. Let us count how many **test** sentences an
+# unsmoothed model declares impossible.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+test_ids = lm.encode_sentences(vocab, test)
+for order in (1, 2, 3, 4):
+    mle = NGramLM(vocab, order, smoothing="none").fit(zoo.train_ids())
+    zero = sum(math.isinf(sum(lm.token_logprobs(mle, vocab, ids))) for ids in test_ids[:1000])
+    print(f"{order}-gram, unsmoothed: {zero / 10:5.1f}% of 1,000 test sentences get probability 0")
+
+# %% [markdown]
+# **Add-k smoothing** pretends every word was seen k more times after every context:
+# P(w | h) = (c(h, w) + k) / (c(h) + k|V|). **Kneser–Ney** subtracts a fixed discount from every seen count and
+# gives the freed mass to a lower-order model that counts in how many *different contexts* a word appears.
+# Perplexity, exp of the mean negative log-probability per token, measures both on the test set; the oracle's
+# perplexity is the floor.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
+rows = []
+for order in (2, 3):
+    for smoothing, k in (("add-k", 1.0), ("add-k", 0.1), ("add-k", 0.01), ("interpolated-kn", None)):
+        model = NGramLM(vocab, order, smoothing=smoothing, **({"k": k} if k else {})).fit(zoo.train_ids())
+        rows.append((f"{order}-gram {smoothing}" + (f" k={k}" if k else ""), lm.evaluate(model, vocab, test).perplexity))
+for name, ppl in rows:
+    print(f"{name:28} perplexity {ppl:7.3f}   {ppl / oracle_ppl:5.2f}× the oracle's")
+print(f"{'oracle':28} perplexity {oracle_ppl:7.3f}")
+
+# %% [markdown]
+# ## 6. The feed-forward language model
+#
+# Bengio's idea: represent each word by an embedding (a vector), and let a neural network predict the next word
+# from the previous N. The slides' forward pass, for a window of N words:
+#
+# 1. look up each context word's embedding in E (a one-hot vector times E) and **concatenate** them: N·d numbers;
+# 2. multiply by W, add b, apply the activation: the hidden layer h;
+# 3. multiply by U;
+# 4. apply softmax: a probability for every word of the vocabulary.
+#
+# `bengio_forward_scratch` does exactly these four steps with one-hot vectors; `FeedForwardLM` does the same
+# with `nn.Embedding` and `nn.Linear`, for every position of a batch at once. They agree:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.neural_lm import FeedForwardLM, bengio_forward_scratch
+
+small = FeedForwardLM(len(vocab), 3, embed_dim=8, hidden_dim=16, bos_id=vocab.bos_id, seed=0).double()
+window = torch.tensor([vocab.encode("the dog chased".split())])          # (1, N=3)
+scratch = bengio_forward_scratch(small, window)                          # (1, V) probabilities
+library = torch.softmax(small(window)[0][:, -1], dim=-1)                 # (1, V): the last position's window
+print(f"max |scratch − library| = {(scratch - library).abs().max().item():.1e}")
+assert torch.allclose(scratch, library, atol=1e-12)
+
+# %% [markdown]
+# Training minimises the cross-entropy −log P(w_t | w_{t−N+1}, …, w_{t−1}) over the training text, with
+# backpropagation doing the gradients (the slides leave that "as an exercise for PyTorch"). Every model in the
+# course has the same interface, `model(idx, targets) -> (logits, loss)`, so one training loop serves all.
+# Here we train the N = 3 model by its recipe (in CI's fast mode, only briefly).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+steps = budget(full=zoo.FFNN_TRAINING["steps"], fast=100)
+ffnn_here, history = zoo.train_model("ffnn_n3", steps=steps)
+print(f"trained {steps} steps; validation perplexity {lm.evaluate(ffnn_here, vocab, valid).perplexity:.3f}")
+_ = history.plot(title="FFNN (N = 3): training loss")
+plt.show()
+
+# %% [markdown]
+# The comparisons below use the **shipped checkpoints** (`data/checkpoints/04/`, made by
+# `python -m course_utils.lm_checkpoints` with the same recipes), so every run prints the same table. In full
+# mode the model you just trained should be close to the shipped one.
+
+# %%
+ngrams = zoo.ngram_models()                                   # Kneser–Ney unigram, bigram, trigram
+ffnn = {n: zoo.load_model(f"ffnn_n{n}") for n in (2, 3, 5)}
+models = {**ngrams, **{f"FFNN N={n}": model for n, model in ffnn.items()}}
+print(f"shipped FFNN N=3: validation perplexity {lm.evaluate(ffnn[3], vocab, valid).perplexity:.3f}")
+
+# %% [markdown]
+# ### Perplexity against the truth
+#
+# The table the lecture cannot show: every model's test perplexity next to the oracle's.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+perplexity = {name: lm.evaluate(model, vocab, test).perplexity for name, model in models.items()}
+print(f"{'model':12} {'perplexity':>10} {'÷ oracle':>9}")
+for name, ppl in perplexity.items():
+    print(f"{name:12} {ppl:10.3f} {ppl / oracle_ppl:9.3f}")
+print(f"{'oracle':12} {oracle_ppl:10.3f} {1:9.3f}")
+
+# %% [markdown]
+# Reading the table: each step of context helps, the feed-forward models beat the best n-gram, and a longer
+# window helps the FFNN more, since its parameters grow only linearly with N while an n-gram's table grows
+# exponentially. No model reaches the oracle: what is left is mostly long-distance structure (subject–verb
+# agreement across relative clauses, a verb's object several words later) that a fixed window cannot see.
+
+# %% [markdown]
+# ## 7. Why neural LMs generalise: "the dog gets fed"
+#
+# The slide: training has "I have to make sure that the cat gets fed", never "dog gets fed". An n-gram LM cannot
+# predict "fed" after "dog gets"; a neural LM can, because the embeddings of "cat" and "dog" are similar. The
+# course language has this built in: the "make sure that the … gets …" frame never shows five held-out nouns
+# (dog, teacher, truck, rose, letter) in training, though they appear everywhere else. What happens in the
+# frame depends on the noun's class (animals get fed, walked or brushed; vehicles get washed, fixed or parked…).
+# We measure the probability each model gives to the right class's participles after "… the dog gets", for
+# held-out nouns and for seen nouns of the same class. The oracle gives 1.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+compositions = corpus.load_eval("compositions")
+table = lm_probes.composition_table({"trigram": ngrams["trigram"], "FFNN N=3": ffnn[3], "FFNN N=5": ffnn[5]},
+                                    vocab, compositions)
+print(f"{'model':10} {'held-out nouns':>15} {'seen nouns':>11}")
+for name, row in table.items():
+    print(f"{name:10} {row['held out']:15.3f} {row['seen']:11.3f}")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+context = "i forgot to make sure that the dog gets"
+for name in ("trigram", "FFNN N=5"):
+    top = lm.top_k(lm.next_token_probs(models[name], vocab, context), vocab, 4)
+    print(f"{name:9}", ", ".join(f"{w} {p:.2f}" for w, p in top))
+print(f"{'oracle':9}", ", ".join(f"{w} {p:.2f}" for w, p in list(full_lang.next_distribution(context).items())[:4]))
+
+# %% [markdown]
+# ## 8. The learned embeddings
+#
+# The FFNN was never told that "dog" and "cat" are both animals. Projecting its embeddings (64 numbers per word)
+# onto their two main directions (PCA) shows what it learned from the contexts alone. Pick a word in the widget
+# to see its nearest neighbours in the full 64-dimensional space.
+
+# %%
+from course_utils.embedding_demo import EmbeddingDemo, course_word_classes
+
+embedding_demo = EmbeddingDemo(ffnn[5].embedding.weight.detach(), vocab, course_word_classes())
+embedding_demo.box
+
+# %% [markdown]
+# ## 9. Two benefits of training a neural LM
+#
+# The slide: training a neural LM gives you (1) an algorithm that predicts the next word, and (2) a set of
+# embeddings E that can represent words in other tasks. Benefit 1 is in the widget below: type a context and
+# compare each model's next-word distribution with the truth. Words the oracle rules out are drawn in grey.
+# Benefit 2 comes back in section 11, where the FFNN's embeddings help a sentiment classifier.
+
+# %%
+from course_utils.next_word_demo import NextWordDemo
+
+next_word_demo = NextWordDemo({"bigram": ngrams["bigram"], "trigram": ngrams["trigram"], "FFNN N=5": ffnn[5]},
+                              vocab, full_lang)
+next_word_demo.box
+
+# %% [markdown]
+# ## 10. Masked words with a fixed window
+#
+# The CSE538 lecture asks a different question: P(with | he ate the cake ⟨M⟩ the fork). A feed-forward network
+# can answer it from a window of words on both sides of the mask. We have three: `concat` models with 2 and 4
+# words each side (one weight block per position, as on the slide) and a `bag` model that adds the embeddings of
+# its window. The oracle knows the exact answer: it sums over every word that could fill the gap.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.masked_lm import predict_masked
+
+masked = {name: zoo.load_model(name) for name in ("masked_concat_w2", "masked_bag_w2", "masked_concat_w4")}
+question = "he ate the cake <mask> the fork ."
+exact = lang.masked_distribution("he ate the cake".split(), "the fork .".split())
+for name, model in masked.items():
+    print(f"{name:17} P(with) = {predict_masked(model, vocab, question)[vocab.stoi['with']]:.3f}")
+print(f"{'oracle':17} P(with) = {exact['with']:.3f}")
+
+# %% [markdown]
+# The slide lists three limitations of this network. Each can be measured.
+#
+# **1. It can't handle order** (when it adds the window up): reverse the words around the mask and the bag
+# model's answer does not change at all; the concat model's does.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+reversed_question = ". fork the <mask> cake the ate he"
+for name in ("masked_bag_w2", "masked_concat_w2"):
+    change = (predict_masked(masked[name], vocab, question) - predict_masked(masked[name], vocab, reversed_question))
+    print(f"{name:17} largest change of a probability after reversing the words: {change.abs().max():.3f}")
+
+# %% [markdown]
+# **2. It can't handle variable length**: it sees only its window. Which instrument follows "… with the"
+# depends on the verb (eat: fork or spoon; cut: knife or saw; write: pen, pencil or marker), and the verb is
+# three or more words before the gap. We ask the models to fill "kayla cut the bread with the ⟨M⟩ ." and
+# measure the probability of the verb's instruments, averaged over the `instrument` items.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+instrument_items = [item for item in corpus.load_eval("selection") if item["kind"] == "instrument"]
+
+
+def instrument_mass(model) -> float:
+    """Mean probability of the verb's own instruments at the mask."""
+    total = 0.0
+    for item in instrument_items:
+        probs = predict_masked(model, vocab, item["prefix"] + ["<mask>", "."])
+        total += sum(probs[vocab.stoi[w]].item() for w in item["allowed"])
+    return total / len(instrument_items)
+
+
+for name in ("masked_concat_w2", "masked_concat_w4"):
+    print(f"{name:17} sees {masked[name].width} words each side: mass on the right instruments {instrument_mass(masked[name]):.3f}")
+oracle_mass = sum(sum(lang.masked_distribution(i["prefix"], ["."]).get(w, 0.0) for w in i["allowed"])
+                  for i in instrument_items) / len(instrument_items)
+print(f"{'oracle':17} sees everything:    mass on the right instruments {oracle_mass:.3f}")
+
+# %% [markdown]
+# **3. Each parameter is specific to its input position.** The concat model has a separate weight block for
+# every slot of the window. What it learned about a word in slot −1 (just before the mask) says nothing about
+# the same word in slot −2. We measure it: for each word, compare the hidden-layer input it produces in one
+# slot with the input it produces in another (cosine similarity, averaged over the vocabulary). Values near 0
+# mean the slots have nothing in common.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+blocks = masked["masked_concat_w2"].position_weights().detach()              # (2w, H, d)
+E = masked["masked_concat_w2"].embedding.weight.detach()                     # (V, d)
+contributions = torch.einsum("phd,vd->pvh", blocks, E)                       # (2w, V, H): word v in slot p
+slots = ["−2", "−1", "+1", "+2"]
+similarity = torch.nn.functional.cosine_similarity(contributions[:, None], contributions[None, :], dim=-1).mean(-1)
+print("mean cosine similarity of one word's effect in two slots")
+print("      " + "  ".join(f"{s:>5}" for s in slots))
+for slot, row in zip(slots, similarity):
+    print(f"{slot:>5} " + "  ".join(f"{x:5.2f}" for x in row.tolist()))
+
+# %% [markdown]
+# Recurrent networks (notebook 05) fix all three: they read words in order, any number of them, with the same
+# weights at every position.
+
+# %% [markdown]
+# ## 11. Sentiment: hand-built features against learned embeddings
+#
+# The CMU slides classify sentiment with a feed-forward net on six hand-built features: x1 = count of positive
+# lexicon words, x2 = count of negative ones, x3 = 1 if "no" is in the document, x4 = count of first- and
+# second-person pronouns, x5 = 1 if "!" is in it, x6 = log(word count). The course language has short reviews
+# with sentiment labels (`eval/reviews_*.jsonl`): the label is the sentiment of the last clause, so "but" turns
+# it and "not" flips an adjective.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.sentiment import lexicon_features
+
+review = corpus.load_eval("reviews_test")[3]
+print(" ".join(review["words"]), "→", review["label"])
+names = ["x1 positive", "x2 negative", "x3 'no'", "x4 pronouns", "x5 '!'", "x6 log(words)"]
+for name, value in zip(names, lexicon_features(review["words"], zoo.review_lexicon()).tolist()):
+    print(f"  {name:14} {value:.3f}")
+
+# %% [markdown]
+# Three classifiers, each a feed-forward net with one hidden layer: on the six features; on the mean of learned
+# word embeddings (the slide's "sentence embedding"), starting from random embeddings; and the same, starting
+# from the FFNN language model's embeddings (benefit 2). Accuracy on 1,000 test reviews, also split by whether
+# the review turns ("but") or negates ("not"):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+test_reviews = corpus.load_eval("reviews_test")
+turns = torch.tensor([("but" in r["words"]) or ("not" in r["words"]) for r in test_reviews])
+
+
+def accuracies(name: str) -> tuple[float, float, float]:
+    """Accuracy of a shipped classifier on all test reviews, on plain ones, on turning ones."""
+    kind = zoo.RECIPES[name][0]
+    x, labels = zoo.review_tensors("test", kind)
+    with torch.no_grad():
+        right = zoo.load_model(name)(x)[0].argmax(-1) == labels
+    return right.double().mean().item(), right[~turns].double().mean().item(), right[turns].double().mean().item()
+
+
+print(f"{'classifier':22} {'all':>6} {'plain':>6} {'but/not':>8}")
+for name in ("sentiment_features", "sentiment_embeddings", "sentiment_pretrained"):
+    print(f"{name:22} " + " ".join(f"{a:6.3f}" for a in accuracies(name)))
+
+# %% [markdown]
+# Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
+# good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That
+# caps both, and it is exactly what the recurrent models of the next notebooks add.
+
+# %% [markdown]
+# ## 12. Bad input gets a clear message
+#
+# Unknown words, a context shorter than a fixed-window model needs, and ungrammatical prefixes all raise
+# `CourseInputError` with a message that says what to do; the widgets show the same messages inline.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+attempts = {
+    "unknown word": lambda: lm.next_token_probs(ffnn[5], vocab, "the zebra"),
+    "short context": lambda: lm.next_token_probs(ffnn[5], vocab, "dog gets", from_sentence_start=False),
+    "ungrammatical": lambda: lang.next_distribution("the dog run"),
+}
+for what, attempt in attempts.items():
+    try:
+        attempt()
+    except CourseInputError as error:
+        print(f"{what}: {error}\n")
+
+# %% [markdown]
+# ## 13. Your own text
+#
+# Everything above also works on any plain-text file: `load_text_corpus` tokenizes it, splits it into
+# sentences and builds a vocabulary with `<unk>` for rare words. Here it reads the course's own README; put
+# the path of any UTF-8 text file there instead. (There is no oracle for your text: its true entropy is unknown.)
+
+# %%
+from pathlib import Path
+
+import course_utils
+from course_utils.text_pipeline import load_text_corpus
+
+own_vocab, own_sentences = load_text_corpus(Path(course_utils.__file__).parents[1] / "README.md", min_count=2)
+own_bigram = NGramLM(own_vocab, 2, smoothing="interpolated-kn").fit(lm.encode_sentences(own_vocab, own_sentences, unknown="unk"))
+print(f"{len(own_sentences)} sentences, {len(own_vocab)} vocabulary entries (words seen once became <unk>)")
+print("bigram sample:", " ".join(lm.generate(own_bigram, own_vocab, seed=0, max_tokens=25)))
+
+# %% [markdown]
+# ## 14. Exercises
+#
+# Each exercise has a self-check. The cells run as they are (they return `None`); fill them in and run the
+# check.
+#
+# **Exercise 1.** Write the maximum-likelihood bigram probability P(word | previous) by counting. Each sentence
+# is read as `<s> w1 … wn </s>`.
+
+# %%
+from course_utils.exercises.language_models import check_add_k, check_bigram_probability, check_ffnn_input, check_perplexity
+
+
+def bigram_probability(sentences, previous, word):
+    """count(previous word) / count(previous), counted over the sentences."""
+    return None  # your code here
+
+
+_ = check_bigram_probability(bigram_probability)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def bigram_probability(sentences, previous, word):
+#     pairs, singles = 0, 0
+#     for sentence in sentences:
+#         tokens = ["<s>"] + list(sentence) + ["</s>"]
+#         for a, b in zip(tokens, tokens[1:]):
+#             singles += a == previous
+#             pairs += a == previous and b == word
+#     return pairs / singles if singles else 0.0
+# ```
+# </details>
+#
+# **Exercise 2.** Write add-k smoothing: (c(h, w) + k) / (c(h) + k|V|).
+
+# %%
+def add_k(count_hw, count_h, k, vocab_size):
+    """The add-k estimate of P(w | h)."""
+    return None  # your code here
+
+
+_ = check_add_k(add_k)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def add_k(count_hw, count_h, k, vocab_size):
+#     return (count_hw + k) / (count_h + k * vocab_size)
+# ```
+# </details>
+#
+# **Exercise 3.** Perplexity from the natural-log probabilities of each token.
+
+# %%
+def perplexity_of(token_logprobs):
+    """exp of the mean negative log-probability."""
+    return None  # your code here
+
+
+_ = check_perplexity(perplexity_of)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def perplexity_of(token_logprobs):
+#     return math.exp(-sum(token_logprobs) / len(token_logprobs))
+# ```
+# </details>
+#
+# **Exercise 4.** The FFNN's projection layer: the embeddings of the window's words, concatenated (in order).
+
+# %%
+def ffnn_input(E, window):
+    """E: (V, d) embeddings; window: N word ids → (N·d,)."""
+    return None  # your code here
+
+
+_ = check_ffnn_input(ffnn_input)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def ffnn_input(E, window):
+#     return torch.cat([E[i] for i in window])   # or E[window].flatten()
+# ```
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - The chain rule turns a sentence's probability into next-word probabilities; an n-gram model cuts the
+#   history to N − 1 words and estimates each factor by counting.
+# - Counts are sparse: unsmoothed n-grams give zero probability to many test sentences. Add-k and Kneser–Ney
+#   smoothing fix the zeros; Kneser–Ney is much better.
+# - The feed-forward LM replaces counts by embeddings and a hidden layer. It beats every n-gram here, and it
+#   generalises to held-out combinations because similar words get similar embeddings.
+# - Because the course language's true distribution is known, every perplexity has a floor to compare with:
+#   the gap that is left is mostly long-distance structure a fixed window cannot see.
+# - A fixed-window masked-word predictor cannot use order (if it adds its window), cannot see beyond its window,
+#   and learns every position separately. Bag-of-words sentiment features cannot see order either.
+#
+# ## References
+#
+# - Y. Bengio, R. Ducharme, P. Vincent, C. Jauvin (2003). A Neural Probabilistic Language Model. *JMLR* 3.
+# - R. Kneser, H. Ney (1995). Improved backing-off for m-gram language modeling. *ICASSP*.
+# - S. F. Chen, J. Goodman (1999). An empirical study of smoothing techniques for language modeling.
+#   *Computer Speech & Language* 13(4).
+# - C. E. Shannon (1948). A Mathematical Theory of Communication. *Bell System Technical Journal* 27.
+# - W. L. Taylor (1953). "Cloze procedure": a new tool for measuring readability. *Journalism Quarterly* 30.
+# - D. Jurafsky, J. H. Martin. *Speech and Language Processing*, 3rd ed. draft: chapter 3 (n-gram language
+#   models) and chapter 7 (neural networks and neural language models).
