@@ -195,6 +195,8 @@ def control_settings(control, count: int) -> tuple[str, list] | None:
         if isinstance(value, int):
             return "value", sorted({int(round(x)) for x in points})
         return "value", [float(x) for x in points]
+    if isinstance(control, widgets.Combobox) and control.options:
+        return "value", list(control.options[:count])
     if isinstance(value, str):
         try:
             number = float(value)

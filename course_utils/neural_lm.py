@@ -53,6 +53,9 @@ def check_ids(name: str, ids, vocab_size: int, *, ndim: int, allow_ignore: bool 
     return ids
 
 
+EMBEDDING_INIT_STD = 0.1
+
+
 class FeedForwardLM(nn.Module):
     """Bengio's feed-forward LM: N context embeddings concatenated → hidden layer → softmax over V.
 
@@ -81,6 +84,9 @@ class FeedForwardLM(nn.Module):
         hidden_dim = check_int("hidden_dim", hidden_dim, minimum=1)
         with seeded(seed):
             self.embedding = nn.Embedding(self.vocab_size, embed_dim)  # E: (V, d)
+            # Small initial embeddings: from nn.Embedding's N(0, 1) the trained vectors stay mostly noise
+            # (rows of norm ~8 move by ~2), and a picture of them shows no word classes.
+            nn.init.normal_(self.embedding.weight, std=EMBEDDING_INIT_STD)
             self.hidden = nn.Linear(self.context_size * embed_dim, hidden_dim)  # W: (H, N·d), b: (H,)
             self.output = nn.Linear(hidden_dim, self.vocab_size, bias=False)  # U: (V, H)
         self.seed = seed
