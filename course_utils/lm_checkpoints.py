@@ -91,12 +91,23 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True):
     torch.manual_seed(recipe["seed"])
     model = build_model(kind, config)
     if "init_embeddings" in recipe:
-        with torch.no_grad():
-            model.embedding.weight.copy_(load_model(recipe["init_embeddings"]).embedding.weight)
+        start_from_pretrained(model, load_model(recipe["init_embeddings"]))
     batches = _batches(kind, config, recipe)
     history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
                     progress=progress, description=name)  # fmt: skip
     return model, history
+
+
+def start_from_pretrained(classifier: torch.nn.Module, language_model: torch.nn.Module) -> None:
+    """Copy a language model's embeddings into ``classifier``, rescaled to the classifier's initial size.
+
+    Only the directions come from the language model: the mean row norm stays that of the random
+    initialisation, so a comparison with random embeddings is not a comparison of scales.
+    """
+    with torch.no_grad():
+        source = language_model.embedding.weight  # (V, d)
+        size = classifier.embedding.weight.norm(dim=1).mean() / source.norm(dim=1).mean()
+        classifier.embedding.weight.copy_(source * size)
 
 
 def _batches(kind: str, config: dict, recipe: dict):

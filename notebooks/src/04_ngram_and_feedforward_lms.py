@@ -413,8 +413,10 @@ for name, value in zip(names, lexicon_features(review["words"], zoo.review_lexic
 # %% [markdown]
 # Three classifiers, each a feed-forward net with one hidden layer: on the six features; on the mean of learned
 # word embeddings (the slide's "sentence embedding"), starting from random embeddings; and the same, starting
-# from the FFNN language model's embeddings (benefit 2). Accuracy on 1,000 test reviews, also split by whether
-# the review turns ("but") or negates ("not"):
+# from the FFNN language model's embeddings (benefit 2). The pretrained embeddings are rescaled to the size of
+# the random ones (`zoo.start_from_pretrained`), so that only their directions differ: left small, they slow the
+# classifier's training down and the comparison would be about scale. Accuracy on 1,000 test reviews, also
+# split by whether the review turns ("but") or negates ("not"):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -436,9 +438,8 @@ for name in ("sentiment_features", "sentiment_embeddings", "sentiment_pretrained
     print(f"{name:22} " + " ".join(f"{a:6.3f}" for a in accuracies(name)))
 
 # %% [markdown]
-# Compare the last two rows: with 3,000 labelled reviews, does starting from the language model's embeddings
-# help? Pretraining should matter most when labelled data is scarce, so we measure that too: the same two
-# classifiers trained on only the first 100 training reviews (a few seconds).
+# Compare the last two rows. Pretraining should matter most when labelled data is scarce, so we also train the
+# two embedding classifiers on only the first 100 training reviews (a few seconds):
 
 # %%
 from course_utils.masked_lm import example_batches
@@ -450,8 +451,7 @@ for start_from in ("random", "FFNN N=5"):
     torch.manual_seed(0)
     classifier = zoo.build_model("embeddings", zoo.RECIPES["sentiment_embeddings"][1])
     if start_from == "FFNN N=5":
-        with torch.no_grad():
-            classifier.embedding.weight.copy_(ffnn[5].embedding.weight)
+        zoo.start_from_pretrained(classifier, ffnn[5])
     _ = train_model(classifier, example_batches(x_train[:100], y_train[:100], batch_size=32, seed=0), steps=300,
                     lr=1e-2, progress=False)
     with torch.no_grad():
@@ -459,6 +459,22 @@ for start_from in ("random", "FFNN N=5"):
     print(f"100 training reviews, embeddings from {start_from:9}: test accuracy {accuracy:.3f}")
 
 # %% [markdown]
+# Why could a model trained only to predict the next word know anything about sentiment? In the reviews, "and"
+# keeps the sentiment and "but" turns it, so what follows a positive word differs from what follows a negative
+# one. The nearest neighbours of two review words in the FFNN's embedding space:
+
+# %%
+from course_utils.embedding_demo import nearest_words
+
+for word in ("good", "boring"):
+    neighbours = nearest_words(ffnn[5].embedding.weight.detach(), vocab, word, 6)
+    print(f"{word:7} →", ", ".join(f"{w} ({cos:.2f})" for w, cos in neighbours))
+
+# %% [markdown]
+# The grouping is only partial: the language model also puts words of the other sentiment close by, because in
+# most places ("the plot was ___") both kinds can come. Contextual embeddings (ELMo, BERT; later notebooks) are
+# the usual answer.
+#
 # Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
 # good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That
 # caps both, and it is exactly what the recurrent models of the next notebooks add.
