@@ -122,7 +122,7 @@ def test_model_panels_show_each_models_distribution_coloured_by_the_oracle(demo,
         expected = lm.top_k(probs, vocab, demo.controls["k"].value)
         shown = demo.shown[name]
         assert [w for w, _, _ in shown] == [w for w, _ in expected]
-        assert [p for _, p, _ in shown] == pytest.approx([p for _, p in expected], abs=1e-12)
+        assert [p for _, p, _ in shown] == pytest.approx([p for _, p in expected], rel=1e-5, abs=1e-9)  # float32 models
         assert [kind for *_, kind in shown] == ["possible" if w in allowed else "impossible" for w, _, _ in shown]
 
 
