@@ -1,7 +1,9 @@
-"""The trained models behind notebook 04's tables: their recipes, and one command that makes them.
+"""The trained models behind the notebooks' tables: their recipes, and one command that makes them.
 
-    python -m course_utils.lm_checkpoints            # train every model, write data/checkpoints/04/
+    python -m course_utils.lm_checkpoints            # notebook 04's models -> data/checkpoints/04/
     python -m course_utils.lm_checkpoints ffnn_n3    # only some
+    python -m course_utils.lm_checkpoints rnn_lm gru_lm lstm_lm lstm2_lm masked_bilstm elmo elmo_sentiment
+                                                     # notebooks 05-06 -> data/checkpoints/05_06/
 
 Each checkpoint is safetensors weights + config.json (the model's arguments, the recipe, the
 training time and the validation score) + a sha256 manifest (``course_utils.checkpoints``).
@@ -28,7 +30,9 @@ from course_utils.text_pipeline import Vocab
 from course_utils.training import train
 from course_utils.validation import CourseInputError
 
-CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "data" / "checkpoints" / "04"
+CHECKPOINT_ROOT = Path(__file__).resolve().parents[1] / "data" / "checkpoints"
+CHECKPOINT_DIR = CHECKPOINT_ROOT / "04"  # notebook 04's models
+RECURRENT_DIR = CHECKPOINT_ROOT / "05_06"  # notebooks 05 and 06: recurrent models
 FFNN = {"embed_dim": 64, "hidden_dim": 256}
 FFNN_TRAINING = {"steps": 1500, "batch_size": 64, "lr": 3e-3, "seed": 0}
 MASKED_TRAINING = {"steps": 1500, "batch_size": 256, "lr": 3e-3, "seed": 0}
@@ -46,6 +50,35 @@ RECIPES = {
     "sentiment_pretrained": ("embeddings", {"embed_dim": 64, "hidden_dim": 16}, {**SENTIMENT_TRAINING,
                                                                                 "init_embeddings": "ffnn_n5"}),
 }
+
+
+RNN = {"embed_dim": 64, "hidden_dim": 256, "max_len": 128}
+RNN_TRAINING = {"steps": 1500, "batch_size": 64, "lr": 3e-3, "seed": 0, "clip_grad_norm": 1.0}
+RECURRENT_RECIPES = {
+    "rnn_lm": ("recurrent", {"cell": "rnn", **RNN}, RNN_TRAINING),
+    "gru_lm": ("recurrent", {"cell": "gru", **RNN}, RNN_TRAINING),
+    "lstm_lm": ("recurrent", {"cell": "lstm", **RNN}, RNN_TRAINING),
+    "lstm2_lm": ("recurrent", {"cell": "lstm", "num_layers": 2, **RNN}, RNN_TRAINING),
+    "masked_bilstm": ("masked_bilstm", {"embed_dim": 64, "hidden_dim": 128, "max_len": 128}, RNN_TRAINING),
+    "elmo": ("elmo", {"embed_dim": 64, "hidden_dim": 128, "num_layers": 2, "max_len": 128}, RNN_TRAINING),
+    "elmo_sentiment": ("elmo_classifier", {"n_classes": 2, "hidden": 32},
+                       {**SENTIMENT_TRAINING, "init_from": "elmo"}),
+}  # fmt: skip
+ALL_RECIPES = {**RECIPES, **RECURRENT_RECIPES}
+
+
+def _recipe(name: str) -> tuple[str, dict, dict]:
+    if name not in ALL_RECIPES:
+        raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(ALL_RECIPES)}")
+    return ALL_RECIPES[name]
+
+
+def checkpoint_dir(name: str, directory: Path | str | None = None) -> Path:
+    """Where the shipped model ``name`` lives (``directory`` overrides the notebook's folder)."""
+    _recipe(name)
+    if directory is None:
+        directory = CHECKPOINT_DIR if name in RECIPES else RECURRENT_DIR
+    return Path(directory) / name
 
 
 @lru_cache(maxsize=1)
@@ -80,21 +113,32 @@ def build_model(kind: str, config: dict) -> torch.nn.Module:
         return FeatureClassifier(**config)
     if kind == "embeddings":
         return EmbeddingClassifier(len(vocab), pad_id=vocab.pad_id, **config)
+    from course_utils import recurrent_lm as rl
+
+    if kind == "recurrent":
+        return rl.RecurrentLM(len(vocab), **config)
+    if kind == "masked_bilstm":
+        return rl.MaskedBiLSTM(len(vocab), pad_id=vocab.pad_id, **config)
+    if kind == "elmo":
+        return rl.ElmoLM(len(vocab), pad_id=vocab.pad_id, **config)
+    if kind == "elmo_classifier":
+        elmo = build_model("elmo", _recipe("elmo")[1])
+        return rl.ElmoClassifier(elmo, **config)
     raise CourseInputError(f"unknown model kind {kind!r}")
 
 
 def train_model(name: str, *, steps: int | None = None, progress: bool = True):
     """Train the model ``name`` by its recipe (``steps`` overrides the recipe's); return (model, history)."""
-    if name not in RECIPES:
-        raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(RECIPES)}")
-    kind, config, recipe = RECIPES[name]
+    kind, config, recipe = _recipe(name)
     torch.manual_seed(recipe["seed"])
     model = build_model(kind, config)
     if "init_embeddings" in recipe:
         start_from_pretrained(model, load_model(recipe["init_embeddings"]))
+    if "init_from" in recipe:  # a classifier on a frozen, already trained model
+        model.elmo.load_state_dict(load_model(recipe["init_from"]).state_dict())
     batches = _batches(kind, config, recipe)
     history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
-                    progress=progress, description=name)  # fmt: skip
+                    clip_grad_norm=recipe.get("clip_grad_norm"), progress=progress, description=name)  # fmt: skip
     return model, history
 
 
@@ -112,8 +156,12 @@ def start_from_pretrained(classifier: torch.nn.Module, language_model: torch.nn.
 
 def _batches(kind: str, config: dict, recipe: dict):
     vocab, size, seed = course_vocab(), recipe["batch_size"], recipe["seed"]
-    if kind == "ffnn":
+    if kind in ("ffnn", "recurrent", "elmo"):
         return lm.batch_stream(train_ids(), vocab, batch_size=size, seed=seed)
+    if kind == "masked_bilstm":
+        from course_utils.recurrent_lm import masked_batches
+
+        return masked_batches(train_ids(), vocab, batch_size=size, seed=seed)
     if kind == "masked":
         windows, targets = masked_examples(train_ids(), vocab, config["width"])
         return example_batches(windows, targets, batch_size=size, seed=seed)
@@ -128,7 +176,12 @@ def review_tensors(split: str, kind: str):
     if kind == "features":
         return feature_matrix([item["words"] for item in items], review_lexicon()), labels  # (n, 6)
     vocab = course_vocab()
-    return pad_batch([vocab.encode(item["words"]) for item in items], vocab.pad_id), labels  # (n, T)
+    ids = [vocab.encode(item["words"]) for item in items]
+    if kind == "elmo_classifier":  # framed as ELMo read its training sentences
+        from course_utils.recurrent_lm import frame_sentences
+
+        return frame_sentences(ids, vocab), labels  # (n, T)
+    return pad_batch(ids, vocab.pad_id), labels  # (n, T)
 
 
 def review_lexicon() -> SentimentLexicon:
@@ -144,8 +197,14 @@ def validation_score(kind: str, model: torch.nn.Module) -> dict:
     vocab = course_vocab()
     model.eval()
     with torch.no_grad():
-        if kind == "ffnn":
+        if kind in ("ffnn", "recurrent", "elmo"):
             return {"valid_perplexity": lm.evaluate(model, vocab, corpus.load_split("valid")).perplexity}
+        if kind == "masked_bilstm":
+            from course_utils.recurrent_lm import masked_batches
+
+            ids = lm.encode_sentences(vocab, corpus.load_split("valid"))
+            _, loss = model(*masked_batches(ids, vocab, batch_size=len(ids), seed=0)(0))
+            return {"valid_masked_nll": float(loss)}
         if kind == "masked":
             ids = lm.encode_sentences(vocab, corpus.load_split("valid"))
             _, loss = model(*masked_examples(ids, vocab, model.width))
@@ -155,24 +214,22 @@ def validation_score(kind: str, model: torch.nn.Module) -> dict:
         return {"valid_accuracy": float((logits.argmax(-1) == labels).double().mean())}
 
 
-def build_checkpoint(name: str, directory: Path = CHECKPOINT_DIR) -> dict:
+def build_checkpoint(name: str, directory: Path | None = None) -> dict:
     """Train ``name`` by its recipe and save it; return its config (with time and score)."""
-    kind, config, recipe = RECIPES[name]
+    kind, config, recipe = _recipe(name)
     start = time.perf_counter()
     model, history = train_model(name)
     seconds = time.perf_counter() - start
     saved = {"kind": kind, "model": config, "recipe": recipe, "train_seconds": round(seconds, 1),
              "final_train_loss": history.final_loss, "torch_threads": torch.get_num_threads(),
              **validation_score(kind, model)}  # fmt: skip
-    save_checkpoint(model, directory / name, saved)
+    save_checkpoint(model, checkpoint_dir(name, directory), saved)
     return saved
 
 
-def load_model(name: str, directory: Path | str = CHECKPOINT_DIR) -> torch.nn.Module:
+def load_model(name: str, directory: Path | str | None = None) -> torch.nn.Module:
     """A shipped model, in eval mode; the checkpoint's checksums are verified first."""
-    if name not in RECIPES:
-        raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(RECIPES)}")
-    path = Path(directory) / name
+    path = checkpoint_dir(name, directory)
     if not path.is_dir():
         raise CourseInputError(f"{path} is missing; make it with `python -m course_utils.lm_checkpoints {name}`")
     model, _ = load_checkpoint(path, lambda saved: build_model(saved["kind"], saved["model"]))
@@ -182,8 +239,8 @@ def load_model(name: str, directory: Path | str = CHECKPOINT_DIR) -> torch.nn.Mo
 def main(argv=None) -> None:
     """Command line: train and save the named models (default: all)."""
     parser = argparse.ArgumentParser(description="Train and save notebook 04's models.")
-    parser.add_argument("names", nargs="*", default=list(RECIPES), help=f"any of {', '.join(RECIPES)}")
-    parser.add_argument("--out", type=Path, default=CHECKPOINT_DIR)
+    parser.add_argument("names", nargs="*", default=list(RECIPES), help=f"any of {', '.join(ALL_RECIPES)} (default: notebook 04's)")
+    parser.add_argument("--out", type=Path, default=None, help="folder (default: data/checkpoints/<notebook>/)")
     args = parser.parse_args(argv)
     torch.set_num_threads(2)  # the course's reference machine: a 2-core CPU
     for name in args.names:
