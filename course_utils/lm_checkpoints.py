@@ -236,6 +236,11 @@ def load_model(name: str, directory: Path | str | None = None) -> torch.nn.Modul
     return model.eval()
 
 
+def default_demo_models() -> dict[str, torch.nn.Module]:
+    """The shipped RNN, GRU and LSTM language models, for the widgets of notebooks 05 and 06."""
+    return {label: load_model(name) for label, name in (("RNN", "rnn_lm"), ("GRU", "gru_lm"), ("LSTM", "lstm_lm"))}
+
+
 def main(argv=None) -> None:
     """Command line: train and save the named models (default: all)."""
     parser = argparse.ArgumentParser(description="Train and save notebook 04's models.")

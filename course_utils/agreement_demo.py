@@ -1,0 +1,297 @@
+"""Widget: does the verb agree with its subject, across attractors? Asked of each model.
+
+In "the cooks behind the station that chased the owl ___" the verb must be plural ("cry"), to agree
+with "cooks", although the nearer nouns "station" and "owl" (the attractors) are singular. Pick the
+subject's number and the number of attractors, and step through the agreement items of that kind
+(``corpus.load_eval("agreement")``). For each model: P(singular verb form) against P(plural verb
+form) after the prefix, as paired bars, and its accuracy (how often P(right form) > P(wrong form))
+over all the items with that many attractors, whatever the subject's number.
+
+Every item is scored once per model when the widget is made (batched by prefix length), so a
+redraw only paints. As in ``next_word_demo``, the picture is painted with Pillow.
+"""
+from __future__ import annotations
+
+import collections
+import random
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from PIL import Image, ImageDraw
+
+from course_utils.next_word_demo import pillow_font
+from course_utils.sequence_demo import PaintedDemo, check_models, models_and_vocab
+from course_utils.text_pipeline import Vocab
+from course_utils.validation import CourseInputError, check_choice, check_int
+
+NUMBERS = {"singular": "sg", "plural": "pl"}
+COLORS = {"correct": "tab:blue", "wrong": "tab:red", "subject": "tab:blue", "attractor": "tab:orange",
+          "chance": "#555555", "right": "#1a7f37"}  # fmt: skip
+MAX_MODELS = 6
+_BATCH = 256  # prefixes scored at once
+
+
+# ---------------------------------------------------------------- scoring the items
+
+
+def check_items(items, vocab: Vocab) -> list[dict]:
+    """``items`` must be agreement items (prefix, correct, wrong, attractors, number) over ``vocab``'s words."""
+    if not isinstance(items, list) or not items:
+        raise CourseInputError("items must be a non-empty list of agreement items, e.g. corpus.load_eval('agreement')")
+    for item in items:
+        if not isinstance(item, dict) or not {"prefix", "correct", "wrong", "attractors", "number"} <= set(item):
+            raise CourseInputError("an agreement item is a dict with prefix, correct, wrong, attractors, number; "
+                                   f"got {item!r:.80}")
+        words = [*item["prefix"], item["correct"], item["wrong"]]
+        unknown = [w for w in words if w not in vocab.stoi]
+        if unknown:
+            raise CourseInputError(f"an agreement item holds words outside the vocabulary: {unknown[:3]}")
+        check_choice("an item's number", item["number"], list(NUMBERS.values()))
+        check_int("an item's attractors", item["attractors"], minimum=0)
+    return items
+
+
+@torch.no_grad()
+def form_probs(model, vocab: Vocab, items: list[dict]) -> np.ndarray:
+    """P(correct form) and P(wrong form) after each item's prefix: (N, 2), float64.
+
+    Prefixes of the same length are scored together, so there is no padding and every model of
+    the LM interface gives exactly ``lm.next_token_probs(model, vocab, prefix)``.
+    """
+    probs = np.zeros((len(items), 2))
+    by_length = collections.defaultdict(list)
+    for i, item in enumerate(items):
+        by_length[len(item["prefix"])].append(i)
+    device = next(model.parameters()).device
+    for rows in by_length.values():
+        for start in range(0, len(rows), _BATCH):
+            chunk = rows[start : start + _BATCH]
+            prefixes = [[vocab.bos_id, *vocab.encode(items[i]["prefix"])] for i in chunk]
+            idx = torch.tensor(prefixes, device=device)  # (B, L+1)
+            logits, _ = model(idx)  # (B, L+1, V)
+            last = torch.softmax(logits[:, -1].double(), dim=-1).cpu()  # (B, V): the word after the whole prefix
+            forms = torch.tensor([[vocab.stoi[items[i][key]] for key in ("correct", "wrong")] for i in chunk])  # (B, 2)
+            probs[chunk] = last.gather(1, forms).numpy()
+    return probs
+
+
+def accuracy_by_attractors(probs: np.ndarray, items: list[dict]) -> dict[int, float]:
+    """Per number of attractors: the share of items with P(correct) > P(wrong), from ``form_probs``'s (N, 2)."""
+    hits: dict[int, list[bool]] = collections.defaultdict(list)
+    for (right, wrong), item in zip(probs, items):
+        hits[item["attractors"]].append(bool(right > wrong))
+    return {count: sum(h) / len(h) for count, h in sorted(hits.items())}
+
+
+# ---------------------------------------------------------------- painting
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One model on one item: its probabilities of the two verb forms and its accuracy on items of that kind."""
+
+    singular: tuple[str, float]  # (form, probability)
+    plural: tuple[str, float]
+    correct: str  # "singular" or "plural"
+    accuracy: float  # over every item with this many attractors
+    items: int  # how many
+
+    @property
+    def right(self) -> bool:
+        p = {"singular": self.singular[1], "plural": self.plural[1]}
+        return p[self.correct] > p[_other(self.correct)]
+
+
+def _other(number: str) -> str:
+    return "plural" if number == "singular" else "singular"
+
+
+def _rgb(name: str) -> tuple[int, int, int]:
+    return tuple(round(255 * c) for c in matplotlib.colors.to_rgb(name))
+
+
+class AgreementPainter:
+    """Paints the prefix (subject and attractors coloured), then per model paired bars and an accuracy bar."""
+
+    def __init__(self, names: list[str], forms: list[str]):
+        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
+        self.px = px = round(14 * scale)
+        self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
+        self.big, self.big_bold = pillow_font(round(1.3 * px)), pillow_font(round(1.3 * px), "bold")
+        self.colors = {key: _rgb(color) for key, color in COLORS.items()}
+        self.row = round(1.5 * px)  # one bar and its gap
+        self.name_w = round(max(self.bold.getlength(n) for n in names)) + px
+        self.label_w = round(max(self.font.getlength(f"{f} (singular)") for f in forms)) + px
+        self.bar_w, self.value_w = 11 * px, round(4.5 * px)  # P bars and their numbers
+        self.acc_left = px // 2 + self.name_w + self.label_w + self.bar_w + self.value_w + 2 * px
+        self.acc_w = 9 * px
+        self.header = round(3 * 1.6 * self.big.size) + px // 2  # up to three lines of prefix
+        self.block = 2 * self.row + px // 2  # one model
+        width = self.acc_left + self.acc_w + px + round(self.font.getlength("100% of 1000 items"))
+        self.size = (width, self.header + 2 * px + len(names) * self.block + 2 * px)
+
+    def paint(self, prefix: list[str], verdicts: dict[str, Verdict], attractors: int) -> Image.Image:
+        """The whole picture for one item."""
+        picture = Image.new("RGBA", self.size, "white")
+        pen = ImageDraw.Draw(picture)
+        self._prefix(pen, prefix)
+        top = self.header + self.px // 2
+        px = self.px
+        pen.text((px // 2, top), "P(next word) after the prefix", fill="black", font=self.bold, anchor="lm")
+        pen.text((self.acc_left, top), f"accuracy, {attractors} attractor{'s' * (attractors != 1)}", fill="black",
+                 font=self.bold, anchor="lm")  # fmt: skip
+        widest = max(max(v.singular[1], v.plural[1]) for v in verdicts.values()) or 1.0
+        for i, (name, verdict) in enumerate(verdicts.items()):
+            self._model(pen, top + px + i * self.block, name, verdict, widest)
+        self._key(pen)
+        return picture
+
+    def _prefix(self, pen: ImageDraw.ImageDraw, prefix: list[str]) -> None:
+        """The prefix word by word, wrapped; the subject bold blue, the attractor nouns orange; then a blank."""
+        subject, attractors = noun_positions(prefix)
+        x, y, line = self.px // 2, self.px // 2, round(1.6 * self.big.size)
+        space = self.big.getlength(" ")
+        for i, word in enumerate([*prefix, "___"]):
+            font, color = (self.big_bold, self.colors["subject"]) if i == subject else (self.big, "black")
+            if i in attractors:
+                color = self.colors["attractor"]
+            width = font.getlength(word)
+            if x + width > self.size[0] - self.px:
+                x, y = self.px // 2, y + line
+            pen.text((x, y), word, fill=color, font=font, anchor="la")  # the ascender line: bold and plain words align
+            x += width + space
+
+    def _model(self, pen: ImageDraw.ImageDraw, top: int, name: str, verdict: Verdict, widest: float) -> None:
+        """One model: its name, a bar per verb form (blue: agrees, red: does not), ✓/✗, and its accuracy bar."""
+        px, half = self.px, self.row * 3 // 8
+        pen.text((px // 2, top + self.row), name, fill="black", font=self.bold, anchor="lm")
+        left = px // 2 + self.name_w + self.label_w
+        for row, number in enumerate(("singular", "plural")):
+            form, p = getattr(verdict, number)
+            middle = top + row * self.row + self.row // 2
+            kind = "correct" if number == verdict.correct else "wrong"
+            end = left + round(self.bar_w * p / widest)
+            pen.rectangle((left, middle - half, end, middle + half), fill=self.colors[kind])
+            pen.text((left - px // 3, middle), f"{form} ({number})", fill="black", font=self.font, anchor="rm")
+            pen.text((end + px // 3, middle), f"{p:.3g}", fill="black", font=self.font, anchor="lm")
+        pen.line((left, top, left, top + 2 * self.row), fill="black", width=1)
+        mark, color = ("✓", self.colors["right"]) if verdict.right else ("✗", self.colors["wrong"])
+        pen.text((self.acc_left - px, top + self.row), mark, fill=color, font=self.big_bold, anchor="rm")
+        middle = top + self.row
+        end = self.acc_left + round(self.acc_w * verdict.accuracy)
+        pen.rectangle((self.acc_left, middle - half, end, middle + half), fill=self.colors["correct"])
+        pen.rectangle((self.acc_left, middle - half, self.acc_left + self.acc_w, middle + half), outline="black")
+        chance = self.acc_left + self.acc_w // 2
+        pen.line((chance, middle - 2 * half, chance, middle + 2 * half), fill=self.colors["chance"], width=2)
+        pen.text((self.acc_left + self.acc_w + px // 2, middle), f"{verdict.accuracy:.0%} of {verdict.items} items",
+                 fill="black", font=self.font, anchor="lm")  # fmt: skip
+
+    def _key(self, pen: ImageDraw.ImageDraw) -> None:
+        x, y = self.px // 2, self.size[1] - self.px
+        for kind, text in (("correct", "the form that agrees with the subject"), ("wrong", "the form that does not"),
+                           ("chance", "50%: chance")):  # fmt: skip
+            pen.rectangle((x, y - self.px // 3, x + self.px, y + self.px // 3), fill=self.colors[kind])
+            x += round(1.4 * self.px)
+            pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
+            x += round(self.font.getlength(text)) + 2 * self.px
+
+
+def noun_positions(prefix: list[str]) -> tuple[int | None, set[int]]:
+    """Where the subject noun is (the word after the first "the") and the attractor nouns (after each later "the")."""
+    nouns = [i + 1 for i, word in enumerate(prefix[:-1]) if word == "the"]
+    return (nouns[0] if nouns else None), set(nouns[1:])
+
+
+# ---------------------------------------------------------------- the widget
+
+
+class AgreementDemo(PaintedDemo):
+    """The subject's number, the number of attractors, and which example: each model's verdict on it.
+
+    ``models`` maps names to language models over ``vocab``; ``items`` are agreement items (by
+    default ``corpus.load_eval("agreement")``); ``seed`` shuffles the order in which the examples
+    of each kind are shown. With no arguments: the shipped RNN, GRU and LSTM and ``course_vocab()``.
+    After each redraw, ``shown`` maps each model to its ``Verdict`` and ``item`` is the item shown.
+    """
+
+    def __init__(self, models: dict | None = None, vocab: Vocab | None = None, *, items: list[dict] | None = None,
+                 seed: int = 0):  # fmt: skip
+        self.models, self.vocab = models_and_vocab(models, vocab)
+        check_models(self.models, self.vocab, limit=MAX_MODELS)
+        seed = check_int("seed", seed, minimum=0)
+        if items is None:
+            from course_utils.corpus import load_eval
+
+            items = load_eval("agreement")
+        self.items = check_items(items, self.vocab)
+        self.probs = {name: form_probs(m, self.vocab, self.items) for name, m in self.models.items()}  # (N, 2) each
+        self.accuracy = {name: accuracy_by_attractors(p, self.items) for name, p in self.probs.items()}
+        self.counts = collections.Counter(item["attractors"] for item in self.items)  # items per number of attractors
+        self.groups = self._groups(seed)
+        self.shown: dict[str, Verdict] = {}
+        self.item: dict | None = None
+        forms = [form for item in self.items for form in (item["correct"], item["wrong"])]
+        self.painter = AgreementPainter(list(self.models), forms)
+        self.make_canvas(*self.painter.size)
+        most = max(item["attractors"] for item in self.items)
+        controls = {
+            "number": widgets.ToggleButtons(options=list(NUMBERS), value="plural", description="subject"),
+            "attractors": widgets.IntSlider(value=min(2, most), min=0, max=most, description="attractors"),
+            "example": widgets.IntSlider(value=0, min=0, max=0, description="example"),
+        }
+        for name in ("number", "attractors"):  # before the Demo's own observers: the example slider fits first
+            controls[name].observe(self._fit_example, names="value")
+        self.controls = controls
+        self._fit_example()
+        super().__init__(controls, title="Agreement: does the verb agree with its subject, past the attractors?")
+
+    def _groups(self, seed: int) -> dict[tuple[str, int], list[int]]:
+        """Item indices by (number, attractors), each list in an order shuffled with ``seed``."""
+        groups: dict[tuple[str, int], list[int]] = collections.defaultdict(list)
+        for i, item in enumerate(self.items):
+            groups[item["number"], item["attractors"]].append(i)
+        rng = random.Random(seed)
+        for key in sorted(groups):
+            rng.shuffle(groups[key])
+        return dict(groups)
+
+    def _fit_example(self, _change=None) -> None:
+        """The example slider runs over the items of the chosen kind."""
+        group = self.groups.get((NUMBERS[self.controls["number"].value], self.controls["attractors"].value), [])
+        slider = self.controls["example"]
+        with self.quietly():
+            slider.max = max(len(group) - 1, 0)
+
+    def verdicts(self, index: int) -> dict[str, Verdict]:
+        """Each model's verdict on item ``index``."""
+        item = self.items[index]
+        number = "singular" if item["number"] == "sg" else "plural"
+        forms = {number: item["correct"], _other(number): item["wrong"]}
+        verdicts = {}
+        for name, probs in self.probs.items():
+            p = {number: probs[index, 0], _other(number): probs[index, 1]}
+            count = item["attractors"]
+            verdicts[name] = Verdict((forms["singular"], float(p["singular"])), (forms["plural"], float(p["plural"])),
+                                     number, self.accuracy[name][count], self.counts[count])  # fmt: skip
+        return verdicts
+
+    def draw(self, number: str, attractors: int, example: int) -> Figure:
+        number = check_choice("subject", number, list(NUMBERS))
+        attractors = check_int("attractors", attractors, minimum=0)
+        group = self.groups.get((NUMBERS[number], attractors))
+        if not group:
+            raise CourseInputError(f"no agreement item has a {number} subject and {attractors} attractors")
+        index = group[check_int("example", example, minimum=0, maximum=len(group) - 1)]
+        item = self.items[index]
+        verdicts = self.verdicts(index)
+        self.layer.set_pixels(np.asarray(self.painter.paint(item["prefix"], verdicts, attractors)))
+        self.shown, self.item = verdicts, item
+        parts = [f"{name} prefers '{getattr(v, v.correct if v.right else _other(v.correct))[0]}' "
+                 f"{'✓' if v.right else '✗'}" for name, v in verdicts.items()]  # fmt: skip
+        self.show_readout(f"'{' '.join(item['prefix'])} ___': the verb must be {number}, "
+                          f"'{item['correct']}' (not '{item['wrong']}'). " + " · ".join(parts))  # fmt: skip
+        return self.figure
