@@ -17,15 +17,9 @@ from course_utils.agreement_demo import (
 )
 from course_utils.corpus import load_eval
 from course_utils.lecture import lecture_mode
-from course_utils.lm_checkpoints import course_vocab
 from course_utils.lm_probes import agreement_accuracy
 from course_utils.recurrent_lm import RecurrentLM
 from course_utils.validation import CourseInputError
-
-
-@pytest.fixture(scope="module")
-def vocab():
-    return course_vocab()
 
 
 @pytest.fixture(scope="module")

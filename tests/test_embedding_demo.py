@@ -24,11 +24,6 @@ from course_utils.validation import CourseInputError
 
 
 @pytest.fixture(scope="module")
-def vocab():
-    return course_vocab()
-
-
-@pytest.fixture(scope="module")
 def classes():
     return course_word_classes()
 

@@ -9,9 +9,8 @@ import pytest
 import torch
 
 from course_utils import lm
-from course_utils.language import CourseLanguage
 from course_utils.lecture import lecture_mode
-from course_utils.lm_checkpoints import CHECKPOINT_DIR, RECIPES, build_model, course_vocab
+from course_utils.lm_checkpoints import CHECKPOINT_DIR, RECIPES, build_model
 from course_utils.next_word_demo import (
     EXAMPLES,
     MAX_K,
@@ -26,16 +25,6 @@ from course_utils.validation import CourseInputError
 
 ORACLE = "oracle (the truth)"
 UNSEEN = "lion"
-
-
-@pytest.fixture(scope="module")
-def lang():
-    return CourseLanguage()
-
-
-@pytest.fixture(scope="module")
-def vocab():
-    return course_vocab()
 
 
 @pytest.fixture(scope="module")

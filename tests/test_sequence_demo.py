@@ -8,9 +8,8 @@ import pytest
 import torch
 
 from course_utils import lm
-from course_utils.language import CourseLanguage
 from course_utils.lecture import lecture_mode
-from course_utils.lm_checkpoints import RECIPES, build_model, course_vocab
+from course_utils.lm_checkpoints import RECIPES, build_model
 from course_utils.recurrent_lm import RecurrentLM
 from course_utils.sequence_demo import (
     EXAMPLES,
@@ -29,16 +28,6 @@ from course_utils.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 
 AGREEMENT = "the cats near the dog are happy ."
-
-
-@pytest.fixture(scope="module")
-def lang():
-    return CourseLanguage()
-
-
-@pytest.fixture(scope="module")
-def vocab():
-    return course_vocab()
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,19 @@
+"""Fixtures shared by the widget tests: the full course language and the course vocabulary."""
+from __future__ import annotations
+
+import pytest
+
+from course_utils.language import CourseLanguage
+from course_utils.lm_checkpoints import course_vocab
+
+
+@pytest.fixture(scope="session")
+def lang():
+    """The full course language (its oracle)."""
+    return CourseLanguage()
+
+
+@pytest.fixture(scope="session")
+def vocab():
+    """The vocabulary every course-language model uses."""
+    return course_vocab()
