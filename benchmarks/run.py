@@ -11,7 +11,9 @@ is built with its defaults and each control is driven through up to 20 valid val
 ``latencies`` (computing, drawing and PNG encoding) give the median and maximum. The import
 cost is the time ``import course_utils`` takes after ``import torch``, in fresh interpreters.
 The language benchmarks (``benchmarks/lm_bench.py``) time the generator and the oracle and
-compare each notebook-04 model's test perplexity with the oracle's.
+compare each notebook-04 model's test perplexity with the oracle's; the recurrent benchmarks
+(``benchmarks/rnn_bench.py``) do the same for notebooks 05-06 and add agreement by distance,
+scratch against library speed and time per sequence against length.
 Raw numbers go to ``benchmarks/results/*.json``.
 """
 from __future__ import annotations
@@ -35,6 +37,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lm_bench  # noqa: E402  (benchmarks/lm_bench.py)
+import rnn_bench  # noqa: E402  (benchmarks/rnn_bench.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -348,6 +351,8 @@ def target_rows(results: dict) -> list[tuple[str, str, str]]:
         rows.append((f"{name}: median callback ≤ {MEDIAN_MS:g} ms", _cell(median, " ms"), _status(ok)))
     for target, measured, ok in lm_bench.target_rows(results.get("language", {})):
         rows.append((target, measured, _status(ok)))
+    for target, measured, ok in rnn_bench.target_rows(results.get("recurrent", {})):
+        rows.append((target, measured, _status(ok)))
     imports = results.get("import")
     if imports:
         extra = imports["course_utils_over_torch_s"]
@@ -425,6 +430,8 @@ def markdown(results: dict) -> str:
         ]
     if results.get("language"):
         lines += lm_bench.markdown(results["language"])
+    if results.get("recurrent"):
+        lines += rnn_bench.markdown(results["recurrent"])
     rows = target_rows(results)
     failed = sum(status == "FAIL" for _, _, status in rows)
     lines += ["## Targets", "", f"{len(rows) - failed} of {len(rows)} rows pass.", "", "| target | measured | status |", "|---|---:|---|"]
@@ -441,7 +448,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip-demos", action="store_true", help="do not measure widget callbacks")
     parser.add_argument("--skip-import", action="store_true", help="do not measure the import time")
     parser.add_argument("--skip-language", action="store_true", help="do not run the language benchmarks")
-    parser.add_argument("--retrain", action="store_true", help="time FFNN training here instead of reading the checkpoints")
+    parser.add_argument("--retrain", action="store_true", help="time FFNN, RNN, GRU and LSTM training here instead of reading the checkpoints")
     parser.add_argument("--values", type=int, default=20, help="values per slider")
     parser.add_argument("--repeats", type=int, default=5, help="fresh interpreters per import timing")
     parser.add_argument("--cell-timeout", type=int, default=600, help="seconds per notebook cell")
@@ -465,6 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         results["import"] = bench_import(args.repeats)
     if not args.skip_language:
         results["language"] = lm_bench.run(args.retrain)
+        results["recurrent"] = rnn_bench.run(args.retrain)
     json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     args.output.write_text(markdown(results), encoding="utf-8")
     failed = [target for target, _, status in target_rows(results) if status == "FAIL"]

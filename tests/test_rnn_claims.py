@@ -1,0 +1,136 @@
+"""The lectures' claims about recurrent LMs (notebooks 05-06), asserted on the shipped checkpoints.
+
+rnn_lm, gru_lm and lstm_lm share one recipe (hidden 128, the same steps and data), so they compare
+cells, not budgets. rnn_wide_lm and lstm_wide_lm double the hidden state: the honest counterpoint.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from course_utils import corpus, lm
+from course_utils import lm_checkpoints as zoo
+from course_utils.agreement_demo import accuracy_by_attractors, form_probs
+from course_utils.checkpoints import verify_checkpoint
+from course_utils.language import CourseLanguage
+from course_utils.recurrent_lm import ElmoClassifier, masked_batches
+
+COMPARED = ("rnn_lm", "gru_lm", "lstm_lm", "lstm2_lm", "rnn_wide_lm", "lstm_wide_lm")
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {name: zoo.load_model(name) for name in COMPARED}
+
+
+@pytest.fixture(scope="module")
+def test_split():
+    return corpus.load_split("test")
+
+
+@pytest.fixture(scope="module")
+def ratios(models, test_split):
+    oracle = math.exp(corpus.oracle_entropy(CourseLanguage(include_held_out=False), test_split)[0])
+    return {name: lm.evaluate(model, zoo.course_vocab(), test_split).perplexity / oracle for name, model in models.items()}
+
+
+@pytest.fixture(scope="module")
+def agreement(models):
+    items = corpus.load_eval("agreement")
+    vocab = zoo.course_vocab()
+    return {name: accuracy_by_attractors(form_probs(model, vocab, items), items) for name, model in models.items()}
+
+
+@pytest.mark.parametrize("name", list(zoo.RECURRENT_RECIPES))
+def test_every_shipped_checkpoint_matches_its_manifest_and_recipe(name):
+    verify_checkpoint(zoo.RECURRENT_DIR / name)
+    kind, config, _ = zoo.RECURRENT_RECIPES[name]
+    assert isinstance(zoo.load_model(name), type(zoo.build_model(kind, config)))
+
+
+def test_the_compared_cells_share_one_recipe():
+    recipes = [zoo.RECURRENT_RECIPES[name] for name in ("rnn_lm", "gru_lm", "lstm_lm")]
+    assert {r[0] for r in recipes} == {"recurrent"}
+    assert all({**r[1], "cell": None} == {**recipes[0][1], "cell": None} and r[2] == recipes[0][2] for r in recipes)
+
+
+def test_every_recurrent_lm_is_close_to_the_oracle_and_none_beats_it(ratios):
+    for name, ratio in ratios.items():
+        assert 1.0 < ratio <= 1.10, name
+
+
+def test_on_the_whole_test_split_the_lstm_and_the_rnn_tie(ratios):
+    """The lecture's "LSTM is closer to the oracle" does not show in perplexity here: notebook 06 says so.
+
+    Measured: RNN 1.0441, LSTM 1.0444 times the oracle's. Tokens that need a long dependency are rare.
+    """
+    assert abs(ratios["lstm_lm"] - ratios["rnn_lm"]) <= 0.005
+
+
+def excess_nll_of_the_verb(model, items, lang) -> float:
+    """Mean nats the model loses to the oracle on the correct verb form after each item's prefix."""
+    vocab, total = zoo.course_vocab(), 0.0
+    probs = form_probs(model, vocab, items)[:, 0]  # (N,): P(correct form)
+    for p, item in zip(probs, items):
+        total += math.log(lang.next_distribution(item["prefix"])[item["correct"]]) - math.log(p)
+    return total / len(items)
+
+
+def test_where_the_dependency_is_long_the_lstm_is_much_closer_to_the_oracle(models):
+    lang = CourseLanguage(include_held_out=False)
+    items = [item for item in corpus.load_eval("agreement") if item["attractors"] >= 1]
+    rnn, lstm = (excess_nll_of_the_verb(models[name], items, lang) for name in ("rnn_lm", "lstm_lm"))
+    assert lstm < 0.5 * rnn
+    assert rnn > 0.5  # nats per verb: the RNN pays for the attractors
+
+
+def test_every_recurrent_lm_beats_the_ffnn_with_a_five_word_window(ratios, test_split):
+    oracle = math.exp(corpus.oracle_entropy(CourseLanguage(include_held_out=False), test_split)[0])
+    ffnn = lm.evaluate(zoo.load_model("ffnn_n5"), zoo.course_vocab(), test_split).perplexity / oracle
+    for name, ratio in ratios.items():
+        assert ratio < ffnn, name
+
+
+def test_without_attractors_every_model_agrees(agreement):
+    for name, accuracy in agreement.items():
+        assert accuracy[0] >= 0.9, name
+
+
+def test_at_the_longest_distance_the_lstm_agrees_clearly_more_often_than_the_rnn(agreement):
+    longest = max(agreement["lstm_lm"])
+    assert agreement["lstm_lm"][longest] >= agreement["rnn_lm"][longest] + 0.3
+    assert agreement["gru_lm"][longest] >= agreement["rnn_lm"][longest] + 0.3
+
+
+def test_the_lstm_meets_the_issues_target_with_two_attractors(agreement):
+    assert agreement["lstm_lm"][2] >= 0.95
+
+
+def test_with_twice_the_hidden_state_the_rnn_catches_up(agreement):
+    longest = max(agreement["rnn_wide_lm"])
+    assert agreement["rnn_wide_lm"][longest] >= agreement["rnn_lm"][longest] + 0.3
+
+
+def test_both_sides_predict_a_word_better_than_the_left_side_alone(models):
+    vocab = zoo.course_vocab()
+    ids = lm.encode_sentences(vocab, corpus.load_split("test")[:500])
+    idx, targets = masked_batches(ids, vocab, batch_size=len(ids), seed=0)(0)
+    with torch.no_grad():
+        _, masked_nll = zoo.load_model("masked_bilstm")(idx, targets)
+        left_idx, left_targets = lm.make_batch(ids, vocab)
+        words_only = left_targets.masked_fill(left_targets == vocab.eos_id, lm.IGNORE_INDEX)  # the same words
+        _, left_nll = models["lstm_lm"](left_idx, words_only)
+    assert float(masked_nll) < float(left_nll) - 0.2
+
+
+def test_elmo_mixes_its_layers_with_weights_that_sum_to_one_and_beats_chance():
+    classifier = zoo.load_model("elmo_sentiment")
+    assert isinstance(classifier, ElmoClassifier)
+    weights = classifier.mix.weights()
+    assert torch.isclose(weights.sum(), torch.tensor(1.0))
+    x, labels = zoo.review_tensors("test", "elmo_classifier")
+    with torch.no_grad():
+        accuracy = float((classifier(x)[0].argmax(-1) == labels).double().mean())
+    assert accuracy >= 0.8
