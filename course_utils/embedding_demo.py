@@ -166,6 +166,24 @@ def default_embeddings() -> torch.Tensor:
     return load_model("ffnn_n3").embedding.weight.detach()
 
 
+def _overlaps(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _free_place(pen, word: str, font, position: tuple[float, float], taken: list) -> tuple[float, float]:
+    """``position``, or the nearest one a line above or below it where the label overlaps no earlier label."""
+    x, y = position
+    step = 1.1 * font.size
+    for shift in (0, *(k * sign for k in range(1, 2 * MAX_K) for sign in (1, -1))):
+        left, top, right, bottom = pen.textbbox((x, y + shift * step), word, font=font, anchor="lm")
+        box = (left - font.size / 3, top, right + font.size / 3, bottom)  # a gap between neighbouring words
+        if not any(_overlaps(box, other) for other in taken):
+            taken.append(box)
+            return x, y + shift * step
+    taken.append(pen.textbbox(position, word, font=font, anchor="lm"))
+    return position  # crowded everywhere: keep its own place
+
+
 class EmbeddingDemo(Demo):
     """Type or pick a word and a number of neighbours; the 2-D map shows where they are.
 
@@ -256,9 +274,14 @@ class EmbeddingDemo(Demo):
         picture = Image.new("RGBA", (width, height), (0, 0, 0, 0))
         pen = ImageDraw.Draw(picture)
         pixels = self.ax.transData.transform(np.array([point for _, point in labels]))  # (n, 2), y up
-        for i, ((word, _), (x, y)) in reversed(list(enumerate(zip(labels, pixels)))):  # the chosen word last, on top
+        placed = []  # (word, font, position): the chosen word first, so it keeps its place
+        taken: list[tuple[float, float, float, float]] = []
+        for i, ((word, _), (x, y)) in enumerate(zip(labels, pixels)):
             font = self.fonts[0 if i == 0 else 1]
-            pen.text((x + 0.9 * font.size, height - y), word, fill="black", font=font, anchor="lm",
+            position = _free_place(pen, word, font, (x + 0.9 * font.size, height - y), taken)
+            placed.append((word, font, position))
+        for word, font, position in reversed(placed):  # the chosen word last, on top
+            pen.text(position, word, fill="black", font=font, anchor="lm",
                      stroke_width=max(1, font.size // 8), stroke_fill="white")  # a halo keeps it readable over dots
         (x0, y0), (x1, y1) = self.ax.bbox.get_points()  # the map's box in pixels, y up
         rgba = np.array(picture)  # (H, W, 4)

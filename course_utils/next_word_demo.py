@@ -152,6 +152,10 @@ def _rgb(name: str) -> tuple[int, int, int]:
     return tuple(round(255 * c) for c in to_rgb(name))
 
 
+KEY = (("oracle", "the oracle's distribution"), ("possible", "a model's guess"),
+       ("impossible", "a word the oracle says cannot come next"))  # (colour, meaning)
+
+
 class Painter:
     """Paints the panels: a grid of boxes, each a title and up to ``MAX_K`` labelled bars."""
 
@@ -166,7 +170,9 @@ class Painter:
         self.label_px = round(max(self.font.getlength(w) for w in words)) + self.px // 2  # the words' column
         self.value_px = round(3.6 * self.px)  # room for "0.123" after the longest bar
         self.panel = (self.label_px + round(10 * self.px) + self.value_px, 2 * self.px + MAX_K * self.row_px)
-        self.size = (self.cols * self.panel[0] + self.px, self.rows * self.panel[1] + round(2.2 * self.px))
+        width = self.cols * self.panel[0] + self.px
+        self.key_lines = self._key_lines(width)
+        self.size = (width, self.rows * self.panel[1] + round((0.7 + 1.5 * len(self.key_lines)) * self.px))
         self.static = self._key()
 
     def origin(self, index: int) -> tuple[int, int]:
@@ -174,17 +180,33 @@ class Painter:
         row, col = divmod(index, self.cols)
         return col * self.panel[0] + self.px // 2, row * self.panel[1] + self.px // 2
 
+    def _key_entry_px(self, text: str) -> int:
+        return round(1.4 * self.px + self.font.getlength(text) + 2 * self.px)
+
+    def _key_lines(self, width: int) -> list[list[tuple[str, str]]]:
+        """The colour key's entries, wrapped onto as many lines as the picture's width needs."""
+        lines: list[list[tuple[str, str]]] = [[]]
+        used = self.px // 2
+        for entry in KEY:
+            size = self._key_entry_px(entry[1])
+            if lines[-1] and used + size > width:
+                lines.append([])
+                used = self.px // 2
+            lines[-1].append(entry)
+            used += size
+        return lines
+
     def _key(self) -> Image.Image:
         """A white picture with the colour key along the bottom: the part that never changes."""
         picture = Image.new("RGBA", self.size, "white")
         draw = ImageDraw.Draw(picture)
-        x, y = self.px // 2, self.size[1] - self.px
-        for name, text in (("oracle", "the oracle's distribution"), ("possible", "a model's guess"),
-                           ("impossible", "a word the oracle says cannot come next")):  # fmt: skip
-            draw.rectangle((x, y - self.px // 3, x + self.px, y + self.px // 3), fill=self.colors[name])
-            x += round(1.4 * self.px)
-            draw.text((x, y), text, fill="black", font=self.font, anchor="lm")
-            x += round(draw.textlength(text, font=self.font)) + 2 * self.px
+        for row, entries in enumerate(self.key_lines):
+            x = self.px // 2
+            y = self.size[1] - self.px - round(1.5 * self.px) * (len(self.key_lines) - 1 - row)
+            for name, text in entries:
+                draw.rectangle((x, y - self.px // 3, x + self.px, y + self.px // 3), fill=self.colors[name])
+                draw.text((x + round(1.4 * self.px), y), text, fill="black", font=self.font, anchor="lm")
+                x += self._key_entry_px(text)
         return picture
 
     def new_picture(self) -> tuple[Image.Image, ImageDraw.ImageDraw]:
