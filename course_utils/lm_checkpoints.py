@@ -69,7 +69,7 @@ RECURRENT_RECIPES = {
     "masked_bilstm": ("masked_bilstm", {"embed_dim": 64, "hidden_dim": 128, "max_len": 128}, BIDIRECTIONAL_TRAINING),
     "elmo": ("elmo", {"embed_dim": 64, "hidden_dim": 128, "num_layers": 2, "max_len": 128}, BIDIRECTIONAL_TRAINING),
     "elmo_sentiment": ("elmo_classifier", {"n_classes": 2, "hidden": 32},
-                       {**SENTIMENT_TRAINING, "init_from": "elmo"}),
+                       {**SENTIMENT_TRAINING, "steps": 3000, "init_from": "elmo"}),  # frozen features: slower to fit
 }  # fmt: skip
 ALL_RECIPES = {**RECIPES, **RECURRENT_RECIPES}
 
