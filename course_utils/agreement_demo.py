@@ -23,6 +23,7 @@ import torch
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
+from course_utils import lm
 from course_utils.next_word_demo import pillow_font
 from course_utils.sequence_demo import PaintedDemo, check_models, models_and_vocab
 from course_utils.text_pipeline import Vocab
@@ -66,7 +67,7 @@ def form_probs(model, vocab: Vocab, items: list[dict]) -> np.ndarray:
     by_length = collections.defaultdict(list)
     for i, item in enumerate(items):
         by_length[len(item["prefix"])].append(i)
-    device = next(model.parameters()).device
+    device = lm._model_device(model)  # CPU for a model without weights (an n-gram counts)
     for rows in by_length.values():
         for start in range(0, len(rows), _BATCH):
             chunk = rows[start : start + _BATCH]
