@@ -1,0 +1,764 @@
+# %% [markdown]
+# # 05 · The RNN language model
+#
+# *Accompanies the lecture "Language Models" (CS109B, Lecture 16): the RNN's training process (feed in the correct
+# inputs, average the loss over the time steps, backpropagation through time), generation until `<EOS>`, "the same
+# input can yield different outputs", the RNN's strengths and issues, and vanishing and exploding gradients. Also the
+# slides "An RNN Language Model" and "Training an RNN Language Model" of "Neural Language Models" (CMU 11-411/611),
+# and the slides on masked language modelling with an RNN, its forward pass and its limitations ("not
+# parallelizable") in "Deep Learning and Masked Language Modelling" (CSE538).*
+#
+# ### Learning objectives
+#
+# After this notebook you can
+# - write the RNN language model's forward pass from the slides' equations, and check it against `nn.RNN`;
+# - explain why an RNN has the same number of parameters for a sentence of any length;
+# - train it with teacher forcing, the loss averaged over time steps, padded batches and truncated BPTT;
+# - compare its perplexity with the oracle's, the n-grams' and the feed-forward LM's, and judge its samples with
+#   the oracle;
+# - measure that its prediction after the same words depends on words further back, unlike an n-gram or an FFNN;
+# - measure vanishing and exploding gradients, ‖∂L_t/∂h_k‖ against the distance t − k, and tame explosions by
+#   clipping;
+# - measure why an RNN is slow: its steps run one after another;
+# - fill in a masked word with an RNN that reads both sides of it.
+
+# %%
+from course_utils import setup_notebook
+
+device = setup_notebook(seed=0)
+
+# %% [markdown]
+# As in notebook 04, every model here is small and runs on the CPU whatever `device` says, so that the numbers
+# printed below are the same on every machine.
+
+# %%
+import copy
+import math
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from course_utils import CourseInputError, budget, corpus, lm, lm_probes, rnn_analysis
+from course_utils import lm_checkpoints as zoo
+from course_utils.language import CourseLanguage
+
+vocab = zoo.course_vocab()                       # one fixed vocabulary for every model of the course
+lang = CourseLanguage(include_held_out=False)    # the training language, with exact probabilities
+full_lang = CourseLanguage()                     # the full language (also the held-out "the dog gets fed")
+train, valid, test = (corpus.load_split(name) for name in ("train", "valid", "test"))
+rnn = zoo.load_model("rnn_lm")                   # the shipped RNN LM (recipe zoo.RECURRENT_RECIPES["rnn_lm"])
+
+# %% [markdown]
+# ## 1. The RNN language model
+#
+# A feed-forward LM (notebook 04) sees a fixed window of N words. A recurrent network reads the words one at a
+# time and carries a **hidden state** h from each step to the next: the recurrent loop. The CSE538 slides write
+# the forward pass as a loop:
+#
+# ```
+# h_(0) = 0
+# for i in range(1, len(x)):
+#     h_(i) = tanh(matmul(U, h_(i-1)) + matmul(W, x_(i)))    # update hidden state
+#     y_(i) = softmax(matmul(V, h_(i)))                       # update output
+# ```
+#
+# The CMU slides write the same model for words, with an embedding and biases:
+#
+# $$e^{(t)} = E x^{(t)}, \qquad h^{(t)} = \sigma(W_h h^{(t-1)} + W_e e^{(t)} + b_1), \qquad
+# \hat y^{(t)} = \mathrm{softmax}(U h^{(t)} + b_2) \in \mathbb{R}^{|V|}.$$
+#
+# The letters differ between the two slide decks, so watch out:
+#
+# | role | CSE538 | CMU | here (`course_utils`, PyTorch) |
+# |---|---|---|---|
+# | recurrent loop, H × H | U | W_h | `ScratchRNN.U`, `nn.RNN.weight_hh_l0` |
+# | input → hidden | W | W_e | `ScratchRNN.W`, `nn.RNN.weight_ih_l0` |
+# | hidden → output | V | U | `RecurrentLM.output.weight` |
+# | biases | (none) | b_1, b_2 | `ScratchRNN.b` (= `bias_ih_l0 + bias_hh_l0`), `output.bias` |
+#
+# Here is the slide's loop, written out with the weights of the shipped RNN LM (embeddings of d = 64, a hidden
+# state of H = 128), next to the library's `nn.RNN`, which runs the same loop in C++.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+slide = copy.deepcopy(rnn).double()                      # float64: the two computations agree to ~1e-15
+E = slide.embedding.weight                               # (V, d)
+W, U = slide.recurrent.weight_ih_l0, slide.recurrent.weight_hh_l0                   # (H, d), (H, H)
+b1 = slide.recurrent.bias_ih_l0 + slide.recurrent.bias_hh_l0                        # (H,): torch keeps two biases
+V_out, b2 = slide.output.weight, slide.output.bias                                  # (V, H), (V,)
+
+words = "the dog chased the cats .".split()
+ids = [vocab.bos_id] + vocab.encode(words)               # the model reads <s> first
+with torch.no_grad():
+    h = torch.zeros(U.shape[0], dtype=torch.float64)     # h_(0) = 0: (H,)
+    loop = []
+    for i in ids:
+        h = torch.tanh(U @ h + W @ E[i] + b1)            # (H,): update hidden state
+        loop.append(torch.softmax(V_out @ h + b2, dim=-1))   # (V,): update output
+    loop = torch.stack(loop)                             # (T, V)
+    library = torch.softmax(slide(torch.tensor([ids]))[0][0], dim=-1)   # (T, V)
+print(f"{len(ids)} steps; max |slide's loop − nn.RNN| < 1e-12: {(loop - library).abs().max().item() < 1e-12}")
+next_ids = ids[1:] + [vocab.eos_id]                      # the word that follows each step
+sentence_prob = math.prod(loop[t, i].item() for t, i in enumerate(next_ids))
+print(f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.4e}   oracle: {lang.score(words).prob:.4e}")
+
+# %% [markdown]
+# `course_utils.rnn` has the same loop as a module, `ScratchRNN` (one `elman_step` per token, named after Elman,
+# 1990), and `ScratchRNN.from_torch` copies the weights of an `nn.RNN`. The course checks them against each other in
+# single and double precision:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.rnn import ScratchRNN
+
+torch.manual_seed(0)
+for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
+    library_rnn = torch.nn.RNN(5, 7, batch_first=True).to(dtype)     # D = 5 inputs, H = 7 hidden units
+    scratch_rnn = ScratchRNN.from_torch(library_rnn)
+    x = torch.randn(3, 12, 5, dtype=dtype)                            # (B, T, D)
+    difference = (scratch_rnn(x)[0] - library_rnn(x)[0]).abs().max().item()
+    print(f"{str(dtype):13}  max |ScratchRNN − nn.RNN| ≤ {tolerance:.0e}: {difference <= tolerance}")
+
+# %% [markdown]
+# ### Same weights at every step, any length
+#
+# The loop uses the same E, W, U and V at every step: a sentence of 3 words and one of 30 go through the same
+# numbers, only more or fewer times. So the model's size does not depend on the length of what it reads. A
+# feed-forward LM needs one weight block per position of its window, so its size grows with N (and it cannot look
+# further back than N words at all).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def count(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+sizes = {"E (V × d)": E, "W (H × d)": W, "U (H × H)": U, "b_1, twice in torch (2H)": torch.empty(2 * len(b1)),
+         "V (|V| × H)": V_out, "b_2 (|V|)": b2}
+for name, tensor in sizes.items():
+    print(f"  {name:26} {tensor.numel():7,}")
+print(f"RNN LM, for a sentence of any length: {count(rnn):,} parameters")
+for n in (2, 3, 5):
+    print(f"FFNN with a window of N = {n} words:   {count(zoo.load_model(f'ffnn_n{n}')):,} parameters")
+longest = max(valid, key=len)
+print(f"the RNN reads the longest validation sentence ({len(longest)} words) with the same {count(rnn):,}: "
+      f"P = {math.exp(sum(lm.token_logprobs(rnn, vocab, longest))):.2e}")
+
+# %% [markdown]
+# ## 2. Training
+#
+# ### Teacher forcing, and the loss averaged over time steps
+#
+# The CS109B slide: "During training, regardless of our output predictions, we feed in the correct inputs" (this is
+# called **teacher forcing**). At step t the model reads the true word x_t, predicts ŷ_t, and pays the cross-entropy
+# CE(y_t, ŷ_t) = −log ŷ_t[x_{t+1}]; "our total loss is simply the average loss across all T time steps". For one
+# sentence, with the shipped model and the oracle side by side:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+words = "the dog chased the cats .".split()
+idx, targets = lm.make_batch([vocab.encode(words)], vocab)       # (1, T), (1, T): targets are idx shifted by one
+with torch.no_grad():
+    logits, loss = rnn(idx, targets)                             # (1, T, V), the mean over the T steps
+step_losses = -F.log_softmax(logits[0], dim=-1).gather(1, targets[0, :, None])[:, 0]   # (T,)
+print(f"{'t':>2}  {'reads':7} {'target':7} {'−log ŷ_t[target]':>17} {'oracle':>7}")
+for t, (x_t, y_t) in enumerate(zip(idx[0].tolist(), targets[0].tolist())):
+    oracle = -math.log(lang.next_distribution(words[:t])[vocab.itos[y_t]])
+    print(f"{t:2}  {vocab.itos[x_t]:7} {vocab.itos[y_t]:7} {step_losses[t].item():17.3f} {oracle + 0.0:7.3f}")
+print(f"mean over the T = {len(step_losses)} steps: {step_losses.mean().item():.4f}   the model's loss: {loss.item():.4f}")
+
+# %% [markdown]
+# The loss is small where the language leaves no choice (after "the", a noun must come; after ".", the sentence
+# ends) and large where many words are possible. The oracle's column is the least any model can pay on average.
+#
+# ### Batching
+#
+# Sentences have different lengths, but a batch is one rectangular tensor. `lm.batch_stream` shuffles the training
+# sentences and `lm.make_batch` pads each batch on the right: inputs with `<pad>`, targets with `IGNORE_INDEX`
+# (−100), which the cross-entropy skips. The batch loss is the mean over the **real** targets only, so the padding
+# changes nothing:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+three = [s.split() for s in ("the dog sleeps .", "he ate the cake with the fork .", "we ran .")]
+idx, targets = lm.make_batch([vocab.encode(s) for s in three], vocab)     # (3, T), (3, T)
+print("idx:    ", *[" ".join(f"{vocab.itos[i]:>6}" for i in row) for row in idx.tolist()], sep="\n  ")
+print("targets:", *[" ".join(f"{vocab.itos[i] if i >= 0 else i:>6}" for i in row) for row in targets.tolist()], sep="\n  ")
+with torch.no_grad():
+    batch_loss = rnn(idx, targets)[1].item()
+    alone = [rnn(*lm.make_batch([vocab.encode(s)], vocab))[1].item() for s in three]   # one sentence at a time
+n_targets = [len(s) + 1 for s in three]
+print(f"batch loss {batch_loss:.4f} = token-weighted mean of the sentences' losses "
+      f"{sum(l * n for l, n in zip(alone, n_targets)) / sum(n_targets):.4f}")
+
+# %% [markdown]
+# ### Truncated backpropagation through time
+#
+# The gradient of the loss with respect to U sums over every path back through the loop: backpropagation through
+# time (BPTT). The CS109B slides: "This BPTT process is expensive. Instead of updating after every timestep, we tend
+# to do so every T steps (e.g., every sentence or paragraph). This isn't equivalent to using only a window size T (a
+# la n-grams) because we still have 'infinite memory'." The course trains on whole sentences (they are short), but
+# for a long text one reads it in chunks of k tokens, carries the hidden state from one chunk to the next, and
+# **detaches** it at each boundary, so that backpropagation stops there. Here is that reading, on the shipped
+# model's weights:
+
+# %%
+def read_in_chunks(model, x, k: int, *, carry: bool = True):
+    """The RNN LM's logits (B, T, V) for embedded inputs x (B, T, d), read k steps at a time.
+
+    carry=True: the state goes on to the next chunk, detached (truncated BPTT).
+    carry=False: every chunk starts again from h = 0 (a window of k, like an n-gram).
+    """
+    h, outputs = None, []
+    for start in range(0, x.shape[1], k):
+        out, h = model.recurrent(x[:, start:start + k], h)     # (B, ≤k, H), (1, B, H)
+        outputs.append(out)
+        h = h.detach() if carry else None                      # gradients stop at the chunk boundary
+    return model.output(torch.cat(outputs, dim=1))             # (B, T, V)
+
+
+# %% [markdown]
+# Two things to measure. **Backward**: in the longest validation sentence the verb "is" agrees with its subject
+# "woman", far back. How much gradient of the loss at "is" reaches each input word, with full BPTT and with chunks
+# of k = 8? **Forward**: what does carrying the state across chunks buy, against restarting from zero at each
+# chunk (a window of k words)?
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(" ".join(longest))
+idx, targets = lm.make_batch([vocab.encode(longest)], vocab)                 # (1, T)
+t_verb = longest.index("is")                                                 # the step whose target is "is"
+for k in (idx.shape[1], 8):
+    x = slide.embedding(idx).detach().requires_grad_(True)                   # (1, T, d), float64
+    step_loss = F.cross_entropy(read_in_chunks(slide, x, k)[0, t_verb], targets[0, t_verb])
+    grad = torch.autograd.grad(step_loss, x)[0][0].norm(dim=-1)              # (T,): ‖∂L/∂x_j‖ for each input j
+    subject = longest.index("woman") + 1                                     # + 1 for <s>
+    name = "full BPTT" if k == idx.shape[1] else f"truncated, k = {k}"
+    print(f"{name:17}  ‖∂L(is)/∂x‖ at 'woman' ({t_verb + 1 - subject} steps back): {grad[subject].item():.2e}   "
+          f"at the word just before: {grad[t_verb].item():.2e}")
+
+idx, targets = lm.make_batch(lm.encode_sentences(vocab, valid[:300]), vocab)
+with torch.no_grad():
+    x = rnn.embedding(idx)                                                  # (B, T, d)
+    for k in (4, 8):
+        for carry in (True, False):
+            perplexity = math.exp(lm.lm_loss(read_in_chunks(rnn, x, k, carry=carry).double(), targets).item())
+            how = "state carried, detached" if carry else "state reset to 0       "
+            print(f"chunks of k = {k}, {how}: perplexity {perplexity:.3f}")
+    print(f"whole sentences (as trained):               perplexity "
+          f"{math.exp(lm.lm_loss(rnn(idx)[0].double(), targets).item()):.3f}")
+
+# %% [markdown]
+# Backward, truncation cuts the gradient to exactly 0 beyond the boundary; full BPTT lets some through, but from
+# that far back it is already tiny (section 4 measures how fast it shrinks). Forward, detaching changes nothing:
+# carrying the state gives the same predictions as reading the whole sentence, while resetting it is much worse.
+# That is the slide's point: a truncated RNN still has its "infinite memory" when it predicts; it only stops
+# *learning* from dependencies longer than k. The saving is memory (the graph of k steps, not of the whole text)
+# and more frequent updates; every token is still read once forward and once backward.
+#
+# ### A short training run
+#
+# The shipped model was trained by a recipe: 3,000 steps of AdamW on batches of 64 sentences, cosine learning
+# rate. Here is the same recipe, briefly (in CI's fast mode only a few dozen steps):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+steps = budget(full=zoo.RNN_TRAINING["steps"], fast=40)
+rnn_here, history = zoo.train_model("rnn_lm", steps=steps)
+print(f"trained {steps} steps; validation perplexity {lm.evaluate(rnn_here, vocab, valid[:1000]).perplexity:.3f}")
+print(f"the shipped model (3000 steps):     {lm.evaluate(rnn, vocab, valid[:1000]).perplexity:.3f}")
+_ = history.plot(title="RNN LM: training loss (mean over time steps and batch)")
+plt.show()
+
+# %% [markdown]
+# Everything below uses the **shipped checkpoint** (`data/checkpoints/05_06/rnn_lm`, made by
+# `python -m course_utils.lm_checkpoints rnn_lm`), so every run prints the same numbers.
+#
+# ## 3. Results on the course language
+#
+# ### Perplexity against the truth
+#
+# The test perplexity of the RNN beside notebook 04's best n-gram and feed-forward models, and the oracle's floor:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
+ffnn5 = zoo.load_model("ffnn_n5")
+trigram = zoo.ngram_models(orders=(3,))["trigram"]          # Kneser–Ney, counted on the training split
+models = {"trigram (KN)": trigram, "FFNN N=5": ffnn5, "RNN": rnn}
+perplexity = {name: lm.evaluate(model, vocab, test).perplexity for name, model in models.items()}
+print(f"{'model':13} {'perplexity':>10} {'÷ oracle':>9}")
+for name, ppl in perplexity.items():
+    print(f"{name:13} {ppl:10.3f} {ppl / oracle_ppl:9.3f}")
+print(f"{'oracle':13} {oracle_ppl:10.3f} {1:9.3f}")
+
+# %% [markdown]
+# The RNN is the closest to the oracle, but the gap to the FFNN with five words of context is small: most of what
+# there is to predict in this language is local. What the window misses, a few long-distance dependencies such as
+# agreement across a relative clause, costs little perplexity on average. The next measurements look at exactly
+# those places.
+#
+# ### Generating until `</s>`
+#
+# "We can generate the most likely next event by sampling from ŷ. Continue until we generate `<EOS>`." `lm.generate`
+# samples a word from ŷ_t, feeds it back in as the next input, and stops at `</s>`. The oracle judges each sample:
+# is it a sentence of the course language, and if not, where does it go wrong?
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for seed in range(6):
+    sample = lm.generate(rnn, vocab, seed=seed)
+    score = full_lang.score(sample)
+    print(f"{'✓' if score.grammatical else '✗'} {' '.join(sample)}")
+    if not score.grammatical:
+        print(f"    {score.failure}")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+n_samples = 50
+for name, model in models.items():
+    ok = sum(full_lang.score(lm.generate(model, vocab, seed=s)).grammatical for s in range(n_samples))
+    print(f"{name:13} {ok:3} of {n_samples} samples are sentences of the course language")
+
+# %% [markdown]
+# A few samples are not a measurement; the rates are. Where a sample goes wrong, it is mostly one of the language's
+# meaning rules (what can chase or eat what, which instrument goes with which verb, a review that keeps its
+# sentiment), not word order. On this count the RNN is about as good as the FFNN with five words of context, and
+# both are far better than the trigram.
+
+# %% [markdown]
+# ### The same words, different predictions
+#
+# The CS109B slide: "the same input (e.g., 'Harry') can easily yield different outputs, depending on the context
+# (unlike FFNNs and n-grams)". We measure it. Take the context "the girl that saw the boys near the cats" and its
+# twin with the subject's number flipped, "the girls that saw …". Both end in the same words, but the next verb must
+# agree with the subject far back: "is" can follow the first, never the second. The distance between the two
+# next-word distributions (total variation, ½ Σ |p − q|, between 0 and 1) tells whether a model noticed the
+# difference at all.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.lexicon import NOUNS
+
+other_number = {n.singular: n.plural for nouns in NOUNS.values() for n in nouns}
+other_number |= {plural: singular for singular, plural in other_number.items()}
+
+
+def twin(prefix: list[str]) -> list[str]:
+    """The same context with the subject (its second word) in the other number."""
+    return [prefix[0], other_number[prefix[1]], *prefix[2:]]
+
+
+def distance(model, a, b) -> float:
+    """Total variation between the next-word distributions after contexts a and b."""
+    if model == "oracle":
+        p, q = (lm_probes.oracle_probs(lang, vocab, c) for c in (a, b))
+    else:
+        p, q = (lm.next_token_probs(model, vocab, c) for c in (a, b))
+    return 0.5 * (p - q).abs().sum().item()
+
+
+example = "the girl that saw the boys near the cats".split()
+print(f"{'':13}  {'P(is | the girl …)':>19}  {'P(is | the girls …)':>19}  {'TV':>5}")
+for name, model in [*models.items(), ("oracle", "oracle")]:
+    is_probs = []
+    for context in (example, twin(example)):
+        probs = lm_probes.oracle_probs(lang, vocab, context) if model == "oracle" else lm.next_token_probs(model, vocab, context)
+        is_probs.append(probs[vocab.stoi["is"]].item())
+    print(f"{name:13}  {is_probs[0]:19.4f}  {is_probs[1]:19.4f}  {distance(model, example, twin(example)):5.3f}")
+
+# %% [markdown]
+# Now over many contexts of the agreement set, grouped by how many nouns (attractors) stand between the subject
+# and the verb. With 1 attractor the context has 5 or 6 words, so the FFNN's five-word window still sees the subject;
+# from 2 attractors on, neither it nor the trigram can: their two distributions are identical.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+agreement = corpus.load_eval("agreement")
+print(f"{'attractors':>10} {'words':>6} " + " ".join(f"{name:>13}" for name in [*models, "oracle"]))
+for attractors in (1, 2, 3, 5):
+    items = [item["prefix"] for item in agreement if item["attractors"] == attractors][:12]
+    row = [sum(distance(m, p, twin(p)) for p in items) / len(items) for m in [*models.values(), "oracle"]]
+    length = sum(map(len, items)) / len(items)
+    print(f"{attractors:10} {length:6.1f} " + " ".join(f"{d:13.3f}" for d in row))
+
+# %% [markdown]
+# The n-gram and the FFNN give *exactly* the same prediction once the subject leaves their window, as the slide says.
+# The RNN's prediction still depends on the subject, but less and less the further back it is, while the oracle's
+# does not fade at all. The RNN has a memory, and it is leaky. Section 4 shows one reason; notebook 06 measures
+# the agreement accuracy itself, and what an LSTM changes.
+#
+# ## 4. Vanishing and exploding gradients, measured
+#
+# The loss at step t reaches an earlier hidden state h_k only through the steps between them (the CS109B slides
+# chain ∂L⁴/∂V³ · ∂V³/∂V² · ∂V²/∂V¹). For the tanh RNN each factor is ∂h_j/∂h_{j−1} = diag(1 − h_j²) U, so
+#
+# $$\frac{\partial L_t}{\partial h_k} = \Big(\prod_{j=k+1}^{t} \mathrm{diag}(1 - h_j^2)\, U\Big)^{\!\top}
+# \frac{\partial L_t}{\partial h_t}.$$
+#
+# A product of t − k matrices shrinks or grows roughly geometrically with t − k. `rnn_analysis.hidden_gradient_norms`
+# measures ‖∂L_t/∂h_k‖ with autograd; `jacobian_product_norms` computes the product above. First a check that they
+# agree, on the sentence of section 1 at the step that predicts "are" (float64). ∂L_t/∂h_t itself is the softmax
+# gradient: ∂L_t/∂h_t = Vᵀ(ŷ_t − y_t).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+words = "the cats near the dog are happy .".split()
+idx = torch.tensor(lm.make_batch([vocab.encode(words)], vocab)[0][0].tolist() + [vocab.eos_id])   # <s> w1..wn </s>
+t = words.index("are")                                         # L_t = −log P(are | <s> the cats near the dog)
+autograd_norms = rnn_analysis.hidden_gradient_norms(slide, idx, t)            # (t+1,): k = 0..t
+with torch.no_grad():
+    states = slide.hidden_states(idx[None, : t + 1])[0]                        # (t+1, H): h_0..h_t
+    y_hat = torch.softmax(V_out @ states[t] + b2, dim=-1)                      # (V,)
+    grad_t = V_out.T @ (y_hat - F.one_hot(idx[t + 1], len(vocab)).double())    # (H,): ∂L_t/∂h_t
+product_norms = rnn_analysis.jacobian_product_norms(U.detach(), states, grad_t)   # (t+1,)
+for k in range(t + 1):
+    print(f"k = {k} (read {vocab.itos[idx[k]]:5}), t − k = {t - k}:  ‖∂L_t/∂h_k‖ = {autograd_norms[k]:.4e}")
+relative = ((autograd_norms - product_norms).abs() / product_norms).max().item()
+print(f"autograd and the Jacobian product agree to a relative 1e-10: {relative < 1e-10}")
+
+# %% [markdown]
+# Now the average decay over many sentences and steps: `gradient_decay_curve` gives ‖∂L_t/∂h_k‖ / ‖∂L_t/∂h_t‖
+# against t − k (a geometric mean over every prediction of the sentences), for the trained RNN and for the same
+# network before training.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.recurrent_lm import RecurrentLM
+
+untrained = RecurrentLM(len(vocab), cell="rnn", **zoo.RNN, seed=0).double().eval()   # the recipe's size, not trained
+long_sentences = [s for s in valid if len(s) >= 15][:24]
+curves = {name: rnn_analysis.gradient_decay_curve(model, vocab, long_sentences, distance_max=15)
+          for name, model in (("trained RNN", slide), ("untrained RNN", untrained))}
+for name, (distances, ratio) in curves.items():
+    per_step = ratio[10].item() ** (1 / 10)
+    print(f"{name:14} t − k = 1: {ratio[1]:.2f}   5: {ratio[5]:.1e}   10: {ratio[10]:.1e}   15: {ratio[15]:.1e}"
+          f"   (× {per_step:.2f} per step)")
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 3.5))
+for name, (distances, ratio) in curves.items():
+    ax.semilogy(distances, ratio, "o-", label=name)
+ax.set(xlabel="distance t − k (steps back)", ylabel="‖∂L_t/∂h_k‖ / ‖∂L_t/∂h_t‖",
+       title="Vanishing gradients in the tanh RNN LM")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# On a log scale the curves are nearly straight lines: the gradient loses a roughly constant fraction at every
+# step back, so after ten steps only a tiny part of it is left. Training hardly changed the rate. A word ten steps back can hardly teach the model
+# anything, which is why the RNN's memory of the subject faded in section 3 (and why truncating BPTT costs little).
+#
+# ### Exploding gradients
+#
+# The size of each factor depends on U. `exploding_demo(radius)` runs a small tanh RNN whose U is an orthogonal
+# matrix times `radius`, with tiny inputs so that tanh stays in its linear part (1 − h² ≈ 1): then each step back
+# multiplies the norm by about the radius. Below 1 it vanishes, above 1 it **explodes**. With large inputs tanh
+# saturates, 1 − h² becomes small, and even radius 1.1 vanishes.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+settings = {"radius 0.9": dict(radius=0.9), "radius 1.0": dict(radius=1.0), "radius 1.1": dict(radius=1.1),
+            "radius 1.1, large inputs": dict(radius=1.1, input_scale=3.0)}
+explosions = {name: rnn_analysis.exploding_demo(**kwargs, steps=40) for name, kwargs in settings.items()}
+for name, (distances, norms) in explosions.items():
+    print(f"{name:25} ‖∂L/∂h_k‖ at t − k = 10: {norms[10]:.3e}   at 39: {norms[39]:.3e}")
+
+fig, ax = plt.subplots(figsize=(6, 3.5))
+for name, (distances, norms) in explosions.items():
+    ax.semilogy(distances, norms, label=name)
+ax.set(xlabel="distance t − k", ylabel="‖∂L/∂h_k‖", title="Vanishing and exploding: U = radius × orthogonal")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ### Gradient clipping
+#
+# The usual fix for explosions (Pascanu, Mikolov and Bengio, 2013): if the gradient's norm exceeds a threshold,
+# rescale the whole gradient to that norm. The direction stays; only the step gets shorter.
+# `rnn_analysis.clip_by_norm` does it by hand; it matches `torch.nn.utils.clip_grad_norm_`. To see it matter, we
+# make the shipped model's recurrent matrix three times larger (so its gradients are larger) and take one plain
+# gradient-descent step on one batch, with and without clipping:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+batch = lm.batch_stream(zoo.train_ids(), vocab, batch_size=64, seed=1)(0)
+for clip in (None, 1.0):
+    model = copy.deepcopy(rnn).train()
+    with torch.no_grad():
+        model.recurrent.weight_hh_l0.mul_(3)                     # a larger U: larger gradients
+    loss_before = model(*batch)[1]
+    loss_before.backward()
+    grads = [p.grad for p in model.parameters()]
+    clipped, norm = rnn_analysis.clip_by_norm(grads, 1.0)
+    if clip is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)  # in place, the library's way
+        same = max((a - b).abs().max().item() for a, b in zip(clipped, grads)) < 1e-7
+        print(f"clip_by_norm matches clip_grad_norm_: {same}")
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= 0.3 * p.grad                                    # one SGD step, learning rate 0.3
+        loss_after = model(*batch)[1].item()
+    print(f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: loss {loss_before.item():.3f} → {loss_after:.3f}")
+
+# %% [markdown]
+# Without clipping the step overshoots and the loss goes up; the clipped step, same direction, goes down. (With
+# Adam, as in the recipes, the step size depends less on the gradient's norm, but a single huge gradient can still
+# wreck its running averages; the wider RNN of notebook 06 is trained with clipping at 1.0.)
+#
+# ## 5. "Not parallelizable", measured
+#
+# The CSE538 slides list the RNN's limitation: it is not parallelizable, it needs sequential processing, so it is
+# slow for long sequences. h_t needs h_{t−1}, so the T steps must run one after another, however many processors
+# there are. We time one forward pass per sequence against the length, for the library RNN and the scratch loop
+# (batches of 16; the timings depend on the machine, so they are not checked).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+lengths = budget(full=[8, 16, 32, 64, 128], fast=[8, 32, 128])
+timings = {"nn.RNN (C++ loop)": rnn_analysis.time_per_sequence(rnn, lengths),
+           "ScratchRNN (Python loop)": rnn_analysis.time_per_sequence(rnn.as_scratch(), lengths)}
+for name, seconds in timings.items():
+    print(f"{name:25}", "  ".join(f"T={n}: {1e3 * s:.3f} ms" for n, s in seconds.items()))
+fig, ax = plt.subplots(figsize=(6, 3.5))
+for name, seconds in timings.items():
+    ax.loglog(list(seconds), [1e3 * s for s in seconds.values()], "o-", label=name)
+ax.set(xlabel="sequence length T", ylabel="ms per sequence", title="RNN LM: time against length")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# Both grow roughly in proportion to T (on a busy machine the points scatter), because every step waits for the
+# previous one; the Python loop also pays an overhead at every step. This is the **baseline the transformer notebook will
+# compare against**: self-attention computes all positions at once, so its time on parallel hardware grows far more
+# slowly with T (its arithmetic grows as T², but it is not sequential).
+#
+# ## 6. Masked language modelling with an RNN
+#
+# The CSE538 lecture asks for P(masked word | the words around it). A left-to-right RNN sees only the left side
+# when it predicts a word. An RNN can use both: run one RNN from the left up to the gap, another from the right back
+# to the gap, and predict the word from their two states. `MaskedBiLSTM` does exactly this with two LSTMs (the cell
+# of notebook 06); the word in the gap is never read. Here it is on a few sentences, with the oracle's exact answer,
+# which sums over every word that fits both sides:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.recurrent_lm import predict_masked_words
+from course_utils.text_pipeline import MASK
+
+bilstm = zoo.load_model("masked_bilstm")
+for question in ("he ate the cake <mask> the fork .", "the cats near the dog <mask> happy .",
+                 "the girl that saw the boys <mask> .", "kayla cut the cake with the <mask> ."):
+    words = question.split()
+    gap = words.index(MASK)
+    exact = lang.masked_distribution(words[:gap], words[gap + 1:])
+    print(question)
+    print("    BiLSTM", ", ".join(f"{w} {p:.2f}" for w, p in lm.top_k(predict_masked_words(bilstm, vocab, words), vocab, 3)))
+    print("    oracle", ", ".join(f"{w} {p:.2f}" for w, p in list(exact.items())[:3]))
+
+# %% [markdown]
+# The BiLSTM gets the agreement right from the right side alone ("happy" after a plural verb), and the
+# intransitive verbs after "the girl that saw the boys". The last example shows its limit: the verb "cut" is four
+# words before the gap, and the model's guess follows "cake" (eating instruments) instead.
+#
+# One number for the idea: on half of the validation split, how often is the most probable word the true one, for
+# every word of every sentence? The BiLSTM sees both sides; the unidirectional RNN LM predicts the same word from the
+# left only.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.recurrent_lm import frame_sentences
+
+ids = lm.encode_sentences(vocab, valid[:2000])
+idx, targets = lm.make_batch(ids, vocab)                            # left to right: (B, T), (B, T)
+whole = frame_sentences(ids, vocab)                                 # <s> w1..wn </s>: (B, T+1)
+words_only = (targets != lm.IGNORE_INDEX) & (targets != vocab.eos_id)   # (B, T): the words, not </s>
+with torch.no_grad():
+    left_only = rnn(idx)[0].argmax(-1) == targets                   # (B, T): the RNN's guess for word t+1
+    both_sides = bilstm(whole)[0][:, 1:].argmax(-1) == targets      # (B, T): the BiLSTM's guess for the same word
+print(f"{int(words_only.sum()):,} words of validation sentences; how often the most probable word is the true one:")
+print(f"  RNN LM, left context only:  {left_only[words_only].double().mean():.3f}")
+print(f"  BiLSTM, both sides:         {both_sides[words_only].double().mean():.3f}")
+
+# %% [markdown]
+# Seeing the right side helps a lot: the words after a gap often pin down what fits in it. Notebook 06 compares the
+# bidirectional model with the unidirectional one in depth; the transformer notebooks do masked language modelling
+# with self-attention (BERT).
+#
+# ## 7. Inside the RNN, token by token
+#
+# Type a sentence (or pick an example) and move the position t. Top: the hidden state h_t at every token (the first
+# 32 of the 128 units); a column is all the RNN carries forward. Bottom: its next-word distribution at t beside the
+# oracle's; red bars are words the oracle rules out. The GRU and LSTM of notebook 06 are there too; switch the
+# model to compare.
+
+# %%
+from course_utils.sequence_demo import SequenceDemo
+
+sequence_demo = SequenceDemo(oracle=full_lang)
+sequence_demo.box
+
+# %% [markdown]
+# ## 8. Bad input gets a clear message
+#
+# A sequence longer than the model's `max_len`, an empty sentence, and an unknown word each raise
+# `CourseInputError` with a message that says what to do; the widget shows the same messages inline.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+attempts = {
+    "too long": lambda: rnn(torch.full((1, 200), vocab.stoi["the"])),
+    "empty sentence": lambda: sequence_demo.draw("", 0, "RNN", "hidden state"),
+    "empty tensor": lambda: rnn(torch.zeros(1, 0, dtype=torch.long)),
+    "unknown word": lambda: lm.next_token_probs(rnn, vocab, "the zebra sleeps"),
+}
+for what, attempt in attempts.items():
+    try:
+        attempt()
+    except CourseInputError as error:
+        print(f"{what}: {error}\n")
+
+# %% [markdown]
+# Training can fail too: with a learning rate far too large the weights blow up and the loss becomes NaN. The
+# course's training loop stops at once, before the bad update, and says what to try:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.training import NonFiniteLossError, train as train_loop
+
+tiny = RecurrentLM(len(vocab), cell="rnn", embed_dim=8, hidden_dim=8, seed=0)
+try:
+    train_loop(tiny, lm.batch_stream(zoo.train_ids(), vocab, batch_size=8, seed=0), steps=10, lr=1e30, progress=False)
+except NonFiniteLossError as error:
+    print(error)
+
+# %% [markdown]
+# ## 9. Exercises
+#
+# Each exercise has a self-check. The cells run as they are (they return `None`); fill them in and run the check.
+#
+# **Exercise 1.** One step of the Elman RNN, for a batch of rows: h_t = tanh(U h_{t−1} + W x_t + b). The rows of
+# `x_t` (B, D) and `h_prev` (B, H) are examples; W is (H, D), U is (H, H), b is (H,).
+
+# %%
+from course_utils.exercises.recurrent import check_clip_by_norm, check_elman_step, check_parameter_count, check_sequence_loss
+
+
+def my_elman_step(x_t, h_prev, W, U, b):
+    """h_t (B, H) from x_t (B, D) and h_prev (B, H)."""
+    return None  # your code here
+
+
+_ = check_elman_step(my_elman_step)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def my_elman_step(x_t, h_prev, W, U, b):
+#     return torch.tanh(h_prev @ U.T + x_t @ W.T + b)   # rows are examples, so the matrices act from the right
+# ```
+# </details>
+#
+# **Exercise 2.** The teacher-forced loss of a padded batch: the mean of −log ŷ_t[target] over every real target,
+# skipping the positions whose target is `lm.IGNORE_INDEX` (−100). `logits` is (B, T, V), `targets` (B, T).
+
+# %%
+def my_sequence_loss(logits, targets):
+    """Mean cross-entropy over the targets that are not IGNORE_INDEX."""
+    return None  # your code here
+
+
+_ = check_sequence_loss(my_sequence_loss)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def my_sequence_loss(logits, targets):
+#     keep = targets != lm.IGNORE_INDEX                                       # (B, T)
+#     logp = torch.log_softmax(logits, dim=-1)                                # (B, T, V)
+#     chosen = logp.gather(-1, targets.clamp(min=0).unsqueeze(-1))[..., 0]    # (B, T)
+#     return -(chosen * keep).sum() / keep.sum()
+#     # or: F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=lm.IGNORE_INDEX)
+# ```
+# </details>
+#
+# **Exercise 3.** Clip a list of gradients by their **joint** norm: if ‖all of them as one vector‖ > `max_norm`,
+# multiply every tensor by max_norm / norm; otherwise return them unchanged. Return new tensors (leave the inputs
+# alone).
+
+# %%
+def my_clip(grads, max_norm):
+    """The clipped gradients, a list of tensors."""
+    return None  # your code here
+
+
+_ = check_clip_by_norm(my_clip)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def my_clip(grads, max_norm):
+#     norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
+#     scale = min(1.0, max_norm / (norm.item() + 1e-6))
+#     return [g * scale for g in grads]
+# ```
+# </details>
+#
+# **Exercise 4.** The number of parameters of the CMU slide's RNN LM (E, W_e, W_h, b_1, U, b_2) for a vocabulary of
+# `V` words, embeddings of `d`, a hidden state of `H`, reading sentences of `T` words.
+
+# %%
+def my_parameter_count(V, d, H, T):
+    """How many numbers the RNN LM learns."""
+    return None  # your code here
+
+
+_ = check_parameter_count(my_parameter_count)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def my_parameter_count(V, d, H, T):
+#     return V * d + H * d + H * H + H + V * H + V    # E, W_e, W_h, b_1, U, b_2: T does not appear
+# ```
+# (`nn.RNN` keeps two bias vectors, `bias_ih` and `bias_hh`, so a `RecurrentLM` with `impl="library"` has H more.)
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - The RNN LM reads one word at a time: h_t = tanh(U h_{t−1} + W x_t), ŷ_t = softmax(V h_t). The slide's loop, the
+#   course's `ScratchRNN` and PyTorch's `nn.RNN` compute the same numbers.
+# - The same weights serve every step, so the model's size does not depend on the length it reads.
+# - Training feeds the true words in (teacher forcing) and averages the cross-entropy over the time steps and the
+#   real (unpadded) targets of a batch. Truncated BPTT detaches the state every k steps: the model still remembers
+#   forward, but learns only from dependencies shorter than k.
+# - On the course language the RNN's perplexity is the closest to the oracle's, though only a little better than
+#   the FFNN's; most of its samples are grammatical.
+# - Unlike an n-gram or an FFNN, its prediction after the same words depends on words far back, but that
+#   dependence fades with distance, and so does the gradient: ‖∂L_t/∂h_k‖ falls geometrically with t − k
+#   (vanishing), or grows when U is large (exploding, tamed by clipping).
+# - Its steps run one after another: time grows linearly with length. Reading the words on both sides of a gap
+#   (a bidirectional RNN) predicts a masked word far better than the left side alone.
+#
+# The lecture's table of RNN strengths (any length, a memory, the same weights everywhere) and issues (slow,
+# vanishing and exploding gradients, trouble using long-range context) now has a measurement behind each row.
+# Notebook 06 shows what the LSTM changes.
+#
+# ## References
+#
+# - J. L. Elman (1990). Finding structure in time. *Cognitive Science* 14(2).
+# - Y. Bengio, P. Simard, P. Frasconi (1994). Learning long-term dependencies with gradient descent is difficult.
+#   *IEEE Transactions on Neural Networks* 5(2).
+# - T. Mikolov, M. Karafiát, L. Burget, J. Černocký, S. Khudanpur (2010). Recurrent neural network based language
+#   model. *Interspeech*.
+# - R. Pascanu, T. Mikolov, Y. Bengio (2013). On the difficulty of training recurrent neural networks. *ICML*.
+# - R. J. Williams, D. Zipser (1989). A learning algorithm for continually running fully recurrent neural networks.
+#   *Neural Computation* 1(2) (teacher forcing).
+# - D. Jurafsky, J. H. Martin. *Speech and Language Processing*, 3rd ed. draft: chapter 8 (RNNs and LSTMs) and
+#   chapter 9 in earlier drafts.
