@@ -178,7 +178,8 @@ def demo_classes() -> tuple[list[type], dict[str, str]]:
             for obj in vars(module).values()
             if isinstance(obj, type) and issubclass(obj, Demo) and obj is not Demo and obj.__module__ == module.__name__
         ]
-    return found, broken
+    bases = {base for cls in found for base in cls.__mro__[1:]}  # e.g. PaintedDemo: a frame for demos, not a demo
+    return [cls for cls in found if cls not in bases], broken
 
 
 def control_settings(control, count: int) -> tuple[str, list] | None:
