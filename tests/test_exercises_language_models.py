@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from exercise_contract import contract_tests
 
 from course_utils.exercises.language_models import (
     LATE_FOR_CLASS,
@@ -154,28 +155,7 @@ WRONG = [
 ]
 
 
-@pytest.mark.parametrize("check, right", RIGHT)
-def test_checks_pass_right_answers(capsys, check, right):
-    assert check(right) is True
-    assert capsys.readouterr().out.startswith("✓")
-
-
-@pytest.mark.parametrize("check, wrong, words", WRONG)
-def test_checks_fail_wrong_answers_with_a_hint(capsys, check, wrong, words):
-    assert check(wrong) is False
-    out = capsys.readouterr().out
-    assert out.startswith("✗") and words in out
-
-
-@pytest.mark.parametrize("check", CHECKS)
-@pytest.mark.parametrize(
-    "unfinished, words",
-    [(None, "TypeError"), (lambda *args: None, "not finished"), (lambda *args: 1 / 0, "ZeroDivisionError")],
-)
-def test_checks_never_raise_on_unfinished_answers(capsys, check, unfinished, words):
-    assert check(unfinished) is False
-    out = capsys.readouterr().out
-    assert out.startswith("✗") and words in out
+test_right, test_wrong, test_unfinished = contract_tests(CHECKS, RIGHT, WRONG)
 
 
 def test_the_lecture_example_is_in_the_corpus():
