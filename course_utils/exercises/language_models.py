@@ -6,13 +6,11 @@ unfinished (``None``) or crashing answer. The references are the course's own mo
 """
 from __future__ import annotations
 
-import copy
 import math
-import numbers
 
 import torch
 
-from course_utils.exercises import verdict
+from course_utils.exercises import answer_of, close, numeric_answer, verdict
 from course_utils.lm import evaluate, token_logprobs
 from course_utils.neural_lm import FeedForwardLM
 from course_utils.ngram import NGramLM
@@ -54,41 +52,6 @@ _ADD_K_CASES = [(2, 3, 1, 10), (0, 3, 1, 10), (5, 20, 0.5, 8), (2, 3, 0, 10), (0
 _FFNN_CASES = [((12, 3, 4, 0), [[2, 7, 9], [9, 7, 2], [5, 5, 11]]), ((9, 4, 3, 1), [[2, 2, 6, 8]])]
 
 
-def _call(fn, args: tuple, crash_hint: str = ""):
-    """``(answer, None)``, or ``(None, why)`` when ``fn`` raised (``crash_hint`` added) or returned None."""
-    try:
-        answer = fn(*copy.deepcopy(args))
-    except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
-        hint = f". Hint: {crash_hint}" if crash_hint else ""
-        return None, f"your function raised {type(error).__name__}: {error}{hint}"
-    if answer is None:
-        return None, "your function returns None: not finished yet"
-    return answer, None
-
-
-def _number(value) -> float | None:
-    """``value`` as a float if it is one real number (Python, NumPy, or a one-element tensor), else None."""
-    if isinstance(value, torch.Tensor):
-        return float(value) if value.numel() == 1 else None
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def _numeric_answer(fn, args: tuple, crash_hint: str = ""):
-    """``(float, None)``, or ``(None, why)`` when ``fn`` raised, returned None or returned no number."""
-    answer, why = _call(fn, args, crash_hint)
-    value = None if why else _number(answer)
-    if value is None and not why:
-        why = f"return one number (a float), got {type(answer).__name__}"
-    return value, why
-
-
-def _close(answer: float | None, expected: float) -> bool:
-    """Equal up to float32 rounding (an answer computed with torch's default dtype passes)."""
-    return answer is not None and math.isclose(answer, expected, rel_tol=1e-6, abs_tol=1e-12)
-
-
 def _bigram_counts(corpus: str, previous: str, word: str) -> dict[str, float]:
     """The reference P(word | previous) and the counts a hint may need, from ``NGramLM``."""
     sentences = BIGRAM_CORPORA[corpus]
@@ -108,12 +71,12 @@ def _bigram_hint(tag: str, counts: dict[str, float], answer: float | None) -> st
     """Why the answer is wrong, from what the case tests and which mistaken formula it matches."""
     if tag in _BIGRAM_HINTS:
         return _BIGRAM_HINTS[tag]
-    if counts["word"] and _close(answer, counts["pair"] / counts["word"]):
+    if counts["word"] and close(answer, counts["pair"] / counts["word"]):
         return "you divided by count(word): divide by count(previous), how often the context occurred"
-    if _close(answer, counts["pair"] / counts["pairs"]):
+    if close(answer, counts["pair"] / counts["pairs"]):
         return "that is the joint probability of the pair among all pairs: divide by count(previous) instead"
     not_last = counts["previous"] - counts["previous ends"]
-    if not_last and _close(answer, counts["pair"] / not_last):
+    if not_last and close(answer, counts["pair"] / not_last):
         return f"count(previous) must include the times it ends a sentence (is followed by {EOS})"
     return "divide count(previous word) by count(previous)"
 
@@ -130,10 +93,10 @@ def check_bigram_probability(fn) -> bool:
     for corpus, previous, word, tag in _BIGRAM_CASES:
         counts = _bigram_counts(corpus, previous, word)
         crash_hint = _BIGRAM_HINTS[tag] if tag == "unseen context" else ""
-        value, why = _numeric_answer(fn, (BIGRAM_CORPORA[corpus], previous, word), crash_hint)
+        value, why = numeric_answer(fn, (BIGRAM_CORPORA[corpus], previous, word), crash_hint)
         if why:
             return verdict(False, why)
-        if not _close(value, counts["p"]):
+        if not close(value, counts["p"]):
             seen = counts["previous"] > 0
             fraction = f"{counts['pair']}/{counts['previous']}" if seen else f"0 ({previous} never occurs)"
             return verdict(
@@ -154,7 +117,7 @@ def _add_k_hint(answer: float, count_hw: float, count_h: float, k: float, vocab_
         ((count_hw + 1) / (count_h + vocab_size), "use the k you are given: add-one (Laplace) is only k = 1"),
     ]
     for value, hint in mistakes:
-        if value is not None and _close(answer, value):
+        if value is not None and close(answer, value):
             return hint
     return "(c(h, w) + k) / (c(h) + k·|V|)"
 
@@ -167,10 +130,10 @@ def check_add_k(fn) -> bool:
     for count_hw, count_h, k, vocab_size in _ADD_K_CASES:
         expected = (count_hw + k) / (count_h + k * vocab_size)
         crash_hint = "with c(h) = 0 the denominator is k·|V|; did you leave k·|V| out?" if count_h == 0 else ""
-        value, why = _numeric_answer(fn, (count_hw, count_h, k, vocab_size), crash_hint)
+        value, why = numeric_answer(fn, (count_hw, count_h, k, vocab_size), crash_hint)
         if why:
             return verdict(False, why)
-        if not _close(value, expected):
+        if not close(value, expected):
             case = f"c(h, w)={count_hw}, c(h)={count_h}, k={k}, |V|={vocab_size}"
             hint = _add_k_hint(value, count_hw, count_h, k, vocab_size)
             return verdict(False, f"with {case} the estimate is {expected:.4f}; yours gives {value:.4f}. Hint: {hint}")
@@ -211,7 +174,7 @@ def _perplexity_hint(answer: float, logprobs: list[float]) -> str:
         (sum(math.exp(-lp) for lp in logprobs) / len(logprobs), "average the log-probs first, then take exp once"),
     ]
     for value, hint in mistakes:
-        if _close(answer, value):
+        if close(answer, value):
             return hint
     return "exp(−(mean of the log-probs))"
 
@@ -224,10 +187,10 @@ def check_perplexity(fn) -> bool:
     cases = _perplexity_cases()
     for logprobs, expected, what in cases:
         crash_hint = "a token of probability 0 should give perplexity inf, not an error" if math.isinf(expected) else ""
-        value, why = _numeric_answer(fn, (list(logprobs),), crash_hint)
+        value, why = numeric_answer(fn, (list(logprobs),), crash_hint)
         if why:
             return verdict(False, why)
-        if not _close(value, expected):
+        if not close(value, expected):
             hint = _perplexity_hint(value, logprobs)
             return verdict(False, f"on {what} the perplexity is {expected:.4f}; yours gives {value:.4f}. Hint: {hint}")
     return verdict(True, f"perplexity is right on all {len(cases)} cases, including lm.evaluate's on a real model")
@@ -274,7 +237,7 @@ def check_ffnn_input(fn) -> bool:
         E = model.embedding.weight.detach().clone()  # (V, d)
         for window in windows:
             expected = _projection(model, window)  # (N·d,)
-            answer, why = _call(fn, (E, list(window)))
+            answer, why = answer_of(fn, (E, list(window)))
             if why:
                 return verdict(False, why)
             if not isinstance(answer, torch.Tensor):

@@ -10,8 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from course_utils.exercises import verdict
-from course_utils.exercises.language_models import _call, _close, _numeric_answer
+from course_utils.exercises import answer_of, close, numeric_answer, verdict
 from course_utils.recurrent_lm import ScalarMix
 from course_utils.rnn import lstm_step
 
@@ -39,7 +38,7 @@ def _tensors(answer, count: int, what: str) -> tuple[tuple[Tensor, ...] | None, 
 
 def _tensor_answer(fn, args: tuple, count: int, what: str) -> tuple[tuple[Tensor, ...] | None, str | None]:
     """Call ``fn(*args)`` and read its answer as ``count`` tensors: (tensors, None) or (None, why not)."""
-    answer, why = _call(fn, args)
+    answer, why = answer_of(fn, args)
     return (None, why) if why else _tensors(answer, count, what)
 
 
@@ -228,10 +227,10 @@ def check_lstm_parameters(fn) -> bool:
     """
     for d, h in _COUNT_CASES:
         expected = torch_parameter_count(nn.LSTM(d, h))
-        value, why = _numeric_answer(fn, (d, h))
+        value, why = numeric_answer(fn, (d, h))
         if why:
             return verdict(False, why)
-        if _close(value, expected):
+        if close(value, expected):
             continue
         mistakes = {
             h * d + h * h + 2 * h: "that is an RNN's count: an LSTM has four such blocks (i, f, g, o)",
