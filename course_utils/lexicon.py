@@ -38,12 +38,21 @@ class Verb:
         return self.third if number == "sg" else self.base
 
 
+def regular_plural(singular: str) -> str:
+    """English's regular plural: -ch/-sh/-s/-x/-z take -es, consonant + y becomes -ies, the rest take -s."""
+    if singular.endswith(("ch", "sh", "s", "x", "z")):
+        return singular + "es"
+    if singular.endswith("y") and len(singular) > 1 and singular[-2] not in "aeiou":
+        return singular[:-1] + "ies"
+    return singular + "s"
+
+
 def _nouns(spec: str) -> tuple[Noun, ...]:
-    """Parse "cat, fox/foxes, mouse/mice": a plural is word+s unless given after a slash."""
+    """Parse "cat, mouse/mice": a plural is ``regular_plural(word)`` unless an irregular one follows a slash."""
     nouns = []
     for item in spec.split(","):
         singular, _, plural = item.strip().partition("/")
-        nouns.append(Noun(singular, plural or singular + "s"))
+        nouns.append(Noun(singular, plural or regular_plural(singular)))
     return tuple(nouns)
 
 
@@ -54,29 +63,29 @@ NOUNS: dict[str, tuple[Noun, ...]] = {
         "lawyer, soldier"
     ),
     "animal": _nouns(
-        "cat, dog, horse, bird, fox/foxes, rabbit, cow, goat, duck, wolf/wolves, bear, pig, lion, "
+        "cat, dog, horse, bird, fox, rabbit, cow, goat, duck, wolf/wolves, bear, pig, lion, "
         "tiger, mouse/mice, frog, owl, monkey"
     ),
     "food": _nouns(
-        "cake, apple, pie, cookie, banana, sandwich/sandwiches, pizza, carrot, egg, orange, pear, "
-        "peach/peaches, plum, potato/potatoes, tomato/tomatoes, muffin, pancake, biscuit, onion, lemon, "
-        "cherry/cherries, melon, loaf/loaves"
+        "cake, apple, pie, cookie, banana, sandwich, pizza, carrot, egg, orange, pear, "
+        "peach, plum, potato/potatoes, tomato/tomatoes, muffin, pancake, biscuit, onion, lemon, "
+        "cherry, melon, loaf/loaves"
     ),
-    "vehicle": _nouns("car, bus/buses, truck, bike, boat, train, van, tractor, taxi, wagon"),
+    "vehicle": _nouns("car, bus, truck, bike, boat, train, van, tractor, taxi, wagon"),
     "thing": _nouns(
-        "ball, stone, box/boxes, rock, bottle, toy, bag, basket, bucket, kite, drum, bell, key, chair, "
+        "ball, stone, box, rock, bottle, toy, bag, basket, bucket, kite, drum, bell, key, chair, "
         "lamp, cup, hat, coat, shoe, clock"
     ),
     "readable": _nouns(
-        "book, letter, note, poem, story/stories, map, newspaper, menu, report, card, sign, list, recipe, message"
+        "book, letter, note, poem, story, map, newspaper, menu, report, card, sign, list, recipe, message"
     ),
     "place": _nouns(
         "barn, house, river, park, school, garden, bridge, station, market, hill, forest, lake, shop, "
         "tower, church, farm, field, road, village, castle, beach, library, kitchen"
     ),
-    "plant": _nouns("tree, flower, plant, rose, bush/bushes, tulip, vine"),
+    "plant": _nouns("tree, flower, plant, rose, bush, tulip, vine"),
     "utensil": _nouns(
-        "fork, spoon, knife/knives, saw, pen, pencil, marker, hammer, wrench, sponge, brush/brushes, hose"
+        "fork, spoon, knife/knives, saw, pen, pencil, marker, hammer, wrench, sponge, brush, hose"
     ),
 }
 

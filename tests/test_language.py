@@ -307,3 +307,40 @@ def test_the_masked_distribution_equals_the_hand_computation_from_scores(full, l
 def test_a_mask_that_no_word_fits_raises_course_input_error(full):
     with pytest.raises(CourseInputError, match="no word fits"):
         full.masked_distribution("the dog".split(), "the the .".split())
+
+
+# ---------------------------------------------------------------- spelling
+
+IRREGULAR_PLURALS = {"man": "men", "woman": "women", "child": "children", "wolf": "wolves", "mouse": "mice",
+                     "potato": "potatoes", "tomato": "tomatoes", "loaf": "loaves", "knife": "knives"}  # fmt: skip
+
+
+def _english_plural(singular):
+    """The rules, written out once more here: -ch/-sh/-s/-x/-z take -es; consonant + y takes -ies."""
+    if re.search(r"(ch|sh|s|x|z)$", singular):
+        return singular + "es"
+    if re.search(r"[^aeiou]y$", singular):
+        return singular[:-1] + "ies"
+    return singular + "s"
+
+
+def test_every_noun_spells_its_plural_by_the_english_rules_or_is_a_listed_irregular():
+    from course_utils.lexicon import NOUNS
+
+    nouns = [noun for group in NOUNS.values() for noun in group]
+    wrong = [(n.singular, n.plural) for n in nouns if n.plural != IRREGULAR_PLURALS.get(n.singular, _english_plural(n.singular))]
+    assert not wrong, f"misspelled plurals: {wrong}"
+    assert {"beaches", "churches", "libraries", "foxes", "cherries", "monkeys", "keys"} <= {n.plural for n in nouns}
+
+
+def test_every_verb_spells_its_third_person_singular_by_the_same_rules():
+    from course_utils.lexicon import INTRANSITIVE, VERBS
+
+    forms = [(v.base, v.third) for v in VERBS + INTRANSITIVE]
+    wrong = [(base, third) for base, third in forms if third != _english_plural(base)]
+    assert not wrong, f"misspelled verb forms: {wrong}"
+
+
+def test_no_word_of_the_language_has_the_misspelled_plural_endings(full):
+    bad = sorted(w for w in full.vocabulary if re.search(r"(ch|sh|x|z)s$|[^aeiou]ys$", w))
+    assert not bad, f"misspelled words in the vocabulary: {bad}"
