@@ -1,7 +1,7 @@
 """Language benchmarks: generator and oracle throughput; each model's perplexity against the oracle's.
 
 Called by ``benchmarks/run.py`` (``--skip-language`` leaves it out). Training times are read from the
-shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.lm_checkpoints`` made them);
+shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.models.lm_checkpoints`` made them);
 ``--retrain`` trains the FFNNs again here and times that instead.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ BIGRAM_RATIO = 1.3  # target: bigram >= 1.3x the oracle's (structure beyond bigr
 
 def bench_generator() -> dict:
     """Seconds to sample 1M tokens (``</s>`` counted) from the course language."""
-    from course_utils.language import CourseLanguage
+    from course_utils.language.grammar import CourseLanguage
 
     lang = CourseLanguage(include_held_out=False)
     lang.sample_many(100, seed=0)  # warm the cache of expansions
@@ -33,8 +33,8 @@ def bench_generator() -> dict:
 
 def bench_oracle() -> dict:
     """The oracle scoring the test split: tokens per second, and its entropy."""
-    from course_utils import corpus
-    from course_utils.language import CourseLanguage
+    from course_utils.language import corpus
+    from course_utils.language.grammar import CourseLanguage
 
     lang, test = CourseLanguage(include_held_out=False), corpus.load_split("test")
     start = time.perf_counter()
@@ -48,9 +48,10 @@ def bench_models(retrain: bool = False) -> dict:
     """Test perplexity ÷ the oracle's for every notebook-04 LM, with its training (or counting) time."""
     import torch
 
-    from course_utils import corpus, lm
-    from course_utils import lm_checkpoints as zoo
-    from course_utils.language import CourseLanguage
+    from course_utils.language import corpus
+    from course_utils.models import lm
+    from course_utils.models import lm_checkpoints as zoo
+    from course_utils.language.grammar import CourseLanguage
 
     torch.set_num_threads(2)
     test, vocab = corpus.load_split("test"), zoo.course_vocab()

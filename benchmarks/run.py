@@ -6,7 +6,7 @@
 
 Notebooks run through nbclient (the kernel is a subprocess) in fast mode (COURSE_FAST=1) and in
 full mode; their outputs are never saved. Peak RSS is the largest sum of the resident memory of
-the kernel and its children, polled every 50 ms. Each Demo subclass in ``course_utils/*_demo.py``
+the kernel and its children, polled every 50 ms. Each Demo subclass in ``course_utils/widgets/*_demo.py``
 is built with its defaults and each control is driven through up to 20 valid values; its
 ``latencies`` (computing, drawing and PNG encoding) give the median and maximum. The import
 cost is the time ``import course_utils`` takes after ``import torch``, in fresh interpreters.
@@ -163,13 +163,13 @@ def bench_notebooks(paths: list[Path], modes: list[str], cell_timeout: int) -> d
 
 
 def demo_classes() -> tuple[list[type], dict[str, str]]:
-    """Every Demo subclass defined in ``course_utils/*_demo.py``, and the modules that failed to import."""
-    from course_utils.widget_kit import Demo
+    """Every Demo subclass defined in ``course_utils/widgets/*_demo.py``, and the modules that failed to import."""
+    from course_utils.widgets.widget_kit import Demo
 
     found, broken = [], {}
-    for source in sorted((ROOT / "course_utils").glob("*_demo.py")):
+    for source in sorted((ROOT / "course_utils" / "widgets").glob("*_demo.py")):
         try:
-            module = importlib.import_module(f"course_utils.{source.stem}")
+            module = importlib.import_module(f"course_utils.widgets.{source.stem}")
         except Exception as error:  # noqa: BLE001 - report the module, measure the others
             broken[source.stem] = repr(error)
             continue

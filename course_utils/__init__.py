@@ -1,8 +1,15 @@
 """Shared code for the course *Neural networks and language models, in notebooks*.
 
+The package is organised in wings; imports run one way, from the top of this list down:
+
+- ``widgets/`` and ``exercises/``: the projected demos and the exercises' self-checks;
+- ``models/``: every model, from scratch and with torch, and the tools that train and ship them;
+- ``language/``: the course language, its exact oracle, corpus and evaluation sets;
+- the core, here at the top level: ``budget``, ``checkpoints``, ``colab``, ``device``, ``lecture``,
+  ``notebook``, ``offline``, ``training``, ``validation``. The core imports no wing.
+
 Importing the package is cheap: it loads only the small core (device, seeds, fast mode,
-offline set-up). Heavier modules (plots, widgets, models) are imported on first use:
-``course_utils.autograd``, ``course_utils.regression`` and so on.
+offline set-up). Everything else is imported on first use: ``course_utils.models.autograd``.
 """
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ _LAZY_NAMES = {"setup_notebook": "course_utils.notebook"}
 
 
 def __getattr__(name: str):
-    """Import submodules (``course_utils.autograd``) and a few names on first use."""
+    """Import submodules (``course_utils.models.autograd``) and a few names on first use."""
     if name in _LAZY_NAMES:
         return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
     try:

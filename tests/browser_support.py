@@ -326,7 +326,7 @@ def lecture_mode_notebook(path: Path) -> None:
     demo = '''import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
-from course_utils.widget_kit import Demo
+from course_utils.widgets.widget_kit import Demo
 
 
 class SlopeDemo(Demo):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.language import CourseLanguage
-from course_utils.lm_checkpoints import course_vocab
+from course_utils.language.grammar import CourseLanguage
+from course_utils.models.lm_checkpoints import course_vocab
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from course_utils.activation_demo import DPI, RIGHT_BOX, ActivationDemo
-from course_utils.feedforward import layer_gradient_norms
+from course_utils.widgets.activation_demo import DPI, RIGHT_BOX, ActivationDemo
+from course_utils.models.feedforward import layer_gradient_norms
 from course_utils.validation import CourseInputError
 
 

@@ -6,8 +6,8 @@ import statistics
 import numpy as np
 import pytest
 
-from course_utils import lm
-from course_utils.agreement_demo import (
+from course_utils.models import lm
+from course_utils.widgets.agreement_demo import (
     NUMBERS,
     AgreementDemo,
     Verdict,
@@ -15,10 +15,10 @@ from course_utils.agreement_demo import (
     form_probs,
     noun_positions,
 )
-from course_utils.corpus import load_eval
+from course_utils.language.corpus import load_eval
 from course_utils.lecture import lecture_mode
-from course_utils.lm_probes import agreement_accuracy
-from course_utils.recurrent_lm import RecurrentLM
+from course_utils.models.lm_probes import agreement_accuracy
+from course_utils.models.recurrent_lm import RecurrentLM
 from course_utils.validation import CourseInputError
 
 
@@ -245,8 +245,8 @@ def test_latency_with_three_models(models, vocab, few):
 
 
 def test_the_default_demo_uses_the_shipped_models_and_items(items):
-    """Skips until the shipped RNN, GRU and LSTM exist (``course_utils.lm_checkpoints``)."""
-    from course_utils import lm_checkpoints as checkpoints
+    """Skips until the shipped RNN, GRU and LSTM exist (``course_utils.models.lm_checkpoints``)."""
+    from course_utils.models import lm_checkpoints as checkpoints
 
     try:
         shipped = checkpoints.default_demo_models()

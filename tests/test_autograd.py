@@ -5,7 +5,7 @@ import random
 import pytest
 import torch
 
-from course_utils.autograd import Value
+from course_utils.models.autograd import Value
 from course_utils.validation import CourseInputError
 
 

@@ -3,7 +3,7 @@ import statistics
 
 import pytest
 
-from course_utils.backprop_demo import BackpropDemo, Walkthrough, lecture_graph, parse_number
+from course_utils.widgets.backprop_demo import BackpropDemo, Walkthrough, lecture_graph, parse_number
 from course_utils.validation import CourseInputError
 
 

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from course_utils import corpus
-from course_utils import lexicon as lx
-from course_utils.language import CourseLanguage
+from course_utils.language import corpus
+from course_utils.language import lexicon as lx
+from course_utils.language.grammar import CourseLanguage
 from course_utils.validation import CourseInputError
 
 ALL_NOUNS = {n.form(num) for nouns in lx.NOUNS.values() for n in nouns for num in ("sg", "pl")}
@@ -130,7 +130,7 @@ def test_unknown_split_or_set_is_a_clear_error(tmp_path):
         corpus.load_split("training")
     with pytest.raises(CourseInputError, match="evaluation set"):
         corpus.load_eval("agreements")
-    with pytest.raises(CourseInputError, match="python -m course_utils.corpus"):
+    with pytest.raises(CourseInputError, match="python -m course_utils.language.corpus"):
         corpus.load_split("train", directory=tmp_path)
 
 

@@ -6,8 +6,8 @@ import torch
 
 from course_utils import CourseInputError
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
-from course_utils.lm import IGNORE_INDEX, batch_stream, evaluate, make_batch
-from course_utils.recurrent_lm import (
+from course_utils.models.lm import IGNORE_INDEX, batch_stream, evaluate, make_batch
+from course_utils.models.recurrent_lm import (
     ElmoClassifier,
     ElmoLM,
     MaskedBiLSTM,
@@ -17,7 +17,7 @@ from course_utils.recurrent_lm import (
     predict_masked_words,
     reverse_each,
 )
-from course_utils.text_pipeline import MASK, Vocab
+from course_utils.language.text_pipeline import MASK, Vocab
 from course_utils.training import train
 
 V, D = 17, 6

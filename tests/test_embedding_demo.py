@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import lexicon as lx
-from course_utils.embedding_demo import (
+from course_utils.language import lexicon as lx
+from course_utils.widgets.embedding_demo import (
     MAX_K,
     OTHER,
     EmbeddingDemo,
@@ -17,9 +17,9 @@ from course_utils.embedding_demo import (
     nearest_words,
     pca_2d,
 )
-from course_utils.language import CourseLanguage
-from course_utils.lm_checkpoints import CHECKPOINT_DIR, course_vocab
-from course_utils.text_pipeline import SPECIALS, Vocab
+from course_utils.language.grammar import CourseLanguage
+from course_utils.models.lm_checkpoints import CHECKPOINT_DIR, course_vocab
+from course_utils.language.text_pipeline import SPECIALS, Vocab
 from course_utils.validation import CourseInputError
 
 

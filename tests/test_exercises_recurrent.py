@@ -11,9 +11,9 @@ from course_utils.exercises.recurrent import (
     check_sequence_loss,
     rnn_lm_parameters,
 )
-from course_utils.lm import IGNORE_INDEX
-from course_utils.recurrent_lm import RecurrentLM
-from course_utils.rnn_analysis import clip_by_norm
+from course_utils.models.lm import IGNORE_INDEX
+from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.models.rnn_analysis import clip_by_norm
 
 CHECKS = (check_elman_step, check_sequence_loss, check_clip_by_norm, check_parameter_count)
 

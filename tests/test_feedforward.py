@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import CourseInputError
-from course_utils.feedforward import (
+from course_utils.models.feedforward import (
     FeedForwardNet,
     best_linear_accuracy,
     continuous_xor,

@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from course_utils.autograd import Value
-from course_utils.gradcheck import compare, gradcheck, numerical_gradient
+from course_utils.models.autograd import Value
+from course_utils.models.gradcheck import compare, gradcheck, numerical_gradient
 from course_utils.validation import CourseInputError
 
 

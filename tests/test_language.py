@@ -6,8 +6,9 @@ from functools import lru_cache
 
 import pytest
 
-from course_utils import CourseInputError, language
-from course_utils.language import EOS, CourseLanguage, describe, rules
+from course_utils import CourseInputError
+from course_utils.language import grammar as language
+from course_utils.language.grammar import EOS, CourseLanguage, describe, rules
 
 N_SAMPLES = 20_000  # for the frequency checks
 SIGMAS = 5.0  # tolerance of each frequency check, in binomial standard errors
@@ -325,7 +326,7 @@ def _english_plural(singular):
 
 
 def test_every_noun_spells_its_plural_by_the_english_rules_or_is_a_listed_irregular():
-    from course_utils.lexicon import NOUNS
+    from course_utils.language.lexicon import NOUNS
 
     nouns = [noun for group in NOUNS.values() for noun in group]
     wrong = [(n.singular, n.plural) for n in nouns if n.plural != IRREGULAR_PLURALS.get(n.singular, _english_plural(n.singular))]
@@ -334,7 +335,7 @@ def test_every_noun_spells_its_plural_by_the_english_rules_or_is_a_listed_irregu
 
 
 def test_every_verb_spells_its_third_person_singular_by_the_same_rules():
-    from course_utils.lexicon import INTRANSITIVE, VERBS
+    from course_utils.language.lexicon import INTRANSITIVE, VERBS
 
     forms = [(v.base, v.third) for v in VERBS + INTRANSITIVE]
     wrong = [(base, third) for base, third in forms if third != _english_plural(base)]

@@ -6,10 +6,12 @@ import math
 import pytest
 import torch
 
-from course_utils import corpus, lm, lm_probes
-from course_utils import lm_checkpoints as zoo
+from course_utils.language import corpus
+from course_utils.models import lm
+from course_utils.models import lm_probes
+from course_utils.models import lm_checkpoints as zoo
 from course_utils.checkpoints import verify_checkpoint
-from course_utils.language import CourseLanguage
+from course_utils.language.grammar import CourseLanguage
 from course_utils.validation import CourseInputError
 
 
@@ -71,7 +73,7 @@ def test_the_ffnn_beats_the_best_ngram_on_held_out_compositions(ngrams, ffnn):
 
 
 def test_the_bag_masked_model_ignores_order_and_the_concat_model_does_not():
-    from course_utils.masked_lm import predict_masked
+    from course_utils.models.masked_lm import predict_masked
 
     vocab = zoo.course_vocab()
     question, backwards = "he ate the cake <mask> the fork .", ". fork the <mask> cake the ate he"
@@ -83,5 +85,5 @@ def test_the_bag_masked_model_ignores_order_and_the_concat_model_does_not():
 def test_unknown_checkpoint_names_are_clear_errors(tmp_path):
     with pytest.raises(CourseInputError, match="the models are"):
         zoo.load_model("ffnn_n7")
-    with pytest.raises(CourseInputError, match="python -m course_utils.lm_checkpoints"):
+    with pytest.raises(CourseInputError, match="python -m course_utils.models.lm_checkpoints"):
         zoo.load_model("ffnn_n2", directory=tmp_path)

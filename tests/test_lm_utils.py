@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from course_utils.lm import (
+from course_utils.models.lm import (
     IGNORE_INDEX,
     as_id_lists,
     batch_stream,
@@ -18,7 +18,7 @@ from course_utils.lm import (
     token_logprobs,
     top_k,
 )
-from course_utils.text_pipeline import Vocab
+from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 
 VOCAB = Vocab(["a", "b", "c"])  # ids: a=5, b=6, c=7; </s>=3

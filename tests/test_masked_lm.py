@@ -3,9 +3,9 @@ import pytest
 import torch
 
 from course_utils import CourseInputError
-from course_utils.lm import IGNORE_INDEX
-from course_utils.masked_lm import WindowMaskedLM, example_batches, masked_examples, masked_window, predict_masked
-from course_utils.text_pipeline import MASK, Vocab
+from course_utils.models.lm import IGNORE_INDEX
+from course_utils.models.masked_lm import WindowMaskedLM, example_batches, masked_examples, masked_window, predict_masked
+from course_utils.language.text_pipeline import MASK, Vocab
 from course_utils.training import train
 
 SENTENCES = [

@@ -7,11 +7,11 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import CourseInputError
-from course_utils.activations import ACTIVATIONS
+from course_utils.models.activations import ACTIVATIONS
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
-from course_utils.lm import IGNORE_INDEX, evaluate, generate, make_batch, next_token_probs
-from course_utils.neural_lm import FeedForwardLM, bengio_forward_scratch, check_ids
-from course_utils.text_pipeline import Vocab
+from course_utils.models.lm import IGNORE_INDEX, evaluate, generate, make_batch, next_token_probs
+from course_utils.models.neural_lm import FeedForwardLM, bengio_forward_scratch, check_ids
+from course_utils.language.text_pipeline import Vocab
 from course_utils.training import train
 
 V, N, B, T = 23, 3, 4, 9

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import lm
+from course_utils.models import lm
 from course_utils.lecture import lecture_mode
-from course_utils.lm_checkpoints import CHECKPOINT_DIR, RECIPES, build_model
-from course_utils.next_word_demo import (
+from course_utils.models.lm_checkpoints import CHECKPOINT_DIR, RECIPES, build_model
+from course_utils.widgets.next_word_demo import (
     EXAMPLES,
     MAX_K,
     NextWordDemo,
@@ -19,8 +19,8 @@ from course_utils.next_word_demo import (
     unknown_words_message,
     window_probs,
 )
-from course_utils.ngram import NGramLM
-from course_utils.text_pipeline import Vocab
+from course_utils.models.ngram import NGramLM
+from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 
 ORACLE = "oracle (the truth)"

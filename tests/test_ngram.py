@@ -5,9 +5,9 @@ import random
 import pytest
 import torch
 
-from course_utils.lm import encode_sentences, evaluate, generate, make_batch, next_token_probs
-from course_utils.ngram import NGramLM
-from course_utils.text_pipeline import Vocab
+from course_utils.models.lm import encode_sentences, evaluate, generate, make_batch, next_token_probs
+from course_utils.models.ngram import NGramLM
+from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 
 LECTURE = [
@@ -192,7 +192,7 @@ def test_bad_use_is_explained():
     model = NGramLM(VOCAB, 2)
     with pytest.raises(CourseInputError, match="call model.fit"):
         model.distribution(["for"])
-    with pytest.raises(CourseInputError, match="must be a course_utils.text_pipeline.Vocab"):
+    with pytest.raises(CourseInputError, match="must be a course_utils.language.text_pipeline.Vocab"):
         NGramLM(["a", "b"], 2)
     with pytest.raises(CourseInputError, match="must not contain <s>"):
         model.fit([[VOCAB.bos_id] + IDS[0]])

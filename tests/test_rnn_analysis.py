@@ -6,10 +6,10 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import CourseInputError
-from course_utils.neural_lm import FeedForwardLM
-from course_utils.recurrent_lm import RecurrentLM
-from course_utils.rnn import ScratchLSTM, elman_step, lstm_step
-from course_utils.rnn_analysis import (
+from course_utils.models.neural_lm import FeedForwardLM
+from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.models.rnn import ScratchLSTM, elman_step, lstm_step
+from course_utils.models.rnn_analysis import (
     clip_by_norm,
     exploding_demo,
     gate_activations,
@@ -20,7 +20,7 @@ from course_utils.rnn_analysis import (
     scaled_orthogonal,
     time_per_sequence,
 )
-from course_utils.text_pipeline import Vocab
+from course_utils.language.text_pipeline import Vocab
 
 VOCAB = Vocab(["the", "cat", "cats", "sleeps", "sleep", "near", "dog", "."])
 V = len(VOCAB)

@@ -10,12 +10,13 @@ import math
 import pytest
 import torch
 
-from course_utils import corpus, lm
-from course_utils import lm_checkpoints as zoo
-from course_utils.agreement_demo import accuracy_by_attractors, form_probs
+from course_utils.language import corpus
+from course_utils.models import lm
+from course_utils.models import lm_checkpoints as zoo
+from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
 from course_utils.checkpoints import verify_checkpoint
-from course_utils.language import CourseLanguage
-from course_utils.recurrent_lm import ElmoClassifier, masked_batches
+from course_utils.language.grammar import CourseLanguage
+from course_utils.models.recurrent_lm import ElmoClassifier, masked_batches
 
 COMPARED = ("rnn_lm", "gru_lm", "lstm_lm", "lstm2_lm", "rnn_wide_lm", "lstm_wide_lm")
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from course_utils import CourseInputError
-from course_utils.sentiment import (
+from course_utils.models.sentiment import (
     PRONOUNS,
     EmbeddingClassifier,
     FeatureClassifier,
@@ -15,7 +15,7 @@ from course_utils.sentiment import (
     lexicon_features,
     pad_batch,
 )
-from course_utils.text_pipeline import Vocab
+from course_utils.language.text_pipeline import Vocab
 from course_utils.training import train
 
 LEXICON = SentimentLexicon(positive={"great", "nice", "loved", "fun"}, negative={"dull", "hokey", "second-rate", "boring"})

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import lm
+from course_utils.models import lm
 from course_utils.lecture import lecture_mode
-from course_utils.lm_checkpoints import RECIPES, build_model
-from course_utils.recurrent_lm import RecurrentLM
-from course_utils.sequence_demo import (
+from course_utils.models.lm_checkpoints import RECIPES, build_model
+from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.widgets.sequence_demo import (
     EXAMPLES,
     HIDDEN,
     LSTM_VIEWS,
@@ -24,7 +24,7 @@ from course_utils.sequence_demo import (
     value_range,
     views,
 )
-from course_utils.text_pipeline import Vocab
+from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 
 AGREEMENT = "the cats near the dog are happy ."
@@ -358,7 +358,7 @@ def test_latency_with_three_models(models, vocab, lang):
 @pytest.fixture(scope="module")
 def shipped():
     """The shipped RNN, GRU and LSTM; a test that needs them skips until the checkpoints exist."""
-    from course_utils import lm_checkpoints as checkpoints
+    from course_utils.models import lm_checkpoints as checkpoints
 
     try:
         return checkpoints.default_demo_models()

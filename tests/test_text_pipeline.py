@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from course_utils.lm import encode_sentences, make_batch
-from course_utils.text_pipeline import (
+from course_utils.models.lm import encode_sentences, make_batch
+from course_utils.language.text_pipeline import (
     SPECIALS,
     Vocab,
     load_text_corpus,

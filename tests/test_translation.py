@@ -5,9 +5,9 @@ import re
 import pytest
 
 from course_utils import CourseInputError
-from course_utils.language import CourseLanguage, rules
-from course_utils.lexicon import NAMES
-from course_utils.translation import (
+from course_utils.language.grammar import CourseLanguage, rules
+from course_utils.language.lexicon import NAMES
+from course_utils.language.translation import (
     COPIED_CATEGORIES,
     FUNCTION_CATEGORIES,
     TAREVI,

@@ -3,7 +3,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from course_utils.lecture import lecture_mode
-from course_utils.widget_kit import Demo
+from course_utils.widgets.widget_kit import Demo
 
 
 class SlopeDemo(Demo):

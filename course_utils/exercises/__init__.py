@@ -2,7 +2,15 @@
 
 A check prints one friendly line, ✓ or ✗ with a hint, and returns True or False. It never
 raises on a wrong, unfinished (None) or crashing answer, so "Restart and run all" always works.
-The helpers here call a student's function safely and compare its answer.
+The helpers here call a student's function safely and compare its answer. It imports the models
+wing and the core, never the widgets.
+
+- ``regression``: notebook 01 (linear regression and gradient descent).
+- ``backprop``: notebook 02 (computation graphs and backpropagation).
+- ``activations``: notebook 03 (activation functions, XOR).
+- ``language_models``: notebook 04 (n-gram and feed-forward language models).
+- ``recurrent``: notebook 05 (the RNN language model).
+- ``lstm``: notebook 06 (the LSTM, its gradient path, ELMo's scalar mix).
 """
 from __future__ import annotations
 

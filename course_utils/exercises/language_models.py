@@ -2,7 +2,7 @@
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
 unfinished (``None``) or crashing answer. The references are the course's own models:
-``NGramLM`` for the counts, ``course_utils.lm.evaluate`` for perplexity, ``FeedForwardLM`` for e.
+``NGramLM`` for the counts, ``course_utils.models.lm.evaluate`` for perplexity, ``FeedForwardLM`` for e.
 """
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import math
 import torch
 
 from course_utils.exercises import answer_of, close, numeric_answer, verdict
-from course_utils.lm import evaluate, token_logprobs
-from course_utils.neural_lm import FeedForwardLM
-from course_utils.ngram import NGramLM
-from course_utils.text_pipeline import BOS, EOS, SPECIALS, Vocab
+from course_utils.models.lm import evaluate, token_logprobs
+from course_utils.models.neural_lm import FeedForwardLM
+from course_utils.models.ngram import NGramLM
+from course_utils.language.text_pipeline import BOS, EOS, SPECIALS, Vocab
 
 # Tiny corpora for the bigram exercise (sentences as lists of words, without <s> and </s>).
 LATE_FOR_CLASS = [

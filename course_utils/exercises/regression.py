@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from course_utils.exercises import verdict
-from course_utils.regression import RegressionData, analytic_solution, make_regression_data, max_stable_lr, mse_gradient
+from course_utils.models.regression import RegressionData, analytic_solution, make_regression_data, max_stable_lr, mse_gradient
 
 
 def _as_vector(answer, size: int) -> np.ndarray | str:

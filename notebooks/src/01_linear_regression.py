@@ -33,8 +33,8 @@ import torch
 from IPython.display import Code, display
 
 from course_utils import budget
-from course_utils.descent_demo import DescentDemo, draw_loss_surface
-from course_utils.regression import (
+from course_utils.widgets.descent_demo import DescentDemo, draw_loss_surface
+from course_utils.models.regression import (
     Adam,
     Momentum,
     analytic_solution,

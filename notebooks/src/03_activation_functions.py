@@ -30,8 +30,10 @@ import inspect
 import matplotlib.pyplot as plt
 import torch
 
-from course_utils import activations, budget, feedforward
-from course_utils.activations import ACTIVATIONS
+from course_utils import budget
+from course_utils.models import activations
+from course_utils.models import feedforward
+from course_utils.models.activations import ACTIVATIONS
 
 # %% [markdown]
 # ## 1. A single unit
@@ -72,7 +74,7 @@ print(f"y = σ(z) = {y.item():.2f}   (unrounded {y.item():.4f})")
 # Φ is the cumulative distribution function of the standard normal distribution and φ its density.
 # GELU (used in BERT and GPT) is, in the slides' words, "similar, in some respects, to ReLU", but it
 # weights its input by how likely a standard normal variable is to be smaller, where ReLU gates it by its
-# sign. `course_utils.activations` writes all eight functions with plain tensor operations; two of them:
+# sign. `course_utils.models.activations` writes all eight functions with plain tensor operations; two of them:
 
 # %%
 print(inspect.getsource(activations.sigmoid))
@@ -344,7 +346,7 @@ assert 0.2 < sigmoid_ratio ** (1 / (depth - 1)) <= 0.25  # just under max σ' = 
 # `from course_utils.lecture import lecture_mode; lecture_mode()` first.
 
 # %%
-from course_utils.activation_demo import ActivationDemo
+from course_utils.widgets.activation_demo import ActivationDemo
 
 demo = ActivationDemo(activation="sigmoid", depth=20)
 demo.box

@@ -33,9 +33,12 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-from course_utils import CourseInputError, budget, corpus, lm, lm_probes
-from course_utils import lm_checkpoints as zoo
-from course_utils.language import CourseLanguage
+from course_utils import CourseInputError, budget
+from course_utils.language import corpus
+from course_utils.models import lm
+from course_utils.models import lm_probes
+from course_utils.models import lm_checkpoints as zoo
+from course_utils.language.grammar import CourseLanguage
 
 vocab = zoo.course_vocab()                       # one fixed vocabulary for every model of the course
 lang = CourseLanguage(include_held_out=False)    # the training language, with exact probabilities
@@ -47,10 +50,10 @@ train, valid, test = (corpus.load_split(name) for name in ("train", "valid", "te
 #
 # Language models need text, and to judge them we would like to know how good a model *could* be. A corpus
 # downloaded from the web cannot tell us that. So this course generates its own language: lowercase,
-# English-looking sentences from a probabilistic grammar (`course_utils/language.py`). Because we wrote the
+# English-looking sentences from a probabilistic grammar (`course_utils/language/grammar.py`). Because we wrote the
 # grammar, we know the **exact** probability of every next word after any prefix. We call that the *oracle*.
 # Its perplexity on the test set is the floor no model can beat on average. The corpus and its datasheet are in
-# `data/course_language/` (regenerate them with `python -m course_utils.corpus`).
+# `data/course_language/` (regenerate them with `python -m course_utils.language.corpus`).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -127,7 +130,7 @@ print(" × ".join(str(p) for p in slide.values()), f"= {p_unigram:.1e}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.ngram import NGramLM
+from course_utils.models.ngram import NGramLM
 
 unigram_mle = NGramLM(vocab, 1, smoothing="none").fit(zoo.train_ids())
 for text in ("the dog chased the cats .", "cats the . chased dog the"):
@@ -201,7 +204,7 @@ print(f"{'oracle':28} perplexity {oracle_ppl:7.3f}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.neural_lm import FeedForwardLM, bengio_forward_scratch
+from course_utils.models.neural_lm import FeedForwardLM, bengio_forward_scratch
 
 small = FeedForwardLM(len(vocab), 3, embed_dim=8, hidden_dim=16, bos_id=vocab.bos_id, seed=0).double()
 window = torch.tensor([vocab.encode("the dog chased".split())])          # (1, N=3)
@@ -226,7 +229,7 @@ plt.show()
 
 # %% [markdown]
 # The comparisons below use the **shipped checkpoints** (`data/checkpoints/04/`, made by
-# `python -m course_utils.lm_checkpoints` with the same recipes), so every run prints the same table. In full
+# `python -m course_utils.models.lm_checkpoints` with the same recipes), so every run prints the same table. In full
 # mode the model you just trained should be close to the shipped one.
 
 # %%
@@ -290,7 +293,7 @@ print(f"{'oracle':9}", ", ".join(f"{w} {p:.2f}" for w, p in list(full_lang.next_
 # to see its nearest neighbours in the full 64-dimensional space.
 
 # %%
-from course_utils.embedding_demo import EmbeddingDemo, course_word_classes
+from course_utils.widgets.embedding_demo import EmbeddingDemo, course_word_classes
 
 embedding_demo = EmbeddingDemo(ffnn[5].embedding.weight.detach(), vocab, course_word_classes())
 embedding_demo.box
@@ -304,7 +307,7 @@ embedding_demo.box
 # Benefit 2 comes back in section 11, where we test whether the FFNN's embeddings help a sentiment classifier.
 
 # %%
-from course_utils.next_word_demo import NextWordDemo
+from course_utils.widgets.next_word_demo import NextWordDemo
 
 next_word_demo = NextWordDemo({"bigram": ngrams["bigram"], "trigram": ngrams["trigram"], "FFNN N=5": ffnn[5]},
                               vocab, full_lang)
@@ -320,7 +323,7 @@ next_word_demo.box
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.masked_lm import predict_masked
+from course_utils.models.masked_lm import predict_masked
 
 masked = {name: zoo.load_model(name) for name in ("masked_concat_w2", "masked_bag_w2", "masked_concat_w4")}
 question = "he ate the cake <mask> the fork ."
@@ -402,7 +405,7 @@ for slot, row in zip(slots, similarity):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.sentiment import lexicon_features
+from course_utils.models.sentiment import lexicon_features
 
 review = corpus.load_eval("reviews_test")[3]
 print(" ".join(review["words"]), "→", review["label"])
@@ -442,7 +445,7 @@ for name in ("sentiment_features", "sentiment_embeddings", "sentiment_pretrained
 # two embedding classifiers on only the first 100 training reviews (a few seconds):
 
 # %%
-from course_utils.masked_lm import example_batches
+from course_utils.models.masked_lm import example_batches
 from course_utils.training import train as train_model
 
 x_train, y_train = zoo.review_tensors("train", "embeddings")
@@ -464,7 +467,7 @@ for start_from in ("random", "FFNN N=5"):
 # one. The nearest neighbours of two review words in the FFNN's embedding space:
 
 # %%
-from course_utils.embedding_demo import nearest_words
+from course_utils.widgets.embedding_demo import nearest_words
 
 for word in ("good", "boring"):
     neighbours = nearest_words(ffnn[5].embedding.weight.detach(), vocab, word, 6)
@@ -509,7 +512,7 @@ for what, attempt in attempts.items():
 from pathlib import Path
 
 import course_utils
-from course_utils.text_pipeline import load_text_corpus
+from course_utils.language.text_pipeline import load_text_corpus
 
 own_vocab, own_sentences = load_text_corpus(Path(course_utils.__file__).parents[1] / "README.md", min_count=2)
 own_bigram = NGramLM(own_vocab, 2, smoothing="interpolated-kn").fit(lm.encode_sentences(own_vocab, own_sentences, unknown="unk"))

@@ -39,9 +39,13 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from course_utils import CourseInputError, budget, corpus, lm, lm_probes, rnn_analysis
-from course_utils import lm_checkpoints as zoo
-from course_utils.language import CourseLanguage
+from course_utils import CourseInputError, budget
+from course_utils.language import corpus
+from course_utils.models import lm
+from course_utils.models import lm_probes
+from course_utils.models import rnn_analysis
+from course_utils.models import lm_checkpoints as zoo
+from course_utils.language.grammar import CourseLanguage
 
 vocab = zoo.course_vocab()                       # one fixed vocabulary for every model of the course
 lang = CourseLanguage(include_held_out=False)    # the training language, with exact probabilities
@@ -104,13 +108,13 @@ sentence_prob = math.prod(loop[t, i].item() for t, i in enumerate(next_ids))
 print(f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.4e}   oracle: {lang.score(words).prob:.4e}")
 
 # %% [markdown]
-# `course_utils.rnn` has the same loop as a module, `ScratchRNN` (one `elman_step` per token, named after Elman,
+# `course_utils.models.rnn` has the same loop as a module, `ScratchRNN` (one `elman_step` per token, named after Elman,
 # 1990), and `ScratchRNN.from_torch` copies the weights of an `nn.RNN`. The course checks them against each other in
 # single and double precision:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.rnn import ScratchRNN
+from course_utils.models.rnn import ScratchRNN
 
 torch.manual_seed(0)
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
@@ -273,7 +277,7 @@ plt.show()
 
 # %% [markdown]
 # Everything below uses the **shipped checkpoint** (`data/checkpoints/05_06/rnn_lm`, made by
-# `python -m course_utils.lm_checkpoints rnn_lm`), so every run prints the same numbers.
+# `python -m course_utils.models.lm_checkpoints rnn_lm`), so every run prints the same numbers.
 #
 # ## 3. Results on the course language
 #
@@ -339,7 +343,7 @@ for name, model in models.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.lexicon import NOUNS
+from course_utils.language.lexicon import NOUNS
 
 other_number = {n.singular: n.plural for nouns in NOUNS.values() for n in nouns}
 other_number |= {plural: singular for singular, plural in other_number.items()}
@@ -425,7 +429,7 @@ print(f"autograd and the Jacobian product agree to a relative 1e-10: {relative <
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.recurrent_lm import RecurrentLM
+from course_utils.models.recurrent_lm import RecurrentLM
 
 untrained = RecurrentLM(len(vocab), cell="rnn", **zoo.RNN, seed=0).double().eval()   # the recipe's size, not trained
 long_sentences = [s for s in valid if len(s) >= 15][:24]
@@ -544,8 +548,8 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.recurrent_lm import predict_masked_words
-from course_utils.text_pipeline import MASK
+from course_utils.models.recurrent_lm import predict_masked_words
+from course_utils.language.text_pipeline import MASK
 
 bilstm = zoo.load_model("masked_bilstm")
 for question in ("he ate the cake <mask> the fork .", "the cats near the dog <mask> happy .",
@@ -568,7 +572,7 @@ for question in ("he ate the cake <mask> the fork .", "the cats near the dog <ma
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.recurrent_lm import frame_sentences
+from course_utils.models.recurrent_lm import frame_sentences
 
 ids = lm.encode_sentences(vocab, valid[:2000])
 idx, targets = lm.make_batch(ids, vocab)                            # left to right: (B, T), (B, T)
@@ -594,7 +598,7 @@ print(f"  BiLSTM, both sides:         {both_sides[words_only].double().mean():.3
 # model to compare.
 
 # %%
-from course_utils.sequence_demo import SequenceDemo
+from course_utils.widgets.sequence_demo import SequenceDemo
 
 sequence_demo = SequenceDemo(oracle=full_lang)
 sequence_demo.box

@@ -28,7 +28,7 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # As in notebook 05, every model here runs on the CPU, whatever `device` says, so that the printed numbers are
 # the same on every machine. The trained models are the course's shipped checkpoints (`data/checkpoints/05_06/`,
-# made by `python -m course_utils.lm_checkpoints --recurrent`): the RNN, the GRU and the LSTM language models
+# made by `python -m course_utils.models.lm_checkpoints --recurrent`): the RNN, the GRU and the LSTM language models
 # share one recipe (embeddings of 64, a hidden state of 128, the same 3,000 training steps). That makes them
 # the comparison of this notebook.
 
@@ -40,10 +40,13 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-from course_utils import CourseInputError, budget, corpus, lm, rnn_analysis
-from course_utils import lm_checkpoints as zoo
-from course_utils.agreement_demo import accuracy_by_attractors, form_probs
-from course_utils.language import CourseLanguage
+from course_utils import CourseInputError, budget
+from course_utils.language import corpus
+from course_utils.models import lm
+from course_utils.models import rnn_analysis
+from course_utils.models import lm_checkpoints as zoo
+from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
+from course_utils.language.grammar import CourseLanguage
 
 vocab = zoo.course_vocab()
 lang = CourseLanguage(include_held_out=False)  # the training language, with exact probabilities
@@ -74,12 +77,12 @@ rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 #
 # The cell is updated by a multiplication and an **addition**, not squashed through a tanh at every step as the
 # RNN's h_t = tanh(U h_{t−1} + W x_t) is. With f_t = 1 and i_t = 0 the cell keeps its content unchanged
-# ("the forget gate, if turned off, will preserve all info"). `course_utils.rnn.lstm_step` is these six lines:
+# ("the forget gate, if turned off, will preserve all info"). `course_utils.models.rnn.lstm_step` is these six lines:
 
 # %%
 import inspect
 
-from course_utils.rnn import ScratchLSTM, lstm_step
+from course_utils.models.rnn import ScratchLSTM, lstm_step
 
 print(inspect.getsource(lstm_step))
 
@@ -398,7 +401,7 @@ for label in ("RNN", "LSTM", "LSTM 2 layers"):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.recurrent_lm import frame_sentences, predict_masked_words
+from course_utils.models.recurrent_lm import frame_sentences, predict_masked_words
 
 bilstm = zoo.load_model("masked_bilstm")
 test_ids = sorted(lm.encode_sentences(vocab, test), key=len)  # similar lengths share a batch: little padding
@@ -437,7 +440,7 @@ for label, (accuracy, nll) in masked_scores.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.lexicon import NOUNS
+from course_utils.language.lexicon import NOUNS
 
 plural_nouns = {noun.plural for nouns in NOUNS.values() for noun in nouns if noun.plural != noun.singular}
 singular_nouns = {noun.singular for nouns in NOUNS.values() for noun in nouns if noun.plural != noun.singular}
@@ -515,8 +518,8 @@ for name, accuracy in sentiment.items():
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from course_utils.masked_lm import example_batches
-from course_utils.sentiment import FeatureClassifier
+from course_utils.models.masked_lm import example_batches
+from course_utils.models.sentiment import FeatureClassifier
 from course_utils.training import train as train_model
 
 
@@ -607,7 +610,7 @@ for model, lecture, measured in table:
 # With no arguments it shows the shipped RNN, GRU and LSTM.
 
 # %%
-from course_utils.agreement_demo import AgreementDemo
+from course_utils.widgets.agreement_demo import AgreementDemo
 
 agreement_demo = AgreementDemo()
 agreement_demo.box
@@ -617,7 +620,7 @@ agreement_demo.box
 # oracle's, and a heatmap of the first units: choose "cell state" or a gate under *show* for the LSTM.
 
 # %%
-from course_utils.sequence_demo import SequenceDemo
+from course_utils.widgets.sequence_demo import SequenceDemo
 
 sequence_demo = SequenceDemo(sentence="the girl that saw the boys near the cats smiles .")
 sequence_demo.box

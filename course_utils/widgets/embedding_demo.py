@@ -18,12 +18,12 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from PIL import Image, ImageDraw
 
-from course_utils import lexicon as lx
-from course_utils.backdrop import FrozenBackdrop, overlay_axes
-from course_utils.next_word_demo import PixelLayer, pillow_font, unknown_words_message
-from course_utils.text_pipeline import SPECIALS, Vocab
+from course_utils.language import lexicon as lx
+from course_utils.widgets.backdrop import FrozenBackdrop, overlay_axes
+from course_utils.widgets.next_word_demo import PixelLayer, pillow_font, unknown_words_message
+from course_utils.language.text_pipeline import SPECIALS, Vocab
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widget_kit import PNG_DPI, Demo
+from course_utils.widgets.widget_kit import PNG_DPI, Demo
 
 OTHER = "other"
 MAX_K = 10  # the most neighbours shown (more labels clutter the map)
@@ -54,11 +54,11 @@ def _class_lists() -> list[tuple[str, list[str]]]:
 def course_word_classes() -> dict[str, str]:
     """Each word of the course language -> its class ("animal", "food", "verb", ...), "other" for the rest.
 
-    Classes come from ``course_utils.lexicon``: the noun classes (both forms), drinks, names, all
+    Classes come from ``course_utils.language.lexicon``: the noun classes (both forms), drinks, names, all
     verb forms, adjectives, feelings, positive and negative words, review topics. A word in two
     lists ("saw": a utensil and a verb; "water": a drink and a verb) keeps the first in that order.
     """
-    from course_utils.language import CourseLanguage
+    from course_utils.language.grammar import CourseLanguage
 
     classes: dict[str, str] = {}
     for cls, words in _class_lists():
@@ -161,7 +161,7 @@ def _ranked(values: list[float], vocab: Vocab, index: int, k: int) -> list[tuple
 
 def default_embeddings() -> torch.Tensor:
     """The embedding matrix E (V, d) of the shipped feed-forward LM with N = 3."""
-    from course_utils.lm_checkpoints import load_model
+    from course_utils.models.lm_checkpoints import load_model
 
     return load_model("ffnn_n3").embedding.weight.detach()
 
@@ -195,11 +195,11 @@ class EmbeddingDemo(Demo):
     def __init__(self, embeddings: torch.Tensor | None = None, vocab: Vocab | None = None,
                  word_classes: dict[str, str] | None = None, *, word: str = "cat", k: int = 8):  # fmt: skip
         if vocab is None:
-            from course_utils.lm_checkpoints import course_vocab
+            from course_utils.models.lm_checkpoints import course_vocab
 
             vocab = course_vocab()
         if not isinstance(vocab, Vocab):
-            raise CourseInputError(f"vocab must be a course_utils.text_pipeline.Vocab, got {type(vocab).__name__}")
+            raise CourseInputError(f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(vocab).__name__}")
         self.vocab = vocab
         self.embeddings = _check_embeddings(default_embeddings() if embeddings is None else embeddings, len(vocab))
         classes = course_word_classes() if word_classes is None else word_classes

@@ -2,7 +2,7 @@
 
 Each class is an ordered list; a word's rank in its list sets its frequency (Zipf weights,
 ``1 / rank``), so the corpus has a few common words and a long tail of rare ones, like English.
-The grammar in ``course_utils.language`` decides which classes may go together.
+The grammar in ``course_utils.language.grammar`` decides which classes may go together.
 """
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ The RNN LM of the slides, for a sentence read one word at a time:
     ŷ_t = softmax(U h_t + b_2)                     the distribution of the next word
 
 ``RecurrentLM`` follows the course's LM interface, ``model(idx, targets) -> (logits, loss)``, so
-``course_utils.lm`` evaluates it and samples from it (until ``</s>``). Its recurrent layer is the
-library's (``nn.RNN``, ``nn.GRU``, ``nn.LSTM``) or the scratch loop of ``course_utils.rnn``.
+``course_utils.models.lm`` evaluates it and samples from it (until ``</s>``). Its recurrent layer is the
+library's (``nn.RNN``, ``nn.GRU``, ``nn.LSTM``) or the scratch loop of ``course_utils.models.rnn``.
 
 ``MaskedBiLSTM`` predicts each word from both sides of it without ever reading it, and ``ElmoLM``
 is a forward and a backward stacked LSTM LM whose layers ``ScalarMix`` mixes for a downstream task
@@ -23,11 +23,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils.lm import IGNORE_INDEX, batch_stream, make_batch
-from course_utils.masked_lm import as_words
-from course_utils.neural_lm import EMBEDDING_INIT_STD, check_ids, seeded
-from course_utils.rnn import ScratchLSTM, ScratchRNN
-from course_utils.text_pipeline import MASK, Vocab
+from course_utils.models.lm import IGNORE_INDEX, batch_stream, make_batch
+from course_utils.models.masked_lm import as_words
+from course_utils.models.neural_lm import EMBEDDING_INIT_STD, check_ids, seeded
+from course_utils.models.rnn import ScratchLSTM, ScratchRNN
+from course_utils.language.text_pipeline import MASK, Vocab
 from course_utils.validation import CourseInputError, check_choice, check_int
 
 Tensor = torch.Tensor
@@ -74,7 +74,7 @@ class RecurrentLM(nn.Module):
 
     ``forward(idx, targets=None) -> (logits, loss)``: ``logits[:, t]`` scores the word after
     ``idx[:, :t+1]`` (causal: the recurrence only reads the past). ``impl="scratch"`` runs the
-    lecture's loop (``course_utils.rnn``) instead of the library kernel, stacked too; there is no
+    lecture's loop (``course_utils.models.rnn``) instead of the library kernel, stacked too; there is no
     scratch GRU. Under the same seed both implementations start from the same weights.
     """
 

@@ -28,12 +28,12 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw, ImageFont
 
-from course_utils import lm
-from course_utils.language import CourseLanguage
-from course_utils.lm_probes import oracle_probs
-from course_utils.text_pipeline import SPECIALS, Vocab, tokenize
+from course_utils.models import lm
+from course_utils.language.grammar import CourseLanguage
+from course_utils.models.lm_probes import oracle_probs
+from course_utils.language.text_pipeline import SPECIALS, Vocab, tokenize
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widget_kit import PNG_DPI, Demo, labelled
+from course_utils.widgets.widget_kit import PNG_DPI, Demo, labelled
 
 EXAMPLES = (
     "the cat near the dogs",
@@ -51,7 +51,7 @@ _CACHE_SIZE = 256  # contexts whose distributions are kept
 
 def default_models() -> dict[str, torch.nn.Module]:
     """Notebook 04's models: n-grams counted on the training split and the shipped FFNNs (N = 3, 5)."""
-    from course_utils.lm_checkpoints import load_model, ngram_models
+    from course_utils.models.lm_checkpoints import load_model, ngram_models
 
     return {**ngram_models(), "FFNN N=3": load_model("ffnn_n3"), "FFNN N=5": load_model("ffnn_n5")}
 
@@ -251,7 +251,7 @@ class NextWordDemo(Demo):
     def __init__(self, models: dict | None = None, vocab: Vocab | None = None, oracle: CourseLanguage | None = None,
                  *, top_k: int = 8, context: str = EXAMPLES[0]):  # fmt: skip
         if vocab is None:
-            from course_utils.lm_checkpoints import course_vocab
+            from course_utils.models.lm_checkpoints import course_vocab
 
             vocab = course_vocab()
         self.models = default_models() if models is None else models
@@ -278,7 +278,7 @@ class NextWordDemo(Demo):
 
     def _check_arguments(self) -> None:
         if not isinstance(self.vocab, Vocab):
-            raise CourseInputError(f"vocab must be a course_utils.text_pipeline.Vocab, got {type(self.vocab).__name__}")
+            raise CourseInputError(f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(self.vocab).__name__}")
         if not isinstance(self.oracle, CourseLanguage):
             raise CourseInputError(f"oracle must be a CourseLanguage, got {type(self.oracle).__name__}")
         if not isinstance(self.models, dict) or not self.models or len(self.models) > MAX_MODELS:

@@ -8,11 +8,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
-from course_utils.activations import ACTIVATIONS, get_activation
-from course_utils.backdrop import figure_rgba
-from course_utils.feedforward import gradient_norm_table
+from course_utils.models.activations import ACTIVATIONS, get_activation
+from course_utils.widgets.backdrop import figure_rgba
+from course_utils.models.feedforward import gradient_norm_table
 from course_utils.validation import check_int
-from course_utils.widget_kit import PNG_DPI, Demo
+from course_utils.widgets.widget_kit import PNG_DPI, Demo
 
 COLORS = {"sigmoid": "tab:blue", "tanh": "tab:orange", "relu": "tab:green", "gelu": "tab:red"}
 SIZE, DPI = (10, 3.8), PNG_DPI  # inches; the resolution the PNG is encoded at, so the backdrop fits pixel for pixel

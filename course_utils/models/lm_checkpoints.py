@@ -1,8 +1,8 @@
 """The trained models behind the notebooks' tables: their recipes, and one command that makes them.
 
-    python -m course_utils.lm_checkpoints            # notebook 04's models -> data/checkpoints/04/
-    python -m course_utils.lm_checkpoints ffnn_n3    # only some
-    python -m course_utils.lm_checkpoints --recurrent  # notebooks 05-06 -> data/checkpoints/05_06/
+    python -m course_utils.models.lm_checkpoints            # notebook 04's models -> data/checkpoints/04/
+    python -m course_utils.models.lm_checkpoints ffnn_n3    # only some
+    python -m course_utils.models.lm_checkpoints --recurrent  # notebooks 05-06 -> data/checkpoints/05_06/
 
 Each checkpoint is safetensors weights + config.json (the model's arguments, the recipe, the
 training time and the validation score) + a sha256 manifest (``course_utils.checkpoints``).
@@ -19,18 +19,19 @@ from pathlib import Path
 
 import torch
 
-from course_utils import corpus, lm
+from course_utils.language import corpus
+from course_utils.models import lm
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
-from course_utils.language import CourseLanguage
-from course_utils.masked_lm import WindowMaskedLM, example_batches, masked_examples
-from course_utils.neural_lm import FeedForwardLM
-from course_utils.ngram import NGramLM
-from course_utils.sentiment import EmbeddingClassifier, FeatureClassifier, SentimentLexicon, feature_matrix, pad_batch
-from course_utils.text_pipeline import Vocab
+from course_utils.language.grammar import CourseLanguage
+from course_utils.models.masked_lm import WindowMaskedLM, example_batches, masked_examples
+from course_utils.models.neural_lm import FeedForwardLM
+from course_utils.models.ngram import NGramLM
+from course_utils.models.sentiment import EmbeddingClassifier, FeatureClassifier, SentimentLexicon, feature_matrix, pad_batch
+from course_utils.language.text_pipeline import Vocab
 from course_utils.training import train
 from course_utils.validation import CourseInputError
 
-CHECKPOINT_ROOT = Path(__file__).resolve().parents[1] / "data" / "checkpoints"
+CHECKPOINT_ROOT = Path(__file__).resolve().parents[2] / "data" / "checkpoints"
 CHECKPOINT_DIR = CHECKPOINT_ROOT / "04"  # notebook 04's models
 RECURRENT_DIR = CHECKPOINT_ROOT / "05_06"  # notebooks 05 and 06: recurrent models
 FFNN = {"embed_dim": 64, "hidden_dim": 256}
@@ -120,7 +121,7 @@ def build_model(kind: str, config: dict) -> torch.nn.Module:
         return FeatureClassifier(**config)
     if kind == "embeddings":
         return EmbeddingClassifier(len(vocab), pad_id=vocab.pad_id, **config)
-    from course_utils import recurrent_lm as rl
+    from course_utils.models import recurrent_lm as rl
 
     if kind == "recurrent":
         return rl.RecurrentLM(len(vocab), **config)
@@ -166,7 +167,7 @@ def _batches(kind: str, config: dict, recipe: dict):
     if kind in ("ffnn", "recurrent", "elmo"):
         return lm.batch_stream(train_ids(), vocab, batch_size=size, seed=seed)
     if kind == "masked_bilstm":
-        from course_utils.recurrent_lm import masked_batches
+        from course_utils.models.recurrent_lm import masked_batches
 
         return masked_batches(train_ids(), vocab, batch_size=size, seed=seed)
     if kind == "masked":
@@ -185,7 +186,7 @@ def review_tensors(split: str, kind: str):
     vocab = course_vocab()
     ids = [vocab.encode(item["words"]) for item in items]
     if kind == "elmo_classifier":  # framed as ELMo read its training sentences
-        from course_utils.recurrent_lm import frame_sentences
+        from course_utils.models.recurrent_lm import frame_sentences
 
         return frame_sentences(ids, vocab), labels  # (n, T)
     return pad_batch(ids, vocab.pad_id), labels  # (n, T)
@@ -193,7 +194,7 @@ def review_tensors(split: str, kind: str):
 
 def review_lexicon() -> SentimentLexicon:
     """The lecture's positive and negative lexicons, for the course language's reviews."""
-    from course_utils import lexicon as lx
+    from course_utils.language import lexicon as lx
 
     return SentimentLexicon(positive=set(lx.POSITIVE) | set(lx.LOVE_VERBS["pos"]) | {"love"},
                             negative=set(lx.NEGATIVE) | set(lx.LOVE_VERBS["neg"]) | {"hate"})  # fmt: skip
@@ -207,7 +208,7 @@ def validation_score(kind: str, model: torch.nn.Module) -> dict:
         if kind in ("ffnn", "recurrent", "elmo"):
             return {"valid_perplexity": lm.evaluate(model, vocab, corpus.load_split("valid")).perplexity}
         if kind == "masked_bilstm":
-            from course_utils.recurrent_lm import masked_batches
+            from course_utils.models.recurrent_lm import masked_batches
 
             ids = lm.encode_sentences(vocab, corpus.load_split("valid"))
             _, loss = model(*masked_batches(ids, vocab, batch_size=len(ids), seed=0)(0))
@@ -238,7 +239,7 @@ def load_model(name: str, directory: Path | str | None = None) -> torch.nn.Modul
     """A shipped model, in eval mode; the checkpoint's checksums are verified first."""
     path = checkpoint_dir(name, directory)
     if not path.is_dir():
-        raise CourseInputError(f"{path} is missing; make it with `python -m course_utils.lm_checkpoints {name}`")
+        raise CourseInputError(f"{path} is missing; make it with `python -m course_utils.models.lm_checkpoints {name}`")
     model, _ = load_checkpoint(path, lambda saved: build_model(saved["kind"], saved["model"]))
     return model.eval()
 

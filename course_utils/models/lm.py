@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from course_utils.text_pipeline import Vocab, tokenize
+from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.validation import CourseInputError, check_int, check_positive
 
 IGNORE_INDEX = -100  # targets at padded positions; they count neither in the loss nor in perplexity

@@ -1,7 +1,7 @@
 """Measure any language model on the planted phenomena, beside the oracle's exact answer.
 
-Every function takes a model with the LM interface (``course_utils.lm``) and the items of an
-evaluation set (``course_utils.corpus.load_eval``). The oracle's answers come from
+Every function takes a model with the LM interface (``course_utils.models.lm``) and the items of an
+evaluation set (``course_utils.language.corpus.load_eval``). The oracle's answers come from
 ``oracle_probs``, so a table can always show how far a model is from the truth.
 """
 from __future__ import annotations
@@ -10,9 +10,9 @@ import collections
 
 import torch
 
-from course_utils import lm
-from course_utils.language import EOS, CourseLanguage
-from course_utils.text_pipeline import Vocab
+from course_utils.models import lm
+from course_utils.language.grammar import EOS, CourseLanguage
+from course_utils.language.text_pipeline import Vocab
 
 
 def oracle_probs(lang: CourseLanguage, vocab: Vocab, prefix) -> torch.Tensor:

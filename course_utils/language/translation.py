@@ -17,8 +17,8 @@ import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from course_utils import lexicon as lx
-from course_utils.language import CourseLanguage
+from course_utils.language import lexicon as lx
+from course_utils.language.grammar import CourseLanguage
 from course_utils.validation import CourseInputError, check_choice, check_int
 
 SUPPORTED = (

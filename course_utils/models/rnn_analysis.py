@@ -24,12 +24,12 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
-from course_utils import lm
-from course_utils.masked_lm import as_words
-from course_utils.neural_lm import seeded
-from course_utils.recurrent_lm import SCRATCH_CELLS, RecurrentLM, check_sequences
-from course_utils.rnn import ScratchRNN
-from course_utils.text_pipeline import Vocab
+from course_utils.models import lm
+from course_utils.models.masked_lm import as_words
+from course_utils.models.neural_lm import seeded
+from course_utils.models.recurrent_lm import SCRATCH_CELLS, RecurrentLM, check_sequences
+from course_utils.models.rnn import ScratchRNN
+from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError, check_int, check_positive
 
 Tensor = torch.Tensor
@@ -40,7 +40,7 @@ Tensor = torch.Tensor
 def _check_recurrent_lm(model) -> RecurrentLM:
     """``model`` must be a RecurrentLM whose cell has a scratch version (rnn or lstm)."""
     if not isinstance(model, RecurrentLM):
-        raise CourseInputError(f"model must be a course_utils.recurrent_lm.RecurrentLM; got {type(model).__name__}")
+        raise CourseInputError(f"model must be a course_utils.models.recurrent_lm.RecurrentLM; got {type(model).__name__}")
     if model.cell not in SCRATCH_CELLS:
         raise CourseInputError(
             f"the measurement runs the scratch loop, which exists for {', '.join(SCRATCH_CELLS)}; "

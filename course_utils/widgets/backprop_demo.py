@@ -12,10 +12,10 @@ import ipywidgets as widgets
 import matplotlib
 from matplotlib.figure import Figure
 
-from course_utils.autograd import Value, lecture_graph
-from course_utils.graph_drawing import GraphPicture
+from course_utils.models.autograd import Value, lecture_graph
+from course_utils.widgets.graph_drawing import GraphPicture
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widget_kit import PNG_DPI, Demo
+from course_utils.widgets.widget_kit import PNG_DPI, Demo
 
 
 def parse_number(name: str, text: str) -> float:

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import blended_transform_factory
 
-from course_utils.regression import (
+from course_utils.models.regression import (
     RegressionData,
     analytic_solution,
     check_problem,
@@ -24,8 +24,8 @@ from course_utils.regression import (
     random_start,
 )
 from course_utils.validation import CourseInputError
-from course_utils.backdrop import FrozenBackdrop, overlay_axes
-from course_utils.widget_kit import Demo
+from course_utils.widgets.backdrop import FrozenBackdrop, overlay_axes
+from course_utils.widgets.widget_kit import Demo
 
 OPTIMIZERS = [("gradient descent", "gd"), ("momentum (μ = 0.9)", "momentum"), ("Adam", "adam")]
 CONVERGED_TOL = 1e-3  # max |β − β*| that counts as "converged" in the readout

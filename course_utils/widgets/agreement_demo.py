@@ -23,10 +23,10 @@ import torch
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
-from course_utils import lm
-from course_utils.next_word_demo import pillow_font
-from course_utils.sequence_demo import PaintedDemo, check_models, models_and_vocab
-from course_utils.text_pipeline import Vocab
+from course_utils.models import lm
+from course_utils.widgets.next_word_demo import pillow_font
+from course_utils.widgets.sequence_demo import PaintedDemo, check_models, models_and_vocab
+from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError, check_choice, check_int
 
 NUMBERS = {"singular": "sg", "plural": "pl"}
@@ -225,7 +225,7 @@ class AgreementDemo(PaintedDemo):
         check_models(self.models, self.vocab, limit=MAX_MODELS)
         seed = check_int("seed", seed, minimum=0)
         if items is None:
-            from course_utils.corpus import load_eval
+            from course_utils.language.corpus import load_eval
 
             items = load_eval("agreement")
         self.items = check_items(items, self.vocab)

@@ -12,7 +12,7 @@ still to expand, and there are finitely many stacks. From that follow:
 * ``score``: the exact log-probability of a sentence; an ungrammatical one gets probability 0
   and an account of where and why it fails, never an exception.
 
-Words are chosen within their class with Zipf weights (``course_utils.lexicon``).
+Words are chosen within their class with Zipf weights (``course_utils.language.lexicon``).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from course_utils import lexicon as lx
+from course_utils.language import lexicon as lx
 from course_utils.validation import CourseInputError
 
 EOS = "</s>"

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import random
 
-from course_utils import lexicon as lx
-from course_utils.language import CourseLanguage
+from course_utils.language import lexicon as lx
+from course_utils.language.grammar import CourseLanguage
 from course_utils.validation import CourseInputError
 
 _OTHER = {"sg": "pl", "pl": "sg"}

@@ -25,10 +25,10 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
-from course_utils import lm
-from course_utils.language import CourseLanguage
-from course_utils.lm_probes import oracle_probs
-from course_utils.next_word_demo import (
+from course_utils.models import lm
+from course_utils.language.grammar import CourseLanguage
+from course_utils.models.lm_probes import oracle_probs
+from course_utils.widgets.next_word_demo import (
     MAX_K,
     Painter,
     Panel,
@@ -37,9 +37,9 @@ from course_utils.next_word_demo import (
     pillow_font,
     unknown_words_message,
 )
-from course_utils.text_pipeline import BOS, EOS, Vocab, tokenize
+from course_utils.language.text_pipeline import BOS, EOS, Vocab, tokenize
 from course_utils.validation import CourseInputError, check_choice, check_int
-from course_utils.widget_kit import PNG_DPI, Demo, labelled
+from course_utils.widgets.widget_kit import PNG_DPI, Demo, labelled
 
 EXAMPLES = {  # a sentence of the course language -> the position shown first: just before the word that tests a model
     "the horse which was raced past the barn tripped .": 8,  # garden path: "raced" starts a reduced relative clause
@@ -64,7 +64,7 @@ _CACHE_SIZE = 64  # sentences whose readings are kept
 
 def default_models() -> dict[str, torch.nn.Module]:
     """The shipped recurrent LMs of notebooks 05 and 06: RNN, GRU and LSTM."""
-    from course_utils.lm_checkpoints import default_demo_models
+    from course_utils.models.lm_checkpoints import default_demo_models
 
     return default_demo_models()
 
@@ -72,7 +72,7 @@ def default_models() -> dict[str, torch.nn.Module]:
 def models_and_vocab(models: dict | None, vocab: Vocab | None) -> tuple[dict, Vocab]:
     """The given models and vocabulary, or the shipped recurrent models and ``course_vocab()``."""
     if vocab is None:
-        from course_utils.lm_checkpoints import course_vocab
+        from course_utils.models.lm_checkpoints import course_vocab
 
         vocab = course_vocab()
     return (default_models() if models is None else models), vocab
@@ -81,7 +81,7 @@ def models_and_vocab(models: dict | None, vocab: Vocab | None) -> tuple[dict, Vo
 def check_models(models, vocab: Vocab, *, limit: int) -> None:
     """``models`` must be a dict of 1 to ``limit`` language models name -> nn.Module over ``vocab``."""
     if not isinstance(vocab, Vocab):
-        raise CourseInputError(f"vocab must be a course_utils.text_pipeline.Vocab, got {type(vocab).__name__}")
+        raise CourseInputError(f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(vocab).__name__}")
     if not isinstance(models, dict) or not models or len(models) > limit:
         raise CourseInputError(f"models must be a dict of 1 to {limit} entries name -> model, got {models!r:.80}")
     for name, model in models.items():

@@ -24,8 +24,8 @@ from collections import Counter, defaultdict
 import numpy as np
 import torch
 
-from course_utils.lm import as_id_lists, lm_example, lm_loss
-from course_utils.text_pipeline import Vocab
+from course_utils.models.lm import as_id_lists, lm_example, lm_loss
+from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError, check_choice, check_int, check_positive
 
 SMOOTHINGS = ("add-k", "interpolated-kn", "none")
@@ -49,7 +49,7 @@ class NGramLM(torch.nn.Module):
     ):
         super().__init__()
         if not isinstance(vocab, Vocab):
-            raise CourseInputError(f"vocab must be a course_utils.text_pipeline.Vocab, got {type(vocab).__name__}")
+            raise CourseInputError(f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(vocab).__name__}")
         self.vocab = vocab
         self.order = check_int("order", order, minimum=1, maximum=10)
         self.smoothing = check_choice("smoothing", smoothing, SMOOTHINGS)

@@ -1,0 +1,10 @@
+"""The course language wing: the words, the grammar with its exact oracle, the evaluation sets,
+the corpus on disk, the translation target and the text pipeline. It imports only the core.
+
+- ``corpus``: The default corpus of the course language: splits, evaluation sets, datasheet.
+- ``grammar``: The course language: a probabilistic grammar whose probabilities are known exactly.
+- ``lexicon``: The words of the course language, grouped by what they mean (their class).
+- ``phenomena``: Labelled evaluation sets for the phenomena planted in the course language.
+- ``text_pipeline``: From any plain-text file to word ids: read, tokenize, split into sentences, build a vocabulary.
+- ``translation``: A second, invented "target language": translation with reordering and known word alignments.
+"""

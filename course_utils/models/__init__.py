@@ -1,0 +1,19 @@
+"""The models wing: every model the notebooks build, from scratch and with torch, and the tools that
+train, measure and ship them. It imports the language wing and the core, never the widgets.
+
+- ``activations``: Activation functions g(z) and their derivatives g'(z), written out from scratch.
+- ``autograd``: A minimal scalar autograd engine: every ``Value`` remembers how it was made.
+- ``feedforward``: Feed-forward networks in the slides' notation, and what they can do that a linear model cannot.
+- ``gradcheck``: Check backpropagation against finite differences.
+- ``lm``: Batching, evaluation and sampling written once for every language model.
+- ``lm_checkpoints``: The trained models behind the notebooks' tables: their recipes, and one command that makes them.
+- ``lm_probes``: Measure any language model on the planted phenomena, beside the oracle's exact answer.
+- ``masked_lm``: Masked-word prediction with a fixed window, the lecture's "masked language modelling with a DNN".
+- ``neural_lm``: The feed-forward (Bengio) language model, in the slides' steps.
+- ``ngram``: Counting language models: N-grams with no smoothing, add-k smoothing, or interpolated Kneser-Ney.
+- ``recurrent_lm``: Recurrent language models: the RNN LM, a bidirectional masked-word LSTM, and ELMo.
+- ``regression``: Linear regression ŷ = Xβ: the analytic solution, gradient descent (plain, momentum, Adam), the PyTorch pair.
+- ``rnn``: The Elman RNN and the LSTM written from the lecture's equations, one Python step per token.
+- ``rnn_analysis``: Measuring what the lectures claim about recurrent networks: vanishing and exploding gradients, speed, gates.
+- ``sentiment``: Sentiment classification with a feed-forward net: hand-built features against learned embeddings.
+"""

@@ -1,0 +1,14 @@
+"""The widgets wing: the demos an instructor projects, and the drawing kit they share.
+It may import the models, the language and the core; nothing outside it imports a widget.
+
+- ``activation_demo``: Widget: pick an activation and a depth; see g(z), g'(z) and the gradient each layer of a deep net gets.
+- ``agreement_demo``: Widget: does the verb agree with its subject, across attractors? Asked of each model.
+- ``backdrop``: Static backdrops for fast widgets: what never changes is drawn once, as a bitmap.
+- ``backprop_demo``: Widget: step through the forward pass, then the backward pass, of L = c(a + 2b) on its graph.
+- ``descent_demo``: Widget: gradient descent (plain, momentum, Adam) on the 2-D loss surface of a linear regression.
+- ``embedding_demo``: Widget: a model's word embeddings in 2-D (PCA), coloured by word class; pick a word, see its neighbours.
+- ``graph_drawing``: Draw a computation graph of ``Value`` nodes with matplotlib alone (no Graphviz ``dot`` needed).
+- ``next_word_demo``: Widget: type the start of a sentence; see each model's next-word distribution beside the oracle's.
+- ``sequence_demo``: Widget: type a sentence and watch recurrent language models read it, one token at a time.
+- ``widget_kit``: The frame every projected demo shares: controls, an inline message line, a fixed-height plot.
+"""
