@@ -69,6 +69,49 @@ def _batch_source(batches) -> Callable[[int], tuple]:
     raise CourseInputError("batches must be an iterable of (x, targets) pairs or a function step -> (x, targets)")
 
 
+PROGRESS_UPDATES = 50  # refreshes per bar, whatever its length: about 3 widget messages each in Jupyter
+
+
+class ProgressBar:
+    """A ``tqdm.auto`` bar that refreshes at most ``updates`` times, evenly spaced over ``total`` steps.
+
+    In Jupyter every refresh sends a few widget messages to the browser. A bar refreshed on every
+    step of a long run floods the kernel's output channel (nbval then loses the kernel's final
+    "idle" message) and the browser has to draw each one. This one sends about 150 messages per run.
+    """
+
+    def __init__(self, total: int, description: str, *, enabled: bool = True, updates: int = PROGRESS_UPDATES):
+        from tqdm.auto import tqdm
+
+        self.total = check_int("total", total, minimum=1)
+        self.every = math.ceil(self.total / check_int("updates", updates, minimum=1))
+        self.shown = 0
+        self.postfix: dict[str, float] = {}
+        # miniters=1, mininterval=0: tqdm refreshes on each update() call, and advance() makes those rare.
+        self.bar = tqdm(total=self.total, desc=description, disable=not enabled, leave=False, miniters=1, mininterval=0)
+
+    def set_postfix(self, **values: float) -> None:
+        """Remember the numbers shown after the bar (``loss=2.31``); they are drawn at the next refresh."""
+        self.postfix.update(values)
+
+    def advance(self, done: int) -> None:
+        """``done`` steps are finished: refresh on every ``total / updates`` steps and at the last one."""
+        if done % self.every and done != self.total:
+            return
+        self.bar.set_postfix({name: f"{value:.4f}" for name, value in self.postfix.items()}, refresh=False)
+        self.bar.update(done - self.shown)
+        self.shown = done
+
+    def close(self) -> None:
+        self.bar.close()
+
+    def __enter__(self) -> "ProgressBar":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
 def _scheduler(optimizer: torch.optim.Optimizer, schedule: str, steps: int):
     """A learning-rate schedule: constant, or half a cosine from the set rate down to 0."""
     if schedule == "constant":
@@ -100,8 +143,6 @@ def train(
     to 0 over the ``steps`` (half a cosine); "constant" keeps it. A NaN or infinite loss stops training with
     ``NonFiniteLossError``, before the bad update.
     """
-    from tqdm.auto import tqdm
-
     steps = check_int("steps", steps, minimum=1)
     log_every = check_int("log_every", log_every, minimum=1)
     eval_every = check_int("eval_every", eval_every, minimum=0)
@@ -115,30 +156,31 @@ def train(
     get_batch = _batch_source(batches)
     history = TrainingHistory()
     model.train()
-    bar = tqdm(range(1, steps + 1), desc=description, disable=not progress, leave=False)
-    for step in bar:
-        x, targets = get_batch(step)
-        if device is not None:
-            x, targets = x.to(device), targets.to(device)
-        _, loss = model(x, targets)
-        loss_value = loss.item()
-        if not math.isfinite(loss_value):
-            raise NonFiniteLossError(step, loss_value, history)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if clip_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
-        optimizer.step()
-        scheduler.step()
-        if step % log_every == 0 or step == steps:
-            history.steps.append(step)
-            history.losses.append(loss_value)
-            bar.set_postfix(loss=f"{loss_value:.4f}")
-        if evaluate is not None and eval_every and (step % eval_every == 0 or step == steps):
-            model.eval()
-            with torch.no_grad():
-                history.eval_steps.append(step)
-                history.eval_losses.append(float(evaluate()))
-            model.train()
+    with ProgressBar(steps, description, enabled=progress) as bar:
+        for step in range(1, steps + 1):
+            x, targets = get_batch(step)
+            if device is not None:
+                x, targets = x.to(device), targets.to(device)
+            _, loss = model(x, targets)
+            loss_value = loss.item()
+            if not math.isfinite(loss_value):
+                raise NonFiniteLossError(step, loss_value, history)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if clip_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            if step % log_every == 0 or step == steps:
+                history.steps.append(step)
+                history.losses.append(loss_value)
+                bar.set_postfix(loss=loss_value)
+            if evaluate is not None and eval_every and (step % eval_every == 0 or step == steps):
+                model.eval()
+                with torch.no_grad():
+                    history.eval_steps.append(step)
+                    history.eval_losses.append(float(evaluate()))
+                model.train()
+            bar.advance(step)
     model.eval()
     return history

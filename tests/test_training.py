@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from course_utils import CourseInputError, seed_everything
-from course_utils.training import NonFiniteLossError, TrainingHistory, train
+from course_utils.training import NonFiniteLossError, ProgressBar, TrainingHistory, train
 
 
 class TinyRegressor(nn.Module):
@@ -105,3 +105,23 @@ def test_cosine_schedule_decays_the_learning_rate_to_zero():
     assert optimizer.param_groups[0]["lr"] == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(CourseInputError, match="schedule"):
         train(Wrapped(), lambda step: (x, x), steps=2, schedule="linear", progress=False)
+
+
+def test_progress_bar_refreshes_a_bounded_number_of_times_and_ends_on_the_last_step(capsys):
+    bar = ProgressBar(3000, "training", updates=50)
+    for step in range(1, 3001):
+        bar.set_postfix(loss=1 / step)
+        bar.advance(step)
+    bar.close()
+    drawn = [line for line in capsys.readouterr().err.split("\r") if "training" in line]
+    assert 50 <= len(drawn) <= 53  # the first draw, 50 evenly spaced refreshes, the close
+    assert "3000/3000" in drawn[-1] and "loss=0.0003" in drawn[-1]
+
+
+def test_a_short_bar_refreshes_on_every_step(capsys):
+    bar = ProgressBar(3, "training", updates=50)
+    for step in range(1, 4):
+        bar.advance(step)
+    bar.close()
+    drawn = [line for line in capsys.readouterr().err.split("\r") if "training" in line]
+    assert [d.split("|")[-1].split()[0] for d in drawn if "|" in d][-3:] == ["1/3", "2/3", "3/3"]
