@@ -164,6 +164,32 @@ def predict_masked(model: WindowMaskedLM, vocab: Vocab, words) -> Tensor:
     return torch.softmax(logits[0].double(), dim=-1).cpu()  # (V,)
 
 
+def allowed_mass_at_mask(model: WindowMaskedLM, vocab: Vocab, items: Sequence[dict], *, suffix=(".",)) -> float:
+    """Mean probability at the ``<mask>`` on each item's ``allowed`` words; the sentence is prefix, mask, suffix."""
+    if not items:
+        raise CourseInputError("items is empty: give evaluation items with a 'prefix' and 'allowed' words")
+    total = 0.0
+    for item in items:
+        probs = predict_masked(model, vocab, [*item["prefix"], MASK, *suffix])  # (V,)
+        total += sum(probs[vocab.stoi[word]].item() for word in item["allowed"])
+    return total / len(items)
+
+
+@torch.no_grad()
+def slot_similarity(model: WindowMaskedLM) -> Tensor:
+    """How alike one word's effect on the hidden layer is in two window slots: (2·width, 2·width).
+
+    Word v in slot p adds ``position_weights()[p] @ E[v]`` to the hidden layer's input. Entry (p, q) is the
+    cosine similarity of that vector for slots p and q, averaged over every word with a non-zero embedding
+    (``<pad>``'s is fixed at 0). Near 0: what the model learned about a word in one slot does not carry over.
+    """
+    blocks = model.position_weights()                            # (2w, H, d)
+    embeddings = model.embedding.weight                          # (V, d)
+    embeddings = embeddings[embeddings.norm(dim=-1) > 0]         # (V', d): without <pad>
+    effects = torch.einsum("phd,vd->pvh", blocks, embeddings)    # (2w, V', H): word v in slot p
+    return F.cosine_similarity(effects[:, None], effects[None, :], dim=-1).mean(-1)  # (2w, 2w)
+
+
 def example_batches(x: Tensor, targets: Tensor, *, batch_size: int, seed: int = 0) -> Callable[[int], tuple[Tensor, Tensor]]:
     """``step -> (x, targets)``: ``batch_size`` rows drawn at random, the same rows for the same step and seed."""
     if len(x) != len(targets) or len(x) == 0:

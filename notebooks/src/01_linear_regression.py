@@ -15,7 +15,7 @@
 # After this notebook you can
 # - write linear regression as ŷ = Xβ and solve it with the normal equations;
 # - derive the gradient of the squared error and run gradient descent from a random start;
-# - predict from the Hessian's largest eigenvalue which learning rates crawl, converge or diverge;
+# - predict from the Hessian's largest eigenvalue which learning rates crawl, converge or diverge (optional);
 # - write the lecture's two PyTorch demos (native autograd, and `torch.nn`) and check that they agree;
 # - compare plain gradient descent with momentum and Adam by measuring, not assuming.
 
@@ -63,9 +63,14 @@ def show_source(obj) -> None:
 #
 # ## 1. The model: ŷ = Xβ
 #
-# The slide writes the model as ŷ = βX. With one example per **row** of X (the convention of
-# NumPy and PyTorch) the same model reads ŷ = Xβ: row i of X holds the features of example i,
-# and ŷᵢ = Xᵢβ is a dot product. A first column of ones turns β₀ into the intercept:
+# > **Slide check.** The slide (CSE538, "Linear Regression") writes "Linear Regression: ŷ = βX" and
+# > "Objective: Learn w, such that (y − βX)² is minimized".
+# > In fact the slides' own "Numerical Gradient Approach" writes ŷᵢ = Xᵢβ, with one example per **row**
+# > of X (the convention of NumPy and PyTorch too). With X of shape (N, D) and β of shape (D,) the product
+# > is Xβ (βX would need X transposed), and the w to learn is β. The cell below prints the shapes.
+#
+# Row i of X holds the features of example i, and ŷᵢ = Xᵢβ is a dot product. A first column of ones
+# turns β₀ into the intercept:
 #
 # $$\hat y_i = \beta_0 \cdot 1 + \beta_1 x_i .$$
 #
@@ -75,7 +80,7 @@ def show_source(obj) -> None:
 # NBVAL_CHECK_OUTPUT
 data = make_regression_data(n_samples=100, beta=(2.0, -1.0), feature_mean=1.0, noise=0.5, seed=0)
 X, y = data.X, data.y  # (N, D) with a column of ones, (N,)
-print("X:", X.shape, " y:", y.shape, " true β:", data.beta_true)
+print("X:", X.shape, " β:", data.beta_true.shape, " y = Xβ + noise:", y.shape, " true β:", data.beta_true)
 print("first rows of X:\n", X[:3].round(3))
 
 # %%
@@ -200,7 +205,10 @@ for ax, (name, path) in zip(axes, runs.items()):
 plt.show()
 
 # %% [markdown]
-# ### Where is the edge? 2/λ_max
+# ### Where is the edge? 2/λ_max (optional)
+#
+# *Optional: the slides stop at "α: Learning Rate"; this part goes beyond them to explain where the edge
+# between "converge" and "diverge" lies. Later sections use its number 2/λ_max only as a yardstick.*
 #
 # Write the error as $e_k = \beta_k - \beta^*$. Because the gradient is linear in β,
 # one step multiplies the error by a fixed matrix:
@@ -283,14 +291,22 @@ print("native PyTorch β:", native.beta)
 # column of ones, so the model sees only the feature column. `nn.MSELoss()` is the mean squared
 # error and `torch.optim.SGD` performs exactly the update above.
 #
-# A note on the slide's code sketch: `torch.random.randn` does not exist (it is `torch.randn`),
-# `nn.MSELoss` is a class to construct first and call second (`nn.MSELoss()(yhat, y)`), and the
-# ReLU in the sketch would make the model no longer linear regression. The code below is the
-# corrected form.
+# > **Slide check.** The slide (CSE538, "Linear Regression as DAG") sketches the model in PyTorch as
+# > `beta = torch.random.randn(X.shape, 1)`, `yhat = nn.functional.relu(z)` and
+# > `loss = nn.MSELoss(yhat, torch.Tensor(y))`.
+# > In fact `torch.random` has no `randn` (it is `torch.randn`, which also wants the sizes as separate
+# > numbers or one tuple, not a tuple and a number), `nn.MSELoss` is a class to construct first and call
+# > second (`nn.MSELoss()(yhat, y)`), and a ReLU on ŷ would make the model no longer linear regression
+# > (it could never predict a negative y). The next cell runs the sketch's calls; `fit_torch_nn` below is
+# > the corrected form.
 
 # %%
 y_hat, target = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0])
 print("torch.random has randn:", hasattr(torch.random, "randn"))
+try:
+    torch.randn(X.shape, 1)  # as in the sketch: a tuple of sizes and one more size
+except TypeError:
+    print("torch.randn(X.shape, 1) fails: TypeError")
 try:
     torch.nn.MSELoss(y_hat, target)  # as in the sketch: the tensors land in the constructor's options
 except RuntimeError as error:
@@ -346,7 +362,7 @@ assert all(np.abs(beta - beta_star).max() < AGREE_TOL for beta in methods.values
 print(f"all {len(methods)} methods agree with β* to within {AGREE_TOL:g}")
 
 # %% [markdown]
-# ## 7. "Other gradient-descent-based methods which are better*"
+# ## 7. "Other gradient descent based optimization methods which are better*"
 #
 # The slide's asterisk is a hedge worth taking seriously. Two popular refinements:
 #
@@ -444,7 +460,10 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# ### Adam has an edge too
+# ### Adam has an edge too (optional)
+#
+# *Optional: beyond the slides, which only promise "better*" methods; it shows that Adam has a stability
+# limit of its own, one reason it is usually paired with a decaying learning rate.*
 #
 # One more honest detail. Let Adam run well past convergence: 8000 steps on our problem, with
 # α = 0.3. Its per-coordinate **effective learning rate** is $\alpha/(\sqrt{\hat v} + \epsilon)$.

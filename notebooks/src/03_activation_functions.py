@@ -68,7 +68,7 @@ print(f"y = σ(z) = {y.item():.2f}   (unrounded {y.item():.4f})")
 # |---|---|---|
 # | sigmoid | σ(z) = 1 / (1 + e^(−z)) | σ(z)(1 − σ(z)) |
 # | tanh | (e^(2z) − 1) / (e^(2z) + 1) = 2σ(2z) − 1 | 1 − tanh(z)² |
-# | ReLU | max(0, z) | 1 if z > 0, else 0 |
+# | ReLU | max(0, z) | 1 if z > 0, else 0 (see the slide check below) |
 # | GELU | z·Φ(z) = z · ½[1 + erf(z/√2)] | Φ(z) + z·φ(z) |
 #
 # Φ is the cumulative distribution function of the standard normal distribution and φ its density.
@@ -128,15 +128,36 @@ print(f"measured: {identity_error:.1e} (float64 rounding)")
 
 # %% [markdown]
 # **How large can g'(z) be?** This matters in section 6: backpropagation multiplies by g'(z) once per
-# layer. The sigmoid's slope is at most 1/4, at z = 0; tanh's at most 1.
+# layer. The sigmoid's slope is at most 1/4, at z = 0; tanh's at most 1. On a grid of steps of 0.001 that
+# contains z = 0, `argmax` gives the first grid point where the largest slope is reached; the last column
+# is the slope at z = 0 itself.
 
 # %%
 # NBVAL_CHECK_OUTPUT
 z = torch.arange(-6000, 6001, dtype=torch.float64) / 1000  # steps of 0.001, with z = 0 exactly
+zero = torch.zeros(1, dtype=torch.float64)
+print(f"{'':8s} {'max g′(z)':>9s} {'first at z':>10s} {'min g′(z)':>9s} {'g′(0)':>6s}")
 for name, act in ACTIVATIONS.items():
     slope = act.derivative(z)
-    print(f"{name:8s} max g'(z) = {slope.max().item():.3f} at z = {z[slope.argmax()].item():5.2f}   min g'(z) = {slope.min().item():6.3f}")
+    print(f"{name:8s} {slope.max().item():9.3f} {z[slope.argmax()].item():10.3f} {slope.min().item():9.3f} "
+          f"{act.derivative(zero).item():6.3f}")
 assert activations.sigmoid_derivative(z).max().item() == 0.25  # exactly 1/4, at z = 0
+assert activations.relu_derivative(zero).item() == 0.0 and z[activations.relu_derivative(z).argmax()].item() == 0.001
+
+# %% [markdown]
+# > **Slide check.** The slide (CMU 11-411/611, "Backward differentiation on a two layer network") writes
+# > $\frac{d \text{ReLU}(z)}{dz} = 0$ for $z < 0$ and $1$ for $z \geq 0$.
+# > In fact ReLU has no derivative at z = 0: its slope is 0 just left of 0 and 1 just right of it. Any value in
+# > [0, 1] is a valid choice there (a subgradient). PyTorch's autograd and this course take 0 (the g′(0) column
+# > above), so ReLU's largest slope 1 is first reached at the grid point z = 0.001, not at z = 0. The cell below
+# > asks autograd.
+# > In training the choice hardly matters: a pre-activation is almost never exactly 0.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+z0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+(autograd_slope,) = torch.autograd.grad(torch.nn.functional.relu(z0).sum(), z0)
+print(f"autograd: d relu/dz at z = 0 is {autograd_slope.item():g}; ours: {activations.relu_derivative(z0.detach()).item():g}")
 
 # %% [markdown]
 # GELU's slope goes slightly below 0 for negative z and slightly above 1 for positive z: unlike ReLU it is
@@ -268,6 +289,11 @@ assert torch.allclose(ours, theirs)
 # For K classes the output layer has K units and softmax turns their scores (logits) into probabilities:
 #
 # $$\mathrm{softmax}(z)_i = \frac{e^{z_i}}{\sum_{j=1}^{K} e^{z_j}}.$$
+#
+# > **Slide check.** The slide (CMU 11-411/611, "Reminder: Multiclass Outputs") writes
+# > $\text{softmax}(z_i) = \frac{e^{z_i}}{\sum_{j=1}^k e^{z_j}} \quad 1 \leq i \leq D$.
+# > In fact i and j run over the same classes: k and D are both the number of classes, here K. The cell below
+# > uses K = 3.
 #
 # Every output is positive and they sum to 1; the largest score gets the largest probability. Adding the
 # same constant to every z_i changes nothing, so our `softmax` subtracts max(z) first; then no exponential

@@ -97,6 +97,14 @@ joint = p_day1["rainy"] * p_day2["rainy"]["cloudy"] * p_day3[("rainy", "cloudy")
 print(f"P(rainy, cloudy, sunny) = 0.6 × 0.4 × 0.3 = {joint:.3f}")
 
 # %% [markdown]
+# > **Slide check.** The slide (CS109B, "Background") extends the example to a fourth day and writes
+# > "P(rainy, cloudy, sunny, ?) = P(rainy)P(cloudy | rainy)P(sunny | cloudy)…", with the last factor conditioned
+# > on all three days.
+# > In fact the chain rule conditions *every* factor on all the days before it: the third factor is
+# > P(sunny | rainy, cloudy), as in the cell above. P(sunny | cloudy) drops day 1: that is the Markov assumption of
+# > the bigram model (section 4), an approximation, and section 5 measures what it costs.
+
+# %% [markdown]
 # The oracle works the same way: a sentence's probability is the product of its next-word probabilities,
 # ending with the end-of-sentence token `</s>`. Here is the check on one sentence.
 
@@ -142,6 +150,12 @@ print("unigram sample:", " ".join(lm.generate(unigram_mle, vocab, seed=1, max_to
 # ## 4. The bigram model
 #
 # Look at pairs of consecutive words instead: P(X) = P(was | Eleni) P(late | was) P(for | late) P(class | for).
+# Each factor of the chain rule keeps only the last word of its history. This is the **Markov assumption**: the
+# next word depends only on the last N − 1 words,
+#
+# $$P(w_t \mid w_1, \dots, w_{t-1}) \approx P(w_t \mid w_{t-N+1}, \dots, w_{t-1}),$$
+#
+# with N = 2 for a bigram and N = 3 for a trigram (the CMU slides name it under "Defining Feedforward LMs").
 # Each factor is a ratio of counts, P(class | for) = count(for class) / count(for). Counting *is* the
 # maximum-likelihood estimate: no training loop, no gradient. A neural model will have to *learn* its
 # probabilities instead.
@@ -158,16 +172,25 @@ print("bigram sample:", " ".join(lm.generate(bigram_mle, vocab, seed=1, max_toke
 # %% [markdown]
 # ## 5. Sparsity, zero probabilities and smoothing
 #
-# The bigram's issues, from the slide: unseen items get probability 0, which kills the whole product; more
-# context helps (trigram, 4-gram), but sparsity grows with it. Let us count how many **test** sentences an
-# unsmoothed model declares impossible.
+# The bigram's issues, from the slide: a zero kills the whole product; more context helps (trigram, 4-gram),
+# but sparsity grows with it. Let us count how many **test** sentences an unsmoothed model declares impossible.
 
 # %%
 # NBVAL_CHECK_OUTPUT
+zero_share = {}
 for order in (1, 2, 3, 4):
     mle = NGramLM(vocab, order, smoothing="none").fit(zoo.train_ids())
     zero = sum(math.isinf(sum(lm.token_logprobs(mle, vocab, words))) for words in test[:1000])
+    zero_share[order] = zero / 1000
     print(f"{order}-gram, unsmoothed: {zero / 10:5.1f}% of 1,000 test sentences get probability 0")
+assert zero_share[1] == 0 < zero_share[2]  # every test word was seen in training, yet pairs of them were not
+
+# %% [markdown]
+# > **Slide check.** The slide (CS109B, "Language Modelling: bigrams") writes, under "BIGRAM ISSUES?",
+# > "Out-of-vocabulary items are 0 → kills the overall probability".
+# > In fact out-of-vocabulary words are only one source of zeros. Every word of these test sentences occurs in
+# > training (the unsmoothed unigram gives none of them probability 0), yet the unsmoothed bigram gives 0 to
+# > some: an **unseen pair** of known words is enough, and longer n-grams have more unseen combinations.
 
 # %% [markdown]
 # **Add-k smoothing** pretends every word was seen k more times after every context:
@@ -175,6 +198,11 @@ for order in (1, 2, 3, 4):
 # gives the freed mass to a lower-order model that counts in how many *different contexts* a word appears.
 # Perplexity, exp of the mean negative log-probability per token, measures both on the test set; the oracle's
 # perplexity is the floor.
+#
+# **What a perplexity means.** A model that spreads its probability evenly over k words gives each next word
+# probability 1/k, so its perplexity is exactly k. Perplexity is therefore an **effective branching factor**: a
+# model with perplexity 10 is, on average, as unsure as if it had to pick among 10 equally likely next words.
+# The cell ends with the oracle's perplexity read that way.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -187,12 +215,26 @@ for order in (2, 3):
 for name, ppl in rows:
     print(f"{name:28} perplexity {ppl:7.3f}   {ppl / oracle_ppl:5.2f}× the oracle's")
 print(f"{'oracle':28} perplexity {oracle_ppl:7.3f}")
+assert min(rows, key=lambda row: row[1])[0] == "3-gram interpolated-kn"  # Kneser–Ney, with more context, is best
+uniform = torch.full((7,), 1 / 7, dtype=torch.float64)  # 7 equally likely words
+print(f"a uniform choice among 7 words: perplexity {math.exp(-(uniform * uniform.log()).sum().item()):.3f}")
+print(f"the true next-word uncertainty of the course language: about {oracle_ppl:.1f} equally likely words")
 
 # %% [markdown]
 # ## 6. The feed-forward language model
 #
 # Bengio's idea: represent each word by an embedding (a vector), and let a neural network predict the next word
-# from the previous N. The slides' forward pass, for a window of N words:
+# from the previous N. It makes the same **Markov assumption** as an n-gram model: only the last few words count.
+# What changes is how each factor is estimated: by a network instead of by counts.
+#
+# > **Slide check.** The slide (CMU 11-411/611, "Defining Feedforward LMs") says the model "approximates the
+# > probability of a word given the **entire** prior context $P(w_t|w_1 : t - 1)$ by approximating based on the
+# > $N$ previous words", and writes $P(w_t|w_1, \dots, w_{t-1}) \approx P(w_t|w_{t-N+1}, \dots, w_{t-1})$.
+# > In fact that formula conditions on N − 1 previous words (the n-gram convention of section 4), not N. This
+# > notebook's FFNN follows the words: its N counts the context words (N = 3 reads w_{t−3}, w_{t−2}, w_{t−1}, as in
+# > the slides' forward pass below), so the FFNN with N = 2 sees exactly what a trigram sees.
+#
+# The slides' forward pass, for a window of N words:
 #
 # 1. look up each context word's embedding in E (a one-hot vector times E) and **concatenate** them: N·d numbers;
 # 2. multiply by W, add b, apply the activation: the hidden layer h;
@@ -210,8 +252,9 @@ small = FeedForwardLM(len(vocab), 3, embed_dim=8, hidden_dim=16, bos_id=vocab.bo
 window = torch.tensor([vocab.encode("the dog chased".split())])          # (1, N=3)
 scratch = bengio_forward_scratch(small, window)                          # (1, V) probabilities
 library = torch.softmax(small(window)[0][:, -1], dim=-1)                 # (1, V): the last position's window
-print(f"max |scratch − library| = {(scratch - library).abs().max().item():.1e}")
-assert torch.allclose(scratch, library, atol=1e-12)
+largest_gap = (scratch - library).abs().max().item()
+print(f"max |scratch − library| ≤ 1e-12: {largest_gap <= 1e-12}")
+assert largest_gap <= 1e-12
 
 # %% [markdown]
 # Training minimises the cross-entropy −log P(w_t | w_{t−N+1}, …, w_{t−1}) over the training text, with
@@ -250,12 +293,15 @@ print(f"{'model':12} {'perplexity':>10} {'÷ oracle':>9}")
 for name, ppl in perplexity.items():
     print(f"{name:12} {ppl:10.3f} {ppl / oracle_ppl:9.3f}")
 print(f"{'oracle':12} {oracle_ppl:10.3f} {1:9.3f}")
+ordered = list(perplexity.values())  # unigram, bigram, trigram, FFNN N=2, 3, 5
+assert all(a > b for a, b in zip(ordered, ordered[1:])) and ordered[-1] > oracle_ppl
 
 # %% [markdown]
-# Reading the table: each step of context helps, the feed-forward models beat the best n-gram, and a longer
-# window helps the FFNN more, since its parameters grow only linearly with N while an n-gram's table grows
-# exponentially. No model reaches the oracle: what is left is mostly long-distance structure (subject–verb
-# agreement across relative clauses, a verb's object several words later) that a fixed window cannot see.
+# Reading the table (the cell asserts each claim): each step of context helps, the feed-forward models beat the
+# best n-gram, and a longer window keeps helping the FFNN, since its parameters grow only linearly with N while an
+# n-gram's table of contexts grows exponentially and gets sparser. No model reaches the oracle: what is left is
+# mostly long-distance structure (subject–verb agreement across relative clauses, a verb's object several words
+# later) that a fixed window cannot see.
 
 # %% [markdown]
 # ## 7. Why neural LMs generalise: "the dog gets fed"
@@ -288,14 +334,19 @@ print(f"{'oracle':9}", ", ".join(f"{w} {p:.2f}" for w, p in list(full_lang.next_
 # %% [markdown]
 # ## 8. The learned embeddings
 #
-# The FFNN was never told that "dog" and "cat" are both animals. Projecting its embeddings (64 numbers per word)
-# onto their two main directions (PCA) shows what it learned from the contexts alone. Pick a word in the widget
-# to see its nearest neighbours in the full 64-dimensional space.
+# The FFNN was never told that "dog" and "cat" are both animals. Why should their embeddings end up close? The
+# idea has a name, the **distributional hypothesis**: words that occur in similar contexts have similar meanings
+# (Harris 1954), or in Firth's words (1957), "You shall know a word by the company it keeps". A word's embedding is
+# trained only to help predict its neighbours, so two words that keep the same company get pushed towards the same
+# place. Projecting the embeddings onto their two main directions (PCA) shows what the FFNN learned from the
+# contexts alone. Pick a word in the widget to see its nearest neighbours in the full embedding space.
 
 # %%
 from course_utils.widgets.embedding_demo import EmbeddingDemo, course_word_classes
 
-embedding_demo = EmbeddingDemo(ffnn[5].embedding.weight.detach(), vocab, course_word_classes())
+ffnn_embeddings = ffnn[5].embedding.weight.detach()  # (V, d)
+print(f"FFNN N=5 embeddings: {ffnn_embeddings.shape[0]} words × {ffnn_embeddings.shape[1]} numbers")
+embedding_demo = EmbeddingDemo(ffnn_embeddings, vocab, course_word_classes())
 embedding_demo.box
 
 # %% [markdown]
@@ -323,7 +374,7 @@ next_word_demo.box
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.masked_lm import predict_masked
+from course_utils.models.masked_lm import allowed_mass_at_mask, predict_masked, slot_similarity
 
 masked = {name: zoo.load_model(name) for name in ("masked_concat_w2", "masked_bag_w2", "masked_concat_w4")}
 question = "he ate the cake <mask> the fork ."
@@ -335,8 +386,13 @@ print(f"{'oracle':17} P(with) = {exact['with']:.3f}")
 # %% [markdown]
 # The slide lists three limitations of this network. Each can be measured.
 #
-# **1. It can't handle order** (when it adds the window up): reverse the words around the mask and the bag
-# model's answer does not change at all; the concat model's does.
+# **1. "Can't handle order".**
+#
+# > **Slide check.** The slide (CSE538, "Masked Language Modelling with DNN") lists as limitation 1 "Can't handle
+# > order".
+# > In fact that holds for a network that adds up its window's embeddings, like our bag model. One that
+# > concatenates them, one weight block per slot as on the slide, does see the order (and pays for it with
+# > limitation 3). The cell below reverses the words around the mask: watch which model's answer moves.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -354,37 +410,32 @@ for name in ("masked_bag_w2", "masked_concat_w2"):
 # %%
 # NBVAL_CHECK_OUTPUT
 instrument_items = [item for item in corpus.load_eval("selection") if item["kind"] == "instrument"]
-
-
-def instrument_mass(model) -> float:
-    """Mean probability of the verb's own instruments at the mask."""
-    total = 0.0
-    for item in instrument_items:
-        probs = predict_masked(model, vocab, item["prefix"] + ["<mask>", "."])
-        total += sum(probs[vocab.stoi[w]].item() for w in item["allowed"])
-    return total / len(instrument_items)
-
-
 for name in ("masked_concat_w2", "masked_concat_w4"):
-    print(f"{name:17} sees {masked[name].width} words each side: mass on the right instruments {instrument_mass(masked[name]):.3f}")
+    mass = allowed_mass_at_mask(masked[name], vocab, instrument_items)  # "<prefix> <mask> ." for each item
+    print(f"{name:17} sees {masked[name].width} words each side: mass on the right instruments {mass:.3f}")
 oracle_mass = sum(sum(lang.masked_distribution(i["prefix"], ["."]).get(w, 0.0) for w in i["allowed"])
                   for i in instrument_items) / len(instrument_items)
 print(f"{'oracle':17} sees everything:    mass on the right instruments {oracle_mass:.3f}")
 
 # %% [markdown]
-# **3. Each parameter is specific to its input position.** The concat model has a separate weight block for
-# every slot of the window. What it learned about a word in slot −1 (just before the mask) says nothing about
-# the same word in slot −2. We measure it: for each word, compare the hidden-layer input it produces in one
-# slot with the input it produces in another (cosine similarity, averaged over the vocabulary). Values near 0
-# mean the slots have nothing in common.
+# **3. "Each parameter is specific to the input feature (token)".**
+#
+# > **Slide check.** The slide (CSE538, "Masked Language Modelling with DNN") lists as limitation 3 "Each parameter
+# > is specific to the input feature (token)".
+# > In fact "token" is ambiguous: every model in this course has parameters specific to a token (its row of the
+# > embedding matrix), the recurrent networks that fix the limitation included. What the concat model has, and a
+# > recurrent network does not, is parameters specific to an input **position**: one weight block per slot of the
+# > window. We read the limitation that way, and the cell below measures it.
+#
+# What the concat model learned about a word in slot −1 (just before the mask) says nothing about the same word in
+# slot −2. For each word, `slot_similarity` compares the hidden-layer input it produces in one slot with the input
+# it produces in another (cosine similarity, averaged over the vocabulary). Values near 0 mean the slots have
+# nothing in common; 1 would mean one weight block shared by all slots.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-blocks = masked["masked_concat_w2"].position_weights().detach()              # (2w, H, d)
-E = masked["masked_concat_w2"].embedding.weight.detach()                     # (V, d)
-contributions = torch.einsum("phd,vd->pvh", blocks, E)                       # (2w, V, H): word v in slot p
 slots = ["−2", "−1", "+1", "+2"]
-similarity = torch.nn.functional.cosine_similarity(contributions[:, None], contributions[None, :], dim=-1).mean(-1)
+similarity = slot_similarity(masked["masked_concat_w2"])  # (2w, 2w)
 print("mean cosine similarity of one word's effect in two slots")
 print("      " + "  ".join(f"{s:>5}" for s in slots))
 for slot, row in zip(slots, similarity):
@@ -469,14 +520,16 @@ for start_from in ("random", "FFNN N=5"):
 # %%
 from course_utils.widgets.embedding_demo import nearest_words
 
-for word in ("good", "boring"):
-    neighbours = nearest_words(ffnn[5].embedding.weight.detach(), vocab, word, 6)
+review_words = zoo.review_lexicon()
+for word, other_side in (("good", review_words.negative), ("boring", review_words.positive)):
+    neighbours = nearest_words(ffnn_embeddings, vocab, word, 6)
     print(f"{word:7} →", ", ".join(f"{w} ({cos:.2f})" for w, cos in neighbours))
+    print(f"{'':9} of the other sentiment: {sum(w in other_side for w, _ in neighbours)} of {len(neighbours)}")
 
 # %% [markdown]
-# The grouping is only partial: the language model also puts words of the other sentiment close by, because in
-# most places ("the plot was ___") both kinds can come. Contextual embeddings (ELMo, BERT; later notebooks) are
-# the usual answer.
+# Count the neighbours of the other sentiment above. The distributional hypothesis cuts both ways: in most places
+# ("the plot was ___") words of both kinds can come, so a model trained on contexts alone has no reason to keep
+# them apart. Contextual embeddings (ELMo, BERT; later notebooks) are the usual answer.
 #
 # Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
 # good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That
@@ -615,11 +668,14 @@ _ = check_ffnn_input(ffnn_input)
 # ## Summary
 #
 # - The chain rule turns a sentence's probability into next-word probabilities; an n-gram model cuts the
-#   history to N − 1 words and estimates each factor by counting.
+#   history to N − 1 words (the Markov assumption) and estimates each factor by counting.
+# - Perplexity is an effective branching factor: the number of equally likely words a model is, on average,
+#   choosing among. The oracle's perplexity is the language's own.
 # - Counts are sparse: unsmoothed n-grams give zero probability to many test sentences. Add-k and Kneser–Ney
 #   smoothing fix the zeros; Kneser–Ney is much better.
-# - The feed-forward LM replaces counts by embeddings and a hidden layer. It beats every n-gram here, and it
-#   generalises to held-out combinations because similar words get similar embeddings.
+# - The feed-forward LM keeps the Markov assumption but replaces counts by embeddings and a hidden layer. It beats
+#   every n-gram here, and it generalises to held-out combinations because words that keep the same company get
+#   similar embeddings (the distributional hypothesis).
 # - Because the course language's true distribution is known, every perplexity has a floor to compare with:
 #   the gap that is left is mostly long-distance structure a fixed window cannot see.
 # - A fixed-window masked-word predictor cannot use order (if it adds its window), cannot see beyond its window,
@@ -633,5 +689,8 @@ _ = check_ffnn_input(ffnn_input)
 #   *Computer Speech & Language* 13(4).
 # - C. E. Shannon (1948). A Mathematical Theory of Communication. *Bell System Technical Journal* 27.
 # - W. L. Taylor (1953). "Cloze procedure": a new tool for measuring readability. *Journalism Quarterly* 30.
+# - Z. S. Harris (1954). Distributional structure. *Word* 10(2–3): 146–162. (The distributional hypothesis.)
+# - J. R. Firth (1957). A synopsis of linguistic theory, 1930–1955. In *Studies in Linguistic Analysis*,
+#   Philological Society, Oxford. ("You shall know a word by the company it keeps.")
 # - D. Jurafsky, J. H. Martin. *Speech and Language Processing*, 3rd ed. draft: chapter 3 (n-gram language
 #   models) and chapter 7 (neural networks and neural language models).
