@@ -99,8 +99,8 @@ setup() {
     choose_python
     "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
     install_torch_if_missing
-    log "installing the course (pip install -e .[test]) into $("$PY" -c 'import sys; print(sys.prefix)')"
-    "$PY" -m pip install -q -e ".[test]"
+    log "installing the course with JupyterLab and the test tools (pip install -e .[lab,test]) into $("$PY" -c 'import sys; print(sys.prefix)')"
+    "$PY" -m pip install -q -e ".[lab,test]"
     ensure_widget_extension
 }
 

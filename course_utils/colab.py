@@ -1,37 +1,75 @@
 """Colab support. ``REPO_URL`` below is the one place the repository's address is written.
 
 Notebooks cannot import the course before it is installed, so their first cell carries the
-address too; ``python -m course_utils.colab`` rewrites those cells and the README's badges
-from ``REPO_URL``, and a test checks that they agree.
+address, and the list of packages it may install (pyproject's core less Colab's own torch,
+ipykernel and ipywidgets), too; ``python -m course_utils.colab`` rewrites those cells and the
+README's badges from ``REPO_URL`` and pyproject.toml, and a test checks that they agree.
 """
 from __future__ import annotations
 
 import json
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 REPO_URL = "https://github.com/nn-lm-course/notebooks"
 BRANCH = "main"
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+
+# Colab's own: the set-up cell never installs, upgrades or replaces them (README, Troubleshooting).
+KEPT_ON_COLAB = ("torch", "ipykernel", "ipywidgets")
 
 # The first code cell of every notebook. Idempotent; does nothing outside Colab.
 SETUP_CELL = '''\
 # Set-up. On Colab this installs the course (once per runtime); elsewhere it does nothing.
+# It keeps Colab's own torch, ipykernel and ipywidgets and installs only what the runtime lacks.
 import sys
 if "google.colab" in sys.modules:
     import os, subprocess
+    from importlib.metadata import PackageNotFoundError, version
+    from packaging.requirements import Requirement
+
+    def lacking(requirement):  # not installed, or not in the range the course needs
+        requirement = Requirement(requirement)
+        try:
+            return not requirement.specifier.contains(version(requirement.name), prereleases=True)
+        except PackageNotFoundError:
+            return True
+
+    def pip_install(*args):
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *args], check=True)
+
     if not os.path.isdir("/content/course"):
         subprocess.run(["git", "clone", "-q", "--depth", "1", "{url}", "/content/course"], check=True)
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
-    sys.path.insert(0, "/content/course")
+    if lacking("course-utils"):  # the course itself, without its dependencies,
+        pip_install("--no-deps", "-e", "/content/course")
+    needs = [{requirements}]  # the course's dependencies less Colab's own
+    missing = [r for r in needs if lacking(r)]  # then only those the runtime lacks
+    if missing:
+        pip_install(*missing)
+    if "/content/course" not in sys.path:
+        sys.path.insert(0, "/content/course")
     os.chdir("/content/course/notebooks")'''
 
 SETUP_CELL_MARKER = "# Set-up. On Colab this installs the course"
 
 
+def colab_requirements(pyproject: Path = PYPROJECT) -> list[str]:
+    """The course's core dependencies less ``KEPT_ON_COLAB``: all the set-up cell may install."""
+    import tomllib
+
+    core = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    return [r for r in core if re.match(r"[\w.-]+", r).group().lower() not in KEPT_ON_COLAB]
+
+
 def setup_cell_source(url: str = REPO_URL) -> str:
     """The first cell's source for ``url``."""
-    return SETUP_CELL.format(url=url)
+    indent = " " * len("    needs = [")
+    items = ", ".join(json.dumps(r) for r in colab_requirements())
+    listed = textwrap.fill(items, width=100, initial_indent=indent, subsequent_indent=indent, break_long_words=False,
+                           break_on_hyphens=False).lstrip()  # fmt: skip
+    return SETUP_CELL.format(url=url, requirements=listed)
 
 
 def colab_badge(notebook_name: str, url: str = REPO_URL) -> str:
@@ -53,7 +91,7 @@ def sync(root: Path) -> list[Path]:
             source = "".join(cell["source"])
             if cell["cell_type"] == "code" and source.startswith(SETUP_CELL_MARKER):
                 if source != setup_cell_source():
-                    cell["source"] = setup_cell_source()
+                    cell["source"] = setup_cell_source().splitlines(keepends=True)  # as nbformat writes it
                     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
                     changed.append(path)
                 break

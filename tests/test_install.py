@@ -1,11 +1,20 @@
-"""pip (pyproject.toml) and conda (environment.yml) must install the same packages and ranges."""
+"""pip (pyproject.toml) and conda (environment.yml) must install the same packages and ranges.
+
+pyproject.toml splits them: the core (what the notebooks import; all Colab may install), the ``lab``
+extra (the local Jupyter stack) and the ``test`` extra. environment.yml is the local environment,
+all three together: where an extra narrows a core range, it carries the extra's range.
+"""
 import re
 import tomllib
 from pathlib import Path
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
 ROOT = Path(__file__).resolve().parents[1]
 CONDA_TO_PIP = {"pytorch": "torch"}
 NOT_PACKAGES = {"python", "pip"}
+JUPYTER_STACK = {"jupyterlab", "notebook", "ipykernel", "jupyterlab-widgets", "widgetsnbextension", "jupyter-server"}
 
 
 def _split(requirement: str) -> tuple[str, str]:
@@ -14,10 +23,25 @@ def _split(requirement: str) -> tuple[str, str]:
     return CONDA_TO_PIP.get(name, name), ",".join(sorted(spec.split(","))) if spec else ""
 
 
-def pyproject_requirements() -> dict[str, str]:
+def pyproject_groups() -> dict[str, dict[str, str]]:
+    """Name and range of each requirement, per group: "core", "lab", "test"."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    names = project["dependencies"] + project["optional-dependencies"]["test"]
-    return dict(_split(r) for r in names)
+    groups = {"core": project["dependencies"], **project["optional-dependencies"]}
+    return {group: dict(_split(r) for r in requirements) for group, requirements in groups.items()}
+
+
+def pyproject_requirements() -> dict[str, str]:
+    """The local environment: core, then lab, then test; a later group's range replaces an earlier one."""
+    groups = pyproject_groups()
+    assert set(groups) == {"core", "lab", "test"}, f"groups: {sorted(groups)}"
+    return {**groups["core"], **groups["lab"], **groups["test"]}
+
+
+def _bounds(spec: str) -> tuple[Version | None, Version | None]:
+    """The floor (>=) and the ceiling (<) of a range like ">=8.1,<9"; None where it has none."""
+    floor = [Version(s.version) for s in SpecifierSet(spec) if s.operator in (">=", "==")]
+    ceiling = [Version(s.version) for s in SpecifierSet(spec) if s.operator in ("<", "==")]
+    return (max(floor) if floor else None), (min(ceiling) if ceiling else None)
 
 
 def conda_requirements() -> dict[str, str]:
@@ -43,12 +67,31 @@ def test_pip_and_conda_name_the_same_packages_and_ranges():
     assert not differing, f"version ranges differ (pyproject, environment.yml): {differing}"
 
 
-def test_environment_installs_the_course_itself():
-    assert re.search(r"^\s+-\s+-e \.\[test\]\s*$", (ROOT / "environment.yml").read_text(), re.M)
+def test_an_extra_only_narrows_a_core_range():
+    groups = pyproject_groups()
+    for extra in ("lab", "test"):
+        for name in set(groups[extra]) & set(groups["core"]):
+            (core_floor, core_ceiling), (floor, ceiling) = _bounds(groups["core"][name]), _bounds(groups[extra][name])
+            assert floor is not None and (core_floor is None or floor >= core_floor), (extra, name)
+            assert core_ceiling is None or (ceiling is not None and ceiling <= core_ceiling), (extra, name)
+
+
+def test_the_core_leaves_the_jupyter_stack_to_the_lab_extra():
+    groups = pyproject_groups()
+    assert not JUPYTER_STACK & set(groups["core"]), "Colab's set-up installs the core: it must not replace Colab's Jupyter"
+    assert {"jupyterlab", "ipykernel", "ipywidgets"} <= set(groups["lab"])
+    core_widgets, lab_widgets = SpecifierSet(groups["core"]["ipywidgets"]), SpecifierSet(groups["lab"]["ipywidgets"])
+    assert "7.7.1" in core_widgets and "8.1.5" in core_widgets, "the core admits Colab's ipywidgets 7.7 and 8"
+    assert "7.7.1" not in lab_widgets and "8.1.5" in lab_widgets, "JupyterLab 4 renders ipywidgets 8"
+
+
+def test_environment_and_course_sh_install_the_course_with_both_extras():
+    assert re.search(r"^\s+-\s+-e \.\[lab,test\]\s*$", (ROOT / "environment.yml").read_text(), re.M)
+    assert re.search(r'pip install -q -e "\.\[lab,test\]"', (ROOT / "course.sh").read_text())
 
 
 def test_torch_is_a_floor_only_so_an_installed_build_is_kept():
-    spec = pyproject_requirements()["torch"]
+    spec = pyproject_groups()["core"]["torch"]
     assert spec.startswith(">=") and "<" not in spec and "==" not in spec
 
 

@@ -4,7 +4,8 @@ A demo subclasses ``Demo`` and implements ``draw(**values) -> Figure``. For spee
 ``matplotlib.figure.Figure`` (not pyplot, so nothing else pops up) in ``__init__`` before calling
 ``super().__init__``, and have ``draw`` update its artists and return it. Any error in ``draw``
 is shown as a one-line message inside the widget, never as a traceback. Each redraw's time
-is kept in ``latencies`` (seconds) for the benchmarks.
+is kept in ``latencies`` (seconds) for the benchmarks. Works with ipywidgets 8 and with Colab's 7.7
+(tests/test_ipywidgets7.py).
 """
 from __future__ import annotations
 
@@ -113,5 +114,12 @@ class Demo:
         self.renders += 1
         self.latencies.append(time.perf_counter() - started)
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
+    if hasattr(widgets.Widget, "_repr_mimebundle_"):  # ipywidgets 8
+
+        def _repr_mimebundle_(self, **kwargs):
+            return self.box._repr_mimebundle_(**kwargs)
+
+    else:  # ipywidgets 7 (Colab's) displays a widget through _ipython_display_
+
+        def _ipython_display_(self, **kwargs):
+            self.box._ipython_display_(**kwargs)
