@@ -14,8 +14,15 @@ offline set-up). Everything else is imported on first use: ``course_utils.models
 from __future__ import annotations
 
 import importlib
+import os
 
-from course_utils.offline import use_offline_hub
+# torch's OpenMP threads sleep, rather than spin, while they wait for each other: on a busy machine a
+# spinning thread holds the core its descheduled partner needs (training ran tens of times slower with one
+# core of two busy). Read once, when torch loads OpenMP: so before any import of torch, and a value the
+# user set wins. Where torch was imported before course_utils, export OMP_WAIT_POLICY=PASSIVE instead.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from course_utils.offline import use_offline_hub  # noqa: E402
 
 use_offline_hub()  # before anything can import huggingface_hub
 

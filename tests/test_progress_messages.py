@@ -6,19 +6,16 @@ fails with "Timeout ... waiting for output"), and JupyterLab has to draw every u
 """
 from __future__ import annotations
 
-import os
-import sys
 import textwrap
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from kernel_support import execute, kernel_environment, running_kernel
 
-jupyter_client = pytest.importorskip("jupyter_client")
+pytest.importorskip("jupyter_client")
 pytest.importorskip("ipykernel")
 pytest.importorskip("ipywidgets")
 
-REPO = Path(__file__).resolve().parents[1]
 STEPS = 3000
 MESSAGE_BOUND = 250  # comm_open + comm_msg of one training call, whatever the number of steps
 
@@ -53,45 +50,11 @@ for step in bar:
 """
 
 
-def kernel_environment() -> dict[str, str]:
-    """The test's environment in full mode (no COURSE_FAST), with the repository importable."""
-    env = {k: v for k, v in os.environ.items() if k != "COURSE_FAST"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    env.setdefault("OMP_NUM_THREADS", "1")
-    return env
-
-
 @pytest.fixture(scope="module")
 def kernel():
-    """A real IPython kernel (ipykernel) and a blocking client to it."""
-    manager, client = jupyter_client.manager.start_new_kernel(
-        kernel_name="python3", cwd=str(REPO), env=kernel_environment(), extra_arguments=[], startup_timeout=60
-    )
-    try:
+    """A real IPython kernel in full mode (no COURSE_FAST), one torch thread."""
+    with running_kernel(kernel_environment(OMP_NUM_THREADS="1")) as client:
         yield client
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
-
-
-def iopub_messages(client, code: str, timeout: float = 60) -> tuple[Counter, str]:
-    """Run ``code`` in the kernel; count the iopub message types it caused, and return its stdout."""
-    msg_id = client.execute(code)
-    counts, stdout, errors = Counter(), [], []
-    while True:
-        message = client.get_iopub_msg(timeout=timeout)
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind, content = message["msg_type"], message["content"]
-        if kind == "status" and content["execution_state"] == "idle":
-            break
-        counts[kind] += 1
-        if kind == "stream" and content["name"] == "stdout":
-            stdout.append(content["text"])
-        if kind == "error":
-            errors.append("\n".join(content["traceback"]))
-    assert not errors, errors[0]
-    return counts, "".join(stdout)
 
 
 def comm_messages(counts: Counter) -> int:
@@ -99,8 +62,8 @@ def comm_messages(counts: Counter) -> int:
 
 
 def test_training_bar_sends_a_bounded_number_of_messages(kernel):
-    counts, stdout = iopub_messages(kernel, textwrap.dedent(TINY_TRAINING.format(steps=STEPS)))
-    assert stdout.strip() == str(STEPS)
+    counts, streams = execute(kernel, textwrap.dedent(TINY_TRAINING.format(steps=STEPS)))
+    assert streams["stdout"].strip() == str(STEPS)
     assert counts["comm_open"] > 0, f"no widget bar was drawn: {dict(counts)}"
     assert comm_messages(counts) <= MESSAGE_BOUND, dict(counts)
     assert counts["display_data"] + counts["update_display_data"] <= 5, dict(counts)
@@ -108,5 +71,5 @@ def test_training_bar_sends_a_bounded_number_of_messages(kernel):
 
 
 def test_an_unthrottled_bar_over_the_same_steps_would_break_the_bound(kernel):
-    counts, _ = iopub_messages(kernel, textwrap.dedent(UNTHROTTLED_BAR.format(steps=STEPS)))
+    counts, _ = execute(kernel, textwrap.dedent(UNTHROTTLED_BAR.format(steps=STEPS)))
     assert comm_messages(counts) > 10 * MESSAGE_BOUND, dict(counts)
