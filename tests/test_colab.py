@@ -158,6 +158,7 @@ def test_sync_rewrites_a_stale_url(tmp_path, monkeypatch):
     (tmp_path / "README.md").write_text("| 01 | " + colab.colab_badge("01_x.ipynb", "https://github.com/old/place") + " |\n")
     changed = colab.sync(tmp_path)
     assert len(changed) == 2
-    assert json.loads((tmp_path / "notebooks" / "01_x.ipynb").read_text())["cells"][0]["source"] == colab.setup_cell_source()
+    source = json.loads((tmp_path / "notebooks" / "01_x.ipynb").read_text())["cells"][0]["source"]
+    assert source == colab.setup_cell_source().splitlines(keepends=True)  # as nbformat writes it: one string a line
     assert colab.colab_badge("01_x.ipynb") in (tmp_path / "README.md").read_text()
     assert colab.sync(tmp_path) == []  # idempotent

@@ -1,13 +1,14 @@
 """Every course demo works with Colab's ipywidgets 7.7.1 as well as with the installed ipywidgets 8.
 
 A virtual environment with ``--system-site-packages`` and ``ipywidgets==7.7.1`` from the package
-index is made once, in ``.venv-ipywidgets7/`` (gitignored; about 20 s). tests/demo_driving.py then
+index is made once, in ``.venv-ipywidgets7/`` (gitignored; 18 s here). tests/demo_driving.py then
 runs in it and in this interpreter: it builds every Demo in ``course_utils/widgets/*_demo.py`` with
 its defaults, displays it, and drives each control through a few values. Without the package
 index the test is skipped, except in CI (``CI=true``), where it fails.
 """
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -41,7 +42,7 @@ def ipywidgets7_python() -> Path:
     """The interpreter of ``.venv-ipywidgets7``, made on first use."""
     ready = VENV / "ready"
     if not ready.exists() or ready.read_text().strip() != COLAB_IPYWIDGETS:
-        subprocess.run(["rm", "-rf", str(VENV)], check=True)  # a half-made one from an interrupted run
+        shutil.rmtree(VENV, ignore_errors=True)  # a half-made one from an interrupted run
         _make_venv()
     return VENV / "bin" / "python"
 
