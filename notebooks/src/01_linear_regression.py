@@ -291,7 +291,7 @@ print("native PyTorch β:", native.beta)
 # column of ones, so the model sees only the feature column. `nn.MSELoss()` is the mean squared
 # error and `torch.optim.SGD` performs exactly the update above.
 #
-# > **Slide check.** The slide (CSE538, "Linear Regression as DAG") sketches the model in PyTorch as
+# > **Slide check.** The slide (CSE538, "Linear Regression as DAG") writes the model in PyTorch as
 # > `beta = torch.random.randn(X.shape, 1)`, `yhat = nn.functional.relu(z)` and
 # > `loss = nn.MSELoss(yhat, torch.Tensor(y))`.
 # > In fact `torch.random` has no `randn` (it is `torch.randn`, which also wants the sizes as separate

@@ -97,7 +97,7 @@ joint = p_day1["rainy"] * p_day2["rainy"]["cloudy"] * p_day3[("rainy", "cloudy")
 print(f"P(rainy, cloudy, sunny) = 0.6 × 0.4 × 0.3 = {joint:.3f}")
 
 # %% [markdown]
-# > **Slide check.** The slide (CS109B, "Background") extends the example to a fourth day and writes
+# > **Slide check.** The slide (CS109B, "Background") writes, extending the example to a fourth day,
 # > "P(rainy, cloudy, sunny, ?) = P(rainy)P(cloudy | rainy)P(sunny | cloudy)…", with the last factor conditioned
 # > on all three days.
 # > In fact the chain rule conditions *every* factor on all the days before it: the third factor is
@@ -388,8 +388,8 @@ print(f"{'oracle':17} P(with) = {exact['with']:.3f}")
 #
 # **1. "Can't handle order".**
 #
-# > **Slide check.** The slide (CSE538, "Masked Language Modelling with DNN") lists as limitation 1 "Can't handle
-# > order".
+# > **Slide check.** The slide (CSE538, "Masked Language Modelling with DNN") writes, as limitation 1, "Can't
+# > handle order".
 # > In fact that holds for a network that adds up its window's embeddings, like our bag model. One that
 # > concatenates them, one weight block per slot as on the slide, does see the order (and pays for it with
 # > limitation 3). The cell below reverses the words around the mask: watch which model's answer moves.
@@ -420,8 +420,8 @@ print(f"{'oracle':17} sees everything:    mass on the right instruments {oracle_
 # %% [markdown]
 # **3. "Each parameter is specific to the input feature (token)".**
 #
-# > **Slide check.** The slide (CSE538, "Masked Language Modelling with DNN") lists as limitation 3 "Each parameter
-# > is specific to the input feature (token)".
+# > **Slide check.** The slide (CSE538, "Masked Language Modelling with DNN") writes, as limitation 3, "Each
+# > parameter is specific to the input feature (token)".
 # > In fact "token" is ambiguous: every model in this course has parameters specific to a token (its row of the
 # > embedding matrix), the recurrent networks that fix the limitation included. What the concat model has, and a
 # > recurrent network does not, is parameters specific to an input **position**: one weight block per slot of the
