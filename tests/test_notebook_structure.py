@@ -77,3 +77,48 @@ def test_the_repository_url_is_written_from_one_place():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     other_urls = set(re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", readme)) - {REPO_URL}
     assert not other_urls, f"README names another repository address: {other_urls}"
+
+
+# ---------------------------------------------------------------- one "slide check" convention
+
+SLIDE_CHECK_START = "> **Slide check.** The slide ("
+# Places where a slide is loose or wrong, each with its callout: (notebook, words the callout must quote).
+REQUIRED_SLIDE_CHECKS = [
+    ("03", r"ReLU"),  # ReLU′ = 1 at z = 0
+    ("04", r"specific to the input feature"),  # limitation 3, read as "position"
+    ("05", r"range\(1, len\(x\)\)"),  # the loop that skips the first input
+    ("05", r"\\sigma"),  # the CMU RNN equation written with σ, implemented with tanh
+    ("05", r"the log is gone"),  # the average loss without its log
+    ("05", r"most likely next event"),  # "generate the most likely next event by sampling"
+]
+
+
+def slide_checks(stem: str) -> list[str]:
+    """The slide-check callouts of a notebook: each a blockquote, as one string."""
+    callouts = []
+    for cell in load(stem)["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        lines = text(cell).splitlines()
+        for i, line in enumerate(lines):
+            if "Slide check" in line:
+                block = [line]
+                for following in lines[i + 1:]:
+                    if not following.startswith(">"):
+                        break
+                    block.append(following)
+                callouts.append("\n".join(block))
+    return callouts
+
+
+@pytest.mark.parametrize("stem", SOURCE_IDS)
+def test_every_slide_check_has_the_one_format(stem):
+    for callout in slide_checks(stem):
+        assert callout.startswith(SLIDE_CHECK_START), f"a slide check starts with {SLIDE_CHECK_START!r}:\n{callout}"
+        assert "In fact" in callout, f"a slide check says what is true, in a sentence starting 'In fact':\n{callout}"
+
+
+@pytest.mark.parametrize(("prefix", "quote"), REQUIRED_SLIDE_CHECKS)
+def test_the_loose_slides_get_a_slide_check(prefix, quote):
+    stem = next(s for s in SOURCE_IDS if s.startswith(prefix))
+    assert any(re.search(quote, callout) for callout in slide_checks(stem)), f"{stem} has no slide check quoting {quote!r}"
