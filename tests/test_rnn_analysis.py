@@ -1,4 +1,5 @@
-"""rnn_analysis: ‖∂L_t/∂h_k‖ by autograd = the Jacobian product; decay curve, exploding, clipping, timing, gates."""
+"""rnn_analysis: ‖∂L_t/∂h_k‖ by autograd = the Jacobian product; decay curve, exploding, clipping, timing, gates;
+a number unit, every word scored from one or both sides, one side of a BiLSTM's gap at a time."""
 import math
 
 import pytest
@@ -7,18 +8,33 @@ import torch.nn.functional as F
 
 from course_utils import CourseInputError
 from course_utils.models.neural_lm import FeedForwardLM
-from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.models.recurrent_lm import (
+    ElmoLM,
+    MaskedBiLSTM,
+    RecurrentLM,
+    ScalarMix,
+    frame_sentences,
+    predict_masked_words,
+)
 from course_utils.models.rnn import ScratchLSTM, elman_step, lstm_step
 from course_utils.models.rnn_analysis import (
     clip_by_norm,
     exploding_demo,
+    gap_states,
     gate_activations,
     gradient_decay_curve,
     hidden_gradient_norms,
     hidden_jacobians,
     jacobian_product_norms,
+    masked_word_by_side,
+    mean_side_states,
+    number_unit,
+    pooled_layers,
     scaled_orthogonal,
+    states_after_prefixes,
     time_per_sequence,
+    train_feature_head,
+    word_prediction_scores,
 )
 from course_utils.language.text_pipeline import Vocab
 
@@ -335,3 +351,184 @@ def test_gate_activations_rejects_bad_arguments():
         gate_activations(model, Vocab(["the"]), "the")
     with pytest.raises(CourseInputError, match="max_len=3"):
         gate_activations(tiny("lstm", max_len=3), VOCAB, "the cat sleeps .")
+
+
+
+# --- states after prefixes, and the number unit --------------------------------------------------
+
+
+@pytest.mark.parametrize("cell", [False, True])
+def test_states_after_prefixes_are_the_last_state_of_each_prefix_read_alone(cell):
+    model = tiny("lstm")
+    prefixes = [words[:-1] for words in SENTENCES]  # different lengths: batched by length inside
+    states = states_after_prefixes(model, VOCAB, prefixes, cell=cell)
+    assert states.shape == (len(prefixes), 5)
+    for row, words in enumerate(prefixes):
+        idx = torch.tensor([[VOCAB.bos_id, *VOCAB.encode(words)]])  # (1, L+1)
+        alone = model.gates(idx)["cell"][0, -1] if cell else model.hidden_states(idx)[0, -1]  # (H,)
+        assert torch.allclose(states[row], alone.float(), atol=1e-6)
+
+
+def test_states_after_prefixes_rejects_bad_arguments():
+    with pytest.raises(CourseInputError, match="only an LSTM has a cell"):
+        states_after_prefixes(tiny("rnn"), VOCAB, [["the", "cat"]], cell=True)
+    with pytest.raises(CourseInputError, match="RecurrentLM"):
+        states_after_prefixes(FeedForwardLM(V, 2), VOCAB, [["the", "cat"]])
+    with pytest.raises(CourseInputError, match="unicorn"):
+        states_after_prefixes(tiny("rnn"), VOCAB, [["the", "unicorn"]])
+
+
+def agreement_items(n: int) -> list[dict]:
+    """n items alternating in number as sg, pl, pl, sg, ... so that both halves have both numbers."""
+    numbers = ["sg", "pl", "pl", "sg"]
+    return [{"number": numbers[i % 4], "attractors": i % 3} for i in range(n)]
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_number_unit_finds_the_unit_that_tracks_the_number(sign):
+    items = agreement_items(60)
+    generator = torch.Generator().manual_seed(0)
+    states = torch.randn(60, 6, generator=generator)  # (N, H): noise
+    plural = torch.tensor([item["number"] == "pl" for item in items]).float()
+    states[:, 4] = sign * (2 * plural - 1) + 0.1 * torch.randn(60, generator=generator)  # unit 4 carries the number
+    found = number_unit(states, items)
+    assert found.unit == 4 and sign * found.r > 0.9
+    assert found.accuracy == {0: 1.0, 1: 1.0, 2: 1.0}
+
+
+def test_number_unit_is_tested_on_the_other_half_only():
+    items = agreement_items(40)
+    plural = torch.tensor([item["number"] == "pl" for item in items]).float()
+    states = torch.zeros(40, 3)
+    states[:, 1] = 2 * plural - 1
+    states[1::2, 1] *= -1  # on the held-out (odd) items the unit says the opposite
+    unit, r, accuracy = number_unit(states, items)
+    assert unit == 1 and r > 0.99 and set(accuracy.values()) == {0.0}
+
+
+def test_number_unit_rejects_bad_arguments():
+    items = agreement_items(8)
+    with pytest.raises(CourseInputError, match="one row per item"):
+        number_unit(torch.zeros(7, 3), items)
+    with pytest.raises(CourseInputError, match="'number'"):
+        number_unit(torch.zeros(8, 3), [{"number": "dual", "attractors": 0}] * 8)
+    with pytest.raises(CourseInputError, match="one number only"):
+        number_unit(torch.zeros(8, 3), [{"number": "sg", "attractors": 0}] * 8)
+
+
+# --- every word predicted, from the left or from both sides -------------------------------------
+
+
+def tiny_bilstm() -> MaskedBiLSTM:
+    return MaskedBiLSTM(V, embed_dim=4, hidden_dim=5, seed=3).double()
+
+
+def test_word_scores_of_a_left_to_right_lm_are_its_per_word_predictions():
+    model = tiny("rnn")
+    right, nll, count = 0, 0.0, 0
+    for words in SENTENCES:
+        idx = framed(words)  # (n+2,)
+        logp = torch.log_softmax(model(idx[None, :-1])[0][0], dim=-1)  # (n+1, V): step t predicts idx[t+1]
+        for t in range(len(words)):  # the words, not </s>
+            right += int(logp[t].argmax() == idx[t + 1])
+            nll -= logp[t, idx[t + 1]].item()
+            count += 1
+    accuracy, mean_nll = word_prediction_scores(model, VOCAB, SENTENCES, batch_size=3)
+    assert accuracy == right / count and math.isclose(mean_nll, nll / count, rel_tol=1e-12)
+    one_by_one = word_prediction_scores(model, VOCAB, SENTENCES, batch_size=1)
+    assert one_by_one[0] == accuracy and math.isclose(one_by_one[1], mean_nll, rel_tol=1e-12)
+
+
+def test_word_scores_of_a_bilstm_are_its_masked_word_predictions():
+    model = tiny_bilstm()
+    right, nll, count = 0, 0.0, 0
+    for words in SENTENCES:
+        for t, word in enumerate(words):
+            probs = predict_masked_words(model, VOCAB, [*words[:t], "<mask>", *words[t + 1 :]])  # (V,)
+            right += int(probs.argmax() == VOCAB.stoi[word])
+            nll -= math.log(probs[VOCAB.stoi[word]].item())
+            count += 1
+    model.train()  # predict_masked_words switched it to eval
+    accuracy, mean_nll = word_prediction_scores(model, VOCAB, SENTENCES)
+    assert accuracy == right / count and math.isclose(mean_nll, nll / count, rel_tol=1e-9)
+    assert model.training  # left as it was found
+
+
+def test_word_scores_reject_bad_arguments():
+    with pytest.raises(CourseInputError, match="vocabulary has"):
+        word_prediction_scores(tiny("rnn"), Vocab(["the"]), SENTENCES)
+    with pytest.raises(CourseInputError, match="at least one sentence"):
+        word_prediction_scores(tiny("rnn"), VOCAB, [])
+    with pytest.raises(CourseInputError, match="batch_size"):
+        word_prediction_scores(tiny("rnn"), VOCAB, SENTENCES, batch_size=0)
+
+
+# --- one side of a BiLSTM's gap at a time --------------------------------------------------------
+
+
+def test_gap_states_reproduce_the_bilstm_forward_on_a_padded_batch():
+    model = tiny_bilstm().eval()
+    idx = frame_sentences([VOCAB.encode(words) for words in SENTENCES], VOCAB)  # (B, T) with padding
+    before, after = gap_states(model, idx)
+    assert torch.equal(model.output(torch.cat([before, after], dim=-1)), model(idx)[0])
+
+
+def test_masked_word_by_side_hides_one_side_at_a_time():
+    model = tiny_bilstm()
+    means = mean_side_states(model, VOCAB, SENTENCES)
+    assert [m.shape for m in means] == [(5,), (5,)]
+    same_right = ("the cat <mask> the dog sleeps .", "the cats near the dog <mask> the dog sleeps .")
+    same_left = ("the cat <mask> the dog sleeps .", "the cat <mask> .")
+    a, b = (masked_word_by_side(model, VOCAB, s, means) for s in same_right)
+    assert torch.equal(a["right only"], b["right only"]) and not torch.allclose(a["left only"], b["left only"])
+    c, d = (masked_word_by_side(model, VOCAB, s, means) for s in same_left)
+    assert torch.equal(c["left only"], d["left only"]) and not torch.allclose(c["right only"], d["right only"])
+    assert torch.allclose(a["both sides"], predict_masked_words(model, VOCAB, same_right[0]), rtol=0, atol=1e-12)
+    assert all(math.isclose(p.sum().item(), 1.0, rel_tol=1e-9) for p in a.values())
+
+
+def test_masked_word_by_side_rejects_bad_arguments():
+    model = tiny_bilstm()
+    means = mean_side_states(model, VOCAB, SENTENCES)
+    with pytest.raises(CourseInputError, match="MaskedBiLSTM"):
+        masked_word_by_side(tiny("lstm"), VOCAB, "the <mask> sleeps .", means)
+    with pytest.raises(CourseInputError, match="exactly one"):
+        masked_word_by_side(model, VOCAB, "the <mask> near the <mask> sleep .", means)
+    with pytest.raises(CourseInputError, match="MaskedBiLSTM"):
+        mean_side_states(tiny("lstm"), VOCAB, SENTENCES)
+
+
+
+# --- one of ELMo's layers alone ------------------------------------------------------------------
+
+
+def test_pooled_layers_average_each_layer_over_the_real_tokens_and_commute_with_the_mix():
+    elmo = ElmoLM(V, embed_dim=4, hidden_dim=4, num_layers=2, seed=1)
+    x = frame_sentences([VOCAB.encode(words) for words in SENTENCES], VOCAB)  # (N, T), padded
+    pooled = pooled_layers(elmo, x, VOCAB.pad_id)  # (L+1, N, 2d)
+    layers = elmo.layers(x)  # (L+1, N, T, 2d)
+    assert pooled.shape == (3, len(SENTENCES), 8)
+    for row, words in enumerate(SENTENCES):
+        real = len(words) + 2  # <s> w1..wn </s>
+        assert torch.allclose(pooled[:, row], layers[:, row, :real].mean(dim=1), atol=1e-6)
+    mix = ScalarMix(3)
+    with torch.no_grad():
+        mix.w.copy_(torch.tensor([0.3, -1.0, 2.0]))
+        mix.gamma.fill_(1.7)
+        keep = (x != VOCAB.pad_id).unsqueeze(-1).float()  # (N, T, 1)
+        mixed_then_pooled = (mix(layers) * keep).sum(1) / keep.sum(1)  # (N, 2d): what ElmoClassifier computes
+        assert torch.allclose(mix(pooled), mixed_then_pooled, atol=1e-6)  # pooling first gives the same
+    with pytest.raises(CourseInputError, match="ElmoLM"):
+        pooled_layers(tiny("lstm"), x, VOCAB.pad_id)
+
+
+def test_train_feature_head_learns_a_separable_task():
+    generator = torch.Generator().manual_seed(0)
+    features = torch.randn(200, 3, generator=generator)  # (N, F)
+    labels = (features[:, 0] > 0).long()  # (N,)
+    head = train_feature_head(features, labels, steps=200, lr=1e-2, batch_size=32, seed=0)
+    with torch.no_grad():
+        accuracy = (head(features)[0].argmax(-1) == labels).double().mean().item()
+    assert not head.training and accuracy > 0.95
+    again = train_feature_head(features, labels, steps=200, lr=1e-2, batch_size=32, seed=0)
+    assert all(torch.equal(a, b) for a, b in zip(head.parameters(), again.parameters()))

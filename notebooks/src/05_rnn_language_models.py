@@ -21,6 +21,8 @@
 #   clipping;
 # - measure why an RNN is slow: its steps run one after another;
 # - fill in a masked word with an RNN that reads both sides of it.
+#
+# Sections marked *(optional)* go beyond the slides; skip them on a first reading.
 
 # %%
 from course_utils import setup_notebook
@@ -67,10 +69,21 @@ rnn = zoo.load_model("rnn_lm")                   # the shipped RNN LM (recipe zo
 #     y_(i) = softmax(matmul(V, h_(i)))                       # update output
 # ```
 #
+# > **Slide check.** The slide (CSE538, "Example: Forward Pass") writes the loop as `for i in range(1, len(x))`.
+# > In fact `range(1, len(x))` runs i = 1, …, len(x) − 1, so for a Python list x it never reads x[0], the first
+# > input (and had x_(1) … x_(n) been meant, it would miss the last one). The loop below reads every input
+# > (`for i in ids`), and the cell prints what `range(1, len(x))` would leave out.
+#
 # The CMU slides write the same model for words, with an embedding and biases:
 #
 # $$e^{(t)} = E x^{(t)}, \qquad h^{(t)} = \sigma(W_h h^{(t-1)} + W_e e^{(t)} + b_1), \qquad
 # \hat y^{(t)} = \mathrm{softmax}(U h^{(t)} + b_2) \in \mathbb{R}^{|V|}.$$
+#
+# > **Slide check.** The slide (CMU 11-411/611, "An RNN Language Model") writes the hidden state as
+# > $h^{(t)} = \sigma(W_h h^{(t-1)} + W_e e^{(t)} + b_1)$, with the σ that the same deck uses for the logistic
+# > sigmoid, $\sigma(z) = 1/(1 + e^{-z})$.
+# > In fact the RNN language model, like the CSE538 loop and `nn.RNN`, uses tanh (read σ as "a nonlinearity"). The
+# > cell below runs the loop with tanh, which matches `nn.RNN`, and with the logistic σ, which does not.
 #
 # The letters differ between the two slide decks, so watch out:
 #
@@ -92,20 +105,32 @@ W, U = slide.recurrent.weight_ih_l0, slide.recurrent.weight_hh_l0               
 b1 = slide.recurrent.bias_ih_l0 + slide.recurrent.bias_hh_l0                        # (H,): torch keeps two biases
 V_out, b2 = slide.output.weight, slide.output.bias                                  # (V, H), (V,)
 
+
+
+@torch.no_grad()
+def slide_loop(ids: list[int], g=torch.tanh) -> torch.Tensor:
+    """The slide's loop over every input id, with the nonlinearity g: the next-word distributions (T, V)."""
+    h = torch.zeros(U.shape[0], dtype=torch.float64)     # h_(0) = 0: (H,)
+    outputs = []
+    for i in ids:
+        h = g(U @ h + W @ E[i] + b1)                     # (H,): update hidden state
+        outputs.append(torch.softmax(V_out @ h + b2, dim=-1))   # (V,): update output
+    return torch.stack(outputs)                          # (T, V)
+
+
 words = "the dog chased the cats .".split()
 ids = [vocab.bos_id] + vocab.encode(words)               # the model reads <s> first
+loop = slide_loop(ids)                                   # (T, V)
 with torch.no_grad():
-    h = torch.zeros(U.shape[0], dtype=torch.float64)     # h_(0) = 0: (H,)
-    loop = []
-    for i in ids:
-        h = torch.tanh(U @ h + W @ E[i] + b1)            # (H,): update hidden state
-        loop.append(torch.softmax(V_out @ h + b2, dim=-1))   # (V,): update output
-    loop = torch.stack(loop)                             # (T, V)
     library = torch.softmax(slide(torch.tensor([ids]))[0][0], dim=-1)   # (T, V)
 print(f"{len(ids)} steps; max |slide's loop − nn.RNN| < 1e-12: {(loop - library).abs().max().item() < 1e-12}")
+print(f"the same loop with the logistic σ instead of tanh matches nn.RNN: "
+      f"{torch.allclose(slide_loop(ids, torch.sigmoid), library, rtol=0, atol=1e-6)}")
+skipped = [vocab.itos[i] for k, i in enumerate(ids) if k not in range(1, len(ids))]
+print(f"range(1, len(x)) would read {len(range(1, len(ids)))} of the {len(ids)} inputs, skipping {skipped}")
 next_ids = ids[1:] + [vocab.eos_id]                      # the word that follows each step
 sentence_prob = math.prod(loop[t, i].item() for t, i in enumerate(next_ids))
-print(f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.4e}   oracle: {lang.score(words).prob:.4e}")
+print(f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.3e}   oracle: {lang.score(words).prob:.3e}")
 
 # %% [markdown]
 # `course_utils.models.rnn` has the same loop as a module, `ScratchRNN` (one `elman_step` per token, named after Elman,
@@ -131,9 +156,17 @@ for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
 # numbers, only more or fewer times. So the model's size does not depend on the length of what it reads. A
 # feed-forward LM needs one weight block per position of its window, so its size grows with N (and it cannot look
 # further back than N words at all).
+#
+# Careful with the totals: notebook 04's shipped FFNNs have a hidden layer of 256 units, the RNN a hidden state of
+# 128, and most weights of either model sit in its output layer (|V| × hidden). So the shipped FFNNs look bigger
+# mostly because they are twice as wide. The cell prints them beside the same FFNNs at the RNN's width (untrained:
+# only the count matters), and the weights each extra word of window adds: one more d × hidden block of W.
 
 # %%
 # NBVAL_CHECK_OUTPUT
+from course_utils.models.neural_lm import FeedForwardLM
+
+
 def count(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
@@ -142,22 +175,41 @@ sizes = {"E (V × d)": E, "W (H × d)": W, "U (H × H)": U, "b_1, twice in torch
          "V (|V| × H)": V_out, "b_2 (|V|)": b2}
 for name, tensor in sizes.items():
     print(f"  {name:26} {tensor.numel():7,}")
-print(f"RNN LM, for a sentence of any length: {count(rnn):,} parameters")
-for n in (2, 3, 5):
-    print(f"FFNN with a window of N = {n} words:   {count(zoo.load_model(f'ffnn_n{n}')):,} parameters")
+H = U.shape[0]
+print(f"RNN LM (hidden state H = {H}), for a sentence of any length: {count(rnn):,} parameters")
+ffnns = {n: zoo.load_model(f"ffnn_n{n}") for n in (2, 3, 5)}
+for n, ffnn in ffnns.items():
+    narrow = FeedForwardLM(len(vocab), n, embed_dim=ffnn.embedding.embedding_dim, hidden_dim=H)   # untrained
+    print(f"FFNN, window of N = {n}: shipped (hidden {ffnn.hidden.out_features}) {count(ffnn):,}   "
+          f"at the RNN's width ({H}) {count(narrow):,}")
+d, width = ffnns[2].embedding.embedding_dim, ffnns[2].hidden.out_features
+print(f"each extra word of window adds d × hidden = {d} × {width} = {d * width:,} weights "
+      f"(shipped N = 2 → 3: {count(ffnns[3]) - count(ffnns[2]):,}); at the RNN's width, {d} × {H} = {d * H:,}")
 longest = max(valid, key=len)
 print(f"the RNN reads the longest validation sentence ({len(longest)} words) with the same {count(rnn):,}: "
       f"P = {math.exp(sum(lm.token_logprobs(rnn, vocab, longest))):.2e}")
 
 # %% [markdown]
+# At the same width the comparison is fair: a short window costs about as much as the RNN (which pays for its
+# recurrent matrix U, H × H, instead), and every extra word of window adds another block, while the RNN reads
+# sentences of any length with the same weights.
+#
 # ## 2. Training
 #
 # ### Teacher forcing, and the loss averaged over time steps
 #
 # The CS109B slide: "During training, regardless of our output predictions, we feed in the correct inputs" (this is
 # called **teacher forcing**). At step t the model reads the true word x_t, predicts ŷ_t, and pays the cross-entropy
-# CE(y_t, ŷ_t) = −log ŷ_t[x_{t+1}]; "our total loss is simply the average loss across all T time steps". For one
-# sentence, with the shipped model and the oracle side by side:
+# CE(y_t, ŷ_t) = −log ŷ_t[x_{t+1}]; "our total loss is simply the average loss across all T time steps".
+#
+# > **Slide check.** The slide (CMU 11-411/611, "Training an RNN Language Model") writes the average as
+# > $J(\theta) = \frac{1}{T} \sum_{t=1}^T J^{(t)}(\theta) = \frac{1}{T} \sum_{t=1}^T - \hat{y}_{x_{t+1}}^{(t)}$:
+# > the log is gone.
+# > In fact $J^{(t)}(\theta) = -\log \hat{y}_{x_{t+1}}^{(t)}$ (the slide's line before), so the loss is the average of
+# > −log ŷ_t[x_{t+1}]. The last line of the cell below prints what the formula without the log gives: a negative
+# > number, not a loss.
+#
+# For one sentence, with the shipped model and the oracle side by side:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -171,6 +223,7 @@ for t, (x_t, y_t) in enumerate(zip(idx[0].tolist(), targets[0].tolist())):
     oracle = -math.log(lang.next_distribution(words[:t])[vocab.itos[y_t]])
     print(f"{t:2}  {vocab.itos[x_t]:7} {vocab.itos[y_t]:7} {step_losses[t].item():17.3f} {oracle + 0.0:7.3f}")
 print(f"mean over the T = {len(step_losses)} steps: {step_losses.mean().item():.4f}   the model's loss: {loss.item():.4f}")
+print(f"the slide's last form, without the log: mean of −ŷ_t[target] = {-torch.exp(-step_losses).mean().item():.4f}")
 
 # %% [markdown]
 # The loss is small where the language leaves no choice (after "the", a noun must come; after ".", the sentence
@@ -271,7 +324,8 @@ with torch.no_grad():
 steps = budget(full=zoo.RNN_TRAINING["steps"], fast=40)
 rnn_here, history = zoo.train_model("rnn_lm", steps=steps)
 print(f"trained {steps} steps; validation perplexity {lm.evaluate(rnn_here, vocab, valid[:1000]).perplexity:.3f}")
-print(f"the shipped model (3000 steps):     {lm.evaluate(rnn, vocab, valid[:1000]).perplexity:.3f}")
+shipped_steps = zoo.RNN_TRAINING["steps"]
+print(f"the shipped model ({shipped_steps} steps):     {lm.evaluate(rnn, vocab, valid[:1000]).perplexity:.3f}")
 _ = history.plot(title="RNN LM: training loss (mean over time steps and batch)")
 plt.show()
 
@@ -283,7 +337,9 @@ plt.show()
 #
 # ### Perplexity against the truth
 #
-# The test perplexity of the RNN beside notebook 04's best n-gram and feed-forward models, and the oracle's floor:
+# The test perplexity of the RNN beside notebook 04's best n-gram and feed-forward models, and the oracle's floor.
+# Perplexity is an effective branching factor: a perplexity of k means the model is, on average, as unsure of the
+# next word as if it chose uniformly among k words.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -296,18 +352,26 @@ print(f"{'model':13} {'perplexity':>10} {'÷ oracle':>9}")
 for name, ppl in perplexity.items():
     print(f"{name:13} {ppl:10.3f} {ppl / oracle_ppl:9.3f}")
 print(f"{'oracle':13} {oracle_ppl:10.3f} {1:9.3f}")
+print(f"the language itself: as uncertain as a uniform choice among {oracle_ppl:.1f} words at every step "
+      f"(a uniform guess over the whole vocabulary: {len(vocab)})")
 
 # %% [markdown]
-# The RNN is the closest to the oracle, but the gap to the FFNN with five words of context is small: most of what
-# there is to predict in this language is local. What the window misses, a few long-distance dependencies such as
+# Compare the RNN's row with the FFNN's: most of what there is to predict in this language is local, and five words
+# of context already get most of it. What the window misses, a few long-distance dependencies such as
 # agreement across a relative clause, costs little perplexity on average. The next measurements look at exactly
 # those places.
 #
 # ### Generating until `</s>`
 #
-# "We can generate the most likely next event by sampling from ŷ. Continue until we generate `<EOS>`." `lm.generate`
-# samples a word from ŷ_t, feeds it back in as the next input, and stops at `</s>`. The oracle judges each sample:
-# is it a sentence of the course language, and if not, where does it go wrong?
+# "We can generate the most likely next event (e.g., word) by sampling from ŷ. Continue until we generate `<EOS>`."
+# `lm.generate` samples a word from ŷ_t, feeds it back in as the next input, and stops at `</s>`. The oracle judges
+# each sample: is it a sentence of the course language, and if not, where does it go wrong?
+#
+# > **Slide check.** The slide (CS109B, "RNN: Generation") says "We can generate the most likely next event (e.g.,
+# > word) by sampling from ŷ".
+# > In fact sampling draws each word w with probability ŷ_t[w], so it often does not pick the most likely word, and
+# > each seed gives another sentence. Taking the most likely word at every step (greedy decoding, `temperature=0`)
+# > gives one and the same sentence whatever the seed; the last lines of the cell below print it.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -317,6 +381,9 @@ for seed in range(6):
     print(f"{'✓' if score.grammatical else '✗'} {' '.join(sample)}")
     if not score.grammatical:
         print(f"    {score.failure}")
+greedy = lm.generate(rnn, vocab, temperature=0)
+print(f"most likely word at every step: {' '.join(greedy)}")
+print(f"    the same sentence for seeds 0..5: {all(lm.generate(rnn, vocab, temperature=0, seed=s) == greedy for s in range(6))}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -418,7 +485,7 @@ with torch.no_grad():
     grad_t = V_out.T @ (y_hat - F.one_hot(idx[t + 1], len(vocab)).double())    # (H,): ∂L_t/∂h_t
 product_norms = rnn_analysis.jacobian_product_norms(U.detach(), states, grad_t)   # (t+1,)
 for k in range(t + 1):
-    print(f"k = {k} (read {vocab.itos[idx[k]]:5}), t − k = {t - k}:  ‖∂L_t/∂h_k‖ = {autograd_norms[k]:.4e}")
+    print(f"k = {k} (read {vocab.itos[idx[k]]:5}), t − k = {t - k}:  ‖∂L_t/∂h_k‖ = {autograd_norms[k]:.3e}")
 relative = ((autograd_norms - product_norms).abs() / product_norms).max().item()
 print(f"autograd and the Jacobian product agree to a relative 1e-10: {relative < 1e-10}")
 
@@ -451,8 +518,9 @@ plt.show()
 
 # %% [markdown]
 # On a log scale the curves are nearly straight lines: the gradient loses a roughly constant fraction at every
-# step back, so after ten steps only a tiny part of it is left. Training hardly changed the rate. A word ten steps back can hardly teach the model
-# anything, which is why the RNN's memory of the subject faded in section 3 (and why truncating BPTT costs little).
+# step back, so after ten steps only a tiny part of it is left (the factor per step, trained and untrained, is printed
+# above). A word ten steps back can hardly teach the model anything, which is why the RNN's memory of the subject
+# faded in section 3 (and why truncating BPTT costs little).
 #
 # ### Exploding gradients
 #
@@ -477,7 +545,7 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# ### Gradient clipping
+# ### Gradient clipping (optional)
 #
 # The usual fix for explosions (Pascanu, Mikolov and Bengio, 2013): if the gradient's norm exceeds a threshold,
 # rescale the whole gradient to that norm. The direction stays; only the step gets shorter.
@@ -502,9 +570,9 @@ for clip in (None, 1.0):
         print(f"clip_by_norm matches clip_grad_norm_: {same}")
     with torch.no_grad():
         for p in model.parameters():
-            p -= 0.3 * p.grad                                    # one SGD step, learning rate 0.3
+            p -= 1.0 * p.grad                                    # one SGD step, learning rate 1.0
         loss_after = model(*batch)[1].item()
-    print(f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: loss {loss_before.item():.3f} → {loss_after:.3f}")
+    print(f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: loss {loss_before.item():.2f} → {loss_after:.2f}")
 
 # %% [markdown]
 # Without clipping the step overshoots and the loss goes up; the clipped step, same direction, goes down. (With
@@ -542,9 +610,13 @@ plt.show()
 #
 # The CSE538 lecture asks for P(masked word | the words around it). A left-to-right RNN sees only the left side
 # when it predicts a word. An RNN can use both: run one RNN from the left up to the gap, another from the right back
-# to the gap, and predict the word from their two states. `MaskedBiLSTM` does exactly this with two LSTMs (the cell
-# of notebook 06); the word in the gap is never read. Here it is on a few sentences, with the oracle's exact answer,
-# which sums over every word that fits both sides:
+# to the gap, and predict the word from their two states. `MaskedBiLSTM` does exactly this; the word in the gap is
+# never read.
+#
+# Its two RNNs are **LSTMs**, which notebook 06 builds from their equations. For now, an LSTM is an RNN with a gated
+# memory cell that keeps information over many words better than the tanh RNN of this notebook; notebook 06 also
+# compares the bidirectional model with a left-to-right one in depth. Here it is on a few sentences, with the
+# oracle's exact answer, which sums over every word that fits both sides:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -557,36 +629,54 @@ for question in ("he ate the cake <mask> the fork .", "the cats near the dog <ma
     words = question.split()
     gap = words.index(MASK)
     exact = lang.masked_distribution(words[:gap], words[gap + 1:])
+    guesses = lm.top_k(predict_masked_words(bilstm, vocab, words), vocab, 3)
     print(question)
-    print("    BiLSTM", ", ".join(f"{w} {p:.2f}" for w, p in lm.top_k(predict_masked_words(bilstm, vocab, words), vocab, 3)))
+    print("    BiLSTM", ", ".join(f"{w} {p:.2f}" for w, p in guesses),
+          f"  (the oracle allows its top guess: {exact.get(guesses[0][0], 0) > 0})")
     print("    oracle", ", ".join(f"{w} {p:.2f}" for w, p in list(exact.items())[:3]))
 
 # %% [markdown]
-# The BiLSTM gets the agreement right from the right side alone ("happy" after a plural verb), and the
-# intransitive verbs after "the girl that saw the boys". The last example shows its limit: the verb "cut" is four
-# words before the gap, and the model's guess follows "cake" (eating instruments) instead.
+# The last example is hard: the word that decides the instrument, "cut", is four words before the gap, and "cake",
+# nearer, suggests eating instruments that the oracle rules out after "cut". The verdict in brackets says whether
+# the model's top guess fits the sentence.
 #
-# One number for the idea: on half of the validation split, how often is the most probable word the true one, for
-# every word of every sentence? The BiLSTM sees both sides; the unidirectional RNN LM predicts the same word from the
-# left only.
+# Where does the number of the verb in "the cats near the dog <mask> happy ." come from? Not from "happy": an
+# adjective follows "is" as well as "are". Only the subject "cats", on the left, decides it. We can check that the
+# BiLSTM uses it: hide one side at a time, by replacing that side's state with its average over validation sentences
+# (what the model gets from that side when it knows nothing about this sentence; `rnn_analysis.masked_word_by_side`),
+# and do the same for the twin sentence with a singular subject.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.recurrent_lm import frame_sentences
-
-ids = lm.encode_sentences(vocab, valid[:2000])
-idx, targets = lm.make_batch(ids, vocab)                            # left to right: (B, T), (B, T)
-whole = frame_sentences(ids, vocab)                                 # <s> w1..wn </s>: (B, T+1)
-words_only = (targets != lm.IGNORE_INDEX) & (targets != vocab.eos_id)   # (B, T): the words, not </s>
-with torch.no_grad():
-    left_only = rnn(idx)[0].argmax(-1) == targets                   # (B, T): the RNN's guess for word t+1
-    both_sides = bilstm(whole)[0][:, 1:].argmax(-1) == targets      # (B, T): the BiLSTM's guess for the same word
-print(f"{int(words_only.sum()):,} words of validation sentences; how often the most probable word is the true one:")
-print(f"  RNN LM, left context only:  {left_only[words_only].double().mean():.3f}")
-print(f"  BiLSTM, both sides:         {both_sides[words_only].double().mean():.3f}")
+means = rnn_analysis.mean_side_states(bilstm, vocab, valid[:2000])   # ((H,), (H,)): the average state of each side
+verb_forms = {"singular": ("is", "was"), "plural": ("are", "were")}
+for question in ("the cats near the dog <mask> happy .", "the cat near the dogs <mask> happy ."):
+    print(question)
+    for side, probs in rnn_analysis.masked_word_by_side(bilstm, vocab, question, means).items():
+        mass = {number: sum(probs[vocab.stoi[w]].item() for w in forms) for number, forms in verb_forms.items()}
+        print(f"    {side:11} P(is or was) {mass['singular']:.2f}   P(are or were) {mass['plural']:.2f}   "
+              f"top guess: {lm.top_k(probs, vocab, 1)[0][0]}")
 
 # %% [markdown]
-# Seeing the right side helps a lot: the words after a gap often pin down what fits in it. Notebook 06 compares the
+# From the right side alone the two twins get exactly the same prediction: their right sides are the same words, so
+# "happy" cannot say singular or plural. From the left side alone the verb's number follows the subject. With both
+# sides the number still comes from the left, and the right side adds what kind of word fits the gap (a verb
+# before an adjective, where the left side alone also allows other words).
+#
+# One number for the idea: on the first 2,000 validation sentences, how often is the most probable word the true
+# one, for every word of every sentence? The BiLSTM sees both sides; the unidirectional RNN LM predicts the same
+# word from the left only (`rnn_analysis.word_prediction_scores` scores both).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+sentences = valid[:2000]
+print(f"{sum(map(len, sentences)):,} words of validation sentences; how often the most probable word is the true one:")
+for name, model in (("RNN LM, left context only", rnn), ("BiLSTM, both sides", bilstm)):
+    accuracy, _ = rnn_analysis.word_prediction_scores(model, vocab, sentences)
+    print(f"  {name:26} {accuracy:.3f}")
+
+# %% [markdown]
+# Compare the two lines: the words after a gap often pin down what fits in it. Notebook 06 compares the
 # bidirectional model with the unidirectional one in depth; the transformer notebooks do masked language modelling
 # with self-attention (BERT).
 #
@@ -748,7 +838,8 @@ _ = check_parameter_count(my_parameter_count)
 #   dependence fades with distance, and so does the gradient: ‖∂L_t/∂h_k‖ falls geometrically with t − k
 #   (vanishing), or grows when U is large (exploding, tamed by clipping).
 # - Its steps run one after another: time grows linearly with length. Reading the words on both sides of a gap
-#   (a bidirectional RNN) predicts a masked word far better than the left side alone.
+#   (a bidirectional RNN) predicts a masked word better than the left side alone; hiding one side at a time shows
+#   which side a prediction comes from.
 #
 # The lecture's table of RNN strengths (any length, a memory, the same weights everywhere) and issues (slow,
 # vanishing and exploding gradients, trouble using long-range context) now has a measurement behind each row.

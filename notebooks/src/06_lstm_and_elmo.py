@@ -19,6 +19,8 @@
 # - explain why perplexity hardly separates the models while the agreement sets do;
 # - use a stacked LSTM, a bidirectional LSTM for masked words, and ELMo's learned mix of layers;
 # - back each line of the lecture's "strengths and issues" tables with a number.
+#
+# Sections marked *(optional)* go beyond the slides; skip them on a first reading.
 
 # %%
 from course_utils import setup_notebook
@@ -149,58 +151,35 @@ plt.show()
 
 # %% [markdown]
 # Many gate values sit near 0 or near 1: the gates act more like switches than dials, and whole columns change at
-# particular words. Whether a single cell stores the subject's number is a question we can **measure** rather than guess: take the state after the
-# prefix of every agreement item ("the girl that saw the boys near the cats ___"), find on half of the items the
-# unit whose value correlates most with the subject's number, and test that one unit on the other half. A unit
-# that tracked the *nearest* noun would fail on every item with attractors, since the attractors always have the
-# other number.
-
-# %%
-@torch.no_grad()
-def states_after_prefix(model, items, *, cell: bool) -> torch.Tensor:
-    """Each item's state after reading its prefix: the LSTM's cell c (``cell=True``) or the hidden h: (N, H)."""
-    by_length = collections.defaultdict(list)
-    for i, item in enumerate(items):
-        by_length[len(item["prefix"])].append(i)
-    states = torch.zeros(len(items), model.output.in_features)
-    for rows in by_length.values():  # one batch per prefix length: no padding
-        idx = torch.tensor([[vocab.bos_id, *vocab.encode(items[i]["prefix"])] for i in rows])  # (B, L+1)
-        states[rows] = model.gates(idx)["cell"][:, -1] if cell else model.hidden_states(idx)[:, -1]  # (B, H)
-    return states
-
-
-def number_unit(states: torch.Tensor, items) -> tuple[int, float, dict[int, float]]:
-    """The unit most correlated with the subject's number on the even items; its accuracy on the odd ones."""
-    plural = torch.tensor([item["number"] == "pl" for item in items])  # (N,)
-    fit = torch.arange(len(items)) % 2 == 0  # (N,): choose on these, test on the rest
-    x, y = states[fit], plural[fit].double()
-    r = ((x - x.mean(0)) * (y - y.mean())[:, None]).sum(0) / (x.std(0) * y.std() * (len(y) - 1))  # (H,)
-    unit = int(r.abs().argmax())
-    middle = (x[y == 1, unit].mean() + x[y == 0, unit].mean()) / 2  # threshold halfway between the two means
-    says_plural = (states[:, unit] > middle) == (r[unit] > 0)  # (N,)
-    held_out = [(item, bool(p == t)) for item, p, t, f in zip(items, says_plural, plural, fit) if not f]
-    accuracy = collections.defaultdict(list)
-    for item, right in held_out:
-        accuracy[item["attractors"]].append(right)
-    return unit, float(r[unit]), {n: sum(a) / len(a) for n, a in sorted(accuracy.items())}
-
+# particular words.
+#
+# ### A unit that carries the subject's number (optional)
+#
+# Whether a single cell stores the subject's number is a question we can **measure** rather than guess: take the
+# state after the prefix of every agreement item ("the girl that saw the boys near the cats ___"), find on half of
+# the items the unit whose value correlates most with the subject's number, and test that one unit on the other
+# half (`rnn_analysis.states_after_prefixes` and `rnn_analysis.number_unit`). A unit that tracked the *nearest* noun
+# would fail on every item with attractors, since the attractors always have the other number.
 
 # %%
 # NBVAL_CHECK_OUTPUT
 probes = {"LSTM cell c": (lstm, True), "LSTM hidden h": (lstm, False), "GRU hidden h": (recurrent["GRU"], False),
           "RNN hidden h": (rnn, False)}  # fmt: skip
+prefixes = [item["prefix"] for item in agreement]
 units = {}
 print(f"{'state':14} {'unit':>4} {'r (fit half)':>12}   held-out accuracy of that one unit, by attractors 0..5")
 for label, (model, cell) in probes.items():
-    unit, r, accuracy = number_unit(states_after_prefix(model, agreement, cell=cell), agreement)
+    states = rnn_analysis.states_after_prefixes(model, vocab, prefixes, cell=cell)  # (N, H)
+    unit, r, accuracy = rnn_analysis.number_unit(states, agreement)
     units[label] = (unit, accuracy)
-    print(f"{label:14} {unit:4d} {r:12.3f}   " + " ".join(f"{a:.2f}" for a in accuracy.values()))
+    print(f"{label:14} {unit:4d} {r:12.2f}   " + " ".join(f"{a:.2f}" for a in accuracy.values()))
 
 # %% [markdown]
 # Read the rows from the bottom up. If one unit of a model separates singular from plural subjects on held-out
-# items *at every number of attractors*, that unit carries the subject's number past the nouns in between. The
-# LSTM's best cell is such a unit, measured on items it was not chosen on. Here is what it does word by word,
-# with its forget gate: its sign is set at the subject and kept while the attractors go by.
+# items *at every number of attractors*, that unit carries the subject's number past the nouns in between; compare
+# the LSTM's best cell with the RNN's best unit, each measured on items it was not chosen on. Here is what the
+# LSTM's unit does word by word, with its forget gate: where its sign is set, and whether it is kept while the
+# attractors go by.
 
 # %%
 cell_unit = units["LSTM cell c"][0]
@@ -266,9 +245,9 @@ plt.show()
 
 # %% [markdown]
 # On a log scale the RNN's curve is close to a straight line: the gradient shrinks by roughly the same factor at
-# every step back, the geometric decay of section 3 of notebook 05. The LSTM's curve starts lower (a word's own
-# hidden state matters more to its next prediction) but then flattens, so at the longest distances more gradient
-# reaches back than in the RNN. That is the CMU slide's wording: LSTMs *address, but do not solve* vanishing
+# every step back, the geometric decay of section 4 of notebook 05. Compare the LSTM's curve: where it starts, and
+# how much flatter it runs, so that at the longest distances more gradient reaches back than in the RNN (the last
+# line above). That is the CMU slide's wording: LSTMs *address, but do not solve* vanishing
 # gradients; the curve still falls. (This measures the path through h_k. The cell path, the product of forget
 # gates of section 2, comes on top of it.)
 #
@@ -312,7 +291,7 @@ plt.show()
 # number. The RNN reads the whole prefix, gets the easy cases and then collapses towards the same mistake as the
 # attractors pile up. The GRU and the LSTM, with their gated, additive memory, keep the subject's number.
 #
-# ### The honest counterpoint: give the RNN more capacity
+# ### The honest counterpoint: give the RNN more capacity (optional)
 #
 # Is that "RNNs cannot learn agreement"? The course also ships a second pair with twice the hidden state (256)
 # and gradient clipping, trained for half the steps (`rnn_wide_lm`, `lstm_wide_lm`):
@@ -352,16 +331,21 @@ print(f"{'oracle':14} {oracle_ppl:10.3f} {1:9.4f}")
 spread = [perplexity[label] for label in recurrent]
 print(f"the recurrent models differ by at most {max(spread) / min(spread) - 1:.1%}; "
       f"LSTM − RNN: {perplexity['LSTM'] - perplexity['RNN']:+.4f}")
+print(f"the LSTM is closer to the oracle than the RNN: {perplexity['LSTM'] < perplexity['RNN']}")
 
 # %% [markdown]
-# The recurrent models are all within a few percent of the oracle and within about a percent of each other; the
-# FFNN is not far behind either. The LSTM is not closer to the oracle than the RNN here: they differ in the third
-# decimal (the LSTM − RNN line; the lecture's "almost always outperforms vanilla RNNs" does not show in perplexity on
-# this language). That is not a contradiction of section 4: most words of a sentence
-# are predictable from the last few words ("the" → a noun, "ate the" → a food), and perplexity averages over all
-# of them. A verb that must agree across three attractors is a rare token, so a model that gets every one of them
-# wrong barely moves the average. The agreement set isolates exactly those rare, long-distance predictions: that
-# is why the comparison of section 4 needs it.
+# Read the ÷ oracle column: the recurrent models sit close to the oracle and closer still to each other (the
+# "differ by at most" line), and the FFNN is not far behind.
+#
+# > **Slide check.** The slide (CS109B, "Long short-term memory (LSTM)") lists among the LSTM's strengths "Almost
+# > always outperforms vanilla RNNs".
+# > In fact, with the same size and training, perplexity hardly separates the LSTM from the RNN on this language
+# > (the "LSTM − RNN" line above, whatever its sign), while agreement across attractors does (section 4).
+#
+# That is not a contradiction of section 4: most words of a sentence are predictable from the last few words ("the"
+# → a noun, "ate the" → a food), and perplexity averages over all of them. A verb that must agree across three
+# attractors is a rare token, so a model that gets every one of them wrong barely moves the average. The agreement
+# set isolates exactly those rare, long-distance predictions: that is why the comparison of section 4 needs it.
 #
 # ## 6. Variants
 #
@@ -379,8 +363,8 @@ for label, accuracy in (("LSTM", agreement_accuracy["LSTM"]), ("LSTM 2 layers", 
           f"agreement (0..5 attractors) " + " ".join(f"{a:.2f}" for a in accuracy.values()))
 
 # %% [markdown]
-# With the same 3,000 training steps the second layer does not help on this language: compare the perplexity and
-# the agreement at many attractors of the two rows. More weights need more training (the lecture's "requires a
+# Compare the perplexity and the agreement at many attractors of the two rows: with the same training steps, does
+# the second layer help on this language? More weights need more training (the lecture's "requires a
 # moderate amount of training data"), and the "increased abstractions" pay off on richer data than ours. It also
 # costs time at every step, since layer 2 can only run once layer 1 has produced its output. The time of one
 # forward pass per 32-word sequence (this machine, so not checked):
@@ -390,46 +374,23 @@ for label, accuracy in (("LSTM", agreement_accuracy["LSTM"]), ("LSTM 2 layers", 
 for label in ("RNN", "LSTM", "LSTM 2 layers"):
     seconds = rnn_analysis.time_per_sequence(recurrent[label], [32], batch_size=16, repeats=5)[32]
     print(f"{label:14} {1e3 * seconds:.2f} ms per sequence")
-#
+
+# %% [markdown]
 # ### 6.2 A bidirectional LSTM for masked words
 #
 # "If you have full access to the data at testing time, why not make use of the flow of information from
 # right-to-left, also?" `MaskedBiLSTM` predicts each word from a left-to-right LSTM that has read the words before
 # it and a right-to-left LSTM that has read the words after it (never the word itself). We compare it with the
 # unidirectional LSTM LM, which must guess the same word from the left only. Both are scored on every word of the
-# test split (not `</s>`):
+# test split (not `</s>`) by `rnn_analysis.word_prediction_scores`, as in notebook 05:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.recurrent_lm import frame_sentences, predict_masked_words
+from course_utils.models.recurrent_lm import predict_masked_words
 
 bilstm = zoo.load_model("masked_bilstm")
-test_ids = sorted(lm.encode_sentences(vocab, test), key=len)  # similar lengths share a batch: little padding
-
-
-@torch.no_grad()
-def word_scores(model, both_sides: bool) -> tuple[float, float]:
-    """(accuracy of the top guess, mean NLL) for every word of the test split."""
-    right, nll, words = 0, 0.0, 0
-    for start in range(0, len(test_ids), 500):
-        idx = frame_sentences(test_ids[start : start + 500], vocab)  # (B, T): <s> w1..wn </s> <pad>...
-        if both_sides:
-            logits = model(idx)[0]  # (B, T, V): position t predicts idx[:, t] from both sides
-            target = idx
-        else:
-            logits = model(idx[:, :-1])[0]  # (B, T-1, V): position t predicts idx[:, t+1] from the left
-            target = idx[:, 1:]
-        keep = ~torch.isin(target, torch.tensor([vocab.pad_id, vocab.bos_id, vocab.eos_id]))  # (B, T'): words only
-        logp = torch.log_softmax(logits[keep].double(), dim=-1)  # (n, V)
-        gold = target[keep]  # (n,)
-        right += int((logp.argmax(-1) == gold).sum())
-        nll -= float(logp.gather(1, gold[:, None]).sum())
-        words += len(gold)
-    return right / words, nll / words
-
-
-masked_scores = {"LSTM LM, left only": word_scores(lstm, both_sides=False),
-                 "BiLSTM, both sides": word_scores(bilstm, both_sides=True)}  # fmt: skip
+masked_scores = {"LSTM LM, left only": rnn_analysis.word_prediction_scores(lstm, vocab, test),
+                 "BiLSTM, both sides": rnn_analysis.word_prediction_scores(bilstm, vocab, test)}  # fmt: skip
 print(f"{'':20} {'top-1 accuracy':>14} {'NLL (nats)':>11}")
 for label, (accuracy, nll) in masked_scores.items():
     print(f"{label:20} {accuracy:14.3f} {nll:11.3f}")
@@ -511,52 +472,42 @@ for name, accuracy in sentiment.items():
     print(f"{name:22} " + " ".join(f"{a:6.3f}" for a in accuracy))
 
 # %% [markdown]
-# And which layers matter? The same head trained with the mix **fixed** to a single layer: the embeddings only (a
-# contextless bag of ELMo's word vectors) or the top biLSTM layer only. Averaging over the words and mixing the
-# layers are both linear, so each layer can be averaged once and the head trained on those fixed vectors: the
-# recipe's full number of steps takes seconds instead of a minute.
+# #### Which layers matter? (optional)
+#
+# The same head trained with the mix **fixed** to a single layer: the embeddings only (a contextless bag of ELMo's
+# word vectors) or the top biLSTM layer only. Averaging over the words and mixing the layers are both linear, so
+# each layer can be averaged once (`rnn_analysis.pooled_layers`) and the head trained on those fixed vectors
+# (`rnn_analysis.train_feature_head`): the recipe's full number of steps takes seconds instead of a minute.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from course_utils.models.masked_lm import example_batches
-from course_utils.models.sentiment import FeatureClassifier
-from course_utils.training import train as train_model
-
-
-@torch.no_grad()
-def pooled_layers(x: torch.Tensor) -> torch.Tensor:
-    """Each of ELMo's layers averaged over each review's real tokens: (L+1, N, 2d)."""
-    layers = elmo_sentiment.elmo.layers(x)  # (L+1, N, T, 2d)
-    keep = (x != vocab.pad_id).unsqueeze(-1).float()  # (N, T, 1)
-    return (layers * keep).sum(dim=2) / keep.sum(dim=1)  # (L+1, N, 2d)
-
-
 recipe = zoo.ALL_RECIPES["elmo_sentiment"][2]
 (x_train, y_train), (x_test, y_test) = (zoo.review_tensors(split, "elmo_classifier") for split in ("train", "test"))
-train_pooled, test_pooled = pooled_layers(x_train), pooled_layers(x_test)
+train_pooled, test_pooled = (rnn_analysis.pooled_layers(elmo_sentiment.elmo, x, vocab.pad_id)
+                              for x in (x_train, x_test))  # (L+1, N, 2d) each  # fmt: skip
 single_layer = {}
 for j, label in ((0, "embeddings only"), (elmo_sentiment.elmo.num_layers, "top layer only")):
-    head = FeatureClassifier(n_features=train_pooled.shape[-1], hidden_dim=32, seed=recipe["seed"])
-    _ = train_model(head, example_batches(train_pooled[j], y_train, batch_size=recipe["batch_size"], seed=recipe["seed"]),
-                    steps=recipe["steps"], lr=recipe["lr"], schedule="cosine", progress=False)  # fmt: skip
+    head = rnn_analysis.train_feature_head(train_pooled[j], y_train, steps=recipe["steps"], lr=recipe["lr"],
+                                           batch_size=recipe["batch_size"], seed=recipe["seed"])  # fmt: skip
     with torch.no_grad():
-        right = head.eval()(test_pooled[j])[0].argmax(-1) == y_test
+        right = head(test_pooled[j])[0].argmax(-1) == y_test  # (N,)
     single_layer[label] = tuple(r.double().mean().item() for r in (right, right[~turns], right[turns]))
     print(f"{label:16} ({recipe['steps']} steps) test accuracy: all {single_layer[label][0]:.3f}, "
           f"plain {single_layer[label][1]:.3f}, but/not {single_layer[label][2]:.3f}")
+mix = sentiment["elmo_sentiment"]
+print(f"the learned mix beats each single layer on all reviews: {all(mix[0] > a[0] for a in single_layer.values())}; "
+      f"on the but/not reviews: {all(mix[2] > a[2] for a in single_layer.values())}")
 
 # %% [markdown]
 # The reviews' label is the sentiment of the last clause, so "but" and "not" decide it: a representation that
-# knows the words around each word can see that, a bag of embeddings cannot. Read the "but/not" columns. Measured
-# here: the embeddings alone are near chance on the reviews that turn; the top layer alone does better on those
-# but worse on the plain ones; the learned mix keeps most of its weight on the embeddings (s_0 above), adds the
-# contextual layers, and beats either layer alone. Each layer carries something the task needs, which is ELMo's
-# argument for mixing them rather than picking one.
+# knows the words around each word can see that, a bag of embeddings cannot. Read the "but/not" columns: how near
+# chance are the embeddings alone on the reviews that turn, and what does the top layer alone gain there? Then the
+# last line, against the learned mix (its weights s_j are printed above). Where the mix beats every single layer,
+# each layer carries something the task needs, which is ELMo's argument for mixing them rather than picking one.
 #
-# Against notebook 04's classifiers, whose embeddings were learned for this very task, the frozen ELMo with its
-# learned mix is only level (the table before), not better. With 3,000 reviews of a small language, embeddings
-# trained on the task are already strong. ELMo's gains in the paper come from a biLM trained on far more text
-# than the task has, which a course language this size cannot show.
+# Compare, too, with notebook 04's classifiers in the table before, whose embeddings were learned for this very task:
+# with 3,000 reviews of a small language, embeddings trained on the task are already strong. ELMo's gains in the
+# paper come from a biLM trained on far more text than the task has, which a course language this size cannot show.
 #
 # ## 7. When to use which
 #
@@ -584,10 +535,11 @@ table = [
      f"{weights['GRU'] / weights['RNN']:.0f}× the RNN's recurrent weights"),
     ("LSTM", "almost always beats the RNN, long-range dependencies / more weights, still some vanishing",
      f"agreement {agree('LSTM', 5)} with 5 attractors; gradient at 20 words {decay['LSTM'][20]:.0e}; "
-     f"perplexity {perplexity['LSTM'] / oracle_ppl:.3f}× oracle (no better than the RNN); "
+     f"perplexity {perplexity['LSTM'] / oracle_ppl:.3f}× oracle (the RNN: {perplexity['RNN'] / oracle_ppl:.3f}×); "
      f"{weights['LSTM'] / weights['RNN']:.0f}× the RNN's recurrent weights"),
     ("RNN, more capacity", "(not in the lecture's table)",
-     f"hidden 256: agreement {wide_accuracy['RNN, hidden 256'][5]:.2f} with 5 attractors: the gap closes"),
+     f"hidden 256: agreement {wide_accuracy['RNN, hidden 256'][5]:.2f} with 5 attractors "
+     f"(hidden 128: {agree('RNN', 5)}; the LSTM: {agree('LSTM', 5)})"),
     ("stacked LSTM", "increased abstractions / more to train",
      f"perplexity {perplexity['LSTM 2 layers'] / oracle_ppl:.4f}× vs {perplexity['LSTM'] / oracle_ppl:.4f}× oracle; "
      f"agreement {deep_accuracy[5]:.2f} vs {agree('LSTM', 5)} with 5 attractors; "
