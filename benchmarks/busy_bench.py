@@ -153,11 +153,11 @@ def run_notebook(path: Path, variant: str, busy: bool, cell_timeout: int) -> dic
     return {"wall_s": round(wall, 1), "error": error}
 
 
-def bench_notebooks(paths: list[Path], variants: list[str], cell_timeout: int) -> dict:
+def bench_notebooks(paths: list[Path], variants: list[str], states: list[str], cell_timeout: int) -> dict:
     results: dict = {path.stem: {} for path in paths}
     for path in paths:
         for variant in variants:
-            for state in ("idle", "busy"):
+            for state in states:
                 print(f"[busy] {path.name} full mode, {variant}, {state} ...", flush=True)
                 result = run_notebook(path, variant, state == "busy", cell_timeout)
                 results[path.stem][f"{variant}, {state}"] = result
@@ -172,11 +172,12 @@ def notebook_table(results: dict, variants: list[str]) -> str:
              "|---|---|---:|---:|---:|"]  # fmt: skip
     for name, runs in results.items():
         for variant in variants:
-            idle, busy = runs[f"{variant}, idle"], runs[f"{variant}, busy"]
-            failed = idle["error"] or busy["error"]
-            ratio = f"failed: {failed}" if failed else f"{busy['wall_s'] / idle['wall_s']:.1f}×"
+            idle, busy = runs.get(f"{variant}, idle"), runs.get(f"{variant}, busy")
+            failed = " ".join(run["error"] for run in (idle, busy) if run and run["error"])
+            ratio = f"failed: {failed}" if failed else f"{busy['wall_s'] / idle['wall_s']:.1f}×" if idle and busy else "–"
+            wall = [f"{run['wall_s']:.0f}" if run else "–" for run in (idle, busy)]
             label = "spin (before)" if variant == "before" else "sleep (after)"
-            lines.append(f"| {name} | {label} | {idle['wall_s']:.0f} | {busy['wall_s']:.0f} | {ratio} |")
+            lines.append(f"| {name} | {label} | {wall[0]} | {wall[1]} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -185,6 +186,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="fresh interpreters per loop configuration")
     parser.add_argument("--notebook", type=Path, action="append", default=[], help="run this notebook, not the loop")
     parser.add_argument("--variants", nargs="+", choices=("before", "after"), default=["before", "after"])
+    parser.add_argument("--states", nargs="+", choices=("idle", "busy"), default=["idle", "busy"])
     parser.add_argument("--cell-timeout", type=int, default=1800)
     parser.add_argument("--loop-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--course-utils-first", action="store_true", help=argparse.SUPPRESS)
@@ -194,7 +196,7 @@ def main() -> None:
     load = round(os.getloadavg()[0], 2)
     print(f"[busy] {os.cpu_count()} CPUs, load average before the runs: {load} (idle means below ~0.3)", flush=True)
     if args.notebook:
-        results = bench_notebooks(args.notebook, args.variants, args.cell_timeout)
+        results = bench_notebooks(args.notebook, args.variants, args.states, args.cell_timeout)
         table = notebook_table(results, args.variants)
     else:
         results = bench_loop(args.repeats)
