@@ -104,9 +104,6 @@ setup() {
     ensure_widget_extension
 }
 
-# torch's OpenMP threads sleep while they wait: with spinning ones a busy machine trains ~10x slower (README).
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
-
 case "$command_name" in
     setup) setup ;;
     lab)

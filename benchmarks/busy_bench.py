@@ -11,16 +11,14 @@ course's 2-core machine that is one core of two. Every loop run is a fresh inter
 OpenMP reads ``OMP_WAIT_POLICY`` and ``OMP_NUM_THREADS`` once, when torch loads it. The loop trains
 notebook 05's LSTM (``RecurrentLM``, embedding 64, hidden 128) on course batches of 64 sentences:
 
-- ``torch first``: ``import torch`` before ``course_utils``, no variable set: libgomp's default
-  (each waiting thread spins for about 300,000 iterations before it sleeps), the course before this fix;
-- ``course_utils first``: what the notebooks do (``from course_utils import ...`` before torch),
-  so ``course_utils`` sets ``OMP_WAIT_POLICY=PASSIVE`` before torch loads;
-- ``PASSIVE``: ``OMP_WAIT_POLICY=PASSIVE`` exported (what ``course.sh`` does);
-- ``1 thread``: ``OMP_NUM_THREADS=1``.
+- ``torch's defaults (before)``: two threads whatever the load, libgomp's default wait (each waiting
+  thread spins for about 300,000 iterations before it sleeps): the course before this fix;
+- ``train() picks threads by load (after)``: ``course_utils.threads`` gives the loop one thread per core
+  that other programs leave free (it measures for 0.1 s, which the time includes);
+- ``PASSIVE``, ``OMP_NUM_THREADS=1``, ``GOMP_SPINCOUNT``: the other settings tried (with the choice off).
 
-Notebooks run in full mode (no ``COURSE_FAST``) with neither variable in the kernel's environment,
-``after`` as they are (``course_utils`` sets the policy) and ``before`` with an ``import torch`` cell
-put first, so that libgomp starts with its default as it did before the fix. The tables are
+Notebooks run in full mode (no ``COURSE_FAST``) with no thread variable in the kernel's environment,
+``after`` as they are and ``before`` with ``COURSE_THREADS_BY_LOAD=0``. The tables are
 Markdown, ready for BENCHMARKS.md; raw numbers go to ``benchmarks/results/busy_loop.json`` or ``busy_notebooks.json``.
 """
 from __future__ import annotations
@@ -37,13 +35,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-THREAD_VARIABLES = ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "GOMP_SPINCOUNT", "MKL_NUM_THREADS", "COURSE_FAST")
+THREAD_VARIABLES = ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "GOMP_SPINCOUNT", "MKL_NUM_THREADS", "COURSE_FAST",
+                    "COURSE_THREADS_BY_LOAD")
 LOOP_STEPS = 60
+OFF = {"COURSE_THREADS_BY_LOAD": "0"}  # train() as it was: torch's own thread count, whatever the load
 CONFIGS = {  # name -> (variables to set, import course_utils before torch?)
-    "torch first (libgomp's default)": ({}, False),
-    "course_utils first (the notebooks)": ({}, True),
-    "OMP_WAIT_POLICY=PASSIVE": ({"OMP_WAIT_POLICY": "PASSIVE"}, False),
-    "OMP_NUM_THREADS=1": ({"OMP_NUM_THREADS": "1"}, False),
+    "torch's defaults (before)": (OFF, False),
+    "train() picks threads by load (after)": ({}, False),
+    "OMP_WAIT_POLICY=PASSIVE": ({"OMP_WAIT_POLICY": "PASSIVE", **OFF}, False),
+    "OMP_NUM_THREADS=1": ({"OMP_NUM_THREADS": "1", **OFF}, False),
+    "GOMP_SPINCOUNT=30000": ({"GOMP_SPINCOUNT": "30000", **OFF}, False),
+    "GOMP_SPINCOUNT=10000": ({"GOMP_SPINCOUNT": "10000", **OFF}, False),
 }
 
 
@@ -73,7 +75,7 @@ def one_core_busy(busy: bool):
 def loop_worker(course_utils_first: bool) -> None:
     """Train the LSTM for ``LOOP_STEPS`` steps in this interpreter; print the seconds and torch's threads as JSON."""
     if course_utils_first:
-        import course_utils  # noqa: F401  (sets OMP_WAIT_POLICY before torch loads)
+        import course_utils  # noqa: F401
     import torch
 
     from course_utils.models import lm
@@ -132,21 +134,19 @@ def loop_table(results: dict, repeats: int) -> str:
 
 
 def run_notebook(path: Path, variant: str, busy: bool, cell_timeout: int) -> dict:
-    """Run a copy of the notebook in full mode under nbclient; ``before`` puts an ``import torch`` cell first."""
+    """Run a copy of the notebook in full mode under nbclient; ``before`` turns the thread choice off."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     notebook = nbformat.read(path, as_version=4)
-    if variant == "before":
-        notebook.cells.insert(0, nbformat.v4.new_code_cell("import torch  # libgomp loads before course_utils"))
     client = NotebookClient(notebook, kernel_name="python3", timeout=cell_timeout,
                             resources={"metadata": {"path": str(path.parent)}})  # fmt: skip
     error = None
     with one_core_busy(busy):
         started = time.perf_counter()
         try:
-            client.execute(env=clean_environment())
+            client.execute(env=clean_environment(**(OFF if variant == "before" else {})))
         except (CellExecutionError, CellTimeoutError, DeadKernelError) as failure:
             error = str(failure).strip().splitlines()[-1][:300]
         wall = time.perf_counter() - started
@@ -166,9 +166,9 @@ def bench_notebooks(paths: list[Path], variants: list[str], states: list[str], c
 
 
 def notebook_table(results: dict, variants: list[str]) -> str:
-    lines = ["Notebooks in full mode under nbclient, wall seconds (kernel start included); before = torch loaded "
-             "before course_utils (libgomp's default: waiting threads spin):", "",
-             "| notebook (full mode) | OpenMP wait | idle | one core busy | busy ÷ idle |",
+    lines = ["Notebooks in full mode under nbclient, wall seconds (kernel start included); before = torch's "
+             "own thread count whatever the load (COURSE_THREADS_BY_LOAD=0):", "",
+             "| notebook (full mode) | threads | idle | one core busy | busy ÷ idle |",
              "|---|---|---:|---:|---:|"]  # fmt: skip
     for name, runs in results.items():
         for variant in variants:
@@ -176,7 +176,7 @@ def notebook_table(results: dict, variants: list[str]) -> str:
             failed = " ".join(run["error"] for run in (idle, busy) if run and run["error"])
             ratio = f"failed: {failed}" if failed else f"{busy['wall_s'] / idle['wall_s']:.1f}×" if idle and busy else "–"
             wall = [f"{run['wall_s']:.0f}" if run else "–" for run in (idle, busy)]
-            label = "spin (before)" if variant == "before" else "sleep (after)"
+            label = "torch's defaults (before)" if variant == "before" else "threads by load (after)"
             lines.append(f"| {name} | {label} | {wall[0]} | {wall[1]} | {ratio} |")
     return "\n".join(lines)
 

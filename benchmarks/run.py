@@ -440,6 +440,15 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+KEPT_MARKER = "<!-- Below: sections measured by other scripts (busy_bench.py, by hand); run.py keeps them. -->"
+
+
+def kept_sections(path: Path) -> str:
+    """The part of an existing report from ``KEPT_MARKER`` on, which this script does not measure."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    return "\n" + text[text.index(KEPT_MARKER):] if KEPT_MARKER in text else ""
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--notebooks", nargs="*", default=[], metavar="PREFIX", help="only notebooks whose names start with these")
@@ -475,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         results["language"] = lm_bench.run(args.retrain)
         results["recurrent"] = rnn_bench.run(args.retrain)
     json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    args.output.write_text(markdown(results), encoding="utf-8")
+    args.output.write_text(markdown(results) + kept_sections(args.output), encoding="utf-8")
     failed = [target for target, _, status in target_rows(results) if status == "FAIL"]
     print(f"[bench] wrote {args.output} and {json_path}; targets missed: {failed or 'none'}")
     return 0  # measurements, not a test: missed targets are reported, not raised

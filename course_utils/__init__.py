@@ -6,7 +6,7 @@ The package is organised in wings; imports run one way, from the top of this lis
 - ``models/``: every model, from scratch and with torch, and the tools that train and ship them;
 - ``language/``: the course language, its exact oracle, corpus and evaluation sets;
 - the core, here at the top level: ``budget``, ``checkpoints``, ``colab``, ``device``, ``lecture``,
-  ``notebook``, ``offline``, ``training``, ``validation``. The core imports no wing.
+  ``notebook``, ``offline``, ``threads``, ``training``, ``validation``. The core imports no wing.
 
 Importing the package is cheap: it loads only the small core (device, seeds, fast mode,
 offline set-up). Everything else is imported on first use: ``course_utils.models.autograd``.
@@ -14,15 +14,8 @@ offline set-up). Everything else is imported on first use: ``course_utils.models
 from __future__ import annotations
 
 import importlib
-import os
 
-# torch's OpenMP threads sleep, rather than spin, while they wait for each other: on a busy machine a
-# spinning thread holds the core its descheduled partner needs (training ran tens of times slower with one
-# core of two busy). Read once, when torch loads OpenMP: so before any import of torch, and a value the
-# user set wins. Where torch was imported before course_utils, export OMP_WAIT_POLICY=PASSIVE instead.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from course_utils.offline import use_offline_hub  # noqa: E402
+from course_utils.offline import use_offline_hub
 
 use_offline_hub()  # before anything can import huggingface_hub
 

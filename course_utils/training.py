@@ -7,6 +7,7 @@ from typing import Callable, Iterable
 
 import torch
 
+from course_utils.threads import threads_for_a_busy_machine
 from course_utils.validation import CourseInputError, check_choice, check_int, check_positive
 
 
@@ -156,7 +157,7 @@ def train(
     get_batch = _batch_source(batches)
     history = TrainingHistory()
     model.train()
-    with ProgressBar(steps, description, enabled=progress) as bar:
+    with ProgressBar(steps, description, enabled=progress) as bar, threads_for_a_busy_machine():
         for step in range(1, steps + 1):
             x, targets = get_batch(step)
             if device is not None:

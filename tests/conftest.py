@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-import course_utils  # noqa: F401  (first: it sets OMP_WAIT_POLICY before anything loads torch)
+import course_utils  # noqa: F401  (first: it sets HF_HUB_OFFLINE before anything loads huggingface_hub)
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models.lm_checkpoints import course_vocab
 

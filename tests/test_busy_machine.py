@@ -1,65 +1,102 @@
-"""On a busy machine torch's OpenMP threads sleep while they wait, instead of spinning.
+"""On a busy machine torch trains on the cores other programs leave free (``course_utils.threads``).
 
-``course_utils`` sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the user chose a policy) before torch loads
-OpenMP, which reads it once, at load. libgomp (torch's OpenMP on Linux) reports what it read with
-``OMP_DISPLAY_ENV=VERBOSE``: ``GOMP_SPINCOUNT = '0'`` means a waiting thread sleeps at once; its default,
-300000, is the spinning that made training 10-40x slower with one core of two busy
-(``benchmarks/busy_bench.py`` measures it).
+With one core of two held by another program, torch's two OpenMP threads spin-wait for a partner the system
+has paused, and training ran 3-40x slower (``benchmarks/busy_bench.py`` measures it). ``train()`` measures how
+many cores others keep busy, uses one thread per free core for the loop, and gives the old count back after.
+The busy cores here are real: processes that spin on the CPU.
 """
 from __future__ import annotations
 
-import re
+import contextlib
+import os
 import subprocess
 import sys
 
 import pytest
-from kernel_support import REPO, execute, kernel_environment, running_kernel
+import torch
 
-OPENMP_VARIABLES = ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "GOMP_SPINCOUNT", "COURSE_FAST")
-
-
-def spin_count(display: str) -> int:
-    """The spin count libgomp started with, from its ``OMP_DISPLAY_ENV=VERBOSE`` report."""
-    found = re.search(r"GOMP_SPINCOUNT\s*=\s*'(\d+)'", display)
-    if found is None:
-        pytest.skip("this torch's OpenMP runtime is not libgomp: it does not report GOMP_SPINCOUNT")
-    return int(found.group(1))
+from course_utils import threads
+from course_utils.training import train
 
 
-def spin_count_after(code: str, **variables: str) -> int:
-    """Run ``code`` in a fresh interpreter with no OpenMP setting but ``variables``; return libgomp's spin count."""
-    env = kernel_environment(drop=OPENMP_VARIABLES, OMP_DISPLAY_ENV="VERBOSE", **variables)
-    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True)
-    return spin_count(done.stderr)
+@contextlib.contextmanager
+def spinners(count: int):
+    """``count`` processes that keep a core busy each, while inside."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        import time
+
+        time.sleep(0.3)  # let them get going
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
 
 
-def test_importing_course_utils_before_torch_makes_waiting_threads_sleep():
-    assert spin_count_after("import course_utils, torch; torch.ones(2).sum()") == 0
+@contextlib.contextmanager
+def torch_threads(count: int):
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
-def test_a_wait_policy_the_user_chose_wins():
-    code = "import os, course_utils, torch; assert os.environ['OMP_WAIT_POLICY'] == 'ACTIVE'"
-    assert spin_count_after(code, OMP_WAIT_POLICY="ACTIVE") > 300_000
+needs_proc_stat = pytest.mark.skipif(threads.busy_cores(0.01) is None, reason="no /proc/stat on this system")
 
 
-def test_torch_imported_first_keeps_libgomps_spinning_default():
-    """Too late once torch is loaded: then only an exported OMP_WAIT_POLICY helps (README, Troubleshooting)."""
-    assert spin_count_after("import torch, course_utils") == 300_000
-    assert spin_count_after("import torch, course_utils", OMP_WAIT_POLICY="PASSIVE") == 0
+@needs_proc_stat
+def test_busy_cores_sees_processes_that_spin():
+    cores = os.cpu_count() or 1
+    with spinners(cores):
+        assert threads.busy_cores(0.2) >= 0.75 * cores
 
 
-def test_a_fresh_kernel_running_a_notebooks_first_cell_gets_sleeping_threads():
-    pytest.importorskip("ipykernel")
-    spin_count_after("import torch")  # skips where the OpenMP runtime is not libgomp
-    # ipykernel forwards its file descriptor 2 (libgomp's report) only outside pytest
-    env = kernel_environment(drop=(*OPENMP_VARIABLES, "PYTEST_CURRENT_TEST"), OMP_DISPLAY_ENV="VERBOSE")
-    with running_kernel(env) as client:
-        _, streams = execute(client, "import sys\nprint('torch' in sys.modules)")
-        assert streams["stdout"].strip() == "False", "something loaded torch before the notebook's first cell"
-        first_cell = "from course_utils import setup_notebook\nimport torch\n"
-        # libgomp writes its report to file descriptor 2; give the kernel's reader of that pipe time to forward it
-        wait_for_report = "import time\ntime.sleep(1)\nsys.stderr.flush()"
-        _, streams = execute(client, first_cell + wait_for_report)
-    report = streams["stderr"] + streams["stdout"]
-    assert "GOMP_SPINCOUNT" in report, f"the kernel did not forward libgomp's report: {streams}"
-    assert spin_count(report) == 0
+def test_one_thread_per_free_core_and_at_least_one():
+    cores = os.cpu_count() or 1
+    assert threads.threads_for_load(cores, 0.0) == cores
+    assert threads.threads_for_load(cores, float(cores)) == 1
+    assert threads.threads_for_load(2, None) == 2  # unknown load: nothing changes
+    if cores == 2:
+        assert threads.threads_for_load(2, 1.0) == 1 and threads.threads_for_load(2, 0.3) == 2
+
+
+def test_the_old_thread_count_comes_back_after_a_busy_spell():
+    with torch_threads(2):
+        with threads.threads_for_a_busy_machine(measure=lambda: float(os.cpu_count() or 1)) as chosen:
+            assert chosen == 1 and torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with threads.threads_for_a_busy_machine(measure=lambda: 0.0) as chosen:
+            assert chosen == torch.get_num_threads() == min(2, os.cpu_count() or 1)
+
+
+def test_the_switch_turns_the_choice_off(monkeypatch):
+    monkeypatch.setenv(threads.SWITCH, "0")
+    with torch_threads(2), threads.threads_for_a_busy_machine(measure=lambda: 99.0) as chosen:
+        assert chosen == 2
+
+
+class ThreadSpy(torch.nn.Module):
+    """A tiny model that records how many threads torch had at each forward pass."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.zeros(1))
+        self.seen = []
+
+    def forward(self, x, targets):
+        self.seen.append(torch.get_num_threads())
+        return x, ((x * self.w - targets) ** 2).mean()
+
+
+@needs_proc_stat
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: there is no thread to give up")
+def test_train_uses_one_thread_per_free_core_while_other_programs_spin():
+    batch = (torch.ones(4), torch.ones(4))
+    spy = ThreadSpy()
+    with torch_threads(2), spinners(os.cpu_count() or 1):
+        train(spy, lambda step: batch, steps=3, lr=0.1, progress=False)
+        after = torch.get_num_threads()
+    assert spy.seen == [1, 1, 1] and after == 2

@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "course_utils"
-CORE = {"__init__", "budget", "checkpoints", "colab", "device", "lecture", "notebook", "offline", "training", "validation"}
+CORE = {"__init__", "budget", "checkpoints", "colab", "device", "lecture", "notebook", "offline", "threads", "training", "validation"}
 WINGS = ("language", "models", "widgets", "exercises")
 MAY_IMPORT = {
     "core": {"core"},
