@@ -1,9 +1,10 @@
-"""Threads for a busy machine: while other programs keep cores busy, torch trains on the cores left.
+"""Threads for a busy machine: while other programs keep cores busy, torch runs on the cores left.
 
 torch's OpenMP threads spin while they wait for each other. When another program holds one of the
 cores, a thread's partner is paused by the system and every step waits for it: on the course's 2-core
 machine training ran 3-40x slower with one core busy. Fewer threads, one per free core, avoid that; on
-an idle machine nothing changes. ``COURSE_THREADS_BY_LOAD=0`` turns the choice off.
+an idle machine nothing changes. ``setup_notebook()`` chooses once for the session (``use_free_cores``)
+and ``train()`` again for each loop. ``COURSE_THREADS_BY_LOAD=0`` turns the choice off.
 """
 from __future__ import annotations
 
@@ -60,3 +61,13 @@ def threads_for_a_busy_machine(measure=busy_cores):
         yield chosen
     finally:
         torch.set_num_threads(before)
+
+
+def use_free_cores() -> tuple[int, float | None]:
+    """Set torch to one thread per core that other programs leave free now; return (threads, busy cores)."""
+    threads, busy = torch.get_num_threads(), None
+    if threads > 1 and os.environ.get(SWITCH, "1") != "0":
+        busy = busy_cores()
+        threads = threads_for_load(threads, busy)
+        torch.set_num_threads(threads)
+    return threads, busy

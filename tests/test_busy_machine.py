@@ -100,3 +100,16 @@ def test_train_uses_one_thread_per_free_core_while_other_programs_spin():
         train(spy, lambda step: batch, steps=3, lr=0.1, progress=False)
         after = torch.get_num_threads()
     assert spy.seen == [1, 1, 1] and after == 2
+
+
+@needs_proc_stat
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: there is no thread to give up")
+def test_a_notebook_started_on_a_busy_machine_runs_on_the_free_cores(capsys):
+    from course_utils.notebook import setup_notebook
+
+    with torch_threads(2):
+        with spinners(os.cpu_count() or 1):
+            setup_notebook(seed=0)
+            during = torch.get_num_threads()
+    assert during == 1
+    assert "busy machine" in capsys.readouterr().out
