@@ -39,13 +39,13 @@ THREAD_VARIABLES = ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "GOMP_SPINCOUNT", "MKL
                     "COURSE_THREADS_BY_LOAD")
 LOOP_STEPS = 60
 OFF = {"COURSE_THREADS_BY_LOAD": "0"}  # train() as it was: torch's own thread count, whatever the load
-CONFIGS = {  # name -> (variables to set, import course_utils before torch?)
-    "torch's defaults (before)": (OFF, False),
-    "train() picks threads by load (after)": ({}, False),
-    "OMP_WAIT_POLICY=PASSIVE": ({"OMP_WAIT_POLICY": "PASSIVE", **OFF}, False),
-    "OMP_NUM_THREADS=1": ({"OMP_NUM_THREADS": "1", **OFF}, False),
-    "GOMP_SPINCOUNT=30000": ({"GOMP_SPINCOUNT": "30000", **OFF}, False),
-    "GOMP_SPINCOUNT=10000": ({"GOMP_SPINCOUNT": "10000", **OFF}, False),
+CONFIGS = {  # name -> variables to set
+    "torch's defaults (before)": OFF,
+    "train() picks threads by load (after)": {},
+    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE", **OFF},
+    "OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1", **OFF},
+    "GOMP_SPINCOUNT=30000": {"GOMP_SPINCOUNT": "30000", **OFF},
+    "GOMP_SPINCOUNT=10000": {"GOMP_SPINCOUNT": "10000", **OFF},
 }
 
 
@@ -72,10 +72,8 @@ def one_core_busy(busy: bool):
 # --- the LSTM loop ----------------------------------------------------------------------------------
 
 
-def loop_worker(course_utils_first: bool) -> None:
+def loop_worker() -> None:
     """Train the LSTM for ``LOOP_STEPS`` steps in this interpreter; print the seconds and torch's threads as JSON."""
-    if course_utils_first:
-        import course_utils  # noqa: F401
     import torch
 
     from course_utils.models import lm
@@ -94,9 +92,8 @@ def loop_worker(course_utils_first: bool) -> None:
 
 
 def run_loop(config: str, busy: bool) -> dict:
-    variables, course_utils_first = CONFIGS[config]
-    command = [sys.executable, __file__, "--loop-worker"] + (["--course-utils-first"] if course_utils_first else [])
-    env = clean_environment(OMP_DISPLAY_ENV="VERBOSE", **variables)  # libgomp reports what it read, on stderr
+    command = [sys.executable, __file__, "--loop-worker"]
+    env = clean_environment(OMP_DISPLAY_ENV="VERBOSE", **CONFIGS[config])  # libgomp reports what it read, on stderr
     with one_core_busy(busy):
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     spin = re.search(r"GOMP_SPINCOUNT\s*=\s*'(\d+)'", done.stderr)
@@ -189,10 +186,9 @@ def main() -> None:
     parser.add_argument("--states", nargs="+", choices=("idle", "busy"), default=["idle", "busy"])
     parser.add_argument("--cell-timeout", type=int, default=1800)
     parser.add_argument("--loop-worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--course-utils-first", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.loop_worker:
-        return loop_worker(args.course_utils_first)
+        return loop_worker()
     load = round(os.getloadavg()[0], 2)
     print(f"[busy] {os.cpu_count()} CPUs, load average before the runs: {load} (idle means below ~0.3)", flush=True)
     if args.notebook:
