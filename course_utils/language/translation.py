@@ -353,3 +353,32 @@ TAREVI = TargetLanguage("tarevi", seed=0)  # subject-object-verb, nouns before a
 def translate(sentence, target: TargetLanguage = TAREVI) -> Translation:
     """Translate a supported course-language sentence into ``target`` (default: Tarevi)."""
     return target.translate(sentence)
+
+
+def split_sentences(words) -> list[tuple[str, ...]]:
+    """Cut a passage after each '.'; words after the last '.' form a final (unfinished) sentence."""
+    words = _source_words(words)
+    sentences, current = [], []
+    for word in words:
+        current.append(word)
+        if word == ".":
+            sentences.append(tuple(current))
+            current = []
+    return sentences + ([tuple(current)] if current else [])
+
+
+def translate_passage(passage, target: TargetLanguage = TAREVI) -> Translation:
+    """Translate one or more supported sentences given as one input ("kayla runs . the dog ate the cake .").
+
+    Each sentence is translated on its own; the alignment indexes the whole passage.
+    """
+    sentences = split_sentences(passage)
+    if not sentences:
+        raise CourseInputError(f"cannot translate an empty sentence. {SUPPORTED}")
+    source, target_words, alignment = [], [], []
+    for sentence in sentences:
+        part = target.translate(sentence)
+        alignment += [(s + len(source), t + len(target_words)) for s, t in part.alignment]
+        source += part.source
+        target_words += part.target
+    return Translation(tuple(source), tuple(target_words), tuple(alignment))

@@ -1,0 +1,137 @@
+"""The translation models of notebook 07: their recipes, and one command that trains and ships them.
+
+    python -m course_utils.models.translation_checkpoints             # every model -> data/checkpoints/07/
+    python -m course_utils.models.translation_checkpoints dot_128     # only some
+
+Every model has the same recipe (AdamW, cosine schedule, clipping, the same batches and steps); only the
+attention and the hidden size differ. Each checkpoint is safetensors weights + config.json (the model's
+arguments, the recipe, the training time, the validation scores) + a sha256 manifest.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+from course_utils.checkpoints import load_checkpoint, save_checkpoint
+from course_utils.language import parallel
+from course_utils.language.text_pipeline import Vocab
+from course_utils.models import seq2seq as s2s
+from course_utils.models import translation_metrics as metrics
+from course_utils.training import train
+from course_utils.validation import CourseInputError
+
+TRANSLATION_DIR = Path(__file__).resolve().parents[2] / "data" / "checkpoints" / "07"
+REGENERATE = "python -m course_utils.models.translation_checkpoints"
+TRAINING = {"steps": 2000, "batch_size": 64, "lr": 3e-3, "seed": 0, "clip_grad_norm": 1.0}
+LABELS = {None: "no attention", "additive": "additive", "dot": "dot", "general": "general"}
+HIDDEN_SIZES = (32, 64, 128, 256)  # the bottleneck sweep; 128 is the main comparison's size
+
+
+def _name(attention: str | None, hidden: int) -> str:
+    return f"{attention or 'none'}_{hidden}"
+
+
+RECIPES = {_name(attention, 128): {"attention": attention, "embed_dim": 64, "hidden_dim": 128}
+           for attention in LABELS}  # fmt: skip
+RECIPES.update({_name(attention, hidden): {"attention": attention, "embed_dim": 64, "hidden_dim": hidden}
+                for attention in (None, "dot") for hidden in HIDDEN_SIZES if hidden != 128})  # fmt: skip
+
+
+def model_name(attention: str | None = None, hidden: int = 128) -> str:
+    """The checkpoint name of a model: ``model_name("dot", 64) == "dot_64"``."""
+    name = _name(attention, hidden)
+    if name not in RECIPES:
+        raise CourseInputError(f"no shipped model with attention={attention!r} and hidden={hidden}; "
+                               f"the models are {', '.join(RECIPES)}")  # fmt: skip
+    return name
+
+
+@lru_cache(maxsize=1)
+def vocabularies() -> tuple[Vocab, Vocab]:
+    """The source and target vocabularies: every word the translatable fragment can produce (fixed ids)."""
+    source, target = parallel.vocabularies()
+    return Vocab(source), Vocab(target)
+
+
+def build_model(config: dict) -> s2s.Seq2Seq:
+    """A fresh (untrained) model with ``config`` ("attention", "embed_dim", "hidden_dim")."""
+    source_vocab, target_vocab = vocabularies()
+    return s2s.Seq2Seq(len(source_vocab), len(target_vocab), pad_id=target_vocab.pad_id,
+                       bos_id=target_vocab.stoi["<s>"], eos_id=target_vocab.stoi["</s>"], **config)  # fmt: skip
+
+
+def train_model(name: str, *, steps: int | None = None, progress: bool = True) -> tuple[s2s.Seq2Seq, object]:
+    """Train model ``name`` by the recipe (``steps`` overrides it); return (model, history)."""
+    if name not in RECIPES:
+        raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(RECIPES)}")
+    torch.manual_seed(TRAINING["seed"])
+    model = build_model(RECIPES[name])
+    source_vocab, target_vocab = vocabularies()
+    batches = s2s.batch_stream(parallel.load("train"), source_vocab, target_vocab,
+                               batch_size=TRAINING["batch_size"], seed=TRAINING["seed"])  # fmt: skip
+    history = train(model, batches, steps=steps or TRAINING["steps"], lr=TRAINING["lr"], schedule="cosine",
+                    clip_grad_norm=TRAINING["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
+    return model, history
+
+
+def scores(model: s2s.Seq2Seq, pairs) -> dict[str, float]:
+    """BLEU (0–100), exact match and token accuracy of greedy translations of ``pairs``."""
+    source_vocab, target_vocab = vocabularies()
+    hypotheses = s2s.translate_words(model, source_vocab, target_vocab, [p.source for p in pairs])
+    references = [p.target for p in pairs]
+    return {"bleu": metrics.bleu(hypotheses, references).score,
+            "exact_match": metrics.exact_match(hypotheses, references),
+            "token_accuracy": metrics.token_accuracy(hypotheses, references)}  # fmt: skip
+
+
+def build_checkpoint(name: str, directory: Path | None = None) -> dict:
+    """Train ``name`` and save it; return its config (with time and validation scores)."""
+    start = time.perf_counter()
+    model, history = train_model(name)
+    seconds = time.perf_counter() - start
+    valid = scores(model, parallel.load("valid"))
+    saved = {"model": RECIPES[name], "recipe": TRAINING, "train_seconds": round(seconds, 1),
+             "final_train_loss": history.final_loss, "torch_threads": torch.get_num_threads(),
+             **{f"valid_{key}": value for key, value in valid.items()}}  # fmt: skip
+    save_checkpoint(model, Path(directory or TRANSLATION_DIR) / name, saved)
+    return saved
+
+
+def load_translator(name: str, directory: Path | str | None = None) -> s2s.Seq2Seq:
+    """A shipped translation model, in eval mode; its checksums are verified first."""
+    if name not in RECIPES:
+        raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(RECIPES)}")
+    path = Path(directory or TRANSLATION_DIR) / name
+    if not path.is_dir():
+        raise CourseInputError(f"{path} is missing; make it with `{REGENERATE} {name}`")
+    model, _ = load_checkpoint(path, lambda saved: build_model(saved["model"]))
+    return model
+
+
+def checkpoint_config(name: str, directory: Path | str | None = None) -> dict:
+    """The saved config of a shipped model: recipe, training time, validation scores."""
+    import json
+
+    return json.loads((Path(directory or TRANSLATION_DIR) / name / "config.json").read_text(encoding="utf-8"))
+
+
+def main(argv=None) -> None:
+    """Command line: train and save the named models (default: all)."""
+    parser = argparse.ArgumentParser(description="Train and save notebook 07's translation models.")
+    parser.add_argument("names", nargs="*", help=f"any of {', '.join(RECIPES)} (default: all)")
+    parser.add_argument("--out", type=Path, default=None, help="folder (default: data/checkpoints/07/)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 2))
+    for name in args.names or list(RECIPES):
+        saved = build_checkpoint(name, args.out)
+        valid = {k: round(v, 4) for k, v in saved.items() if k.startswith("valid_")}
+        print(f"{name}: {saved['train_seconds']} s, {valid}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
