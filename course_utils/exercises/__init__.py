@@ -11,6 +11,7 @@ wing and the core, never the widgets.
 - ``language_models``: notebook 04 (n-gram and feed-forward language models).
 - ``recurrent``: notebook 05 (the RNN language model).
 - ``lstm``: notebook 06 (the LSTM, its gradient path, ELMo's scalar mix).
+- ``translation``: notebook 07 (dot attention, BLEU of one pair, the AER of an attention matrix).
 """
 from __future__ import annotations
 
