@@ -7,6 +7,7 @@ import pytest
 from course_utils import CourseInputError
 from course_utils.language.grammar import CourseLanguage, rules
 from course_utils.language.lexicon import NAMES
+from course_utils.language.parallel import sample_clause
 from course_utils.language.translation import (
     COPIED_CATEGORIES,
     FUNCTION_CATEGORIES,
@@ -14,7 +15,9 @@ from course_utils.language.translation import (
     TargetLanguage,
     analyses,
     parse,
+    split_sentences,
     translate,
+    translate_passage,
 )
 
 INSTRUMENT = "the farmer fixed the old car with the hammer ."
@@ -27,21 +30,6 @@ ENGLISH_ORDER = TargetLanguage("mirror", seed=1, word_order="SVO", adjective_aft
 VSO = TargetLanguage("vso", seed=2, word_order="VSO", oblique_before_verb=False, auxiliary_after_verb=False,
                      determiner_after_noun=True, plural_suffix="s", past_suffix="ek",
                      participle_suffix="ut")  # fmt: skip
-
-
-def sample_clause(rng: random.Random, stack: list, modifiers: bool = False) -> list[str]:
-    """Expand ``stack`` with the course grammar's own rules; with ``modifiers``, the first MODS gets one."""
-    words = []
-    while stack:
-        top = stack.pop(0)
-        if isinstance(top, str):
-            words.append(str(top))
-            continue
-        options = [(p, rhs) for p, rhs in rules(top) if top[0] != "MODS" or bool(rhs) == modifiers]
-        rhs = rng.choices([r for _, r in options], weights=[p for p, _ in options])[0]
-        stack[:0] = rhs
-        modifiers = modifiers and top[0] != "MODS"  # one modifier is enough
-    return words
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +147,61 @@ def test_translation_is_deterministic():
     again = TargetLanguage("tarevi", seed=0)
     assert again.lexicon == TAREVI.lexicon
     assert again.translate(INSTRUMENT) == translate(INSTRUMENT)
+
+
+# --- passages: several sentences as one input ---------------------------------------------------------
+
+
+def test_split_sentences_cuts_after_each_full_stop():
+    two = [("kayla", "runs", "."), ("the", "dog", "ate", "the", "cake", ".")]
+    assert split_sentences("kayla runs . the dog ate the cake .") == two
+    assert split_sentences(["kayla", "runs", ".", "the", "dog"]) == [("kayla", "runs", "."), ("the", "dog")]
+    assert split_sentences(".") == [(".",)] and split_sentences("") == []
+
+
+def test_a_passage_is_its_sentences_translated_one_by_one_with_shifted_alignments():
+    first, second = translate(PASSIVE), translate(INSTRUMENT)
+    t = translate_passage(PASSIVE + " " + INSTRUMENT)
+    assert t.source == first.source + second.source and t.target == first.target + second.target
+    n = len(first.source)
+    assert t.alignment == first.alignment + tuple((s + n, j + n) for s, j in second.alignment)
+    assert translate_passage(PASSIVE) == first  # one sentence: the same as translate
+
+
+def test_long_passages_keep_a_bijective_alignment(simple_clauses):
+    rng = random.Random(1)
+    for _ in range(30):
+        sentences = rng.sample(simple_clauses, 6)
+        words = [w for sentence in sentences for w in sentence]
+        t = translate_passage(words)
+        assert len(t.target) == len(words) and t.source == tuple(words)
+        assert sorted(s for s, _ in t.alignment) == list(range(len(words)))
+        assert sorted(j for _, j in t.alignment) == list(range(len(words)))
+        # no link crosses a full stop: each sentence maps onto its own span of the target
+        ends = [i for i, w in enumerate(words) if w == "."]
+        for s, j in t.alignment:
+            assert sum(e < s for e in ends) == sum(e < j for e in ends)
+
+
+@pytest.mark.parametrize(
+    "passage, where",
+    [
+        ("kayla runs . the dog", "'the dog'"),  # an unfinished last sentence
+        ("kayla runs . the zebra runs .", "'zebra'"),  # the sentence with the unknown word is named
+        ("kayla runs . the dog near the barn runs .", "'near'"),
+        ("kayla runs . .", "'.'"),
+    ],
+)
+def test_a_bad_sentence_in_a_passage_raises_naming_it(passage, where):
+    with pytest.raises(CourseInputError, match="supports two constructions") as err:
+        translate_passage(passage)
+    assert where in str(err.value)
+
+
+@pytest.mark.parametrize("bad", ["", [], 5, None])
+def test_an_empty_or_non_text_passage_raises_course_input_error(bad):
+    with pytest.raises(CourseInputError):
+        translate_passage(bad)
 
 
 # --- the lexicon -------------------------------------------------------------------------------------

@@ -72,6 +72,9 @@ def bleu(hypotheses: Iterable, references: Iterable, *, max_n: int = 4, smooth: 
             matches[n - 1] += sum(min(count, wanted[gram]) for gram, count in found.items())  # clipped counts
             totals[n - 1] += max(len(hypothesis) - n + 1, 0)
     c, r = sum(len(h) for h, _ in pairs), sum(len(ref) for _, ref in pairs)
+    brevity = 1.0 if c > r else (math.exp(1 - r / c) if c > 0 else 0.0)
+    if not any(matches):  # no n-gram matches at all: 0, and no smoothing (sacrebleu's early stop)
+        return BleuScore(0.0, (0.0,) * max_n, brevity, c, r)
     precisions, zero_orders = [], 0
     for match, total in zip(matches, totals):
         if total == 0:
@@ -81,7 +84,6 @@ def bleu(hypotheses: Iterable, references: Iterable, *, max_n: int = 4, smooth: 
             precisions.append(100.0 / (2**zero_orders * total))  # sacrebleu's "exp": 1/2, 1/4, ... of a match
         else:
             precisions.append(100.0 * match / total)
-    brevity = 1.0 if c > r else (math.exp(1 - r / c) if c > 0 else 0.0)
     if min(precisions) <= 0.0:
         return BleuScore(0.0, tuple(precisions), brevity, c, r)
     score = brevity * math.exp(sum(math.log(p / 100.0) for p in precisions) / max_n)
@@ -123,6 +125,9 @@ def alignment_error_rate(predicted: Iterable, sure: Iterable, possible: Iterable
 
 def corpus_aer(predictions: Iterable, truths: Iterable) -> float:
     """AER over a corpus: the link counts of every sentence pooled, as Och & Ney do."""
+    predictions, truths = list(predictions), list(truths)
+    if len(predictions) != len(truths):
+        raise CourseInputError(f"{len(predictions)} predicted alignments but {len(truths)} true ones: one each")
     hit, total = 0, 0
     for predicted, sure in zip(predictions, truths):
         predicted, sure = {tuple(link) for link in predicted}, {tuple(link) for link in sure}
