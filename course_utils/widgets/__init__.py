@@ -10,5 +10,6 @@ It may import the models, the language and the core; nothing outside it imports 
 - ``graph_drawing``: Draw a computation graph of ``Value`` nodes with matplotlib alone (no Graphviz ``dot`` needed).
 - ``next_word_demo``: Widget: type the start of a sentence; see each model's next-word distribution beside the oracle's.
 - ``sequence_demo``: Widget: type a sentence and watch recurrent language models read it, one token at a time.
+- ``translation_demo``: Widget: type or pick a source passage; watch a translation model write it, one decoder step at a time.
 - ``widget_kit``: The frame every projected demo shares: controls, an inline message line, a fixed-height plot.
 """
