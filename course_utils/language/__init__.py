@@ -4,6 +4,7 @@ the corpus on disk, the translation target and the text pipeline. It imports onl
 - ``corpus``: The default corpus of the course language: splits, evaluation sets, datasheet.
 - ``grammar``: The course language: a probabilistic grammar whose probabilities are known exactly.
 - ``lexicon``: The words of the course language, grouped by what they mean (their class).
+- ``parallel``: The parallel corpus of notebook 07: course-language passages, their Tarevi translations, exact alignments.
 - ``phenomena``: Labelled evaluation sets for the phenomena planted in the course language.
 - ``text_pipeline``: From any plain-text file to word ids: read, tokenize, split into sentences, build a vocabulary.
 - ``translation``: A second, invented "target language": translation with reordering and known word alignments.

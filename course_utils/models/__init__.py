@@ -13,7 +13,11 @@ train, measure and ship them. It imports the language wing and the core, never t
 - ``ngram``: Counting language models: N-grams with no smoothing, add-k smoothing, or interpolated Kneser-Ney.
 - ``recurrent_lm``: Recurrent language models: the RNN LM, a bidirectional masked-word LSTM, and ELMo.
 - ``regression``: Linear regression ŷ = Xβ: the analytic solution, gradient descent (plain, momentum, Adam), the PyTorch pair.
-- ``rnn``: The Elman RNN and the LSTM written from the lecture's equations, one Python step per token.
+- ``rnn``: The Elman RNN and the LSTM (and a GRU step) written from the lecture's equations, one Python step per token.
+- ``seq2seq``: Encoder–decoder translation with GRUs, without and with attention (additive, dot, general).
 - ``rnn_analysis``: Measuring what the lectures claim about recurrent networks: vanishing and exploding gradients, speed, gates.
 - ``sentiment``: Sentiment classification with a feed-forward net: hand-built features against learned embeddings.
+- ``translation_analysis``: Measuring the seq2seq lecture's claims: quality by length, alignment error, the passive, the bottleneck, cost.
+- ``translation_checkpoints``: The translation models of notebook 07: their recipes, and one command that trains and ships them.
+- ``translation_metrics``: Scoring translations: BLEU from scratch (Papineni et al. 2002), exact match, token accuracy, alignment error rate.
 """

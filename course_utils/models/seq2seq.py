@@ -241,10 +241,14 @@ class Seq2Seq(nn.Module):
 
     @torch.no_grad()
     def greedy(self, source: Tensor, max_len: int | None = None) -> tuple[list[list[int]], list[Tensor | None]]:
-        """Greedy decoding of a batch: each sentence's ids (``</s>`` excluded) and its weights (T, S) or None."""
+        """Greedy decoding of a batch: each sentence's ids (``</s>`` excluded) and its weights or None.
+
+        A sentence's weights have one row per output word, plus the row of the step that wrote ``</s>``
+        when it ended before ``max_len``.
+        """
         state = self.start(source)
         batch = source.shape[0]
-        max_len = max_len or 2 * source.shape[1] + 5
+        max_len = 2 * source.shape[1] + 5 if max_len is None else check_int("max_len", max_len, minimum=1)
         tokens = torch.full((batch,), self.bos_id, dtype=torch.long, device=source.device)
         outputs, weights, done = [], [], torch.zeros(batch, dtype=torch.bool, device=source.device)
         for _ in range(max_len):

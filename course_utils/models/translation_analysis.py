@@ -1,0 +1,100 @@
+"""Measuring the seq2seq lecture's claims: quality by length, alignment error, the passive, the bottleneck, cost.
+
+Every function takes trained ``Seq2Seq`` models (the shipped ones from ``translation_checkpoints``)
+and the sets of ``course_utils.language.parallel``, and returns plain numbers for a table.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from course_utils.language import parallel
+from course_utils.models import seq2seq as s2s
+from course_utils.models import translation_metrics as metrics
+from course_utils.models.translation_checkpoints import scores, vocabularies
+from course_utils.validation import CourseInputError
+
+
+WITHIN_BUCKETS = ((3, 6), (7, 10), (11, 14))  # the test split's lengths, all within the training lengths
+
+
+def length_sets(limit: int | None = None) -> dict[str, list]:
+    """The test sets by source length: three buckets within the training lengths, then each long bucket."""
+    test = parallel.load("test")
+    sets = {f"{low}–{high}": [p for p in test if low <= len(p.source) <= high] for low, high in WITHIN_BUCKETS}
+    for low, high in parallel.LONG_BUCKETS:
+        sets[f"{low}–{high}"] = parallel.load(f"test_long_{low}_{high}")
+    return {name: pairs[:limit] for name, pairs in sets.items()}
+
+
+def length_table(models: dict, limit: int | None = None) -> dict[str, dict[str, dict[str, float]]]:
+    """model label -> bucket -> {"bleu", "exact_match", "token_accuracy"}: Bahdanau et al.'s Fig. 2, measured."""
+    sets = length_sets(limit)
+    return {label: {bucket: scores(model, pairs) for bucket, pairs in sets.items()} for label, model in models.items()}
+
+
+def attention_aer(model: s2s.Seq2Seq, pairs) -> float:
+    """Corpus AER of the attention's argmax (reading the reference target) against the true alignments."""
+    source_vocab, target_vocab = vocabularies()
+    predicted = [metrics.argmax_alignment(s2s.forced_attention(model, source_vocab, target_vocab, p)) for p in pairs]
+    return metrics.corpus_aer(predicted, [p.alignment for p in pairs])
+
+
+def alignment_offsets(model: s2s.Seq2Seq, pairs) -> dict[int, float]:
+    """How far the attention's argmax lands from the true source word: offset -> share of target words."""
+    source_vocab, target_vocab = vocabularies()
+    counts: dict[int, int] = {}
+    for pair in pairs:
+        truth = {t: s for s, t in pair.alignment}
+        for s, t in metrics.argmax_alignment(s2s.forced_attention(model, source_vocab, target_vocab, pair)):
+            counts[s - truth[t]] = counts.get(s - truth[t], 0) + 1
+    total = sum(counts.values())
+    return {offset: n / total for offset, n in sorted(counts.items())}
+
+
+def voice_table(models: dict, limit: int | None = None) -> dict[str, dict[str, float]]:
+    """model label -> {"active": exact match, "passive": exact match} on the same events in both voices."""
+    items = parallel.load("voice")[:limit]
+    return {label: {voice: scores(model, [item[voice] for item in items])["exact_match"] for voice in ("active", "passive")}
+            for label, model in models.items()}  # fmt: skip
+
+
+def gradient_by_distance(model: s2s.Seq2Seq, length: int = 12, limit: int = 200) -> list[float]:
+    """Mean ‖∂L/∂x_j‖ of each source word, for test passages of ``length`` words; index 0 is the last word."""
+    pairs = [p for p in parallel.load("test") if len(p.source) == length][:limit]
+    if not pairs:
+        raise CourseInputError(f"no test passage has {length} words")
+    source_vocab, target_vocab = vocabularies()
+    norms = s2s.source_gradient_norms(model, source_vocab, target_vocab, pairs)  # (S,)
+    return norms.flip(0).tolist()
+
+
+def train_step_seconds(model: s2s.Seq2Seq, steps: int = 20, batch_size: int = 64) -> float:
+    """Median wall time of one training step (forward, backward, AdamW) on training batches."""
+    source_vocab, target_vocab = vocabularies()
+    batches = s2s.batch_stream(parallel.load("train"), source_vocab, target_vocab, batch_size=batch_size, seed=1)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.0)  # lr 0: the shipped weights are left as they are
+    model.train()
+    times = []
+    for step in range(steps + 2):
+        batch, targets = batches(step)
+        start = time.perf_counter()
+        _, loss = model(batch, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        times.append(time.perf_counter() - start)
+    model.eval()
+    return statistics.median(times[2:])  # the first steps warm up
+
+
+def decoding_speed(model: s2s.Seq2Seq, pairs, batch_size: int = 256) -> float:
+    """Greedy decoding throughput in target tokens per second (the ``</s>`` counted)."""
+    source_vocab, target_vocab = vocabularies()
+    sources = [p.source for p in pairs]
+    start = time.perf_counter()
+    outputs = s2s.translate_words(model, source_vocab, target_vocab, sources, batch_size=batch_size)
+    seconds = time.perf_counter() - start
+    return sum(len(o) + 1 for o in outputs) / seconds

@@ -1,0 +1,634 @@
+# %% [markdown]
+# # 07 · Sequence to sequence: translation without and with attention
+#
+# *Accompanies the lecture "Language Models" (CS109B, Lecture 16): the slides "Sequence-to-Sequence (seq2seq)"
+# and "seq2seq + Attention" (Bahdanau et al. 2015, Fig. 3). Also the CSE538 slides "Encoder-Decoder (Simpler
+# Representation)" and the encoder–decoder challenge "The ball was kicked by kayla." → "Kayla kicked the ball."*
+#
+# ### Learning objectives
+#
+# After this notebook you can
+# - build an encoder–decoder of two GRUs that turns a sequence of N words into one of M words, and train it with
+#   teacher forcing and padding masks;
+# - write attention from scratch (scores → softmax → weighted sum) in its additive, dot and general forms, and
+#   check the dot form against `torch.nn.functional.scaled_dot_product_attention`;
+# - compute BLEU from its definition and check it against sacrebleu; say why exact match is sharper here;
+# - measure the lecture's three claims on a language whose true translations and word alignments are known:
+#   quality against sentence length, the gradient that reaches the encoder, and attention as alignment;
+# - read an attention heatmap, and say when it is (and is not) a word alignment.
+#
+# Sections marked *(optional)* go beyond the slides; skip them on a first reading.
+
+# %%
+from course_utils import setup_notebook
+
+device = setup_notebook(seed=0)
+
+# %% [markdown]
+# Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
+# machine. The trained models are the course's shipped checkpoints (`data/checkpoints/07/`, made by
+# `python -m course_utils.models.translation_checkpoints`): every model has the same recipe (2,000 steps of 64
+# passages, AdamW, a cosine schedule); only the attention and the hidden size differ.
+
+# %%
+import inspect
+
+import matplotlib.pyplot as plt
+import sacrebleu
+import torch
+
+from course_utils import CourseInputError, budget
+from course_utils.language import parallel
+from course_utils.language.translation import TAREVI, translate_passage
+from course_utils.models import seq2seq as s2s
+from course_utils.models import translation_analysis as analysis
+from course_utils.models import translation_checkpoints as zoo
+from course_utils.models import translation_metrics as metrics
+
+source_vocab, target_vocab = zoo.vocabularies()
+LABELS = {"no attention": None, "additive": "additive", "dot": "dot", "general": "general"}
+models = {label: zoo.load_translator(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
+
+# %% [markdown]
+# ## 1. A second language, with every alignment known
+#
+# The lecture: *"If our input is a sentence in Language A, and we wish to translate it to Language B, it is
+# clearly sub-optimal to translate word by word … let a sequence of tokens be the unit (a sequence of length N may
+# emit a sequence of length M)."*
+#
+# Real parallel corpora have no true word alignments: people annotate a few hundred sentences by hand. The course
+# has an invented target language, **Tarevi**, with rules instead (`course_utils/language/translation.py`):
+# subject–object–verb order, nouns before their adjectives, postpositions ("the hammer with"), the auxiliary after
+# the verb, and suffixes for plural, past and participle. Its translator parses the source, reorders the
+# constituents and translates word by word, so it knows which source word each target word came from: the
+# alignment is exact. The slide's challenge sentence:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def show_alignment(text: str) -> None:
+    pair = translate_passage(text)
+    source_of = {t: s for s, t in pair.alignment}
+    print(" ".join(pair.source), "→", " ".join(pair.target))
+    for t, word in enumerate(pair.target):
+        print(f"    target {t}: {word:10} ← source {source_of[t]}: {pair.source[source_of[t]]}")
+
+
+show_alignment("the ball was kicked by kayla .")
+show_alignment("kayla kicked the ball .")
+
+# %% [markdown]
+# Tarevi keeps the voice: the passive stays a passive, and both voices move words. The slide's "long distance
+# dependency" is there too: the agent "kayla", last in English, comes second in Tarevi, and "was", the third word,
+# comes last.
+#
+# **The corpus** (`data/translation/`, made by `python -m course_utils.language.parallel`; its datasheet has
+# every number). A *passage* is one or more clauses of the translatable fragment given as one input, so that the
+# test sets can be long while the alignments stay exact. The models train on passages of at most 14 words; the
+# test sets go far beyond, because Bahdanau et al.'s Fig. 2 is about length.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+train_pairs, test_pairs = parallel.load("train"), parallel.load("test")
+lengths = {name: [len(p.source) for p in parallel.load(name)] for name in parallel.set_names() if name != "voice"}
+train_median = sorted(lengths["train"])[len(lengths["train"]) // 2]
+for name, values in lengths.items():
+    print(f"{name:16} {len(values):6,} passages, {min(values):2}–{max(values):2} source words")
+print(f"vocabularies: {len(source_vocab)} source, {len(target_vocab)} target ids (5 special tokens each)")
+print(f"longest test passage ÷ median training passage: {max(lengths['test_long_36_42']) / train_median:.2f}")
+
+# %%
+fig, ax = plt.subplots(figsize=(8, 3))
+bins = range(1, 44)
+ax.hist(lengths["train"], bins=bins, density=True, alpha=0.7, label="train (≤ 14 words)")
+ax.hist([n for name, v in lengths.items() if name.startswith("test") for n in v], bins=bins, density=True,
+        alpha=0.5, label="test sets")  # fmt: skip
+ax.axvline(parallel.TRAIN_MAX_LENGTH + 0.5, color="k", ls="--", lw=1)
+ax.set(xlabel="source words per passage", ylabel="share", title="Training and test lengths")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ## 2. The encoder–decoder: two RNNs
+#
+# The lecture: *"Seq2seq models are comprised of 2 RNNs: 1 encoder, 1 decoder."* The encoder reads the source and
+# keeps its final hidden state. The decoder is *"essentially a language model conditioned on the final state from
+# the encoder"* (CSE538): it starts from that state, reads `<s>`, and predicts the target one word at a time, each
+# time reading the word before. `Seq2Seq.encode` packs the padded batch so that each passage's final state is the
+# one after *its* last word, not after the padding:
+
+# %%
+print(inspect.getsource(s2s.Seq2Seq.encode))
+
+# %% [markdown]
+# In training the decoder reads the *reference* target, shifted by one (`<s> y₁ … y_M` in, `y₁ … y_M </s>` out):
+# **teacher forcing**. Then all its steps can run at once in `nn.GRU`, and the loss is the cross-entropy of every
+# target word, padding excluded. The shapes on a batch of three passages:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+batch = s2s.make_batch(test_pairs[:3], source_vocab, target_vocab)
+memory, final, mask = models["no attention"].encode(batch.source)
+print("source ids     ", tuple(batch.source.shape), "  (B, S): padded with id", source_vocab.pad_id)
+print("encoder states ", tuple(memory.shape), "  (B, S, H): one per source word")
+print("final state    ", tuple(final.shape), "      (B, H): all the decoder gets without attention")
+print("decoder input  ", tuple(batch.target_in.shape), "  (B, T): <s> y_1 … y_M")
+print("decoder targets", tuple(batch.target_out.shape), "  (B, T): y_1 … y_M </s>, padding = -100 (ignored)")
+
+# %% [markdown]
+# The lecture: *"It's crazy that the entire 'meaning' of the 1st sequence is expected to be packed into this one
+# embedding, and that the encoder then never interacts w/ the decoder again."* Here that embedding is `final`: 128
+# numbers for a passage of up to 14 words in training, and up to 42 in the long test sets.
+#
+# ## 3. Attention, from scratch
+#
+# The lecture: *"Instead, what if the decoder, at each step, pays attention to a distribution of all of the
+# encoder's hidden states?"* At decoder step t, with the decoder's current state s_t and the encoder states h_j:
+#
+# $$
+# e_{tj} = \mathrm{score}(s_t, h_j), \qquad a_{tj} = \frac{\exp e_{tj}}{\sum_k \exp e_{tk}}, \qquad
+# c_t = \sum_j a_{tj}\, h_j, \qquad \tilde h_t = \tanh(W_c [c_t; s_t]), \qquad p(y_t) = \mathrm{softmax}(W_o \tilde h_t)
+# $$
+#
+# with three scores: **additive** (Bahdanau's; Luong calls it "concat") vᵀ tanh(W_s s_t + W_h h_j), **dot**
+# s_tᵀ h_j, and **general** s_tᵀ W h_j. The weights a_tj depend on s_t, the decoder's current state, as the slide
+# notes (*"each attention weight is based on the decoder's current hidden state, too"*). Scores → softmax →
+# weighted sum, with padding excluded:
+
+# %%
+print(inspect.getsource(s2s.attend))
+print(inspect.getsource(s2s.Attention.scores))
+
+# %% [markdown]
+# > **Slide check.** The slide (CS109B, "seq2seq + Attention") says each weight "is based on the decoder's current
+# > hidden state". In fact Bahdanau et al. score the *previous* state s_{t−1} and feed the context into the
+# > decoder RNN; Luong et al. (2015) score the current state s_t after the RNN step, as here. We use Luong's
+# > architecture for all three scores, so that training can run every decoder step at once.
+#
+# **The library, and parity.** The dot form is torch's fused `scaled_dot_product_attention` with `scale=1`
+# (no 1/√d: that comes with transformers, notebook 08) and the same mask. Note the mask convention: in SDPA a
+# boolean `True` means *may attend*, as in our `mask`.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(0)
+queries, keys = torch.randn(4, 6, 16), torch.randn(4, 9, 16)  # (B, T, H), (B, S, H)
+key_mask = torch.arange(9)[None, :] < torch.tensor([9, 5, 7, 2])[:, None]  # (B, S): four source lengths
+scratch, weights = s2s.attend(queries @ keys.transpose(1, 2), keys, key_mask)
+library = s2s.library_dot_attention(queries, keys, key_mask)
+print(f"max |scratch − SDPA(scale=1)| ≤ 1e-6: {(scratch - library).abs().max().item() <= 1e-6}")
+print(f"padding gets weight exactly 0: {bool((weights[~key_mask[:, None, :].expand_as(weights)] == 0).all())}")
+
+# %% [markdown]
+# **One step at a time.** Training runs the decoder over the whole reference at once; decoding cannot, because it
+# reads its own previous word. `Seq2Seq.step` is the same model one step at a time, written from scratch
+# (`rnn.gru_step` from the GRU's equations, and `attend`). Greedy decoding here, and beam search in notebook 10,
+# use it: `start(source)` gives a decoder state, `step(state, previous words)` the next word's log-probabilities.
+# Fed the reference, the loop must reproduce the batched model exactly:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def step_loop_log_probs(model, batch):
+    """Teacher forcing one step at a time: (B, T, V) log-probabilities."""
+    state, outputs = model.start(batch.source), []
+    for t in range(batch.target_in.shape[1]):
+        log_probs, state, _ = model.step(state, batch.target_in[:, t])  # (B, V)
+        outputs.append(log_probs)
+    return torch.stack(outputs, dim=1)  # (B, T, V)
+
+
+batch = s2s.make_batch(test_pairs[:16], source_vocab, target_vocab)  # 16 passages of different lengths
+for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
+    for label, model in models.items():
+        copy = zoo.build_model({"attention": LABELS[label], "embed_dim": 64, "hidden_dim": 128}).to(dtype)
+        copy.load_state_dict(model.state_dict())
+        batched = torch.softmax(copy(batch)[0], dim=-1)  # (B, T, V)
+        stepped = step_loop_log_probs(copy, batch).exp()
+        ok = (batched - stepped).abs().max().item() <= tolerance
+        print(f"{str(dtype):14} {label:13} step loop = batched, every word's probability (≤ {tolerance:.0e}): {ok}")
+
+# %% [markdown]
+# ## 4. Training: teacher forcing, padding masks, greedy decoding
+#
+# `translation_checkpoints.train_model` is the recipe of every shipped model: AdamW at 3·10⁻³ with a cosine
+# schedule, gradients clipped to norm 1, batches of 64 passages. In full mode the cell below retrains the dot model
+# from scratch with the whole recipe (about a minute and a half on two cores); in fast mode it trains a few steps
+# to show the loop, and the rest of the notebook uses the shipped models.
+
+# %%
+steps = budget(full=zoo.TRAINING["steps"], fast=40)
+retrained, history = zoo.train_model("dot_128", steps=steps)
+history.plot(title=f"Dot attention, {steps} steps", log_y=True)
+plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"the training loss fell: {history.losses[-1] < history.losses[0] / 2}")
+shipped = zoo.checkpoint_config("dot_128")
+print(f"shipped dot model: {shipped['recipe']['steps']:,} steps, validation exact match ≥ 99%: "
+      f"{shipped['valid_exact_match'] >= 0.99}")
+
+# %% [markdown]
+# **Greedy decoding** picks the most probable word at each step and feeds it back, until `</s>`. The shipped models
+# on the slide's sentence:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+challenge = translate_passage("the ball was kicked by kayla .")
+for label, model in models.items():
+    (output,) = s2s.translate_words(model, source_vocab, target_vocab, [challenge.source])
+    print(f"{label:13} {' '.join(output):40} right: {output == challenge.target}")
+print(f"{'reference':13} {' '.join(challenge.target)}")
+
+# %% [markdown]
+# ## 5. Scoring translations: BLEU, exact match, token accuracy
+#
+# BLEU (Papineni et al. 2002), the metric of the papers the lecture cites, from its definition
+# (`course_utils/models/translation_metrics.py`): the **modified n-gram precision** p_n clips each hypothesis
+# n-gram's count at its count in the reference, summed over the whole corpus, for n = 1…4; a **brevity penalty**
+# BP = exp(1 − r/c) punishes a corpus of hypotheses shorter (c words) than the references (r words); BLEU is
+# BP · exp(¼ Σ log p_n), ×100.
+
+# %%
+print(inspect.getsource(metrics.bleu))
+
+# %% [markdown]
+# The standard implementation is sacrebleu. Our sentences are already words, so it must not tokenize again
+# (`tokenize="none"`). On the same outputs of every shipped model, scratch and sacrebleu agree:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+references = [p.target for p in test_pairs]
+outputs = {label: s2s.translate_words(model, source_vocab, target_vocab, [p.source for p in test_pairs])
+           for label, model in models.items()}  # fmt: skip
+for label, hypotheses in outputs.items():
+    ours = metrics.bleu(hypotheses, references)
+    theirs = sacrebleu.corpus_bleu([" ".join(h) for h in hypotheses], [[" ".join(r) for r in references]],
+                                   tokenize="none", force=True)  # fmt: skip
+    same = abs(ours.score - theirs.score) <= 1e-9 and ours.hypothesis_length == theirs.sys_len
+    print(f"{label:13} scratch BLEU = sacrebleu's (≤ 1e-9, same lengths): {same}")
+
+# %% [markdown]
+# BLEU was made for languages with many right translations: it gives credit for shared n-grams wherever they
+# are. Tarevi has exactly one right translation, so two sharper scores make sense too: **exact match** (the share
+# of passages translated perfectly) and **token accuracy** (the share of reference positions with the right word).
+# One wrong word in a seven-word passage costs a lot of BLEU and one seventh of the token accuracy:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+reference = challenge.target
+one_wrong = reference[:3] + (reference[4],) + reference[4:]  # the participle replaced by the auxiliary
+print("reference:", " ".join(reference), "\nhypothesis:", " ".join(one_wrong))
+print(f"sentence BLEU {metrics.bleu([one_wrong], [reference]).score:.1f}   "
+      f"exact match {metrics.exact_match([one_wrong], [reference]):.0%}   "
+      f"token accuracy {metrics.token_accuracy([one_wrong], [reference]):.3f}")
+
+# %% [markdown]
+# ## 6. Claim: attention "greatly improves seq2seq results", measured against length
+#
+# Bahdanau et al. (2015), Table 1, on WMT'14 English→French: **RNNsearch-50 26.75 BLEU against RNNencdec-50 17.82**
+# (all sentences); their Fig. 2 shows the encoder–decoder's BLEU falling as sentences get longer, and the attention
+# model's holding. Our version: every shipped model, the test split in three length buckets within the training
+# lengths (≤ 14 words), then the four long buckets beyond them.
+
+# %%
+table = analysis.length_table(models)
+buckets = list(next(iter(table.values())))
+print(f"{'exact match':13}" + "".join(f"{b:>9}" for b in buckets))
+for label, row in table.items():
+    print(f"{label:13}" + "".join(f"{row[b]['exact_match']:9.1%}" for b in buckets))
+print(f"\n{'BLEU':13}" + "".join(f"{b:>9}" for b in buckets))
+for label, row in table.items():
+    print(f"{label:13}" + "".join(f"{row[b]['bleu']:9.1f}" for b in buckets))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+for label, row in table.items():
+    axes[0].plot(buckets, [row[b]["bleu"] for b in buckets], "o-", label=label)
+    axes[1].plot(buckets, [row[b]["exact_match"] for b in buckets], "o-", label=label)
+for ax, what in zip(axes, ("BLEU", "exact match")):
+    ax.axvspan(-0.5, 2.5, color="0.92", zorder=0)
+    ax.set(xlabel="source words (shaded: the training lengths)", ylabel=what, title=f"{what} against length")
+axes[0].legend()
+plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+within = buckets[:3]
+best = table["additive"]
+print(f"additive, within the training lengths: exact match ≥ 95% and BLEU ≥ 95 in every bucket: "
+      f"{all(best[b]['exact_match'] >= 0.95 and best[b]['bleu'] >= 95 for b in within)}")
+plain = table["no attention"]
+print(f"no attention falls with length inside the training lengths (exact match, shortest > longest bucket "
+      f"+ 20 points): {plain[within[0]]['exact_match'] > plain[within[-1]]['exact_match'] + 0.2}")
+print(f"every attention model beats no attention in BLEU in every bucket: "
+      f"{all(table[a][b]['bleu'] > plain[b]['bleu'] for a in ('additive', 'dot', 'general') for b in buckets)}")
+print(f"beyond the training lengths every model's exact match falls below 50%: "
+      f"{all(row[b]['exact_match'] < 0.5 for row in table.values() for b in buckets[4:])}")
+
+# %% [markdown]
+# What the curves say:
+# - **Within the training lengths** the encoder–decoder without attention is already wrong on many passages, and
+#   worse the longer they are: 128 numbers do not hold fourteen words in order. Every attention model translates
+#   nearly all of them, whatever their length. That is the lecture's "greatly improves", and the shape of Bahdanau
+#   et al.'s Fig. 2.
+# - **Beyond the training lengths** every model fails, attention or not, though attention keeps more of the
+#   words (BLEU). Bahdanau's RNNsearch-50 held up to 60 words because it was *trained* on sentences up to 50
+#   words. Ours never saw a passage longer than 14: its decoder has never had to keep going past about 14 words,
+#   nor its attention to move through a longer source. Attention removes the bottleneck of one vector; it does
+#   not teach a model lengths it never saw.
+#
+# ## 7. Claim: training "updates weights all the way to the beginning (encoder)"
+#
+# The lecture: *"the loss (from the decoder outputs) is calculated, and we update weights all the way to the
+# beginning (encoder)."* Backpropagation reaches every source word's embedding; how much of it arrives depends on
+# the path. Below, ‖∂L/∂x_j‖ for each source word of the 12-word test passages, against its distance from the
+# end of the source:
+
+# %%
+gradients = {label: analysis.gradient_by_distance(models[label]) for label in ("no attention", "additive")}
+fig, ax = plt.subplots(figsize=(7, 3.5))
+for label, norms in gradients.items():
+    ax.semilogy(range(len(norms)), norms, "o-", label=label)
+ax.set(xlabel="distance from the end of the source (0 = the final '.')", ylabel="mean ‖∂L/∂x_j‖",
+       title="Gradient reaching each source word (12-word passages)")  # fmt: skip
+ax.legend()
+plt.show()
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for label, norms in gradients.items():
+    print(f"{label:13} every source word gets a gradient (> 0): {min(norms) > 0}; "
+          f"first word's ÷ last word's ≥ 0.1: {norms[-1] / norms[0] >= 0.1}")
+
+# %% [markdown]
+# Both models send gradient to the first word: training does update "all the way to the beginning". Without
+# attention the only road from the loss to the source is the encoder's final state and back through every encoder
+# step; with attention each decoder step also has a direct road to each encoder state, so no word depends on the
+# recurrence alone.
+#
+# ## 8. Claim: "the entire meaning … packed into this one embedding"
+#
+# If one vector is the bottleneck, a bigger vector should help the model without attention much more than the
+# model with it. The shipped models at four hidden sizes (same recipe), on the test split within the training
+# lengths:
+
+# %%
+sizes = zoo.HIDDEN_SIZES
+bottleneck = {label: {h: zoo.scores(zoo.load_translator(zoo.model_name(kind, h)), test_pairs) for h in sizes}
+              for label, kind in (("no attention", None), ("dot", "dot"))}  # fmt: skip
+print(f"{'exact match':13}" + "".join(f"{f'H = {h}':>10}" for h in sizes))
+for label, row in bottleneck.items():
+    print(f"{label:13}" + "".join(f"{row[h]['exact_match']:10.1%}" for h in sizes))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+gain = {label: row[sizes[-1]]["exact_match"] - row[sizes[0]]["exact_match"] for label, row in bottleneck.items()}
+print(f"no attention gains more from a bigger state than dot attention does: {gain['no attention'] > gain['dot']}")
+print(f"dot attention with the smallest state beats no attention with the largest: "
+      f"{bottleneck['dot'][sizes[0]]['exact_match'] > bottleneck['no attention'][sizes[-1]]['exact_match']}")
+
+# %% [markdown]
+# **The passive challenge.** The slide's "The ball was kicked by kayla." is hard for one vector: the word needed
+# second in Tarevi ("kayla") comes last in English, and the third English word ("was") goes last. `voice.jsonl`
+# has 500 events in both voices; the table gives the exact match of each voice:
+
+# %%
+voices = analysis.voice_table(models)
+for label, row in voices.items():
+    print(f"{label:13} active {row['active']:6.1%}   passive {row['passive']:6.1%}")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"without attention the passive is harder than the active: "
+      f"{voices['no attention']['passive'] < voices['no attention']['active']}")
+print(f"every attention model translates ≥ 95% of both voices: "
+      f"{all(min(voices[a].values()) >= 0.95 for a in ('additive', 'dot', 'general'))}")
+
+# %% [markdown]
+# **Unseen combinations.** A tenth of the (verb, object) pairs never occur in training ("the bread was eaten by
+# …" when *eat* + *bread* is held out), though every word does. `test_unseen` has 500 passages with one:
+
+# %%
+unseen_pairs = parallel.load("test_unseen")
+unseen = {label: zoo.scores(model, unseen_pairs)["exact_match"] for label, model in models.items()}
+for label, share in unseen.items():
+    print(f"{label:13} exact match on unseen combinations {share:6.1%}")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"every attention model translates ≥ 95% of the unseen combinations: "
+      f"{all(unseen[a] >= 0.95 for a in ('additive', 'dot', 'general'))}")
+
+# %% [markdown]
+# ## 9. Claim: attention "allows us to visualize the contribution each word gave"
+#
+# Bahdanau et al.'s Fig. 3 shows attention weights as a heatmap, source words against target words. Here is the
+# same picture for a long passage, beside the **true alignment** (white squares), for the three attention models.
+# Each row is one decoder step reading the reference target (teacher forcing).
+
+# %%
+example = translate_passage("the old farmer fixed the car with the hammer . the ball was kicked by kayla .")
+fig, axes = plt.subplots(1, 3, figsize=(18, 6.5))
+for ax, label in zip(axes, ("additive", "dot", "general")):
+    weights = s2s.forced_attention(models[label], source_vocab, target_vocab, example)  # (M, S)
+    ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
+    for s, t in example.alignment:
+        ax.add_patch(plt.Rectangle((s - 0.5, t - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.5))
+    ax.set_xticks(range(len(example.source)), example.source, rotation=90)
+    ax.set_yticks(range(len(example.target)), example.target)
+    ax.set_title(f"{label} attention (squares: the true alignment)")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Is the heatmap an alignment? The **alignment error rate** (Och & Ney 2003) of the attention's argmax in each row
+# against the true links: AER = 1 − 2|A ∩ S| / (|A| + |S|), 0 when every argmax is the true source word. For
+# comparison, Luong et al. (2015), Table 6, on real English–German data (RWTH's 508 hand-aligned sentences):
+# AER 0.34–0.39 for their attention models, 0.32 for the Berkeley aligner.
+
+# %%
+aer = {label: analysis.attention_aer(models[label], test_pairs) for label in ("additive", "dot", "general")}
+offsets = {label: analysis.alignment_offsets(models[label], test_pairs) for label in aer}
+for label in aer:
+    late = sum(share for offset, share in offsets[label].items() if offset > 0)
+    early = sum(share for offset, share in offsets[label].items() if offset < 0)
+    print(f"{label:9} AER {aer[label]:.3f}   argmax on the true word {offsets[label].get(0, 0):.1%}, "
+          f"later {late:.1%}, earlier {early:.1%}")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"additive attention's AER ≤ 0.10: {aer['additive'] <= 0.10}")
+print(f"dot attention's AER is above 0.2 although it translates as well: {aer['dot'] > 0.2}")
+late_dot = sum(share for offset, share in offsets["dot"].items() if offset > 0)
+early_dot = sum(share for offset, share in offsets["dot"].items() if offset < 0)
+print(f"dot attention's misses land mostly on later words: {late_dot > early_dot}")
+
+# %% [markdown]
+# > **Slide check.** The slide (CS109B, "seq2seq + Attention") says attention "allows us to visualize the
+# > contribution each word gave during each step of the decoder". In fact the weights show *which encoder states*
+# > the decoder read, and an encoder state is not a word: the encoder reads left to right, so h_j also carries the
+# > words before j. The dot model translates as well as the additive one, yet its argmax often lands a word or two
+# > *after* the true source word, on a state that still remembers it. Additive attention, with weights of its own
+# > to learn where to look, comes close to the true alignment on this language. Attention is a picture of the
+# > model's reading, not by itself a measurement of each word's contribution (Jain & Wallace 2019).
+#
+# ## 10. Cost *(optional)*
+#
+# Attention is not free: each decoder step scores every source word. Time of one training step (64 passages) and
+# greedy decoding speed, on this machine (the numbers vary from machine to machine; BENCHMARKS.md has ours):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+for label, model in models.items():
+    step_ms = 1000 * analysis.train_step_seconds(zoo.load_translator(zoo.model_name(LABELS[label], 128)), steps=5)
+    speed = analysis.decoding_speed(model, test_pairs[:512])
+    print(f"{label:13} training step {step_ms:6.1f} ms   greedy decoding {speed:8,.0f} tokens/s")
+
+# %% [markdown]
+# ## 11. Widget: the translation, step by step
+#
+# Type or pick a passage and move *step*: each decoder step adds one row of attention weights over the source, and
+# the true alignment is drawn over them. Toggle the model: without attention there is no heatmap, only the one
+# vector. The widget shows the parser's own message for a sentence outside the translatable fragment.
+
+# %%
+from course_utils.widgets.translation_demo import TranslationDemo
+
+translation_demo = TranslationDemo()
+translation_demo.box
+
+# %% [markdown]
+# ## 12. Bad input gets a clear message
+#
+# Only the translatable fragment has a true translation; anything else is refused with the parser's reason, as in
+# the widget.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+attempts = {
+    "relative clause": lambda: translate_passage("the dog that saw the cat runs ."),
+    "unknown word": lambda: translate_passage("the zebra runs ."),
+    "empty passage": lambda: translate_passage(""),
+    "unknown model": lambda: zoo.load_translator("transformer_128"),
+}
+for what, attempt in attempts.items():
+    try:
+        attempt()
+    except CourseInputError as error:
+        print(f"{what}: {error}\n")
+
+# %% [markdown]
+# ## 13. Exercises
+#
+# **Exercise 1.** Write dot attention: scores sᵀh for every decoder state and encoder state, padding masked out
+# (`mask` is True at real source words), a softmax over the source, and the weighted sum of the encoder states.
+
+# %%
+from course_utils.exercises.translation import check_aer, check_dot_attention, check_sentence_bleu
+
+
+def dot_attention(query, keys, mask):
+    """query (B, T, H), keys (B, S, H), mask (B, S) → (context (B, T, H), weights (B, T, S))."""
+    return None  # your code here
+
+
+_ = check_dot_attention(dot_attention)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def dot_attention(query, keys, mask):
+#     scores = query @ keys.transpose(1, 2)                          # (B, T, S)
+#     scores = scores.masked_fill(~mask[:, None, :], float("-inf"))  # padding can never be chosen
+#     weights = torch.softmax(scores, dim=-1)                        # (B, T, S), rows sum to 1
+#     return weights @ keys, weights                                 # (B, T, H), (B, T, S)
+# ```
+# </details>
+#
+# **Exercise 2.** Compute BLEU (0–100) for one hypothesis against one reference, both lists of words: clipped
+# n-gram precisions for n = 1…4, their geometric mean, and the brevity penalty.
+
+# %%
+def sentence_bleu(hypothesis, reference):
+    """BLEU of one pair, 0–100 (every n-gram order has at least one match in the test cases)."""
+    return None  # your code here
+
+
+_ = check_sentence_bleu(sentence_bleu)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# import math
+# from collections import Counter
+#
+# def sentence_bleu(hypothesis, reference):
+#     log_sum = 0.0
+#     for n in range(1, 5):
+#         found = Counter(tuple(hypothesis[i:i + n]) for i in range(len(hypothesis) - n + 1))
+#         wanted = Counter(tuple(reference[i:i + n]) for i in range(len(reference) - n + 1))
+#         clipped = sum(min(count, wanted[gram]) for gram, count in found.items())
+#         log_sum += math.log(clipped / sum(found.values()))
+#     c, r = len(hypothesis), len(reference)
+#     brevity = 1.0 if c > r else math.exp(1 - r / c)
+#     return 100 * brevity * math.exp(log_sum / 4)
+# ```
+# </details>
+#
+# **Exercise 3.** Compute the alignment error rate of an attention matrix (M target rows, S source columns)
+# against the true links, a set of (source, target) pairs: take each row's argmax as a link, then
+# AER = 1 − 2|A ∩ S| / (|A| + |S|).
+
+# %%
+def attention_aer(weights, true_links):
+    """weights (M, S) tensor, true_links a set of (source index, target index) → AER in [0, 1]."""
+    return None  # your code here
+
+
+_ = check_aer(attention_aer)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def attention_aer(weights, true_links):
+#     predicted = {(int(s), t) for t, s in enumerate(weights.argmax(dim=1).tolist())}
+#     return 1 - 2 * len(predicted & set(true_links)) / (len(predicted) + len(true_links))
+# ```
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - An encoder–decoder of two GRUs translates N words into M words. Trained with teacher forcing, the decoder runs
+#   over the whole reference at once; decoding runs it one step at a time, and the two agree to rounding error.
+# - Without attention the decoder sees the source only through the encoder's final state. On passages the model
+#   was trained on, it already fails more often the longer they are, and a bigger state helps it more than it
+#   helps attention: the one vector is the bottleneck.
+# - Attention scores every encoder state against the decoder's current state, turns the scores into weights with
+#   a softmax and reads their weighted sum. Additive, dot and general attention all translate nearly every
+#   passage within the training lengths, in both voices.
+# - Beyond the lengths seen in training, every model fails: attention removes the bottleneck, not the need to
+#   train on long sentences.
+# - BLEU from its definition matches sacrebleu; on a language with one right translation, exact match and token
+#   accuracy are sharper.
+# - The attention heatmap is close to the true alignment for additive attention and off by a word or two for dot
+#   attention, which translates as well: weights show which states the decoder read, not what each word did.
+#
+# ## References
+#
+# - I. Sutskever, O. Vinyals, Q. V. Le (2014). Sequence to Sequence Learning with Neural Networks. *NeurIPS*.
+# - K. Cho, B. van Merriënboer, C. Gulcehre, D. Bahdanau, F. Bougares, H. Schwenk, Y. Bengio (2014). Learning
+#   Phrase Representations using RNN Encoder–Decoder for Statistical Machine Translation. *EMNLP*.
+# - D. Bahdanau, K. Cho, Y. Bengio (2015). Neural Machine Translation by Jointly Learning to Align and Translate.
+#   *ICLR* (Table 1, Fig. 2, Fig. 3).
+# - M.-T. Luong, H. Pham, C. D. Manning (2015). Effective Approaches to Attention-based Neural Machine
+#   Translation. *EMNLP* (Table 6: alignment error rates).
+# - K. Papineni, S. Roukos, T. Ward, W.-J. Zhu (2002). BLEU: a Method for Automatic Evaluation of Machine
+#   Translation. *ACL*.
+# - M. Post (2018). A Call for Clarity in Reporting BLEU Scores. *WMT* (sacrebleu).
+# - F. J. Och, H. Ney (2003). A Systematic Comparison of Various Statistical Alignment Models. *Computational
+#   Linguistics* 29(1) (alignment error rate).
+# - S. Jain, B. C. Wallace (2019). Attention is not Explanation. *NAACL*.
