@@ -38,6 +38,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lm_bench  # noqa: E402  (benchmarks/lm_bench.py)
 import rnn_bench  # noqa: E402  (benchmarks/rnn_bench.py)
+import translation_bench  # noqa: E402  (benchmarks/translation_bench.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -352,6 +353,8 @@ def target_rows(results: dict) -> list[tuple[str, str, str]]:
         rows.append((f"{name}: median callback ≤ {MEDIAN_MS:g} ms", _cell(median, " ms"), _status(ok)))
     for target, measured, ok in lm_bench.target_rows(results.get("language", {})):
         rows.append((target, measured, _status(ok)))
+    for target, measured, ok in translation_bench.target_rows(results.get("translation", {})):
+        rows.append((target, measured, _status(ok)))
     for target, measured, ok in rnn_bench.target_rows(results.get("recurrent", {})):
         rows.append((target, measured, _status(ok)))
     imports = results.get("import")
@@ -433,6 +436,8 @@ def markdown(results: dict) -> str:
         lines += lm_bench.markdown(results["language"])
     if results.get("recurrent"):
         lines += rnn_bench.markdown(results["recurrent"])
+    if results.get("translation"):
+        lines += translation_bench.markdown(results["translation"])
     rows = target_rows(results)
     failed = sum(status == "FAIL" for _, _, status in rows)
     lines += ["## Targets", "", f"{len(rows) - failed} of {len(rows)} rows pass.", "", "| target | measured | status |", "|---|---:|---|"]
@@ -483,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_language:
         results["language"] = lm_bench.run(args.retrain)
         results["recurrent"] = rnn_bench.run(args.retrain)
+        results["translation"] = translation_bench.run(args.retrain)
     json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     args.output.write_text(markdown(results) + kept_sections(args.output), encoding="utf-8")
     failed = [target for target, _, status in target_rows(results) if status == "FAIL"]

@@ -108,7 +108,7 @@ def test_on_colab_only_the_lacking_packages_are_installed_and_colabs_own_are_kep
     git, course, packages = first
     assert git[:2] == ["git", "clone"] and git[-2:] == [colab.REPO_URL, after["course"]]
     assert course == ["pip", "install", "-q", "--no-deps", "-e", after["course"]]
-    assert packages[:3] == ["pip", "install", "-q"] and sorted(packages[3:]) == ["bertviz>=1.4", "transformers>=5,<6"]
+    assert packages[:3] == ["pip", "install", "-q"] and sorted(packages[3:]) == ["bertviz>=1.4", "sacrebleu>=2.4", "transformers>=5,<6"]
     assert second == [], "a second run installs nothing"
     assert after["cwd"] == str(Path(after["course"]) / "notebooks") and after["path"].count(after["course"]) == 1
 

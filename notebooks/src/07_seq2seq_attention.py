@@ -348,23 +348,26 @@ print(f"beyond the training lengths every model's exact match falls below 50%: "
 gradients = {label: analysis.gradient_by_distance(models[label]) for label in ("no attention", "additive")}
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for label, norms in gradients.items():
-    ax.semilogy(range(len(norms)), norms, "o-", label=label)
-ax.set(xlabel="distance from the end of the source (0 = the final '.')", ylabel="mean ‖∂L/∂x_j‖",
-       title="Gradient reaching each source word (12-word passages)")  # fmt: skip
+    ax.plot(range(len(norms)), [n / max(norms) for n in norms], "o-", label=label)
+ax.set(xlabel="distance from the end of the source (0 = the final '.')", ylabel="‖∂L/∂x_j‖ ÷ the largest",
+       ylim=(0, 1.05), title="Gradient reaching each source word (12-word test passages)")  # fmt: skip
 ax.legend()
 plt.show()
+for label, norms in gradients.items():
+    print(f"{label:13} " + " ".join(f"{n:.2g}" for n in reversed(norms)) + "   (first word … last)")
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for label, norms in gradients.items():
-    print(f"{label:13} every source word gets a gradient (> 0): {min(norms) > 0}; "
-          f"first word's ÷ last word's ≥ 0.1: {norms[-1] / norms[0] >= 0.1}")
+    print(f"{label:13} the first source word gets ≥ 10% of the largest gradient: {norms[-1] / max(norms) >= 0.1}")
 
 # %% [markdown]
-# Both models send gradient to the first word: training does update "all the way to the beginning". Without
-# attention the only road from the loss to the source is the encoder's final state and back through every encoder
-# step; with attention each decoder step also has a direct road to each encoder state, so no word depends on the
-# recurrence alone.
+# Both models send gradient to the first word: training does update "all the way to the beginning", and on
+# passages this short the gradient does not vanish on the way. The paths differ. Without attention the only road
+# from the loss to the source is the encoder's final state and back through every encoder step. With attention each
+# decoder step also has a direct road to each encoder state, and the gradient goes mostly to the words being
+# translated. (The raw sizes are not comparable: the attention model's loss is nearly zero, so all its gradients
+# are small. The plot divides each model's by its largest.)
 #
 # ## 8. Claim: "the entire meaning … packed into this one embedding"
 #

@@ -1,0 +1,101 @@
+"""The seq2seq lecture's claims (notebook 07), asserted on the shipped translation checkpoints.
+
+Every model shares one recipe (2,000 steps, the same batches); only the attention and the hidden size
+differ, so the comparisons are of architectures, not budgets.
+"""
+from __future__ import annotations
+
+import pytest
+
+from course_utils.checkpoints import verify_checkpoint
+from course_utils.language import parallel
+from course_utils.models import translation_analysis as analysis
+from course_utils.models import translation_checkpoints as zoo
+
+LABELS = {"no attention": None, "additive": "additive", "dot": "dot", "general": "general"}
+ATTENTION = ("additive", "dot", "general")
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {label: zoo.load_translator(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
+
+
+@pytest.fixture(scope="module")
+def table(models):
+    return analysis.length_table(models)
+
+
+@pytest.fixture(scope="module")
+def test_pairs():
+    return parallel.load("test")
+
+
+def test_every_shipped_checkpoint_matches_its_manifest_and_recipe():
+    for name in zoo.RECIPES:
+        verify_checkpoint(zoo.TRANSLATION_DIR / name)
+        config = zoo.checkpoint_config(name)
+        assert config["model"] == zoo.RECIPES[name] and config["recipe"] == zoo.TRAINING
+
+
+def test_the_best_attention_model_meets_the_targets_within_the_training_lengths(table):
+    within = list(table["additive"])[:3]
+    for bucket in within:
+        assert table["additive"][bucket]["exact_match"] >= 0.95
+        assert table["additive"][bucket]["bleu"] >= 95
+
+
+def test_without_attention_quality_falls_with_length_inside_the_training_lengths(table):
+    plain = table["no attention"]
+    exact = [plain[bucket]["exact_match"] for bucket in list(plain)[:3]]
+    assert exact[0] > exact[1] > exact[2] and exact[0] > exact[2] + 0.2
+
+
+def test_attention_greatly_improves_every_length_bucket(table):
+    for bucket in table["no attention"]:
+        for label in ATTENTION:
+            assert table[label][bucket]["bleu"] > table["no attention"][bucket]["bleu"]
+    for bucket in list(table["no attention"])[:3]:
+        assert min(table[label][bucket]["exact_match"] for label in ATTENTION) >= 0.95
+
+
+def test_no_model_generalises_far_beyond_the_training_lengths(table):
+    for row in table.values():
+        assert all(row[bucket]["exact_match"] < 0.5 for bucket in list(row)[4:])
+
+
+def test_additive_attention_is_close_to_the_true_alignment_and_dot_attention_is_not(models, test_pairs):
+    pairs = test_pairs[:500]
+    aer = {label: analysis.attention_aer(models[label], pairs) for label in ATTENTION}
+    assert aer["additive"] <= 0.10
+    assert aer["dot"] > 0.2
+    offsets = analysis.alignment_offsets(models["dot"], pairs)
+    late = sum(share for offset, share in offsets.items() if offset > 0)
+    early = sum(share for offset, share in offsets.items() if offset < 0)
+    assert late > early  # a left-to-right encoder's later states still remember the word
+
+
+def test_the_passive_is_harder_without_attention_and_easy_with_it(models):
+    voices = analysis.voice_table(models)
+    assert voices["no attention"]["passive"] < voices["no attention"]["active"]
+    assert all(min(voices[label].values()) >= 0.95 for label in ATTENTION)
+
+
+def test_unseen_combinations_are_translated_by_attention_models(models):
+    pairs = parallel.load("test_unseen")
+    for label in ATTENTION:
+        assert zoo.scores(models[label], pairs)["exact_match"] >= 0.95
+
+
+def test_a_bigger_state_helps_the_model_without_attention_more(test_pairs):
+    exact = {(kind, hidden): zoo.scores(zoo.load_translator(zoo.model_name(kind, hidden)), test_pairs)["exact_match"]
+             for kind in (None, "dot") for hidden in (zoo.HIDDEN_SIZES[0], zoo.HIDDEN_SIZES[-1])}  # fmt: skip
+    small, large = zoo.HIDDEN_SIZES[0], zoo.HIDDEN_SIZES[-1]
+    assert exact[(None, large)] - exact[(None, small)] > exact[("dot", large)] - exact[("dot", small)]
+    assert exact[("dot", small)] > exact[(None, large)]
+
+
+def test_the_gradient_reaches_the_first_source_word(models):
+    for label in ("no attention", "additive"):
+        norms = analysis.gradient_by_distance(models[label])
+        assert min(norms) > 0 and norms[-1] / max(norms) >= 0.1
