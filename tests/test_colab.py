@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONTENT = "/content/course"
 COLABS_OWN = {"torch", "ipykernel", "ipywidgets"}
 
-# A runtime like Colab's: its own torch, ipykernel and ipywidgets 7.7.1; an older transformers; no bertviz.
+# A runtime like Colab's: its own torch, ipykernel and ipywidgets 7.7.1; an older transformers; no bertviz, no sacrebleu.
 COLAB_LIKE = {"torch": "2.8.0+cu126", "ipykernel": "6.17.1", "ipywidgets": "7.7.1", "numpy": "2.0.2",
               "matplotlib": "3.10.0", "pillow": "11.3.0", "tqdm": "4.67.1", "safetensors": "0.6.2",
               "transformers": "4.57.1"}  # fmt: skip
@@ -114,7 +114,7 @@ def test_on_colab_only_the_lacking_packages_are_installed_and_colabs_own_are_kep
 
 
 def test_a_runtime_with_everything_gets_the_course_alone(tmp_path):
-    everything = {**COLAB_LIKE, "transformers": "5.2.0", "bertviz": "1.4.1"}
+    everything = {**COLAB_LIKE, "transformers": "5.2.0", "bertviz": "1.4.1", "sacrebleu": "2.6.0"}
     first, second, _ = run_setup_cell(tmp_path, everything)
     assert [command[:2] for command in first] == [["git", "clone"], ["pip", "install"]]
     assert "--no-deps" in first[1] and second == []
