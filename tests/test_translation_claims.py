@@ -92,7 +92,9 @@ def test_a_bigger_state_helps_the_model_without_attention_more(test_pairs):
              for kind in (None, "dot") for hidden in (zoo.HIDDEN_SIZES[0], zoo.HIDDEN_SIZES[-1])}  # fmt: skip
     small, large = zoo.HIDDEN_SIZES[0], zoo.HIDDEN_SIZES[-1]
     assert exact[(None, large)] - exact[(None, small)] > exact[("dot", large)] - exact[("dot", small)]
-    assert exact[("dot", small)] > exact[(None, large)]
+    assert exact[("dot", small)] > exact[(None, small)] and exact[("dot", large)] > exact[(None, large)]
+    plain_large = zoo.scores(zoo.load_translator(zoo.model_name(None, large)), test_pairs)["exact_match"]
+    assert plain_large < zoo.scores(zoo.load_translator(zoo.model_name("dot", 128)), test_pairs)["exact_match"]
 
 
 def test_the_gradient_reaches_the_first_source_word(models):
