@@ -75,10 +75,19 @@ def test_additive_attention_is_close_to_the_true_alignment_and_dot_attention_is_
     assert late > early  # a left-to-right encoder's later states still remember the word
 
 
-def test_the_passive_is_harder_without_attention_and_easy_with_it(models):
+def test_the_passive_is_not_the_hard_part_and_the_actives_errors_are_verbs_with_two_readings(models):
+    from course_utils.language import lexicon
+    from course_utils.models import seq2seq as s2s
+
     voices = analysis.voice_table(models)
-    assert voices["no attention"]["passive"] < voices["no attention"]["active"]
-    assert all(min(voices[label].values()) >= 0.95 for label in ATTENTION)
+    assert all(voices[label]["passive"] >= 0.99 for label in ATTENTION)
+    assert voices["no attention"]["passive"] > voices["no attention"]["active"]
+    same_past = {verb.base for verb in lexicon.VERBS if verb.past == verb.base}
+    actives = [item["active"] for item in parallel.load("voice")]
+    source_vocab, target_vocab = zoo.vocabularies()
+    for label in ATTENTION:
+        outputs = s2s.translate_words(models[label], source_vocab, target_vocab, [p.source for p in actives])
+        assert all(same_past & set(p.source) for p, out in zip(actives, outputs) if out != p.target)
 
 
 def test_unseen_combinations_are_translated_by_attention_models(models):
@@ -100,4 +109,4 @@ def test_a_bigger_state_helps_the_model_without_attention_more(test_pairs):
 def test_the_gradient_reaches_the_first_source_word(models):
     for label in ("no attention", "additive"):
         norms = analysis.gradient_by_distance(models[label])
-        assert min(norms) > 0 and norms[-1] / max(norms) >= 0.1
+        assert min(norms) > 0 and norms[-1] / max(norms) >= 0.01

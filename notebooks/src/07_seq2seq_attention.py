@@ -197,7 +197,7 @@ def step_loop_log_probs(model, batch):
 
 
 batch = s2s.make_batch(test_pairs[:16], source_vocab, target_vocab)  # 16 passages of different lengths
-for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
+for dtype, tolerance in ((torch.float32, 1e-4), (torch.float64, 1e-10)):
     for label, model in models.items():
         copy = zoo.build_model({"attention": LABELS[label], "embed_dim": 64, "hidden_dim": 128}).to(dtype)
         copy.load_state_dict(model.state_dict())
@@ -359,11 +359,12 @@ for label, norms in gradients.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 for label, norms in gradients.items():
-    print(f"{label:13} the first source word gets ≥ 10% of the largest gradient: {norms[-1] / max(norms) >= 0.1}")
+    print(f"{label:13} the first source word gets a gradient ≥ 1% of the largest: {norms[-1] / max(norms) >= 0.01}")
 
 # %% [markdown]
-# Both models send gradient to the first word: training does update "all the way to the beginning", and on
-# passages this short the gradient does not vanish on the way. The paths differ. Without attention the only road
+# Both models send gradient to the first word: training does update "all the way to the beginning". The paths
+# differ, and so does the spread: without attention every word gets a similar share, while the attention model's
+# gradient goes mostly to a few words, those whose translation its loss still gets a little wrong. Without attention the only road
 # from the loss to the source is the encoder's final state and back through every encoder step. With attention each
 # decoder step also has a direct road to each encoder state, and the gradient goes mostly to the words being
 # translated. (The raw sizes are not comparable: the attention model's loss is nearly zero, so all its gradients
@@ -397,9 +398,9 @@ print(f"no attention with H = {sizes[-1]} stays below dot attention with H = 128
 # state. Attention does not make capacity free, though: with 32 or 64 numbers the dot model fails often too.
 
 # %% [markdown]
-# **The passive challenge.** The slide's "The ball was kicked by kayla." is hard for one vector: the word needed
-# second in Tarevi ("kayla") comes last in English, and the third English word ("was") goes last. `voice.jsonl`
-# has 500 events in both voices; the table gives the exact match of each voice:
+# **The passive challenge.** The slide's "The ball was kicked by kayla." should be hard for one vector: the word
+# needed second in Tarevi ("kayla") comes last in English, and the third English word ("was") goes last.
+# `voice.jsonl` has 500 events in both voices; the table gives the exact match of each voice:
 
 # %%
 voices = analysis.voice_table(models)
@@ -408,10 +409,28 @@ for label, row in voices.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"without attention the passive is harder than the active: "
-      f"{voices['no attention']['passive'] < voices['no attention']['active']}")
-print(f"every attention model translates ≥ 95% of both voices: "
-      f"{all(min(voices[a].values()) >= 0.95 for a in ('additive', 'dot', 'general'))}")
+from course_utils.language import lexicon
+
+SAME_PAST = {verb.base for verb in lexicon.VERBS if verb.past == verb.base}  # "cut", "read", …: two readings
+attention_labels = ("additive", "dot", "general")
+print(f"every attention model translates ≥ 99% of the passives: "
+      f"{all(voices[a]['passive'] >= 0.99 for a in attention_labels)}")
+print(f"attention beats no attention in both voices: "
+      f"{all(voices[a][v] > voices['no attention'][v] for a in attention_labels for v in ('active', 'passive'))}")
+actives = [item["active"] for item in parallel.load("voice")]
+missed = {a: [p for p, out in zip(actives, s2s.translate_words(models[a], source_vocab, target_vocab, [p.source for p in actives]))
+              if out != p.target] for a in attention_labels}  # fmt: skip
+print(f"every active an attention model gets wrong has a verb whose past is its base form ({', '.join(sorted(SAME_PAST))}): "
+      f"{all(SAME_PAST & set(p.source) for wrong in missed.values() for p in wrong)}")
+
+# %% [markdown]
+# > **Slide check.** The slide (CSE538, "Encoder-Decoder") names "The ball was kicked by kayla." as the challenge,
+# > "a long distance dependency when translating". In fact, measured here, no model finds the passive harder than
+# > the active: with attention every passive is right, and without attention the passives do better than the
+# > actives. What the actives have is a word with two readings: "the man cut the loaves" is past (a singular
+# > subject would need "cuts"), "the men cut the loaves" is present, and Tarevi marks the past with a suffix. Only
+# > the subject's number, several words back, tells them apart, and that is where the attention models' few errors
+# > are. Long-distance dependencies are hard; which ones depends on the languages.
 
 # %% [markdown]
 # **Unseen combinations.** A tenth of the (verb, object) pairs never occur in training ("the bread was eaten by
