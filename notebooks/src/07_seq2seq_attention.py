@@ -222,7 +222,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"the training loss fell: {history.losses[-1] < history.losses[0] / 2}")
+print(f"the training loss fell by at least a quarter: {history.losses[-1] < 0.75 * history.losses[0]}")
 shipped = zoo.checkpoint_config("dot_128")
 print(f"shipped dot model: {shipped['recipe']['steps']:,} steps, validation exact match ≥ 99%: "
       f"{shipped['valid_exact_match'] >= 0.99}")
