@@ -16,7 +16,7 @@ from course_utils.language.translation import split_sentences, translate_passage
 from course_utils.lecture import lecture_mode
 from course_utils.models import translation_checkpoints as tc
 from course_utils.models import translation_metrics as metrics
-from course_utils.models.seq2seq import Seq2Seq, encode_words, translate_words
+from course_utils.models.seq2seq import Seq2Seq, translate_words
 from course_utils.validation import CourseInputError
 from course_utils.widgets.translation_demo import (
     EOS,
@@ -69,7 +69,7 @@ def text_of(widget) -> str:
 def greedy_weights(model, words) -> tuple[list[str], np.ndarray]:
     """The model's own greedy output ids and attention (T, S), straight from Seq2Seq.greedy."""
     source_vocab, target_vocab = tc.vocabularies()
-    source = torch.tensor([encode_words(source_vocab, words, "source")])  # (1, S)
+    source = torch.tensor([source_vocab.encode(words)])  # (1, S)
     ids, matrices = model.greedy(source, max_len=max_steps(len(words)))
     return [target_vocab.itos[i] for i in ids[0]], matrices[0].numpy()
 

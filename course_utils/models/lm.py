@@ -48,27 +48,39 @@ def make_batch(id_lists: Sequence[Sequence[int]], vocab: Vocab) -> tuple[torch.T
     return idx, targets
 
 
-def batch_stream(
-    id_lists: Sequence[Sequence[int]], vocab: Vocab, *, batch_size: int, seed: int
-) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
-    """A function ``step -> (idx, targets)``: epochs of shuffled batches, the same for the same seed and step."""
+def epoch_batches(count: int, *, batch_size: int, seed: int) -> Callable[[int], list[int]]:
+    """A function ``step -> indices of the items in that batch``: epochs of a fresh seeded shuffle each.
+
+    The same seed and step give the same batch; only the current epoch's order is kept in memory.
+    """
     batch_size = check_int("batch_size", batch_size, minimum=1)
     seed = check_int("seed", seed)
-    id_lists = [list(ids) for ids in id_lists]
-    if not id_lists:
-        raise CourseInputError("batch_stream needs at least one sentence")
-    per_epoch = math.ceil(len(id_lists) / batch_size)
+    per_epoch = math.ceil(count / batch_size)
     orders: dict[int, list[int]] = {}
 
-    def get_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def chosen(step: int) -> list[int]:
         step = check_int("step", step, minimum=0)
         epoch, position = divmod(step, per_epoch)
         if epoch not in orders:
             orders.clear()
             generator = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
-            orders[epoch] = torch.randperm(len(id_lists), generator=generator).tolist()
-        chosen = orders[epoch][position * batch_size : (position + 1) * batch_size]
-        return make_batch([id_lists[i] for i in chosen], vocab)
+            orders[epoch] = torch.randperm(count, generator=generator).tolist()
+        return orders[epoch][position * batch_size : (position + 1) * batch_size]
+
+    return chosen
+
+
+def batch_stream(
+    id_lists: Sequence[Sequence[int]], vocab: Vocab, *, batch_size: int, seed: int
+) -> Callable[[int], tuple[torch.Tensor, torch.Tensor]]:
+    """A function ``step -> (idx, targets)``: epochs of shuffled batches, the same for the same seed and step."""
+    id_lists = [list(ids) for ids in id_lists]
+    if not id_lists:
+        raise CourseInputError("batch_stream needs at least one sentence")
+    chosen = epoch_batches(len(id_lists), batch_size=batch_size, seed=seed)
+
+    def get_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return make_batch([id_lists[i] for i in chosen(step)], vocab)
 
     return get_batch
 

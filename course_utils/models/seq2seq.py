@@ -17,7 +17,6 @@ and every step's attention in one batched call), which is fast. ``Seq2Seq.start`
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Sequence
 
@@ -26,12 +25,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_utils.language.text_pipeline import Vocab
+from course_utils.models.lm import IGNORE_INDEX, epoch_batches
 from course_utils.models.rnn import gru_step
 from course_utils.validation import CourseInputError, check_choice, check_int
 
 Tensor = torch.Tensor
 ATTENTION_KINDS = ("additive", "dot", "general")
-IGNORE_INDEX = -100
 
 
 # ---------------------------------------------------------------- attention, from scratch
@@ -94,14 +93,6 @@ class Seq2SeqBatch(NamedTuple):
         return Seq2SeqBatch(*(tensor.to(device) for tensor in self))
 
 
-def encode_words(vocab: Vocab, words: Sequence[str], side: str) -> list[int]:
-    """Word ids; an unknown word raises ``CourseInputError`` naming it."""
-    unknown = [w for w in words if w not in vocab]
-    if unknown:
-        raise CourseInputError(f"unknown {side} word(s) {unknown[:5]}: not in the {side} vocabulary")
-    return [vocab.stoi[w] for w in words]
-
-
 def pad(id_lists: Sequence[Sequence[int]], value: int) -> Tensor:
     """A (B, max length) LongTensor, each row padded at the end with ``value``."""
     length = max(len(ids) for ids in id_lists)
@@ -112,8 +103,8 @@ def make_batch(pairs: Sequence, source_vocab: Vocab, target_vocab: Vocab) -> Seq
     """A batch from pairs with ``.source`` and ``.target`` word tuples."""
     if not pairs:
         raise CourseInputError("make_batch needs at least one pair")
-    sources = [encode_words(source_vocab, p.source, "source") for p in pairs]
-    targets = [encode_words(target_vocab, p.target, "target") for p in pairs]
+    sources = [source_vocab.encode(p.source) for p in pairs]
+    targets = [target_vocab.encode(p.target) for p in pairs]
     bos, eos, pad_id = target_vocab.stoi["<s>"], target_vocab.stoi["</s>"], target_vocab.pad_id
     return Seq2SeqBatch(
         pad(sources, source_vocab.pad_id),  # (B, S)
@@ -125,20 +116,13 @@ def make_batch(pairs: Sequence, source_vocab: Vocab, target_vocab: Vocab) -> Seq
 def batch_stream(pairs: Sequence, source_vocab: Vocab, target_vocab: Vocab, *, batch_size: int, seed: int
                  ) -> Callable[[int], tuple[Seq2SeqBatch, Tensor]]:  # fmt: skip
     """``step -> (batch, targets)`` for ``training.train``: shuffled epochs, the same for the same seed."""
-    batch_size = check_int("batch_size", batch_size, minimum=1)
     pairs = list(pairs)
     if not pairs:
         raise CourseInputError("batch_stream needs at least one pair")
-    per_epoch = math.ceil(len(pairs) / batch_size)
-    orders: dict[int, list[int]] = {}
+    chosen = epoch_batches(len(pairs), batch_size=batch_size, seed=seed)
 
     def get_batch(step: int) -> tuple[Seq2SeqBatch, Tensor]:
-        epoch, position = divmod(step, per_epoch)
-        if epoch not in orders:
-            orders.clear()
-            orders[epoch] = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(seed * 1_000_003 + epoch)).tolist()
-        batch = make_batch([pairs[i] for i in orders[epoch][position * batch_size:(position + 1) * batch_size]],
-                           source_vocab, target_vocab)  # fmt: skip
+        batch = make_batch([pairs[i] for i in chosen(step)], source_vocab, target_vocab)
         return batch, batch.target_out
 
     return get_batch
@@ -279,7 +263,7 @@ def translate_words(model: Seq2Seq, source_vocab: Vocab, target_vocab: Vocab, so
     model.eval()
     device = next(model.parameters()).device
     for start in range(0, len(sources), batch_size):
-        chunk = [encode_words(source_vocab, words, "source") for words in sources[start:start + batch_size]]
+        chunk = [source_vocab.encode(words) for words in sources[start:start + batch_size]]
         ids, _ = model.greedy(pad(chunk, source_vocab.pad_id).to(device))
         results += [tuple(target_vocab.itos[i] for i in row) for row in ids]
     return results

@@ -30,7 +30,7 @@ from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.language.translation import Translation, translate_passage
 from course_utils.lecture import font_px
 from course_utils.models import translation_metrics as metrics
-from course_utils.models.seq2seq import Seq2Seq, encode_words
+from course_utils.models.seq2seq import Seq2Seq
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets.next_word_demo import pillow_font, unknown_words_message
 from course_utils.widgets.sequence_demo import PaintedDemo
@@ -104,7 +104,7 @@ def max_steps(length: int) -> int:
 def decode(model: Seq2Seq, source_vocab: Vocab, target_vocab: Vocab, words: tuple[str, ...]) -> Decoding:
     """Greedy decoding of ``words`` (as ``translate_words`` does it): every step's word and attention weights."""
     device = next(model.parameters()).device
-    source = torch.tensor([encode_words(source_vocab, words, "source")], device=device)  # (1, S)
+    source = torch.tensor([source_vocab.encode(words)], device=device)  # (1, S)
     max_len = max_steps(len(words))
     ids, matrices = model.greedy(source, max_len=max_len)
     tokens = tuple(target_vocab.itos[i] for i in ids[0])
