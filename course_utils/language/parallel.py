@@ -17,11 +17,11 @@ import collections
 import json
 import random
 import statistics
-from dataclasses import dataclass
 from pathlib import Path
 
 from course_utils.language.grammar import CourseLanguage, rules
-from course_utils.language.translation import TAREVI, NounPhrase, Translation, analyses, parse, translate_passage, Token
+from course_utils.language.translation import (TAREVI, NounPhrase, Token, Translation, analyses, parse,
+                                                split_sentences, translate_passage)
 from course_utils.validation import CourseInputError
 
 PARALLEL_DIR = Path(__file__).resolve().parents[2] / "data" / "translation"
@@ -36,17 +36,7 @@ VOICE_SIZE, VOICE_SEED = 500, 6
 HELD_OUT_SHARE = 0.1  # of (verb, theme noun) pairs: never in training, the "unseen" test set has them
 
 
-@dataclass(frozen=True)
-class Pair:
-    """A source passage, its translation and the alignment as (source index, target index) pairs."""
-
-    source: tuple[str, ...]
-    target: tuple[str, ...]
-    alignment: tuple[tuple[int, int], ...]
-
-    @classmethod
-    def of(cls, translation: Translation) -> "Pair":
-        return cls(translation.source, translation.target, translation.alignment)
+Pair = Translation  # a source passage, its translation and the alignment as (source index, target index) pairs
 
 
 # ---------------------------------------------------------------- sampling the fragment
@@ -96,19 +86,9 @@ def is_held_out(pair: tuple[str, str] | None) -> bool:
     return random.Random(f"held-out:{pair[0]}:{pair[1]}").random() < HELD_OUT_SHARE
 
 
-def _clauses_of(words) -> list[list[str]]:
-    clauses, current = [], []
-    for word in words:
-        current.append(word)
-        if word == ".":
-            clauses.append(current)
-            current = []
-    return clauses
-
-
 def has_unseen_combination(words) -> bool:
     """Whether any clause of the passage has a held-out (verb, theme) pair."""
-    return any(is_held_out(event(clause)) for clause in _clauses_of(words))
+    return any(is_held_out(event(clause)) for clause in split_sentences(words))
 
 
 def sample_passage(rng: random.Random, clauses: int, *, unseen: bool = False) -> list[str]:
@@ -130,7 +110,7 @@ def _within(rng: random.Random, n: int, exclude: set) -> list[Pair]:
     while len(pairs) < n:
         words = sample_passage(rng, 1 if rng.random() < 0.5 else 2)
         if len(words) <= TRAIN_MAX_LENGTH and tuple(words) not in exclude:
-            pairs.append(Pair.of(translate_passage(words)))
+            pairs.append(translate_passage(words))
     return pairs
 
 
@@ -141,7 +121,7 @@ def _long_bucket(rng: random.Random, low: int, high: int, n: int) -> list[Pair]:
         while len(words) < low:
             words += sample_passage(rng, 1)
         if len(words) <= high:
-            pairs.append(Pair.of(translate_passage(words)))
+            pairs.append(translate_passage(words))
     return pairs
 
 
@@ -152,7 +132,7 @@ def voice_items(n: int = VOICE_SIZE, seed: int = VOICE_SEED) -> list[dict]:
     items = []
     for item in voice_pairs(n=n, seed=seed):
         active, passive = translate_passage(item["active"]), translate_passage(item["passive"])
-        items.append({"active": _as_json(Pair.of(active)), "passive": _as_json(Pair.of(passive))})
+        items.append({"active": _as_json(active), "passive": _as_json(passive)})
     return items
 
 
@@ -174,7 +154,7 @@ def build_corpus() -> dict[str, list]:
     while len(unseen) < UNSEEN_SIZE:
         words = sample_passage(rng, 1, unseen=True)
         if len(words) <= TRAIN_MAX_LENGTH and set(words) <= train_words:  # new combinations of known words
-            unseen.append(Pair.of(translate_passage(words)))
+            unseen.append(translate_passage(words))
     sets["test_unseen"] = unseen
     sets["voice"] = voice_items()
     return sets
@@ -248,8 +228,8 @@ def statistics_of(sets: dict[str, list]) -> dict:
             "min": min(lengths), "median": statistics.median(lengths), "max": max(lengths),
             "reordered": sum(map(reorders, pairs)) / len(pairs),
             "crossing": statistics.mean(map(crossing_share, pairs)),
-            "passives": sum(c.count("by") for p in pairs for c in _clauses_of(p.source))
-            / sum(len(_clauses_of(p.source)) for p in pairs),
+            "passives": sum(c.count("by") for p in pairs for c in split_sentences(p.source))
+            / sum(len(split_sentences(p.source)) for p in pairs),
         }  # fmt: skip
     source_vocab, target_vocab = vocabularies()
     train_lengths = [len(p.source) for p in sets["train"]]
