@@ -120,6 +120,15 @@ def check_dot_attention(fn) -> bool:
 
 
 @functools.lru_cache(maxsize=1)
+def _shipped_cases(build):
+    """``(cases, None)``, or ``(None, why)`` when the shipped test pairs cannot be read."""
+    try:
+        return build(), None
+    except Exception as error:  # noqa: BLE001 - the corpus is shipped; say so if it is missing
+        return None, (f"could not read the test pairs ({type(error).__name__}: {error}); "
+                      f"regenerate them with `{parallel.REGENERATE}`")
+
+
 def bleu_cases() -> tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]:
     """(hypothesis, reference, what) on real test targets; every n-gram order (1–4) has a match in each."""
     targets = [pair.target for pair in parallel.load("test") if len(pair.target) >= 10][:5]
@@ -193,11 +202,9 @@ def check_sentence_bleu(fn) -> bool:
         c, r = len(hypothesis), len(reference)
         return 100 * (1.0 if c > r else math.exp(1 - r / c)) * math.exp(log_p)
     """
-    try:
-        cases = bleu_cases()
-    except Exception as error:  # noqa: BLE001 - the corpus is shipped; say so if it is missing
-        return verdict(False, f"could not read the test pairs ({type(error).__name__}: {error}); "
-                              f"regenerate them with `{parallel.REGENERATE}`")  # fmt: skip
+    cases, why = _shipped_cases(bleu_cases)
+    if why:
+        return verdict(False, why)
     for hypothesis, reference, what in cases:
         expected = bleu([hypothesis], [reference]).score
         value, why = numeric_answer(fn, (list(hypothesis), list(reference)))
@@ -270,11 +277,9 @@ def check_aer(fn) -> bool:
         links = {(int(s), t) for t, s in enumerate(weights.argmax(dim=1))}
         return 1 - 2 * len(links & sure) / (len(links) + len(sure))
     """
-    try:
-        cases = aer_cases()
-    except Exception as error:  # noqa: BLE001 - the corpus is shipped; say so if it is missing
-        return verdict(False, f"could not read the test pairs ({type(error).__name__}: {error}); "
-                              f"regenerate them with `{parallel.REGENERATE}`")  # fmt: skip
+    cases, why = _shipped_cases(aer_cases)
+    if why:
+        return verdict(False, why)
     for weights, sure, what in cases:
         expected = alignment_error_rate(argmax_alignment(weights), sure)
         value, why = numeric_answer(fn, (weights, sure))
