@@ -162,7 +162,7 @@ def markdown(results: dict) -> list[str]:
     rows = target_rows(results)
     if rows:
         lines += ["", "| target | measured | status |", "|---|---:|---|"]
-        lines += [f"| {t} | {m} | {'pass' if ok else ('—' if ok is None else 'FAIL')} |" for t, m, ok in rows]
+        lines += [f"| {t} | {m} | {'not measured' if ok is None else ('PASS' if ok else 'FAIL')} |" for t, m, ok in rows]
     return lines + [""]
 
 

@@ -10,6 +10,7 @@ arguments, the recipe, the training time, the validation scores) + a sha256 mani
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from functools import lru_cache
@@ -115,8 +116,6 @@ def load_translator(name: str, directory: Path | str | None = None) -> s2s.Seq2S
 
 def checkpoint_config(name: str, directory: Path | str | None = None) -> dict:
     """The saved config of a shipped model: recipe, training time, validation scores."""
-    import json
-
     return json.loads((Path(directory or TRANSLATION_DIR) / name / "config.json").read_text(encoding="utf-8"))
 
 
