@@ -12,6 +12,7 @@ wing and the core, never the widgets.
 - ``recurrent``: notebook 05 (the RNN language model).
 - ``lstm``: notebook 06 (the LSTM, its gradient path, ELMo's scalar mix).
 - ``translation``: notebook 07 (dot attention, BLEU of one pair, the AER of an attention matrix).
+- ``attention``: notebook 08 (a causal mask, one attention head, the positional encoding).
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The widgets wing: the demos an instructor projects, and the drawing kit they share.
 It may import the models, the language and the core; nothing outside it imports a widget.
 
+- ``attention_demo``: Widget: the slide's Q·K·V numbers step by step, and an explorer of the GPT's attention by layer and head.
 - ``activation_demo``: Widget: pick an activation and a depth; see g(z), g'(z) and the gradient each layer of a deep net gets.
 - ``agreement_demo``: Widget: does the verb agree with its subject, across attractors? Asked of each model.
 - ``backdrop``: Static backdrops for fast widgets: what never changes is drawn once, as a bitmap.

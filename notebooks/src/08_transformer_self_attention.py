@@ -633,7 +633,7 @@ print(f"the issue's target (≤ 1.02× the oracle's) is met: {ratio <= 1.02}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.rnn_analysis import accuracy_by_attractors, form_probs
+from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
 
 agreement = corpus.load_eval("agreement")
 agreeing = {label: course_lms[label] for label in ("RNN", "GRU", "LSTM", "transformer (GPT)")}
