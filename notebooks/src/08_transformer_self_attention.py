@@ -834,6 +834,14 @@ def causal_mask(length):
 _ = check_causal_mask(causal_mask)
 
 # %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def causal_mask(length):
+#     return torch.ones(length, length, dtype=torch.bool).tril()  # (T, T): True where s <= t
+# ```
+# </details>
+#
 # **Exercise 2.** One attention head: project x with W_q, W_k, W_v, then softmax(q kᵀ / √d_k) over the keys (masked
 # keys at weight 0) and the weighted sum of the values.
 
@@ -846,6 +854,19 @@ def attention_head(x, W_q, W_k, W_v, mask=None):
 _ = check_attention_head(attention_head)
 
 # %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def attention_head(x, W_q, W_k, W_v, mask=None):
+#     q, k, v = x @ W_q, x @ W_k, x @ W_v                          # (B, T, d_k) each
+#     scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])    # (B, T, T)
+#     if mask is not None:
+#         scores = scores.masked_fill(~mask, float("-inf"))        # blocked: weight 0
+#     weights = torch.softmax(scores, dim=-1)                      # each row sums to 1
+#     return weights @ v, weights                                  # (B, T, d_k), (B, T, T)
+# ```
+# </details>
+#
 # **Exercise 3.** The slide's positional encoding: PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),
 # PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
 
@@ -856,6 +877,20 @@ def positional_encoding(length, d_model):
 
 
 _ = check_positional_encoding(positional_encoding)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def positional_encoding(length, d_model):
+#     pos = torch.arange(length, dtype=torch.float64)[:, None]     # (T, 1)
+#     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)     # (d/2,): 0, 2, 4, …
+#     angle = pos / 10000 ** (two_i / d_model)                     # (T, d/2)
+#     pe = torch.zeros(length, d_model, dtype=torch.float64)
+#     pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)  # even: sin, odd: cos
+#     return pe
+# ```
+# </details>
 
 # %% [markdown]
 # ## Summary
