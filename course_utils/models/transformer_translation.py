@@ -8,7 +8,7 @@ trains without a learning-rate warm-up; the encoder's and the decoder's outputs 
     FFN(x) = W_2 max(0, W_1 x + b_1) + b_2
     input  = √d · embedding + PE,   PE(pos, 2i) = sin(pos / 10000^(2i/d)),   PE(pos, 2i+1) = cos(pos / 10000^(2i/d))
 
-Every attention is the course's from-scratch ``attention.scaled_dot_product_attention``, so the model
+Every attention is the course's from-scratch ``attention.MultiHeadAttention``, so the model
 can hand back its cross-attention weights for every decoder layer and head, (L, B, H, T, S). The layers
 equal ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` (``norm_first=True``) with the
 same weights (tests/test_transformer_translation.py).
@@ -39,8 +39,9 @@ from course_utils.checkpoints import load_checkpoint, save_checkpoint
 from course_utils.language import parallel
 from course_utils.models import seq2seq as s2s
 from course_utils.models import translation_metrics as metrics
-from course_utils.models.attention import causal_mask, scaled_dot_product_attention
+from course_utils.models.attention import MultiHeadAttention, causal_mask
 from course_utils.models.lm import IGNORE_INDEX
+from course_utils.models.positional import sinusoidal_positions
 from course_utils.models.translation_checkpoints import scores, vocabularies
 from course_utils.training import train
 from course_utils.validation import CourseInputError, check_int, check_number
@@ -49,51 +50,7 @@ Tensor = torch.Tensor
 KeysValues = tuple[Tensor, Tensor]  # keys and values, each (B, H, S, d_k)
 
 
-# ---------------------------------------------------------------- positions
-
-
-def sinusoidal_positions(length: int, d_model: int, *, offset: int = 0, dtype=torch.float32, device=None) -> Tensor:
-    """PE rows ``offset … offset + length − 1``: (length, d_model); any position, no table to outgrow."""
-    positions = torch.arange(offset, offset + length, dtype=torch.float64, device=device)[:, None]  # (T, 1)
-    rates = torch.pow(10000.0, -torch.arange(0, d_model, 2, dtype=torch.float64, device=device) / d_model)  # (⌈d/2⌉,)
-    table = torch.zeros(length, d_model, dtype=torch.float64, device=device)  # (T, d)
-    table[:, 0::2] = torch.sin(positions * rates)
-    table[:, 1::2] = torch.cos(positions * rates[: d_model // 2])
-    return table.to(dtype)  # (T, d)
-
-
 # ---------------------------------------------------------------- layers
-
-
-class MultiHeadAttention(nn.Module):
-    """Concat(head_1, …, head_H) W^O with head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), weights returned."""
-
-    def __init__(self, d_model: int, heads: int):
-        super().__init__()
-        if d_model % heads:
-            raise CourseInputError(f"d_model ({d_model}) must be a multiple of heads ({heads})")
-        self.heads = heads
-        self.query, self.key, self.value, self.output = (nn.Linear(d_model, d_model) for _ in range(4))
-
-    def split(self, x: Tensor) -> Tensor:
-        """(B, T, D) → (B, H, T, D/H): one slice of the features per head."""
-        B, T, D = x.shape
-        return x.view(B, T, self.heads, D // self.heads).transpose(1, 2)  # (B, H, T, d_k)
-
-    def keys_values(self, x: Tensor) -> KeysValues:
-        """The keys and values of the positions ``x`` (B, S, D): each (B, H, S, d_k)."""
-        return self.split(self.key(x)), self.split(self.value(x))
-
-    def attend(self, x: Tensor, keys_values: KeysValues, mask: Tensor | None) -> tuple[Tensor, Tensor]:
-        """Queries from ``x`` (B, T, D) against given keys and values → output (B, T, D), weights (B, H, T, S)."""
-        keys, values = keys_values
-        out, weights = scaled_dot_product_attention(self.split(self.query(x)), keys, values, mask)  # (B, H, T, d_k)
-        B, H, T, d_k = out.shape
-        return self.output(out.transpose(1, 2).reshape(B, T, H * d_k)), weights  # (B, T, D), (B, H, T, S)
-
-    def forward(self, x: Tensor, source: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """``x`` (B, T, D) attends to ``source`` (B, S, D); ``mask`` True where attending is allowed."""
-        return self.attend(x, self.keys_values(source), mask)
 
 
 class FeedForward(nn.Module):
@@ -120,7 +77,7 @@ class EncoderLayer(nn.Module):
     def forward(self, x: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         """x (B, S, D), mask (B, S) True at real words → x (B, S, D) and the self-attention weights (B, H, S, S)."""
         h = self.norm1(x)  # (B, S, D)
-        attended, weights = self.self_attention(h, h, mask[:, None, None, :])  # (B, S, D), (B, H, S, S)
+        attended, weights = self.self_attention(h, h, h, mask[:, None, None, :])  # (B, S, D), (B, H, S, S)
         x = x + self.dropout(attended)  # (B, S, D)
         return x + self.dropout(self.ffn(self.norm2(x))), weights  # (B, S, D)
 
@@ -206,8 +163,8 @@ class TransformerTranslator(nn.Module):
     def _embed(self, embedding: nn.Embedding, ids: Tensor, offset: int = 0) -> Tensor:
         """√d · embedding + PE for ids (B, T) at positions offset … offset + T − 1 → (B, T, D)."""
         x = embedding(ids) * math.sqrt(self.d_model)  # (B, T, D)
-        return self.dropout(x + sinusoidal_positions(ids.shape[1], self.d_model, offset=offset, dtype=x.dtype,
-                                                     device=x.device))  # fmt: skip
+        pe = sinusoidal_positions(ids.shape[1], self.d_model, offset=offset).to(x.dtype).to(x.device)  # (T, D)
+        return self.dropout(x + pe)
 
     # -- the encoder
     def encode(self, source: Tensor) -> tuple[Tensor, Tensor]:
