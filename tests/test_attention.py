@@ -76,7 +76,7 @@ def test_multi_head_attention_refuses_bad_shapes():
         att.MultiHeadAttention(10, 3)
     with pytest.raises(CourseInputError, match="same size d_k"):
         att.attention_weights(torch.randn(2, 4), torch.randn(2, 5))
-    with pytest.raises(CourseInputError, match="must be \(B, T, 8\)"):
+    with pytest.raises(CourseInputError, match=r"must be \(B, T, 8\)"):
         att.MultiHeadAttention(8, 2)(torch.randn(2, 8), torch.randn(2, 8), torch.randn(2, 8))
 
 
