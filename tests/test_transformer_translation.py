@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from course_utils.models import positional
+from course_utils.models.attention import MultiHeadAttention
 from torch import nn
 
 from course_utils.checkpoints import verify_checkpoint
@@ -50,14 +51,9 @@ def tiny_model(vocabs, *, seed=0, layers=2, dtype=torch.float64):
     return model.to(dtype).eval()
 
 
-def copy_attention(mine: tt.MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
-    """Torch's packed in-projection, split into the three scratch projections."""
-    with torch.no_grad():
-        for part, linear in enumerate((mine.W_q, mine.W_k, mine.W_v)):
-            linear.weight.copy_(theirs.in_proj_weight[part * D:(part + 1) * D])
-            linear.bias.copy_(theirs.in_proj_bias[part * D:(part + 1) * D])
-        mine.W_o.weight.copy_(theirs.out_proj.weight)
-        mine.W_o.bias.copy_(theirs.out_proj.bias)
+def copy_attention(mine, theirs: nn.MultiheadAttention) -> None:
+    """Torch's packed in-projection, split into the three scratch projections (``MultiHeadAttention.from_torch``)."""
+    mine.load_state_dict(MultiHeadAttention.from_torch(theirs).state_dict())
 
 
 def copy_common(mine, theirs, norms) -> None:
@@ -107,10 +103,7 @@ def step_by_step(model, batch):
 @pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-5), (torch.float64, 1e-12)])
 def test_scratch_decoder_layer_equals_torch_pre_ln_decoder_layer(dtype, tolerance):
     _, theirs = torch_layers(dtype)
-    mine = tt.DecoderLayer(D, HEADS, FFN, 0.0).to(dtype).eval()
-    copy_attention(mine.self_attention, theirs.self_attn)
-    copy_attention(mine.cross_attention, theirs.multihead_attn)
-    copy_common(mine, theirs, 3)
+    mine = tt.DecoderLayer.from_torch(theirs).eval()
     y, memory, mask = random_inputs(dtype)
     T = y.shape[1]
     causal = nn.Transformer.generate_square_subsequent_mask(T, dtype=dtype)  # (T, T): -inf above the diagonal

@@ -114,6 +114,23 @@ class DecoderLayer(nn.Module):
         return y + self.dropout(self.ffn(self.norm3(y))), (keys, values), cross  # (B, T, D)
 
 
+    @classmethod
+    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> "DecoderLayer":
+        """A scratch copy of a pre-LN, ReLU ``nn.TransformerDecoderLayer`` (batch_first), weights included."""
+        if not layer.norm_first or layer.activation is not F.relu:
+            raise CourseInputError("copy an nn.TransformerDecoderLayer built with norm_first=True and activation='relu'")
+        attention = layer.self_attn
+        mine = cls(attention.embed_dim, attention.num_heads, layer.linear1.out_features, 0.0)
+        mine = mine.to(layer.linear1.weight.dtype)
+        mine.self_attention = MultiHeadAttention.from_torch(layer.self_attn)
+        mine.cross_attention = MultiHeadAttention.from_torch(layer.multihead_attn)
+        mine.ffn.up.load_state_dict(layer.linear1.state_dict())
+        mine.ffn.down.load_state_dict(layer.linear2.state_dict())
+        for name in ("norm1", "norm2", "norm3"):
+            getattr(mine, name).load_state_dict(getattr(layer, name).state_dict())
+        return mine
+
+
 # ---------------------------------------------------------------- the model
 
 
