@@ -38,7 +38,7 @@ from PIL import Image, ImageDraw, ImageFont
 from course_utils.language.text_pipeline import BOS, tokenize
 from course_utils.models.attention import THINKING_MACHINES, parse_runs
 from course_utils.validation import CourseInputError, check_choice, check_int
-from course_utils.widgets.next_word_demo import pillow_font, unknown_words_message
+from course_utils.widgets.next_word_demo import pillow_font, unknown_words_message, upright_words
 from course_utils.widgets.sequence_demo import PaintedDemo
 from course_utils.widgets.widget_kit import labelled
 
@@ -442,7 +442,6 @@ class AttentionPainter:
         self.height = self.key_top + round(2.2 * px)
         self.lut = matplotlib.colormaps[ATTENTION_CMAP](np.linspace(0.0, 1.0, 256), bytes=True)  # (256, 4)
         self.colors = {"back": _rgb(BACK_COLOR), "ahead": _rgb(AHEAD_COLOR), "line": _rgb(MASK_LINE)}
-        self._labels: dict[tuple, Image.Image] = {}  # (words, cell, size) -> the rotated column labels
 
     def canvas(self, title: str) -> tuple[Image.Image, ImageDraw.ImageDraw]:
         picture = Image.new("RGBA", (self.width, self.height), "white")
@@ -483,7 +482,7 @@ class AttentionPainter:
         for t, word in enumerate(words):
             pen.text((x0 - self.px // 3, y0 + t * cell + cell // 2), word, fill="black",
                      font=bold if t == focus else font, anchor="rm")  # fmt: skip
-        picture.paste(self._column_labels(words, cell, size), (x0, y0 - self.label_h - 4))
+        picture.paste(upright_words(words, cell, size, self.label_h), (x0, y0 - self.label_h - 4))
         pen.text((self.px // 2, self.grid_top - self.px // 2), "from ↓  to →", fill="#555555", font=self.font,
                  anchor="ls")  # fmt: skip
         self._colour_bar(picture, pen, self.bar_x, min(T * cell, self.grid_h))
@@ -518,19 +517,6 @@ class AttentionPainter:
             if cell >= 10:
                 pen.text((end + px // 4, middle), f"{value:.2f}", fill="black", font=font, anchor="lm")
         pen.line((x0, self.grid_top, x0, self.grid_top + T * cell), fill="black", width=1)
-
-    def _column_labels(self, words: tuple[str, ...], cell: int, size: int) -> Image.Image:
-        """The words written upwards, one per column."""
-        key = (words, cell, size)
-        if key not in self._labels:
-            if len(self._labels) >= 64:
-                self._labels.clear()
-            strip = Image.new("RGBA", (self.label_h, len(words) * cell), "white")
-            pen = ImageDraw.Draw(strip)
-            for i, word in enumerate(words):
-                pen.text((2, i * cell + cell // 2), word, fill="black", font=_font(size), anchor="lm")
-            self._labels[key] = strip.rotate(90, expand=True)  # each word now starts at the matrix
-        return self._labels[key]
 
     def _colour_bar(self, picture: Image.Image, pen: ImageDraw.ImageDraw, x: int, height: int) -> None:
         """A vertical ramp from weight 1 (top) to 0, numbered at both ends."""

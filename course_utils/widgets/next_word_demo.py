@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import ipywidgets as widgets
 import matplotlib
@@ -146,6 +147,16 @@ def pillow_font(size_px: int, weight: str = "normal") -> ImageFont.FreeTypeFont:
     """Matplotlib's own font (DejaVu Sans), for Pillow, at ``size_px`` pixels."""
     path = font_manager.findfont(font_manager.FontProperties(weight=weight))
     return ImageFont.truetype(path, size_px, layout_engine=ImageFont.Layout.BASIC)
+
+
+@lru_cache(maxsize=64)
+def upright_words(words: tuple[str, ...], cell: int, size_px: int, height: int) -> Image.Image:
+    """Column labels: ``words`` written upwards, one per ``cell`` pixels, each starting at the bottom edge."""
+    strip = Image.new("RGBA", (height, len(words) * cell), "white")
+    pen = ImageDraw.Draw(strip)
+    for i, word in enumerate(words):
+        pen.text((2, i * cell + cell // 2), word, fill="black", font=pillow_font(size_px), anchor="lm")
+    return strip.rotate(90, expand=True)  # (height, len(words) * cell)
 
 
 def _rgb(name: str) -> tuple[int, int, int]:

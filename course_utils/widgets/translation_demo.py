@@ -32,7 +32,7 @@ from course_utils.lecture import font_px
 from course_utils.models import translation_metrics as metrics
 from course_utils.models.seq2seq import Seq2Seq
 from course_utils.validation import CourseInputError, check_choice, check_int
-from course_utils.widgets.next_word_demo import pillow_font, unknown_words_message
+from course_utils.widgets.next_word_demo import pillow_font, unknown_words_message, upright_words
 from course_utils.widgets.sequence_demo import PaintedDemo
 from course_utils.widgets.widget_kit import labelled
 
@@ -143,7 +143,6 @@ class TranslationPainter:
         self.blank = Image.new("RGBA", (self.width, self.height), "white")
         self.keyed = self.blank.copy()  # the key, which never changes, painted once
         self._key(ImageDraw.Draw(self.keyed))
-        self._labels: dict[tuple, Image.Image] = {}  # (source, cell, size) -> the rotated source words
 
     def canvas(self, key: bool) -> tuple[Image.Image, ImageDraw.ImageDraw]:
         """A fresh picture to paint on, with the key along the bottom (for the matrix) or blank."""
@@ -194,16 +193,7 @@ class TranslationPainter:
 
     def _source_labels(self, source: tuple[str, ...], cell: int, size: int, focus) -> Image.Image:
         """The source words written upwards, one per column; the step's argmax bold, its true word orange."""
-        key = (source, cell, size)
-        if key not in self._labels:
-            if len(self._labels) >= 64:
-                self._labels.clear()
-            strip = Image.new("RGBA", (self.label_h, len(source) * cell), "white")
-            pen = ImageDraw.Draw(strip)
-            for i, word in enumerate(source):
-                pen.text((2, i * cell + cell // 2), word, fill="black", font=_font(size), anchor="lm")
-            self._labels[key] = strip.rotate(90, expand=True)  # the start of each word now touches the matrix
-        labels = self._labels[key].copy()
+        labels = upright_words(source, cell, size, self.label_h).copy()  # cached: only focus repaints
         argmax, true = focus
         for i in dict.fromkeys(i for i in (argmax, true) if i is not None):  # repaint only these one or two words
             word = Image.new("RGBA", (self.label_h, cell), "white")
