@@ -186,3 +186,23 @@ def test_position_lm_contract_and_cropped_batches():
         assert logits.shape == (*idx.shape, len(vocab)) and torch.isfinite(loss)
     with pytest.raises(CourseInputError, match="max_len"):
         model(torch.zeros(1, 21, dtype=torch.long))
+
+
+def test_shipped_position_models_learned_and_none_extrapolate_better_than_sinusoids():
+    from course_utils.language import corpus
+    from course_utils.language.grammar import CourseLanguage
+    from course_utils.models import lm
+    from course_utils.models import lm_checkpoints as zoo
+    from course_utils.models.lm_probes import OracleLM
+    from course_utils.models.positional import POSITIONS, nll_by_position
+    from course_utils.models.transformer_checkpoints import POSITION_LENGTH, load_position_lm
+
+    vocab = zoo.course_vocab()
+    idx, targets = lm.make_batch(lm.encode_sentences(vocab, [s for s in corpus.load_split("test") if len(s) >= 14]), vocab)
+    oracle = nll_by_position(OracleLM(CourseLanguage(include_held_out=False), vocab), idx, targets)
+    excess = {kind: nll_by_position(load_position_lm(kind), idx, targets) - oracle for kind in POSITIONS}
+    seen = {kind: float(e[:POSITION_LENGTH].mean()) for kind, e in excess.items()}
+    beyond = {kind: float(e[POSITION_LENGTH:24].mean()) for kind, e in excess.items()}
+    assert all(value < 0.25 for value in seen.values()), seen
+    assert all(beyond[kind] > seen[kind] + 0.2 for kind in POSITIONS), (seen, beyond)
+    assert beyond["sinusoidal"] > max(beyond["learned"], beyond["none"]) + 0.5, beyond

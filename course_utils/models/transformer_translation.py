@@ -18,8 +18,7 @@ The model honours ``seq2seq.Seq2Seq``'s contract: ``forward(batch, targets)``, `
 ``translation_analysis.length_table`` take it as they are. ``step`` reads one word at a time and keeps
 the keys and values of the words already read (a KV cache) instead of re-reading the prefix.
 
-    python -m course_utils.models.transformer_translation                     # every recipe -> data/checkpoints/08/
-    python -m course_utils.models.transformer_translation transformer_2x128   # only some
+    python -m course_utils.models.transformer_checkpoints transformer_2x128   # retrain -> data/checkpoints/08/
 """
 from __future__ import annotations
 
@@ -260,7 +259,7 @@ class TransformerTranslator(nn.Module):
 # ---------------------------------------------------------------- recipes, training, checkpoints
 
 TRANSFORMER_DIR = Path(__file__).resolve().parents[2] / "data" / "checkpoints" / "08"
-REGENERATE = "python -m course_utils.models.transformer_translation"
+REGENERATE = "python -m course_utils.models.transformer_checkpoints"  # notebook 08's one command
 # Notebook 07's recipe (the same 2,000 batches of 64, cosine schedule, clipping) with lr 1e-3 instead of 3e-3.
 TRAINING = {"steps": 2000, "batch_size": 64, "lr": 1e-3, "seed": 0, "clip_grad_norm": 1.0}
 TRANSLATION_RECIPES = {
@@ -378,22 +377,3 @@ def layer_mean_aer(model: TransformerTranslator, pairs, *, batch_size: int = 256
 
 
 # ---------------------------------------------------------------- command line
-
-
-def main(argv=None) -> None:
-    """Command line: train and save the named transformers (default: all)."""
-    parser = argparse.ArgumentParser(description="Train and save notebook 08's transformer translators.")
-    parser.add_argument("names", nargs="*", help=f"any of {', '.join(TRANSLATION_RECIPES)} (default: all)")
-    parser.add_argument("--out", type=Path, default=None, help="folder (default: data/checkpoints/08/)")
-    args = parser.parse_args(argv)
-    for name in args.names:
-        _check_name(name)
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 2))
-    for name in args.names or list(TRANSLATION_RECIPES):
-        saved = build_translation_checkpoint(name, args.out)
-        valid = {k: round(v, 4) for k, v in saved.items() if k.startswith("valid_")}
-        print(f"{name}: {saved['train_seconds']} s, {valid}", flush=True)
-
-
-if __name__ == "__main__":
-    main()

@@ -55,7 +55,7 @@ from course_utils.models import transformer_checkpoints as tzoo
 from course_utils.models import transformer_lm as tlm
 from course_utils.models.encoder_block import EncoderBlock, bert_layer_by_hand, bert_layer_matrices
 
-vocab, lang = zoo.course_vocab(), CourseLanguage()
+vocab, lang = zoo.course_vocab(), CourseLanguage(include_held_out=False)  # the training language, exact
 
 # %% [markdown]
 # ## 1. The slide's worked example: Thinking / Machines

@@ -1,0 +1,181 @@
+"""The transformer models of notebook 08: their recipes, and one command that trains and ships them.
+
+    python -m course_utils.models.transformer_checkpoints           # every model -> data/checkpoints/08/
+    python -m course_utils.models.transformer_checkpoints gpt_lm    # only some
+
+The models: ``gpt_lm`` (the GPT-style language model), ``transformer_2x128`` (the encoder–decoder translator,
+recipe in ``transformer_translation``), and ``positions_learned`` / ``positions_sinusoidal`` / ``positions_none``
+(small LMs trained on sentences cut to 8 tokens, for the positions-beyond-training experiment).
+
+Each checkpoint is safetensors weights + config.json (the model's arguments, the recipe, the training
+time, the threads it used and a validation score) + a sha256 manifest (``course_utils.checkpoints``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from course_utils.checkpoints import CONFIG_FILE, load_checkpoint, save_checkpoint
+from course_utils.language import corpus
+from course_utils.models import lm
+from course_utils.models.lm_checkpoints import CHECKPOINT_ROOT, course_vocab, train_ids
+from course_utils.models.positional import POSITIONS, PositionLM, cropped_batches
+from course_utils.models.transformer_lm import CourseGPT
+from course_utils.models.transformer_translation import TRANSLATION_RECIPES, build_translation_checkpoint
+from course_utils.training import train
+from course_utils.validation import CourseInputError
+
+CHECKPOINT_DIR = CHECKPOINT_ROOT / "08"
+COMMAND = "python -m course_utils.models.transformer_checkpoints"
+
+# name: (model arguments, training recipe). The shape was chosen by validation perplexity among shapes given
+# the same budget, about 2.5 CPU-minutes on one thread: 2 layers x 64 (3600 steps) reached 1.025x the oracle's
+# perplexity; 3 x 64 (2700 steps) 1.030x, 4 x 64 (2300) 1.034x, 3 x 96 (1700) 1.037x. Deeper or wider
+# models are better per step but slower per step, and in a CPU budget the steps win.
+LM_RECIPES = {
+    "gpt_lm": ({"n_layer": 2, "n_embd": 64, "n_head": 4, "max_len": 128, "dropout": 0.0},
+               {"steps": 4500, "batch_size": 64, "lr": 3e-3, "seed": 0, "clip_grad_norm": 1.0}),
+}  # fmt: skip
+
+
+def _lm_recipe(name: str) -> tuple[dict, dict]:
+    if name not in LM_RECIPES:
+        raise CourseInputError(f"unknown transformer LM {name!r}; the models are {', '.join(LM_RECIPES)}")
+    return LM_RECIPES[name]
+
+
+def checkpoint_dir(name: str, directory: Path | str | None = None) -> Path:
+    """Where the shipped model ``name`` lives (``directory`` overrides data/checkpoints/08/)."""
+    return Path(CHECKPOINT_DIR if directory is None else directory) / name
+
+
+def build_lm(name: str) -> CourseGPT:
+    """A fresh (untrained) GPT of recipe ``name`` over the course vocabulary."""
+    config, recipe = _lm_recipe(name)
+    return CourseGPT.for_vocab(course_vocab(), seed=recipe["seed"], **config)
+
+
+def train_lm(name: str = "gpt_lm", *, steps: int | None = None, progress: bool = True):
+    """Train the GPT ``name`` by its recipe (``steps`` overrides the recipe's); return (model, history)."""
+    config, recipe = _lm_recipe(name)
+    model = build_lm(name)
+    batches = lm.batch_stream(train_ids(), course_vocab(), batch_size=recipe["batch_size"], seed=recipe["seed"])
+    history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
+                    clip_grad_norm=recipe.get("clip_grad_norm"), progress=progress, description=name)  # fmt: skip
+    return model, history
+
+
+def valid_perplexity(model: torch.nn.Module) -> float:
+    """The model's perplexity on the validation split."""
+    return lm.evaluate(model, course_vocab(), corpus.load_split("valid")).perplexity
+
+
+def build_lm_checkpoint(name: str, directory: Path | str | None = None) -> dict:
+    """Train the GPT ``name`` by its recipe and save it; return its config (with time and score)."""
+    config, recipe = _lm_recipe(name)
+    start = time.perf_counter()
+    model, history = train_lm(name, progress=False)
+    seconds = time.perf_counter() - start
+    saved = {"kind": "gpt", "model": model.config(), "recipe": recipe, "train_seconds": round(seconds, 1),
+             "torch_threads": torch.get_num_threads(), "final_train_loss": history.final_loss,
+             "valid_perplexity": valid_perplexity(model)}  # fmt: skip
+    save_checkpoint(model, checkpoint_dir(name, directory), saved)
+    return saved
+
+
+def _existing_dir(name: str, directory) -> Path:
+    _lm_recipe(name)
+    path = checkpoint_dir(name, directory)
+    if not path.is_dir():
+        raise CourseInputError(f"{path} is missing; make it with `{COMMAND} {name}`")
+    return path
+
+
+def load_lm(name: str = "gpt_lm", directory: Path | str | None = None) -> CourseGPT:
+    """A shipped GPT language model, in eval mode; the checkpoint's checksums are verified first."""
+    model, _ = load_checkpoint(_existing_dir(name, directory), lambda saved: CourseGPT.from_config(saved["model"]))
+    return model.eval()
+
+
+def lm_checkpoint_config(name: str = "gpt_lm", directory: Path | str | None = None) -> dict:
+    """The config.json of a shipped GPT: model arguments, recipe, train_seconds, torch_threads, valid_perplexity."""
+    return json.loads((_existing_dir(name, directory) / CONFIG_FILE).read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------- positions beyond the training lengths
+
+POSITION_LENGTH = 8  # training sentences are cut to their first 8 tokens (<s> and seven words)
+POSITION_MODEL = {"d_model": 64, "heads": 4, "layers": 2, "d_ff": 128, "max_len": 64}
+POSITION_TRAINING = {"steps": 800, "batch_size": 64, "lr": 3e-3, "seed": 0, "clip_grad_norm": 1.0,
+                     "length": POSITION_LENGTH}  # fmt: skip
+POSITION_RECIPES = {f"positions_{kind}": {"positions": kind, **POSITION_MODEL} for kind in POSITIONS}
+
+
+def train_position_lm(name: str, *, steps: int | None = None, progress: bool = True):
+    """Train the ``PositionLM`` ``name`` on sentences cut to ``POSITION_LENGTH`` tokens; return (model, history)."""
+    if name not in POSITION_RECIPES:
+        raise CourseInputError(f"unknown position model {name!r}; the models are {', '.join(POSITION_RECIPES)}")
+    recipe = POSITION_TRAINING
+    model = PositionLM(len(course_vocab()), seed=recipe["seed"], **POSITION_RECIPES[name])
+    batches = cropped_batches(train_ids(), course_vocab(), length=recipe["length"], batch_size=recipe["batch_size"],
+                              seed=recipe["seed"])  # fmt: skip
+    history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
+                    clip_grad_norm=recipe["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
+    return model, history
+
+
+def build_position_checkpoint(name: str, directory: Path | str | None = None) -> dict:
+    """Train the position model ``name`` by its recipe and save it; return its config."""
+    start = time.perf_counter()
+    model, history = train_position_lm(name)
+    saved = {"model": model.config(), "recipe": POSITION_TRAINING, "train_seconds": round(time.perf_counter() - start, 1),
+             "torch_threads": torch.get_num_threads(), "final_train_loss": history.final_loss}  # fmt: skip
+    save_checkpoint(model, checkpoint_dir(name, directory), saved)
+    return saved
+
+
+def load_position_lm(kind: str, directory: Path | str | None = None) -> PositionLM:
+    """The shipped ``PositionLM`` with ``kind`` positions ("learned", "sinusoidal" or "none"), in eval mode."""
+    name = f"positions_{kind}"
+    if name not in POSITION_RECIPES:
+        raise CourseInputError(f"unknown kind of positions {kind!r}; the kinds are {', '.join(POSITIONS)}")
+    path = checkpoint_dir(name, directory)
+    if not path.is_dir():
+        raise CourseInputError(f"{path} is missing; make it with `{COMMAND} {name}`")
+    model, _ = load_checkpoint(path, lambda saved: PositionLM(**saved["model"]))
+    return model
+
+
+# name -> a function that trains and saves that model into a folder (None: data/checkpoints/08/)
+BUILDERS: dict[str, Callable[[Path | None], dict]] = {
+    **{name: (lambda directory, name=name: build_lm_checkpoint(name, directory)) for name in LM_RECIPES},
+    **{name: (lambda directory, name=name: build_translation_checkpoint(name, directory)) for name in TRANSLATION_RECIPES},
+    **{name: (lambda directory, name=name: build_position_checkpoint(name, directory)) for name in POSITION_RECIPES},
+}
+
+
+def main(argv=None) -> None:
+    """Command line: train and save the named models (default: all)."""
+    parser = argparse.ArgumentParser(description="Train and save notebook 08's transformer models.")
+    parser.add_argument("names", nargs="*", help=f"any of {', '.join(BUILDERS)} (default: all)")
+    parser.add_argument("--out", type=Path, default=None, help="folder (default: data/checkpoints/08/)")
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.names if name not in BUILDERS]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; the models are {', '.join(BUILDERS)}")
+    # The course's reference machine has 2 cores; on a busy machine set OMP_NUM_THREADS=1 (see lm_checkpoints).
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 2))
+    for name in args.names or list(BUILDERS):
+        saved = BUILDERS[name](args.out)
+        scores = {k: round(v, 4) for k, v in saved.items() if k.startswith("valid_")}
+        print(f"{name}: {saved['train_seconds']} s, {torch.get_num_threads()} thread(s), {scores}")
+
+
+if __name__ == "__main__":
+    main()
