@@ -721,8 +721,8 @@ print(f"that head is not in the first layer: {best_layer > 0}")
 # %% [markdown]
 # One head of the second layer does what the lecture's picture of "it → animal" suggests: from the verb's position it
 # puts nearly all its attention on the subject and next to none on the nouns in between. It sits in the second
-# layer: its queries and keys are built from the first layer's outputs, which already mix each word with its
-# neighbours, so "the subject" can be something it looks for rather than a word it happens to match.
+# layer, whose queries and keys are computed from the first layer's outputs (each word already mixed with its
+# context), not from the words alone.
 #
 # ### "Self-attention treats far away words similar to those close"
 #
