@@ -38,6 +38,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lm_bench  # noqa: E402  (benchmarks/lm_bench.py)
 import rnn_bench  # noqa: E402  (benchmarks/rnn_bench.py)
+import transformer_bench  # noqa: E402  (benchmarks/transformer_bench.py)
 import translation_bench  # noqa: E402  (benchmarks/translation_bench.py)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -357,6 +358,8 @@ def target_rows(results: dict) -> list[tuple[str, str, str]]:
         rows.append((target, measured, _status(ok)))
     for target, measured, ok in rnn_bench.target_rows(results.get("recurrent", {})):
         rows.append((target, measured, _status(ok)))
+    for target, measured, ok in transformer_bench.target_rows(results.get("transformer", {})):
+        rows.append((target, measured, _status(ok)))
     imports = results.get("import")
     if imports:
         extra = imports["course_utils_over_torch_s"]
@@ -438,6 +441,8 @@ def markdown(results: dict) -> str:
         lines += rnn_bench.markdown(results["recurrent"])
     if results.get("translation"):
         lines += translation_bench.markdown(results["translation"])
+    if results.get("transformer"):
+        lines += transformer_bench.markdown(results["transformer"])
     rows = target_rows(results)
     failed = sum(status == "FAIL" for _, _, status in rows)
     lines += ["## Targets", "", f"{len(rows) - failed} of {len(rows)} rows pass.", "", "| target | measured | status |", "|---|---:|---|"]
@@ -489,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         results["language"] = lm_bench.run(args.retrain)
         results["recurrent"] = rnn_bench.run(args.retrain)
         results["translation"] = translation_bench.run(args.retrain)
+        results["transformer"] = transformer_bench.run()
     json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     args.output.write_text(markdown(results) + kept_sections(args.output), encoding="utf-8")
     failed = [target for target, _, status in target_rows(results) if status == "FAIL"]

@@ -2,7 +2,6 @@
 batched one, masks, and the claims measured on the shipped checkpoint."""
 from __future__ import annotations
 
-import math
 
 import pytest
 import torch
@@ -23,23 +22,7 @@ from course_utils.validation import CourseInputError
 D, HEADS, FFN = 16, 4, 24
 
 
-@pytest.fixture(scope="module")
-def vocabs():
-    return vocabularies()
-
-
-@pytest.fixture(scope="module")
-def test_pairs():
-    return parallel.load("test")
-
-
-@pytest.fixture(scope="module")
-def padded_batch(vocabs, test_pairs):
-    """Four pairs of different source and target lengths: padding on both sides."""
-    by_length = sorted(test_pairs[:200], key=lambda p: len(p.source))
-    chosen = [by_length[0], by_length[-1], by_length[60], by_length[140]]
-    assert len({len(p.source) for p in chosen}) == 4
-    return s2s.make_batch(chosen, *vocabs)
+from test_seq2seq import padded_batch, test_pairs, vocabs  # noqa: E402, F401  (the same fixtures as notebook 07's tests)
 
 
 def tiny_model(vocabs, *, seed=0, layers=2, dtype=torch.float64):

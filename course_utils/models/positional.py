@@ -14,7 +14,6 @@ does at lengths it never saw.
 """
 from __future__ import annotations
 
-import math
 
 import torch
 from torch import nn

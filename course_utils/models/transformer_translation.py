@@ -22,10 +22,8 @@ the keys and values of the words already read (a KV cache) instead of re-reading
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +39,7 @@ from course_utils.models import translation_metrics as metrics
 from course_utils.models.attention import MultiHeadAttention, causal_mask
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.models.positional import sinusoidal_positions
-from course_utils.models.translation_checkpoints import scores, vocabularies
+from course_utils.models.translation_checkpoints import trained_record, vocabularies
 from course_utils.training import train
 from course_utils.validation import CourseInputError, check_int, check_number
 
@@ -297,11 +295,7 @@ def build_translation_checkpoint(name: str, directory: Path | str | None = None)
     """Train ``name`` and save it to ``data/checkpoints/08/<name>/``; return its config (time, validation scores)."""
     start = time.perf_counter()
     model, history = train_translator(name)
-    seconds = time.perf_counter() - start
-    valid = scores(model, parallel.load("valid"))
-    saved = {"model": TRANSLATION_RECIPES[name], "recipe": TRAINING, "train_seconds": round(seconds, 1),
-             "final_train_loss": history.final_loss, "torch_threads": torch.get_num_threads(),
-             **{f"valid_{key}": value for key, value in valid.items()}}  # fmt: skip
+    saved = trained_record(model, history, TRANSLATION_RECIPES[name], TRAINING, time.perf_counter() - start)
     save_checkpoint(model, Path(directory or TRANSFORMER_DIR) / name, saved)
     return saved
 

@@ -94,13 +94,17 @@ def build_checkpoint(name: str, directory: Path | None = None) -> dict:
     """Train ``name`` and save it; return its config (with time and validation scores)."""
     start = time.perf_counter()
     model, history = train_model(name)
-    seconds = time.perf_counter() - start
-    valid = scores(model, parallel.load("valid"))
-    saved = {"model": RECIPES[name], "recipe": TRAINING, "train_seconds": round(seconds, 1),
-             "final_train_loss": history.final_loss, "torch_threads": torch.get_num_threads(),
-             **{f"valid_{key}": value for key, value in valid.items()}}  # fmt: skip
+    saved = trained_record(model, history, RECIPES[name], TRAINING, time.perf_counter() - start)
     save_checkpoint(model, Path(directory or TRANSLATION_DIR) / name, saved)
     return saved
+
+
+def trained_record(model, history, model_config: dict, training: dict, seconds: float) -> dict:
+    """A translator's config.json: its arguments, the recipe, time, threads and validation scores."""
+    valid = scores(model, parallel.load("valid"))
+    return {"model": model_config, "recipe": training, "train_seconds": round(seconds, 1),
+            "final_train_loss": history.final_loss, "torch_threads": torch.get_num_threads(),
+            **{f"valid_{key}": value for key, value in valid.items()}}  # fmt: skip
 
 
 def load_translator(name: str, directory: Path | str | None = None) -> s2s.Seq2Seq:

@@ -159,6 +159,17 @@ def upright_words(words: tuple[str, ...], cell: int, size_px: int, height: int) 
     return strip.rotate(90, expand=True)  # (height, len(words) * cell)
 
 
+def paste_colour_bar(picture: Image.Image, lut: np.ndarray, x: int, top: int, height: int, px: int,
+                     font: ImageFont.FreeTypeFont) -> None:  # fmt: skip
+    """A vertical colour ramp ``lut`` (256, 4) from weight 1 (top) to 0, ``px`` wide, numbered at both ends."""
+    height = max(height, 3 * px)
+    ramp = lut[np.linspace(255, 0, height).astype(np.intp)][:, None, :]  # (height, 1, 4)
+    picture.paste(Image.fromarray(np.repeat(ramp, px, axis=1), "RGBA"), (x, top))
+    pen = ImageDraw.Draw(picture)
+    for value, y in ((1, top), (0, top + height)):
+        pen.text((x + round(1.3 * px), y), str(value), fill="black", font=font, anchor="lm")
+
+
 def _rgb(name: str) -> tuple[int, int, int]:
     return tuple(round(255 * c) for c in to_rgb(name))
 

@@ -32,7 +32,7 @@ from course_utils.lecture import font_px
 from course_utils.models import translation_metrics as metrics
 from course_utils.models.seq2seq import Seq2Seq
 from course_utils.validation import CourseInputError, check_choice, check_int
-from course_utils.widgets.next_word_demo import pillow_font, unknown_words_message, upright_words
+from course_utils.widgets.next_word_demo import pillow_font, paste_colour_bar, unknown_words_message, upright_words
 from course_utils.widgets.sequence_demo import PaintedDemo
 from course_utils.widgets.widget_kit import labelled
 
@@ -205,11 +205,7 @@ class TranslationPainter:
 
     def _colour_bar(self, picture: Image.Image, pen: ImageDraw.ImageDraw, x: int, height: int) -> None:
         """A vertical ramp from weight 1 (top) to 0, numbered at both ends."""
-        height = max(height, 3 * self.px)
-        ramp = self.lut[np.linspace(255, 0, height).astype(np.intp)][:, None, :]  # (height, 1, 4)
-        picture.paste(Image.fromarray(np.repeat(ramp, self.px, axis=1), "RGBA"), (x, self.grid_top))
-        for value, y in ((1, self.grid_top), (0, self.grid_top + height)):
-            pen.text((x + round(1.3 * self.px), y), str(value), fill="black", font=self.font, anchor="lm")
+        paste_colour_bar(picture, self.lut, x, self.grid_top, height, self.px, self.font)
 
     def _key(self, pen: ImageDraw.ImageDraw) -> None:
         """What the marks and colours mean, along the bottom."""
