@@ -176,11 +176,12 @@ def run(retrain: bool = False) -> dict:
     return results
 
 
-def write_section(path: Path, lines: list[str]) -> None:
-    """Replace this script's section of ``path`` (or put it before "## Targets", else at the end)."""
+def write_section(path: Path, lines: list[str], heading: str = SECTION) -> None:
+    """Replace the section that starts with ``heading`` (this script's by default) in ``path``,
+    or put it before "## Targets", else at the end."""
     text = path.read_text(encoding="utf-8")
     block = "\n".join(lines) + "\n"
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |^<!-- |\Z)", re.S | re.M)
+    pattern = re.compile(re.escape(heading) + r".*?(?=^## |^<!-- |\Z)", re.S | re.M)
     if pattern.search(text):
         text = pattern.sub(lambda _: block, text, count=1)
     elif "\n## Targets" in text:
