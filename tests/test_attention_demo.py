@@ -392,3 +392,11 @@ def test_the_default_demo_loads_the_shipped_gpt(vocab):
     maps = attention_maps(load_lm("gpt_lm"), ids_of(vocab, GOAT)).numpy()  # (L, H, T, T)
     assert demo.layers == maps.shape[0] and demo.heads == maps.shape[1]
     assert np.allclose(demo.shown["weights"], maps[0, 0], atol=1e-6)
+
+
+def test_the_explorer_can_open_on_a_chosen_layer_and_head(model, vocab):
+    demo = AttentionDemo(model, vocab, layer=1, head=3)
+    assert (demo.controls["layer"].value, demo.controls["head"].value) == (1, 3)
+    assert demo.last_error is None and demo.renders == 1
+    with pytest.raises(CourseInputError, match="head"):
+        AttentionDemo(model, vocab, head=4)

@@ -594,7 +594,7 @@ class AttentionDemo(PaintedDemo):
     holds the tokens (with <s>), the (T, T) weights drawn and the settings.
     """
 
-    def __init__(self, model=None, vocab=None, *, sentence: str = next(iter(EXAMPLES))):
+    def __init__(self, model=None, vocab=None, *, sentence: str = next(iter(EXAMPLES)), layer: int = 0, head: int = 0):
         from course_utils.language.text_pipeline import Vocab
         from course_utils.models.lm_checkpoints import course_vocab
 
@@ -610,6 +610,8 @@ class AttentionDemo(PaintedDemo):
         if not isinstance(sentence, str):
             raise CourseInputError(f"sentence must be a string, got {type(sentence).__name__}")
         self.layers, self.heads = len(self.scratch.blocks), self.scratch.blocks[0].n_head
+        layer = check_int("layer (counted from 0)", layer, minimum=0, maximum=self.layers - 1)
+        head = check_int("head (counted from 0)", head, minimum=0, maximum=self.heads - 1)
         self._cache: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
         self._tokens: tuple[str, ...] = ()  # the tokens the "from" list was made for
         self.shown: dict = {}
@@ -621,10 +623,10 @@ class AttentionDemo(PaintedDemo):
             "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
                                      placeholder="a sentence of the course language; Enter to read it",
                                      layout=widgets.Layout(width="44em")),  # fmt: skip
-            "layer": widgets.ToggleButtons(options=[(str(n + 1), n) for n in range(self.layers)], value=0,
+            "layer": widgets.ToggleButtons(options=[(str(n + 1), n) for n in range(self.layers)], value=layer,
                                            description="layer"),  # fmt: skip
             "head": widgets.ToggleButtons(options=[*((str(n + 1), n) for n in range(self.heads)),
-                                                   ("mean of heads", MEAN_OF_HEADS)], value=0, description="head",
+                                                   ("mean of heads", MEAN_OF_HEADS)], value=head, description="head",
                                          style={"button_width": "auto"}),
             "view": widgets.ToggleButtons(options=["heatmap", "arcs"], value="heatmap", description="view"),
             "mask": widgets.Checkbox(value=True, description="causal mask", indent=False),

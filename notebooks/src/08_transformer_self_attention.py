@@ -128,7 +128,7 @@ for fixed in range(len(slide.FIXES) + 1):
     result = run.error.splitlines()[0] if run.error else f"runs, output {tuple(run.output.shape)}"
     print(f"{what}\n    → {result}")
     for warning in run.warnings:
-        print(f"    ⚠ warning: {warning.split('.')[0]}")
+        print(f"    ⚠ warning: {warning.split('. ')[0]}")
 
 # %% [markdown]
 # Two of the bugs raise no error at all, which makes them the dangerous ones:
@@ -550,7 +550,7 @@ test_pairs = parallel.load("test")
 head_aer = tt.head_aer(translators["transformer"], test_pairs)  # (L, H)
 rnn_aer = {label: tanalysis.attention_aer(translators[label], test_pairs) for label in ("GRU + additive", "GRU + dot")}
 for layer, row in enumerate(head_aer.tolist()):
-    print(f"decoder layer {layer}: AER per head " + "  ".join(f"{a:.3f}" for a in row))
+    print(f"decoder layer {layer + 1}: AER of heads 1–{len(row)} " + "  ".join(f"{a:.3f}" for a in row))
 for label, value in rnn_aer.items():
     print(f"{label}: AER {value:.3f}")
 
@@ -700,14 +700,15 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 3.2))
 for ax, key, title in ((axes[0], "subject", "attention on the subject"),
                        (axes[1], "attractor_mean", "attention per attractor noun")):  # fmt: skip
     image = ax.imshow(heads[key], cmap="viridis", vmin=0, vmax=float(heads["subject"].max()))
-    ax.set(xticks=range(H), yticks=range(L), xlabel="head", ylabel="layer", title=title)
+    ax.set(xticks=range(H), xticklabels=range(1, H + 1), yticks=range(L), yticklabels=range(1, L + 1), xlabel="head",
+           ylabel="layer", title=title)  # fmt: skip
     for layer in range(L):
         for head in range(H):
             ax.text(head, layer, f"{heads[key][layer, head]:.2f}", ha="center", va="center", color="w", fontsize=9)
 fig.colorbar(image, ax=axes)
 plt.show()
 best_layer, best_head = heads["best_head"]
-print(f"{heads['items']} items; best subject head: layer {best_layer}, head {best_head}: "
+print(f"{heads['items']} items; best subject head: layer {best_layer + 1}, head {best_head + 1}: "
       f"{heads['subject'][best_layer, best_head]:.2f} on the subject against "
       f"{heads['attractor_mean'][best_layer, best_head]:.2f} per attractor")
 
@@ -735,7 +736,7 @@ by_distance = tlm.subject_attention_by_distance(gpt, vocab, agreement, head=head
 fig, ax = plt.subplots(figsize=(7, 3.2))
 ax.plot(list(by_distance), list(by_distance.values()), "o-")
 ax.set(xlabel="tokens between the subject and the verb's position", ylabel="attention on the subject", ylim=(0, 1),
-       title=f"Layer {best_layer}, head {best_head}")  # fmt: skip
+       title=f"Layer {best_layer + 1}, head {best_head + 1}")  # fmt: skip
 plt.show()
 print("  ".join(f"d={d}: {a:.2f}" for d, a in by_distance.items()))
 
@@ -840,10 +841,12 @@ qkv_demo.box
 
 # %% [markdown]
 # **Attention explorer.** Pick a sentence, a layer and a head of the shipped GPT: the attention as a heatmap or as
-# arcs over the words. The agreement sentences show the subject heads of section 10 at work.
+# arcs over the words. It opens on section 10's subject head and an agreement sentence, with the row of the word that
+# predicts the verb outlined: move *head* to see the other heads read the same sentence differently. Switch the
+# causal mask off to see what the same queries and keys would do if they could read ahead.
 
 # %%
-attention_demo = AttentionDemo()
+attention_demo = AttentionDemo(layer=best_layer, head=best_head)  # opens on section 10's subject head
 attention_demo.box
 
 # %% [markdown]
