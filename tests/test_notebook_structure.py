@@ -90,6 +90,9 @@ REQUIRED_SLIDE_CHECKS = [
     ("05", r"\\sigma"),  # the CMU RNN equation written with σ, implemented with tanh
     ("05", r"the log is gone"),  # the average loss without its log
     ("05", r"most likely next event"),  # "generate the most likely next event by sampling"
+    ("08", r"3 boxes"),  # the Thinking/Machines vectors drawn with 3 boxes, divided by √64
+    ("08", r"Self-Attention in PyTorch"),  # the slide's class that does not run
+    ("08", r"Easy to parallelize"),  # "entire layer can be computed at once", measured on a CPU
 ]
 
 
