@@ -211,21 +211,28 @@ def measured_crossover(rows: list[dict], slower: str = "attention_s", faster: st
 # ---------------------------------------------------------------- whole language models, training
 
 
+COMPARISON_LAYERS = 3  # the GPT compared with the LSTM: gpt_lm's shape, one more layer (similar parameter count)
+
+
 def comparison_models(vocab: Vocab, *, attentions=("eager",)) -> dict[str, nn.Module]:
     """Notebook 06's LSTM LM and notebook 08's GPT (one per attention kernel), untrained: label → model.
 
-    The LSTM: ``RecurrentLM(cell="lstm", embed_dim=64, hidden_dim=128)``. The GPT:
-    ``transformer_checkpoints.build_lm("gpt_lm")``, a ``CourseGPT`` (3 layers, width 64, 4 heads, tied
-    embeddings); each of ``attentions`` is "eager" (the notebook's: it returns the weights) or "sdpa" (fused).
+    The LSTM: ``RecurrentLM(cell="lstm", embed_dim=64, hidden_dim=128)`` (217,058 parameters). The GPT: the
+    shipped ``gpt_lm``'s shape (width 64, 4 heads, tied embeddings) with ``COMPARISON_LAYERS`` = 3 layers instead
+    of 2, so that its size (197,312) is close to the LSTM's; each of ``attentions`` is "eager" (the notebook's: it
+    returns the weights) or "sdpa" (fused).
     """
-    from course_utils.models.transformer_checkpoints import build_lm  # here: the layer timings need no GPT
+    from course_utils.models.transformer_checkpoints import LM_RECIPES  # here: the layer timings need no GPT
+    from course_utils.models.transformer_lm import CourseGPT
 
     if isinstance(attentions, str) or not attentions:
         raise CourseInputError(f"attentions must be a list of kernels, e.g. ['eager', 'sdpa']; got {attentions!r}")
     attentions = [check_choice("each attention", kind, ("eager", "sdpa")) for kind in attentions]
     if not isinstance(vocab, Vocab):
         raise CourseInputError(f"vocab must be lm_checkpoints.course_vocab(); got {type(vocab).__name__}")
-    gpts = {kind: build_lm("gpt_lm") for kind in attentions}  # the same weights (the recipe's seed) each
+    shape, recipe = LM_RECIPES["gpt_lm"]
+    shape = {**shape, "n_layer": COMPARISON_LAYERS}
+    gpts = {kind: CourseGPT.for_vocab(vocab, seed=recipe["seed"], **shape) for kind in attentions}  # the same weights
     size = gpts[attentions[0]].vocab_size
     if len(vocab) != size:
         raise CourseInputError(f"the GPT reads the course vocabulary ({size} words); this vocab has {len(vocab)}")

@@ -804,8 +804,9 @@ for row in rows:
 print(f"measured crossover (attention slower from here on): n = {cost.measured_crossover(rows)}")
 
 # %% [markdown]
-# **Training throughput.** Notebook 08's GPT against notebook 06's LSTM LM at a similar size, training tokens per
-# second on course-language batches, with one thread and with every thread this machine gives torch:
+# **Training throughput.** Notebook 06's LSTM LM against a GPT of a similar size (section 10's shape with a third
+# layer, untrained), training tokens per second on course-language batches, with one thread and with every thread
+# this machine gives torch:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
