@@ -33,14 +33,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
-from course_utils.language import parallel
 from course_utils.models import seq2seq as s2s
 from course_utils.models import translation_metrics as metrics
 from course_utils.models.attention import MultiHeadAttention, causal_mask
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.models.positional import sinusoidal_positions
-from course_utils.models.translation_checkpoints import trained_record, vocabularies
-from course_utils.training import train
+from course_utils.models.translation_checkpoints import train_on_passages, trained_record, vocabularies
 from course_utils.validation import CourseInputError, check_int, check_number
 
 Tensor = torch.Tensor
@@ -283,12 +281,7 @@ def train_translator(name: str, *, steps: int | None = None, progress: bool = Tr
     """Train recipe ``name`` on notebook 07's batches (``steps`` overrides the recipe); return (model, history)."""
     torch.manual_seed(TRAINING["seed"])
     model = build_translator(TRANSLATION_RECIPES[_check_name(name)])
-    source_vocab, target_vocab = vocabularies()
-    batches = s2s.batch_stream(parallel.load("train"), source_vocab, target_vocab,
-                               batch_size=TRAINING["batch_size"], seed=TRAINING["seed"])  # fmt: skip
-    history = train(model, batches, steps=steps or TRAINING["steps"], lr=TRAINING["lr"], schedule="cosine",
-                    clip_grad_norm=TRAINING["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
-    return model, history
+    return model, train_on_passages(model, TRAINING, name=name, steps=steps, progress=progress)
 
 
 def build_translation_checkpoint(name: str, directory: Path | str | None = None) -> dict:

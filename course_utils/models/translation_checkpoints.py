@@ -72,12 +72,16 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True) -
         raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(RECIPES)}")
     torch.manual_seed(TRAINING["seed"])
     model = build_model(RECIPES[name])
+    return model, train_on_passages(model, TRAINING, name=name, steps=steps, progress=progress)
+
+
+def train_on_passages(model, training: dict, *, name: str, steps: int | None = None, progress: bool = True):
+    """Train any translator on the training passages by ``training``'s recipe (``steps`` overrides it); the history."""
     source_vocab, target_vocab = vocabularies()
     batches = s2s.batch_stream(parallel.load("train"), source_vocab, target_vocab,
-                               batch_size=TRAINING["batch_size"], seed=TRAINING["seed"])  # fmt: skip
-    history = train(model, batches, steps=steps or TRAINING["steps"], lr=TRAINING["lr"], schedule="cosine",
-                    clip_grad_norm=TRAINING["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
-    return model, history
+                               batch_size=training["batch_size"], seed=training["seed"])  # fmt: skip
+    return train(model, batches, steps=steps or training["steps"], lr=training["lr"], schedule="cosine",
+                 clip_grad_norm=training["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
 
 
 def scores(model: s2s.Seq2Seq, pairs) -> dict[str, float]:
