@@ -67,10 +67,13 @@ def test_shapes_and_loss_follow_the_lm_interface(cell, impl, num_layers):
 @pytest.mark.parametrize("cell, impl, num_layers", VARIANTS)
 @pytest.mark.parametrize("t", [0, 4, T - 2])
 def test_logits_at_t_depend_only_on_tokens_up_to_t(cell, impl, num_layers, t):
-    model = small(cell, impl, num_layers)
-    idx = random_idx()
+    assert_causal(small(cell, impl, num_layers), random_idx(), V, t)
+
+
+def assert_causal(model, idx, vocab_size: int, t: int) -> None:
+    """Changing the tokens after position t leaves the logits up to t exactly as they were, and changes the rest."""
     changed = idx.clone()
-    changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % V
+    changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % vocab_size
     before, after = model(idx)[0], model(changed)[0]
     assert torch.equal(before[:, : t + 1], after[:, : t + 1])
     assert not torch.allclose(before[:, t + 1 :], after[:, t + 1 :])

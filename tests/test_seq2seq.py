@@ -53,15 +53,20 @@ def random_attention_inputs(dtype=torch.float32, seed=0):
     return queries, keys, mask
 
 
-def step_by_step(model, batch):
-    """Log-probabilities (B, T, V) of the scratch per-step loop under teacher forcing, and the weights."""
+def step_loop(model, batch):
+    """The per-step decoder under teacher forcing: log-probabilities (B, T, V), weights (B, T, S) or None, last state."""
     state = model.start(batch.source)
     log_probs, weights = [], []
     for t in range(batch.target_in.shape[1]):
         step_log_probs, state, step_weights = model.step(state, batch.target_in[:, t])
         log_probs.append(step_log_probs)
         weights.append(step_weights)
-    return torch.stack(log_probs, dim=1), (None if weights[0] is None else torch.stack(weights, dim=1))
+    return torch.stack(log_probs, dim=1), (None if weights[0] is None else torch.stack(weights, dim=1)), state
+
+
+def step_by_step(model, batch):
+    """Log-probabilities (B, T, V) of the scratch per-step loop under teacher forcing, and the weights."""
+    return step_loop(model, batch)[:2]
 
 
 # --- attention, from scratch ----------------------------------------------------------------------

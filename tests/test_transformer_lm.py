@@ -29,6 +29,8 @@ from course_utils.models.transformer_lm import (
     subject_attention_by_distance,
 )
 
+from test_recurrent_lm import assert_causal  # noqa: E402  (one causality check for every causal LM)
+
 V, B, T = 23, 3, 9
 
 
@@ -80,13 +82,7 @@ def test_same_seed_same_weights_and_config_round_trip():
 @pytest.mark.parametrize("make", [small, lambda: ScratchGPT.from_hf(small())], ids=["hf", "scratch"])
 @pytest.mark.parametrize("t", [0, 4, T - 2])
 def test_logits_at_t_depend_only_on_tokens_up_to_t(make, t):
-    model = make()
-    idx = random_idx()
-    changed = idx.clone()
-    changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % V
-    before, after = model(idx)[0], model(changed)[0]
-    assert torch.equal(before[:, : t + 1], after[:, : t + 1])
-    assert not torch.allclose(before[:, t + 1 :], after[:, t + 1 :])
+    assert_causal(make(), random_idx(), V, t)
 
 
 def test_right_padding_leaves_the_real_positions_alone(gpt):

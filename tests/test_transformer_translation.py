@@ -22,7 +22,7 @@ from course_utils.validation import CourseInputError
 D, HEADS, FFN = 16, 4, 24
 
 
-from test_seq2seq import padded_batch, test_pairs, vocabs  # noqa: E402, F401  (the same fixtures as notebook 07's tests)
+from test_seq2seq import padded_batch, step_loop, test_pairs, vocabs  # noqa: E402, F401  (the same fixtures as notebook 07's tests)
 
 
 def tiny_model(vocabs, *, seed=0, layers=2, dtype=torch.float64):
@@ -67,17 +67,6 @@ def random_inputs(dtype, seed=2):
     y, memory = torch.randn(B, T, D, generator=g, dtype=dtype), torch.randn(B, S, D, generator=g, dtype=dtype)
     mask = torch.arange(S)[None, :] < torch.tensor([7, 4, 1])[:, None]  # (B, S)
     return y, memory, mask
-
-
-def step_by_step(model, batch):
-    """Log-probabilities (B, T, V) and weights (B, T, S) of the KV-cache loop under teacher forcing."""
-    state = model.start(batch.source)
-    log_probs, weights = [], []
-    for t in range(batch.target_in.shape[1]):
-        step_log_probs, state, step_weights = model.step(state, batch.target_in[:, t])
-        log_probs.append(step_log_probs)
-        weights.append(step_weights)
-    return torch.stack(log_probs, dim=1), torch.stack(weights, dim=1), state
 
 
 # --- the layers against torch's ---------------------------------------------------------------------
@@ -165,7 +154,7 @@ def test_shapes_of_logits_loss_and_cross_attention(vocabs, padded_batch):
 def test_the_kv_cache_decoder_equals_the_teacher_forced_forward(vocabs, padded_batch):
     model = tiny_model(vocabs)
     logits, _, weights = model(padded_batch, return_attention=True)
-    log_probs, step_weights, state = step_by_step(model, padded_batch)
+    log_probs, step_weights, state = step_loop(model, padded_batch)
     assert (log_probs - torch.log_softmax(logits, -1)).abs().max() <= 1e-10
     assert (step_weights - weights).abs().max() <= 1e-10
     assert torch.equal(state.prefix, padded_batch.target_in)
