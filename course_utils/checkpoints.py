@@ -42,7 +42,13 @@ def save_checkpoint(model: torch.nn.Module, directory, config: dict) -> Path:
         raise CourseInputError(f"config must hold only JSON values (numbers, strings, lists, dicts): {err}") from None
     save_model(model, str(directory / WEIGHTS_FILE))
     (directory / CONFIG_FILE).write_text(config_text + "\n", encoding="utf-8")
-    lines = [f"{sha256_of(directory / name)}  {name}" for name in (WEIGHTS_FILE, CONFIG_FILE)]
+    return write_manifest(directory, (WEIGHTS_FILE, CONFIG_FILE))
+
+
+def write_manifest(directory, names) -> Path:
+    """Write ``manifest.sha256`` for the files ``names`` in ``directory`` (``verify_checkpoint`` checks it)."""
+    directory = Path(directory)
+    lines = [f"{sha256_of(directory / name)}  {name}" for name in names]
     (directory / MANIFEST_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return directory
 

@@ -8,7 +8,9 @@ notebook is the Colab set-up cell from ``course_utils.colab``.
     python scripts/build_notebooks.py 02         # only notebooks whose name starts with 02
     python scripts/build_notebooks.py --no-run   # build without executing (outputs empty)
 
-The stored outputs come from one clean top-to-bottom run in full mode.
+The stored outputs come from one clean top-to-bottom run in full mode. They never keep third-party
+JavaScript: an offline bertviz view (``course_utils.widgets.bertviz_offline``, about 350 KB of inlined d3 and
+jQuery) is replaced by a one-line note; the reader re-runs the cell to see it.
 """
 from __future__ import annotations
 
@@ -27,6 +29,11 @@ sys.path.insert(0, str(ROOT))
 from course_utils.colab import setup_cell_source  # noqa: E402
 
 KERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+# bertviz_offline.MARKER opens every offline view; the others are d3's, jQuery's and bertviz's own headers.
+BERTVIZ_MARKER = "<!-- course bertviz offline -->"
+THIRD_PARTY_JS = (BERTVIZ_MARKER, "https://d3js.org", "jQuery JavaScript Library", "jquery.org/license",
+                  "Transformer Visualization D3 javascript code")  # fmt: skip
+VIEW_NOTE = "(bertviz view: not stored in the file; run this cell to see it.)"
 
 
 def parse_cells(text: str) -> list[nbformat.NotebookNode]:
@@ -73,6 +80,21 @@ def execute(notebook: nbformat.NotebookNode, workdir: Path, timeout: int) -> Non
     client.execute()
 
 
+def strip_inlined_js(notebook: nbformat.NotebookNode) -> int:
+    """Replace each output that carries d3, jQuery or bertviz's JS with ``VIEW_NOTE``; return how many were replaced."""
+    replaced = 0
+    for cell in notebook.cells:
+        for index, output in enumerate(cell.get("outputs", [])):
+            values = [value for value in output.get("data", {}).values() if isinstance(value, (str, list))]
+            text = "".join("".join(value) if isinstance(value, list) else value for value in values)
+            if any(signature in text for signature in THIRD_PARTY_JS):
+                cell.outputs[index] = nbformat.v4.new_output(
+                    "display_data", data={"text/markdown": VIEW_NOTE, "text/plain": VIEW_NOTE}
+                )
+                replaced += 1
+    return replaced
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prefixes", nargs="*", help="only notebooks whose names start with these")
@@ -85,6 +107,7 @@ def main() -> None:
         notebook = build(source)
         if not args.no_run:
             execute(notebook, NOTEBOOKS, args.timeout)
+            strip_inlined_js(notebook)
         target = NOTEBOOKS / f"{source.stem}.ipynb"
         nbformat.write(notebook, target)
         print(f"wrote {target.relative_to(ROOT)}")

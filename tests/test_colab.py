@@ -108,13 +108,15 @@ def test_on_colab_only_the_lacking_packages_are_installed_and_colabs_own_are_kep
     git, course, packages = first
     assert git[:2] == ["git", "clone"] and git[-2:] == [colab.REPO_URL, after["course"]]
     assert course == ["pip", "install", "-q", "--no-deps", "-e", after["course"]]
-    assert packages[:3] == ["pip", "install", "-q"] and sorted(packages[3:]) == ["bertviz>=1.4", "sacrebleu>=2.4", "transformers>=5,<6"]
+    assert packages[:3] == ["pip", "install", "-q"] and sorted(packages[3:]) == [
+        "bertviz>=1.4", "mpld3>=0.5", "sacrebleu>=2.4", "transformers>=5,<6", "xstatic-jquery>=3.5.1.1"]
     assert second == [], "a second run installs nothing"
     assert after["cwd"] == str(Path(after["course"]) / "notebooks") and after["path"].count(after["course"]) == 1
 
 
 def test_a_runtime_with_everything_gets_the_course_alone(tmp_path):
-    everything = {**COLAB_LIKE, "transformers": "5.2.0", "bertviz": "1.4.1", "sacrebleu": "2.6.0"}
+    everything = {**COLAB_LIKE, "transformers": "5.2.0", "bertviz": "1.4.1", "sacrebleu": "2.6.0", "mpld3": "0.5.12",
+                  "xstatic-jquery": "3.7.1.1"}
     first, second, _ = run_setup_cell(tmp_path, everything)
     assert [command[:2] for command in first] == [["git", "clone"], ["pip", "install"]]
     assert "--no-deps" in first[1] and second == []

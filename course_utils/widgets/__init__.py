@@ -6,6 +6,7 @@ It may import the models, the language and the core; nothing outside it imports 
 - ``agreement_demo``: Widget: does the verb agree with its subject, across attractors? Asked of each model.
 - ``backdrop``: Static backdrops for fast widgets: what never changes is drawn once, as a bitmap.
 - ``backprop_demo``: Widget: step through the forward pass, then the backward pass, of L = c(a + 2b) on its graph.
+- ``bertviz_offline``: bertviz's head and model views with no network (d3 and jQuery from installed packages), and a static picture.
 - ``descent_demo``: Widget: gradient descent (plain, momentum, Adam) on the 2-D loss surface of a linear regression.
 - ``embedding_demo``: Widget: a model's word embeddings in 2-D (PCA), coloured by word class; pick a word, see its neighbours.
 - ``graph_drawing``: Draw a computation graph of ``Value`` nodes with matplotlib alone (no Graphviz ``dot`` needed).

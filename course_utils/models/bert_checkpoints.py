@@ -1,0 +1,245 @@
+"""Notebook 09's tokenizer and BERTs: their recipes, and one command that trains and ships them.
+
+    python -m course_utils.models.bert_checkpoints              # everything -> data/checkpoints/09/
+    python -m course_utils.models.bert_checkpoints bert_mlm     # only some (a model needs those it starts from)
+
+- ``tokenizer``: WordPiece, 600 entries, trained on the training split (``wordpiece``).
+- ``bert_mlm``: the tiny BERT, pretrained by masked-language modelling on the training split.
+- ``bert_reviews``: ``bert_mlm`` after LM fine-tuning on the reviews (masked LM on reviews only).
+- ``bert_sentiment``: ``bert_reviews`` after task fine-tuning on the review labels (``bert_finetuning``).
+
+Each is a Hugging Face directory (``model.safetensors``, ``config.json``, ``tokenizer.json`` …, loadable by
+``from_pretrained`` offline) plus the course's ``training.json`` (recipe, seconds, threads, validation score)
+and a sha256 ``manifest.sha256`` over every file, checked before loading.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from course_utils.checkpoints import verify_checkpoint, write_manifest
+from course_utils.language import corpus
+from course_utils.models import bert_mlm
+from course_utils.models.bert_finetuning import SentimentBERT, review_accuracy, review_batches, review_tensors
+from course_utils.models.lm_checkpoints import CHECKPOINT_ROOT
+from course_utils.models.wordpiece import COURSE_VOCAB_SIZE, load_tokenizer, train_wordpiece
+from course_utils.training import train
+from course_utils.validation import CourseInputError
+
+CHECKPOINT_DIR = CHECKPOINT_ROOT / "09"
+COMMAND = "python -m course_utils.models.bert_checkpoints"
+TRAINING_FILE = "training.json"
+VALID_ITEMS = 300  # masked items from the validation split for the recorded score
+
+BERT_SHAPE = {"layers": 2, "hidden": 64, "heads": 4, "max_len": 64}
+RECIPES = {
+    "tokenizer": {"vocab_size": COURSE_VOCAB_SIZE},
+    "bert_mlm": {"start": None, "data": "train", "masking": "whole_word", "steps": 2000, "batch_size": 128, "lr": 2e-3, "seed": 0,
+                 "clip_grad_norm": 1.0, **BERT_SHAPE},
+    "bert_reviews": {"start": "bert_mlm", "data": "reviews_train", "masking": "whole_word", "steps": 300, "batch_size": 64, "lr": 5e-4,
+                     "seed": 0, "clip_grad_norm": 1.0},
+    "bert_sentiment": {"start": "bert_reviews", "data": "reviews_train", "steps": 300, "batch_size": 32, "lr": 5e-4,
+                       "seed": 0, "clip_grad_norm": 1.0},
+}  # fmt: skip
+
+
+def _recipe(name: str) -> dict:
+    if name not in RECIPES:
+        raise CourseInputError(f"unknown checkpoint {name!r}; the checkpoints are {', '.join(RECIPES)}")
+    return RECIPES[name]
+
+
+def checkpoint_dir(name: str, directory: Path | str | None = None) -> Path:
+    """Where the shipped ``name`` lives (``directory`` overrides data/checkpoints/09/)."""
+    _recipe(name)
+    return Path(CHECKPOINT_DIR if directory is None else directory) / name
+
+
+def _existing(name: str, directory) -> Path:
+    path = checkpoint_dir(name, directory)
+    if not path.is_dir():
+        raise CourseInputError(f"{path} is missing; make it with `{COMMAND} {name}`")
+    verify_checkpoint(path)
+    return path
+
+
+def training_record(name: str, directory: Path | str | None = None) -> dict:
+    """The course's ``training.json`` of a shipped checkpoint: recipe, train_seconds, torch_threads, scores."""
+    return json.loads((_existing(name, directory) / TRAINING_FILE).read_text(encoding="utf-8"))
+
+
+def _save(directory: Path, hf_object, tokenizer, record: dict) -> dict:
+    """``save_pretrained`` the model (or nothing) and the tokenizer, then the record and the manifest."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if hf_object is not None:
+        hf_object.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    (directory / TRAINING_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    names = sorted(p.name for p in directory.iterdir() if p.is_file() and p.name != "manifest.sha256")
+    write_manifest(directory, names)
+    return record
+
+
+# ---------------------------------------------------------------- loading
+
+
+@lru_cache(maxsize=4)
+def _cached_tokenizer(path: str):
+    return load_tokenizer(path)
+
+
+def load_course_tokenizer(directory: Path | str | None = None):
+    """The shipped WordPiece tokenizer (a ``BertTokenizerFast``), loaded offline."""
+    return _cached_tokenizer(str(_existing("tokenizer", directory)))
+
+
+def load_bert(name: str = "bert_mlm", directory: Path | str | None = None) -> bert_mlm.CourseBERT:
+    """A shipped masked-LM BERT (``bert_mlm`` or ``bert_reviews``) as a ``CourseBERT``, in eval mode."""
+    from transformers import BertForMaskedLM
+
+    if name not in ("bert_mlm", "bert_reviews"):
+        raise CourseInputError(f"{name!r} is not a masked LM; the masked LMs are bert_mlm and bert_reviews")
+    path = _existing(name, directory)
+    model = bert_mlm.CourseBERT.__new__(bert_mlm.CourseBERT)
+    torch.nn.Module.__init__(model)
+    model.hf = BertForMaskedLM.from_pretrained(path, local_files_only=True, attn_implementation=bert_mlm.ATTENTION)
+    model.pad_id = model.hf.config.pad_token_id
+    return model.eval()
+
+
+def load_sentiment(directory: Path | str | None = None) -> SentimentBERT:
+    """The shipped fine-tuned sentiment classifier, in eval mode."""
+    from transformers import BertForSequenceClassification
+
+    path = _existing("bert_sentiment", directory)
+    model = SentimentBERT.__new__(SentimentBERT)
+    torch.nn.Module.__init__(model)
+    model.hf = BertForSequenceClassification.from_pretrained(path, local_files_only=True, attn_implementation="eager")
+    model.pad_id = model.hf.config.pad_token_id
+    return model.eval()
+
+
+# ---------------------------------------------------------------- training
+
+
+def _sentences(data: str) -> list[list[str]]:
+    return corpus.load_split(data) if data in ("train", "valid", "test") else [r["words"] for r in corpus.load_eval(data)]
+
+
+def train_masked_lm(name: str = "bert_mlm", *, steps: int | None = None, tokenizer=None, start=None, progress: bool = True):
+    """Train the masked LM ``name`` by its recipe (``steps`` overrides it); return (model, history).
+
+    ``bert_mlm`` starts from random weights; ``bert_reviews`` from ``start`` (default: the shipped ``bert_mlm``).
+    """
+    recipe = _recipe(name)
+    if name not in ("bert_mlm", "bert_reviews"):
+        raise CourseInputError(f"{name!r} is not a masked LM")
+    tokenizer = tokenizer or load_course_tokenizer()
+    if recipe["start"] is None:
+        config = bert_mlm.bert_config(tokenizer, **{k: recipe[k] for k in ("layers", "hidden", "heads", "max_len")})
+        model = bert_mlm.CourseBERT(config, seed=recipe["seed"])
+    else:
+        model = start or load_bert(recipe["start"])
+    sentences, size, seed = _sentences(recipe["data"]), recipe["batch_size"], recipe["seed"]
+    if recipe["masking"] == "whole_word":
+        batches = bert_mlm.whole_word_batches(sentences, tokenizer, batch_size=size, seed=seed)
+    else:  # the library's token masking
+        batches = bert_mlm.mlm_batches(bert_mlm.encode_sentences(tokenizer, sentences), tokenizer, batch_size=size, seed=seed)
+    history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
+                    clip_grad_norm=recipe["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
+    return model, history
+
+
+def train_sentiment(*, steps: int | None = None, tokenizer=None, start=None, progress: bool = True):
+    """Fine-tune a ``SentimentBERT`` from ``start`` (default: the shipped ``bert_reviews``); return (model, history)."""
+    recipe = _recipe("bert_sentiment")
+    tokenizer = tokenizer or load_course_tokenizer()
+    model = SentimentBERT.from_masked_lm(start or load_bert(recipe["start"]), seed=recipe["seed"])
+    x, labels = review_tensors(tokenizer, corpus.load_eval(recipe["data"]))
+    batches = review_batches(x, labels, batch_size=recipe["batch_size"], seed=recipe["seed"])
+    history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
+                    clip_grad_norm=recipe["clip_grad_norm"], progress=progress, description="bert_sentiment")  # fmt: skip
+    return model, history
+
+
+def valid_masked_ratio(model: bert_mlm.CourseBERT, tokenizer, data: str = "valid") -> float:
+    """exp(masked NLL − the oracle's) on ``VALID_ITEMS`` masked words of ``data`` (validation sentences or reviews)."""
+    from course_utils.language.grammar import CourseLanguage
+
+    lang = CourseLanguage(include_held_out=False)
+    items = bert_mlm.masked_items(_sentences(data), VALID_ITEMS, seed=0)
+    scorer = bert_mlm.WordScorer(model, tokenizer, sorted(lang.vocabulary))
+    return bert_mlm.nll_ratio(bert_mlm.bert_scores(scorer, items)[0], bert_mlm.oracle_scores(lang, items)[0])
+
+
+def _timed(make: Callable[[], tuple]) -> tuple:
+    start = time.perf_counter()
+    model, history = make()
+    return model, history, round(time.perf_counter() - start, 1)
+
+
+def build_tokenizer(directory: Path | str | None = None) -> dict:
+    recipe = _recipe("tokenizer")
+    start = time.perf_counter()
+    tokenizer = train_wordpiece(corpus.load_split("train"), recipe["vocab_size"])
+    record = {"recipe": recipe, "train_seconds": round(time.perf_counter() - start, 1)}
+    _cached_tokenizer.cache_clear()
+    return _save(checkpoint_dir("tokenizer", directory), None, tokenizer, record)
+
+
+def build_masked_lm(name: str, directory: Path | str | None = None) -> dict:
+    tokenizer = load_course_tokenizer(directory)
+    start = None if _recipe(name)["start"] is None else load_bert(_recipe(name)["start"], directory)
+    model, history, seconds = _timed(lambda: train_masked_lm(name, tokenizer=tokenizer, start=start, progress=False))
+    record = {"recipe": _recipe(name), "train_seconds": seconds, "torch_threads": torch.get_num_threads(),
+              "final_train_loss": history.final_loss,
+              "valid_masked_ratio": valid_masked_ratio(model, tokenizer),
+              "reviews_valid_masked_ratio": valid_masked_ratio(model, tokenizer, "reviews_valid")}  # fmt: skip
+    return _save(checkpoint_dir(name, directory), model.hf, tokenizer, record)
+
+
+def build_sentiment(directory: Path | str | None = None) -> dict:
+    tokenizer = load_course_tokenizer(directory)
+    start = load_bert(_recipe("bert_sentiment")["start"], directory)
+    model, history, seconds = _timed(lambda: train_sentiment(tokenizer=tokenizer, start=start, progress=False))
+    accuracy = review_accuracy(model, tokenizer, corpus.load_eval("reviews_valid"))
+    record = {"recipe": _recipe("bert_sentiment"), "train_seconds": seconds, "torch_threads": torch.get_num_threads(),
+              "final_train_loss": history.final_loss, "valid_accuracy": dict(zip(("all", "plain", "but/not"), accuracy))}  # fmt: skip
+    return _save(checkpoint_dir("bert_sentiment", directory), model.hf, tokenizer, record)
+
+
+# name -> a function that trains and saves it into a folder (None: data/checkpoints/09/), in dependency order
+BUILDERS: dict[str, Callable[[Path | None], dict]] = {
+    "tokenizer": build_tokenizer,
+    "bert_mlm": lambda directory: build_masked_lm("bert_mlm", directory),
+    "bert_reviews": lambda directory: build_masked_lm("bert_reviews", directory),
+    "bert_sentiment": build_sentiment,
+}
+
+
+def main(argv=None) -> None:
+    """Command line: train and save the named checkpoints (default: all, in order)."""
+    parser = argparse.ArgumentParser(description="Train and save notebook 09's tokenizer and BERTs.")
+    parser.add_argument("names", nargs="*", help=f"any of {', '.join(BUILDERS)} (default: all)")
+    parser.add_argument("--out", type=Path, default=None, help="folder (default: data/checkpoints/09/)")
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.names if name not in BUILDERS]
+    if unknown:
+        parser.error(f"unknown checkpoint(s) {', '.join(unknown)}; the checkpoints are {', '.join(BUILDERS)}")
+    # The course's reference machine has 2 cores; on a busy machine set OMP_NUM_THREADS=1 (see lm_checkpoints).
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 2))
+    for name in args.names or list(BUILDERS):
+        record = BUILDERS[name](args.out)
+        scores = {k: v for k, v in record.items() if k.startswith(("valid_", "reviews_valid"))}
+        print(f"{name}: {record['train_seconds']} s, {torch.get_num_threads()} thread(s), {scores}")
+
+
+if __name__ == "__main__":
+    main()

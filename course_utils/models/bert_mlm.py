@@ -1,0 +1,332 @@
+"""A tiny BERT pretrained by masked-language modelling on the course language, and scored against the oracle.
+
+BERT is a transformer *encoder* stack (every position reads every other: no causal mask) with a masked-LM
+head: hide some tokens, predict them from both sides. ``CourseBERT`` wraps ``transformers.BertForMaskedLM``
+in the course's contract ``model(input_ids, labels=None) -> (logits, loss)``, so the course's ``train`` loop
+trains it; ``model.hf`` is the library model (``hf.bert`` gives the hidden states of every layer).
+
+Scoring a masked *word*: WordPiece splits rarer words ("outside" = ``o ##u ##ts ##ide``), and a masked LM
+predicts pieces, not words. A word of k pieces is hidden behind k ``[MASK]`` s, so the model is told k:
+BERT's own task gives away the length of the gap. The model has no P(k), so its scores for words of
+different lengths cannot be put on one scale (the first try, renormalising over all words, gave every
+long word far too little). The fair comparison gives everyone the same hint: P(word | left ___ right,
+the word has k pieces), for the model (``WordScorer``), for the oracle (``given_piece_count`` on
+``CourseLanguage.masked_distribution``) and for word-level models such as notebook 05's BiLSTM. 90 % of
+running words are one piece, for which the hint says nothing new about the word. Then, item by item:
+
+    masked NLL ratio = exp(mean model NLL - mean oracle NLL)     (1 = the truth; the masked analogue of perplexity ÷ oracle)
+"""
+from __future__ import annotations
+
+import copy
+import math
+import random
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from course_utils.models.lm import IGNORE_INDEX
+from course_utils.validation import CourseInputError, check_int, check_positive
+
+Tensor = torch.Tensor
+
+POOL = 16  # batches per length-sorted pool in whole_word_batches
+SPECIAL_IDS = range(5)  # [PAD] [UNK] [CLS] [SEP] [MASK]: the course tokenizer's first five ids
+ATTENTION = "eager"  # the only implementation that returns attention weights (for bertviz and the probes)
+
+
+def bert_config(tokenizer, *, layers: int, hidden: int, heads: int, intermediate: int | None = None,
+                max_len: int = 64, dropout: float = 0.0):  # fmt: skip
+    """A ``BertConfig`` for ``tokenizer``'s vocabulary (``intermediate`` defaults to 4 × hidden, as in BERT)."""
+    from transformers import BertConfig
+
+    hidden = check_int("hidden", hidden, minimum=1)
+    heads = check_int("heads", heads, minimum=1)
+    if hidden % heads:
+        raise CourseInputError(f"hidden={hidden} must split evenly into heads={heads} (hidden % heads == 0)")
+    dropout = check_positive("dropout", dropout, allow_zero=True)
+    if dropout >= 1:
+        raise CourseInputError(f"dropout is a probability below 1; got {dropout}")
+    return BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        num_hidden_layers=check_int("layers", layers, minimum=1),
+        num_attention_heads=heads,
+        intermediate_size=check_int("intermediate", intermediate or 4 * hidden, minimum=1),
+        max_position_embeddings=check_int("max_len", max_len, minimum=2),
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
+        pad_token_id=tokenizer.pad_token_id,
+        type_vocab_size=2,
+    )
+
+
+class CourseBERT(nn.Module):
+    """``BertForMaskedLM`` in the course's contract; ``forward(input_ids, labels) -> (logits, loss)``.
+
+    The attention mask is read from the input (``[PAD]`` positions are not attended to).
+    """
+
+    def __init__(self, config, *, seed: int = 0):
+        super().__init__()
+        from transformers import BertForMaskedLM
+
+        torch.manual_seed(seed)
+        self.hf = BertForMaskedLM._from_config(copy.deepcopy(config), attn_implementation=ATTENTION)
+        self.pad_id = config.pad_token_id
+
+    @property
+    def bert(self):
+        """The encoder stack (``BertModel``): embeddings, layers, no masked-LM head."""
+        return self.hf.bert
+
+    def forward(self, input_ids: Tensor, labels: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        if input_ids.ndim != 2:
+            raise CourseInputError(f"input_ids must be (B, T), got {list(input_ids.shape)}")
+        out = self.hf(input_ids=input_ids, attention_mask=(input_ids != self.pad_id).long(), labels=labels)
+        return out.logits, out.loss  # (B, T, V), scalar or None
+
+    @torch.no_grad()
+    def hidden_states(self, input_ids: Tensor) -> tuple[Tensor, ...]:
+        """Layer 0 (embeddings) to layer L, each (B, T, C)."""
+        out = self.hf.bert(input_ids=input_ids, attention_mask=(input_ids != self.pad_id).long(), output_hidden_states=True)
+        return out.hidden_states
+
+    @torch.no_grad()
+    def attentions(self, input_ids: Tensor) -> tuple[Tensor, ...]:
+        """Per layer, the attention weights (B, H, T, T)."""
+        out = self.hf.bert(input_ids=input_ids, attention_mask=(input_ids != self.pad_id).long(), output_attentions=True)
+        return out.attentions
+
+
+def encode_sentences(tokenizer, sentences: Sequence[Sequence[str]]) -> list[list[int]]:
+    """``[CLS] sentence [SEP]`` ids for each sentence (a list of words)."""
+    if not sentences:
+        raise CourseInputError("no sentences to encode")
+    return tokenizer([" ".join(words) for words in sentences], add_special_tokens=True)["input_ids"]
+
+
+def mlm_collator(tokenizer, *, seed: int = 0, mlm_probability: float = 0.15,
+                 mask_replace_prob: float = 0.8, random_replace_prob: float = 0.1):  # fmt: skip
+    """The library's masking: ``DataCollatorForLanguageModeling`` with BERT's 15 % and 80/10/10, seeded."""
+    from transformers import DataCollatorForLanguageModeling
+
+    return DataCollatorForLanguageModeling(tokenizer, mlm_probability=mlm_probability, mask_replace_prob=mask_replace_prob,
+                                           random_replace_prob=random_replace_prob, seed=seed)  # fmt: skip
+
+
+def mlm_batches(id_lists: Sequence[Sequence[int]], tokenizer, *, batch_size: int, seed: int = 0, **masking):
+    """``batch(step) -> (input_ids, labels)``: random sentences, padded, masked by the library's collator."""
+    if not id_lists:
+        raise CourseInputError("no sentences to batch")
+    batch_size = check_int("batch_size", batch_size, minimum=1)
+    collator = mlm_collator(tokenizer, seed=seed, **masking)
+    rng = random.Random(seed)
+
+    def batch(step: int) -> tuple[Tensor, Tensor]:
+        chosen = [id_lists[rng.randrange(len(id_lists))] for _ in range(batch_size)]
+        out = collator([{"input_ids": ids} for ids in chosen])
+        return out["input_ids"], out["labels"]  # (B, T), (B, T) with IGNORE_INDEX where nothing is masked
+
+    return batch
+
+
+def whole_word_batches(sentences: Sequence[Sequence[str]], tokenizer, *, batch_size: int, seed: int = 0,
+                       probability: float = 0.15, mask_share: float = 0.8, random_share: float = 0.1):  # fmt: skip
+    """``batch(step) -> (input_ids, labels)`` with *whole-word* masking: a chosen word has all its pieces hidden.
+
+    Each word is chosen with ``probability``; a chosen word's pieces all become ``[MASK]`` (80 %), all
+    random pieces (10 %) or all stay (10 %): Devlin et al.'s 80/10/10, applied per word, as in the
+    whole-word-masking BERTs Google released in 2019. With token masking, the pieces of one word are
+    rarely hidden together (0.15² of the time for two), so a model never learns to fill a gap of k masks.
+    The library's ``whole_word_mask=True`` does 100/0/0 only, so this is written here.
+
+    Sentences are batched with others of similar length (from a random pool of ``POOL`` batches), so that
+    little of each batch is ``[PAD]``: with random batches 58 % of the positions were padding.
+    """
+    if not sentences:
+        raise CourseInputError("no sentences to batch")
+    batch_size = check_int("batch_size", batch_size, minimum=1)
+    encoded = tokenizer([" ".join(words) for words in sentences])
+    ids = encoded["input_ids"]
+    word_ids = [[-1 if w is None else w for w in encoded.word_ids(i)] for i in range(len(ids))]
+    first_real = len(SPECIAL_IDS)  # random replacements are drawn from the non-special pieces
+    rng, generator = random.Random(seed), torch.Generator().manual_seed(seed)
+    queue: list[list[int]] = []
+
+    def next_rows() -> list[int]:
+        """Batches of similar lengths: draw a pool of POOL batches' worth, sort it by length, cut, shuffle."""
+        if not queue:
+            pool = sorted((rng.randrange(len(ids)) for _ in range(POOL * batch_size)), key=lambda r: len(ids[r]))
+            queue.extend(pool[i : i + batch_size] for i in range(0, len(pool), batch_size))
+            rng.shuffle(queue)
+        return queue.pop()
+
+    def batch(step: int) -> tuple[Tensor, Tensor]:
+        rows = next_rows()
+        width = max(len(ids[r]) for r in rows)
+        x = torch.full((batch_size, width), tokenizer.pad_token_id)  # (B, T)
+        words = torch.full((batch_size, width), -1)  # (B, T): word index within the sentence, -1 for specials and pads
+        for b, r in enumerate(rows):
+            x[b, : len(ids[r])], words[b, : len(ids[r])] = torch.tensor(ids[r]), torch.tensor(word_ids[r])
+        n_words = int(words.max()) + 1
+        chosen = torch.rand(batch_size, n_words, generator=generator) < probability  # (B, W)
+        treatment = torch.rand(batch_size, n_words, generator=generator)  # (B, W): < 0.8 mask, < 0.9 random, else keep
+        real = words >= 0
+        safe = words.clamp(min=0)
+        picked = real & chosen.gather(1, safe)  # (B, T): every piece of a chosen word
+        how = treatment.gather(1, safe)
+        labels = torch.where(picked, x, torch.full_like(x, IGNORE_INDEX))
+        masked = x.clone()
+        masked[picked & (how < mask_share)] = tokenizer.mask_token_id
+        randomised = picked & (how >= mask_share) & (how < mask_share + random_share)
+        masked[randomised] = torch.randint(first_real, len(tokenizer), (int(randomised.sum()),), generator=generator)
+        return masked, labels
+
+    return batch
+
+
+# ---------------------------------------------------------------- masked words, scored against the oracle
+
+
+def masked_items(sentences: Sequence[Sequence[str]], n: int, *, seed: int = 0) -> list[dict]:
+    """``n`` cloze items: a random sentence and one random position in it, ``{"words", "position"}``."""
+    n = check_int("n", n, minimum=1)
+    rng = random.Random(seed)
+    items = []
+    for _ in range(n):
+        words = list(sentences[rng.randrange(len(sentences))])
+        items.append({"words": words, "position": rng.randrange(len(words))})
+    return items
+
+
+def piece_count(tokenizer, word: str) -> int:
+    """How many WordPiece pieces ``word`` has, so how many ``[MASK]`` s its gap gets."""
+    return len(tokenizer.tokenize(word))
+
+
+def given_piece_count(distribution: dict[str, float], tokenizer, pieces: int) -> dict[str, float]:
+    """A word distribution told how many pieces the hidden word has: restricted to those words, renormalised."""
+    kept = {w: p for w, p in distribution.items() if piece_count(tokenizer, w) == pieces}
+    total = sum(kept.values())
+    if total <= 0:
+        raise CourseInputError(f"no word of {pieces} piece(s) has any probability here")
+    return {w: p / total for w, p in kept.items()}
+
+
+class WordScorer:
+    """P(word | left ___ right, the gap has k pieces) from a WordPiece masked LM (see the module docstring).
+
+    The gap gets k ``[MASK]`` s and the pieces are filled left to right (the chain rule): the first from
+    k masks, the second with the first put in, and so on. The products are renormalised over the
+    candidate ``words`` of k pieces.
+    """
+
+    def __init__(self, model: CourseBERT, tokenizer, words: Sequence[str]):
+        self.model, self.tokenizer = model, tokenizer
+        if not words:
+            raise CourseInputError("no candidate words")
+        self.by_count: dict[int, list[tuple[str, tuple[int, ...]]]] = {}
+        for word in words:
+            pieces = tuple(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word)))
+            self.by_count.setdefault(len(pieces), []).append((word, pieces))
+
+    def _context_ids(self, words: Sequence[str]) -> list[int]:
+        return self.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"] if words else []
+
+    @torch.no_grad()
+    def log_probs(self, left: Sequence[str], right: Sequence[str], pieces: int) -> tuple[list[str], Tensor]:
+        """The candidate words of ``pieces`` pieces and their log-probabilities (n,), summing to 1 in probability."""
+        if pieces not in self.by_count:
+            raise CourseInputError(f"no candidate word has {pieces} piece(s); the counts are {sorted(self.by_count)}")
+        tok, candidates = self.tokenizer, self.by_count[pieces]
+        left_ids, right_ids = self._context_ids(left), self._context_ids(right)
+        prefixes = sorted({p[:j] for _, p in candidates for j in range(pieces)}, key=lambda p: (len(p), p))
+        row_of = {prefix: r for r, prefix in enumerate(prefixes)}
+        rows = [[tok.cls_token_id, *left_ids, *prefix, *[tok.mask_token_id] * (pieces - len(prefix)), *right_ids,
+                 tok.sep_token_id] for prefix in prefixes]  # fmt: skip
+        logits, _ = self.model(torch.tensor(rows))  # (R, T, V): one row per distinct filled-in prefix
+        piece_logp = F.log_softmax(logits.float(), dim=-1)
+        start = 1 + len(left_ids)
+        scores = torch.stack([
+            sum(piece_logp[row_of[p[:j]], start + j, p[j]] for j in range(pieces)) for _, p in candidates
+        ])  # (n,)
+        return [w for w, _ in candidates], scores - torch.logsumexp(scores, 0)
+
+    def distribution(self, left: Sequence[str], right: Sequence[str], pieces: int) -> dict[str, float]:
+        """The candidate words of ``pieces`` pieces and their probabilities, most probable first."""
+        words, logp = self.log_probs(left, right, pieces)
+        return dict(sorted(zip(words, logp.exp().tolist()), key=lambda kv: -kv[1]))
+
+
+def hinted_scores(distribution, items: Sequence[dict], tokenizer=None) -> tuple[list[float], list[str]]:
+    """Score any word-level model on cloze items: (NLL of the true word, top-1 word) per item.
+
+    ``distribution(left, right)`` gives {word: P(word | left ___ right)}; with ``tokenizer`` it is first told
+    the hidden word's piece count (``given_piece_count``), as a WordPiece masked LM is.
+    """
+    nlls, tops = [], []
+    for item in items:
+        words, i = item["words"], item["position"]
+        dist = distribution(words[:i], words[i + 1 :])
+        if tokenizer is not None:
+            dist = given_piece_count(dist, tokenizer, piece_count(tokenizer, words[i]))
+        p = dist.get(words[i], 0.0)
+        nlls.append(-math.log(p) if p > 0 else math.inf)
+        tops.append(max(dist, key=dist.get))
+    return nlls, tops
+
+
+def oracle_scores(lang, items: Sequence[dict], tokenizer=None) -> tuple[list[float], list[str]]:
+    """The oracle on each item: (NLL of the true word, its top-1 word); told the piece count if ``tokenizer``."""
+    return hinted_scores(lang.masked_distribution, items, tokenizer)
+
+
+def word_model_distribution(predict, model, vocab, words: Sequence[str]):
+    """``distribution(left, right)`` for a course word-level masked model (notebook 04's window, 05's BiLSTM).
+
+    ``predict(model, vocab, words_with_one_<mask>)`` gives probabilities over ``vocab`` (V,); only the
+    language's ``words`` are kept (not ``<s>``, ``</s>`` or ``<unk>``).
+    """
+    ids = [(w, vocab.stoi[w]) for w in words if w in vocab.stoi]
+
+    def distribution(left, right) -> dict[str, float]:
+        probs = predict(model, vocab, [*left, "<mask>", *right])  # (V,)
+        return {w: float(probs[i]) for w, i in ids}
+
+    return distribution
+
+
+def bert_scores(scorer: WordScorer, items: Sequence[dict]) -> tuple[list[float], list[str]]:
+    """The BERT on each item, told the piece count: (NLL of the true word, its top-1 word)."""
+    nlls, tops = [], []
+    for item in items:
+        words, i = item["words"], item["position"]
+        candidates, logp = scorer.log_probs(words[:i], words[i + 1 :], piece_count(scorer.tokenizer, words[i]))
+        if words[i] not in candidates:
+            raise CourseInputError(f"{words[i]!r} is not among the scorer's words")
+        nlls.append(-logp[candidates.index(words[i])].item())
+        tops.append(candidates[int(logp.argmax())])
+    return nlls, tops
+
+
+def nll_ratio(model_nlls: Sequence[float], oracle_nlls: Sequence[float]) -> float:
+    """exp(mean model NLL − mean oracle NLL) over the same items: 1 is the truth."""
+    if len(model_nlls) != len(oracle_nlls) or not model_nlls:
+        raise CourseInputError("score the same, non-empty list of items with both")
+    return math.exp((sum(model_nlls) - sum(oracle_nlls)) / len(model_nlls))
+
+
+def masked_nll(model: CourseBERT, batches, steps: int) -> float:
+    """Mean masked-token NLL (per WordPiece) over ``steps`` batches, for training curves."""
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for step in range(steps):
+            input_ids, labels = batches(step)
+            logits, _ = model(input_ids)
+            keep = labels != IGNORE_INDEX
+            total += F.cross_entropy(logits[keep], labels[keep], reduction="sum").item()
+            count += int(keep.sum())
+    return total / max(count, 1)

@@ -1,0 +1,92 @@
+"""WordPiece: the library's trained tokenizer, the scratch encoder's parity with it, special tokens, pairs, reload."""
+import pytest
+
+from course_utils import CourseInputError
+from course_utils.language import corpus
+from course_utils.models import bert_checkpoints as zoo
+from course_utils.models.wordpiece import (
+    COURSE_VOCAB_SIZE,
+    SPECIAL_TOKENS,
+    WordPieceEncoder,
+    load_tokenizer,
+    pretokenize,
+    split_share,
+    train_wordpiece,
+)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_wordpiece(corpus.load_split("train"))
+
+
+@pytest.fixture(scope="module")
+def encoder(tokenizer):
+    return WordPieceEncoder(tokenizer.get_vocab())
+
+
+def test_vocabulary_is_smaller_than_the_word_count_so_rare_words_split(tokenizer):
+    words = {w for s in corpus.load_split("train") for w in s}
+    assert len(tokenizer) == COURSE_VOCAB_SIZE < len(words)
+    assert [tokenizer.convert_ids_to_tokens(i) for i in range(5)] == list(SPECIAL_TOKENS)
+    distinct, running = split_share(tokenizer, corpus.load_split("train"))
+    assert 0.3 < distinct < 0.8 and 0.03 < running < 0.2  # frequent words whole, rarer ones in pieces
+    assert tokenizer.tokenize("the") == ["the"]
+    assert any(piece.startswith("##") for piece in tokenizer.tokenize("outside"))
+
+
+def test_scratch_encoder_agrees_with_the_library_on_every_vocabulary_entry(tokenizer, encoder):
+    disagreements = [t for t in tokenizer.get_vocab() if t not in SPECIAL_TOKENS and encoder.tokenize(t) != tokenizer.tokenize(t)]
+    assert disagreements == []
+
+
+def test_scratch_encoder_agrees_with_the_library_on_the_test_split(tokenizer, encoder):
+    for words in corpus.load_split("test"):
+        text = " ".join(words)
+        assert encoder.encode(text) == {k: v for k, v in tokenizer(text).items()}, text
+
+
+@pytest.mark.parametrize("text", ["Zebra!! x", "the [MASK] cat .", "naïve Ça va?", "a" * 150, "hello,world", "[CLS]x[SEP]", ""])
+def test_scratch_encoder_agrees_on_odd_text(tokenizer, encoder, text):
+    assert encoder.tokenize(text) == tokenizer.tokenize(text)
+
+
+def test_greedy_longest_match_first_and_unknown_words(encoder):
+    vocab = WordPieceEncoder(["[UNK]", "un", "unaff", "##aff", "##able", "##a", "##ble"])
+    assert vocab.encode_word("unaffable") == ["unaff", "##able"]  # longest first, not un ##aff ##able
+    assert vocab.encode_word("unxable") == ["[UNK]"]  # one unmatched rest makes the whole word unknown
+    assert encoder.encode_word("a" * 101) == ["[UNK]"]
+    with pytest.raises(CourseInputError):
+        encoder.encode_word("")
+    with pytest.raises(CourseInputError):
+        WordPieceEncoder(["a", "b"])  # no [UNK]
+    with pytest.raises(CourseInputError):
+        pretokenize(None)
+
+
+def test_pair_format_token_types_and_attention_mask(tokenizer, encoder):
+    pair = tokenizer("the cat sleeps .", "the dogs eat .")
+    tokens = tokenizer.convert_ids_to_tokens(pair["input_ids"])
+    assert tokens[0] == "[CLS]" and tokens.count("[SEP]") == 2 and tokens[-1] == "[SEP]"
+    first_sep = tokens.index("[SEP]")
+    assert pair["token_type_ids"] == [0] * (first_sep + 1) + [1] * (len(tokens) - first_sep - 1)
+    assert pair["attention_mask"] == [1] * len(tokens)
+    assert encoder.encode("the cat sleeps .", "the dogs eat .") == dict(pair)
+    padded = tokenizer(["the cat sleeps .", "the dogs eat the food ."], padding=True)
+    assert padded["attention_mask"][0].count(0) == padded["input_ids"][0].count(tokenizer.pad_token_id) > 0
+
+
+def test_save_pretrained_reloads_offline_with_the_same_encoding(tokenizer, tmp_path):
+    tokenizer.save_pretrained(tmp_path)
+    reloaded = load_tokenizer(tmp_path)
+    for words in corpus.load_split("test")[:500]:
+        text = " ".join(words)
+        assert reloaded(text)["input_ids"] == tokenizer(text)["input_ids"]
+    ids = tokenizer("the cat sleeps .")["input_ids"]
+    assert reloaded.decode(ids, skip_special_tokens=True) == "the cat sleeps ."  # the space before "." is kept
+    with pytest.raises(CourseInputError, match="tokenizer.json"):
+        load_tokenizer(tmp_path / "nowhere")
+
+
+def test_shipped_tokenizer_is_the_recipe(tokenizer):
+    assert zoo.load_course_tokenizer().get_vocab() == tokenizer.get_vocab()
