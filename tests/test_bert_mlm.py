@@ -65,29 +65,43 @@ def test_mlm_batches_mask_about_15_percent_and_are_seeded(tokenizer):
     assert 0.08 < (y1 != IGNORE_INDEX).sum() / real.sum() < 0.25
 
 
-def test_word_scorer_is_the_chain_rule_renormalised(tiny, tokenizer):
-    """Brute force: fill the k masks left to right by hand for every candidate, then renormalise."""
-    words = ["cat", "outside", "amazing", "dog", "rabbits", "finds"]
+def test_word_scorer_reads_each_piece_at_its_mask_then_renormalises(tiny, tokenizer):
+    """Brute force: for every candidate, one sentence with k masks, each piece's log-probability at its mask."""
+    words = ["cat", "outside", "amazing", "dog", "rabbits", "finds", "tea", "kitchen"]
     scorer = bm.WordScorer(tiny, tokenizer, words)
     left, right = ["the"], ["sleeps", "."]
     for k, group in scorer.by_count.items():
         got_words, got = scorer.log_probs(left, right, k)
         assert math.isclose(got.exp().sum().item(), 1.0, rel_tol=1e-5)
-        manual = []
-        for word, pieces in group:
-            total = 0.0
-            for j in range(k):
-                row = [tokenizer.cls_token_id, *tokenizer("the", add_special_tokens=False)["input_ids"], *pieces[:j],
-                       *[tokenizer.mask_token_id] * (k - j), *tokenizer("sleeps .", add_special_tokens=False)["input_ids"],
-                       tokenizer.sep_token_id]  # fmt: skip
-                logp = F.log_softmax(tiny(torch.tensor([row]))[0][0, 2 + j], -1)
-                total += logp[pieces[j]].item()
-            manual.append(total)
-        manual = torch.tensor(manual) - torch.logsumexp(torch.tensor(manual), 0)
+        row = [tokenizer.cls_token_id, *tokenizer("the", add_special_tokens=False)["input_ids"],
+               *[tokenizer.mask_token_id] * k, *tokenizer("sleeps .", add_special_tokens=False)["input_ids"],
+               tokenizer.sep_token_id]  # fmt: skip
+        logp = F.log_softmax(tiny(torch.tensor([row]))[0][0], -1)  # (T, V)
+        manual = torch.tensor([sum(logp[2 + j, piece].item() for j, piece in enumerate(pieces)) for _, pieces in group])
+        manual = manual - torch.logsumexp(manual, 0)
         assert got_words == [w for w, _ in group]
         assert torch.allclose(got, manual, atol=1e-4)
+    assert len(scorer.by_count) >= 2  # the candidates above have different piece counts
     with pytest.raises(CourseInputError, match="piece"):
         scorer.log_probs(left, right, 9)
+
+
+def test_whole_word_batches_hide_all_pieces_of_a_chosen_word(tokenizer):
+    sentences = corpus.load_split("valid")[:2000]
+    masked, labels = bm.whole_word_batches(sentences, tokenizer, batch_size=512, seed=0)(0)
+    again = bm.whole_word_batches(sentences, tokenizer, batch_size=512, seed=0)(0)
+    assert torch.equal(masked, again[0]) and torch.equal(labels, again[1])
+    chosen = labels != IGNORE_INDEX
+    real = masked != tokenizer.pad_token_id
+    assert 0.10 < chosen.sum() / real.sum() < 0.20
+    assert 0.75 < (masked[chosen] == tokenizer.mask_token_id).float().mean() < 0.85
+    assert not chosen[:, 0].any()  # [CLS] is never a target
+    # a word is chosen whole: a target "##" piece always follows a target piece
+    continuation = torch.tensor([t.startswith("##") for t in tokenizer.convert_ids_to_tokens(range(len(tokenizer)))])
+    original = torch.where(chosen, labels, masked)
+    cont = continuation[original] & real
+    assert torch.equal(chosen[:, 1:][cont[:, 1:]], chosen[:, :-1][cont[:, 1:]])
+    assert real.float().mean() > 0.8  # batched by length: little padding
 
 
 def test_oracle_told_the_piece_count_is_a_renormalised_restriction(oracle, tokenizer):

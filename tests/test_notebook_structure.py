@@ -93,6 +93,9 @@ REQUIRED_SLIDE_CHECKS = [
     ("08", r"3 boxes"),  # the Thinking/Machines vectors drawn with 3 boxes, divided by √64
     ("08", r"Self-Attention in PyTorch"),  # the slide's class that does not run
     ("08", r"Easy to parallelize"),  # "entire layer can be computed at once", measured on a CPU
+    ("09", r"\[MASK\] \*outside\*"),  # the masked word left in the sentence
+    ("09", r"Hugging Face or AllenNLP"),  # the feature-extraction snippet with `text` undefined
+    ("09", r"above the level of the sentence"),  # NSP, which RoBERTa dropped
 ]
 
 

@@ -9,6 +9,7 @@ train, measure and ship them. It imports the language wing and the core, never t
 - ``bert_finetuning``: Task fine-tuning: the pretrained encoder with a classifier on ``[CLS]``, for the review sentiment task.
 - ``bert_mlm``: A tiny BERT pretrained by masked-language modelling, whole-word masking, masked words scored against the oracle.
 - ``bert_sizes``: BERT-base and BERT-large parameter counts, built on the meta device, per group, against a closed form.
+- ``contextual_embeddings``: A word's vector at every BERT layer, Devlin et al.'s six layer choices, and linear probes and nearest neighbours that measure which layers tell word senses apart.
 - ``encoder_block``: The transformer's encoder block from scratch, against ``nn.TransformerEncoderLayer``, and a BertLayer recomputed by hand.
 - ``feedforward``: Feed-forward networks in the slides' notation, and what they can do that a linear model cannot.
 - ``gradcheck``: Check backpropagation against finite differences.

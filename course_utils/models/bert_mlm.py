@@ -219,9 +219,11 @@ def given_piece_count(distribution: dict[str, float], tokenizer, pieces: int) ->
 class WordScorer:
     """P(word | left ___ right, the gap has k pieces) from a WordPiece masked LM (see the module docstring).
 
-    The gap gets k ``[MASK]`` s and the pieces are filled left to right (the chain rule): the first from
-    k masks, the second with the first put in, and so on. The products are renormalised over the
-    candidate ``words`` of k pieces.
+    The gap gets k ``[MASK]`` s, each piece of a candidate is read at its own mask, and the log-probabilities
+    are added; the sums are renormalised over the candidate ``words`` of k pieces. All k masks stay in
+    place, as in whole-word-masking pretraining, where a word's pieces are always hidden together. (Filling
+    the pieces one at a time, the chain rule, asks the model about half-hidden words, which whole-word
+    masking never shows it: it scored much worse.)
     """
 
     def __init__(self, model: CourseBERT, tokenizer, words: Sequence[str]):
@@ -243,16 +245,12 @@ class WordScorer:
             raise CourseInputError(f"no candidate word has {pieces} piece(s); the counts are {sorted(self.by_count)}")
         tok, candidates = self.tokenizer, self.by_count[pieces]
         left_ids, right_ids = self._context_ids(left), self._context_ids(right)
-        prefixes = sorted({p[:j] for _, p in candidates for j in range(pieces)}, key=lambda p: (len(p), p))
-        row_of = {prefix: r for r, prefix in enumerate(prefixes)}
-        rows = [[tok.cls_token_id, *left_ids, *prefix, *[tok.mask_token_id] * (pieces - len(prefix)), *right_ids,
-                 tok.sep_token_id] for prefix in prefixes]  # fmt: skip
-        logits, _ = self.model(torch.tensor(rows))  # (R, T, V): one row per distinct filled-in prefix
-        piece_logp = F.log_softmax(logits.float(), dim=-1)
+        row = [tok.cls_token_id, *left_ids, *[tok.mask_token_id] * pieces, *right_ids, tok.sep_token_id]
+        logits, _ = self.model(torch.tensor([row]))  # (1, T, V)
         start = 1 + len(left_ids)
-        scores = torch.stack([
-            sum(piece_logp[row_of[p[:j]], start + j, p[j]] for j in range(pieces)) for _, p in candidates
-        ])  # (n,)
+        piece_logp = F.log_softmax(logits[0, start : start + pieces].float(), dim=-1)  # (k, V): one row per mask
+        ids = torch.tensor([p for _, p in candidates])  # (n, k)
+        scores = piece_logp.gather(1, ids.T).sum(0)  # (n,): log P(piece_j at mask j), summed over j
         return [w for w, _ in candidates], scores - torch.logsumexp(scores, 0)
 
     def distribution(self, left: Sequence[str], right: Sequence[str], pieces: int) -> dict[str, float]:

@@ -21,12 +21,16 @@ takes the embedding layer: an index below 1 is clamped to 1 and repeats are drop
 BERT "last four" is therefore layers 1-2 (all there are) and "second-to-last" is layer 1;
 ``LayerStrategy.layers(depth)`` says what a strategy takes, and ``strategy_table`` reports it.
 
-What the layers know is measured with a *linear probe* (multinomial logistic regression on frozen
+What the layers know is measured with a *linear probe* (multinomial logistic regression on the frozen
 vectors, k-fold cross-validated) and with 1-nearest-neighbour sense agreement. The sense test is per word:
 one probe per ambiguous word ("fine": penalty or healthy), accuracies averaged over words, so chance is
 0.5 and the probe cannot score by recognising the word. A word-type embedding is one vector per word, so it
-*cannot* separate senses; layer 0 adds the position embedding, which may leak the sense through where the
-word stands in the sentence; ``sense_probe_by_layer`` measures both, with a position-only control.
+*cannot* separate senses; layer 0 adds the position embedding, which can leak the sense through where the
+word stands ("mia feels fine ." against "she paid the fine ."); ``sense_probe_by_layer`` measures both,
+beside a position-only control. Sentences repeat in the evaluation sets (a copy has the very same vectors),
+so copies of one sentence are always kept in one fold: a probe is scored on sentences it never saw.
+A randomly initialised BERT already mixes the context words into every vector, so its upper layers score
+well above chance too: compare a trained model with an untrained one of the same shape.
 """
 from __future__ import annotations
 
@@ -42,6 +46,7 @@ Tensor = torch.Tensor
 
 POOLINGS = ("first", "mean")  # how a word's pieces become one vector
 SENTENCE_POOLINGS = ("mean", "cls")  # how a sentence's pieces become one vector
+TOLERANCE_GRAD, TOLERANCE_CHANGE = 1e-7, 1e-9  # L-BFGS stops early below these (torch's defaults)
 
 
 # ---------------------------------------------------------------- words → pieces → vectors
@@ -163,20 +168,18 @@ def type_vectors(model, tokenizer, items, *, pooling: str = "first") -> Tensor:
     checked = _check_items(items)
     pooling = check_choice("pooling", pooling, POOLINGS)
     table = _encoder(model).get_input_embeddings().weight.detach().float().cpu()  # (V, C)
-    rows = []
-    for words, position in checked:
-        input_ids, _, spans = _encode(tokenizer, [words])
-        start, end = spans[0][position]
-        pieces = table[input_ids[0, start:end]]  # (k, C)
-        rows.append(pieces[0] if pooling == "first" else pieces.mean(0))
-    return torch.stack(rows)  # (N, C)
+    input_ids, _, spans = _encode(tokenizer, [words for words, _ in checked])  # (N, T)
+    chosen = [spans[row][position] for row, (_, position) in enumerate(checked)]
+    weights = _piece_weights(chosen, input_ids.shape[1], pooling)  # (N, T)
+    return torch.einsum("ntc,nt->nc", table[input_ids], weights)  # (N, C)
 
 
 def position_features(tokenizer, items) -> Tensor:
     """One-hot of where each item's word starts among the pieces: (N, T). A probe on these sees position only."""
     checked = _check_items(items)
-    starts = [_encode(tokenizer, [words])[2][0][position][0] for words, position in checked]
-    return F.one_hot(torch.tensor(starts), num_classes=max(starts) + 1).float()  # (N, T)
+    _, _, spans = _encode(tokenizer, [words for words, _ in checked])
+    starts = torch.tensor([spans[row][position][0] for row, (_, position) in enumerate(checked)])  # (N,)
+    return F.one_hot(starts, num_classes=int(starts.max()) + 1).float()  # (N, T)
 
 
 # ---------------------------------------------------------------- which layers: Devlin et al.'s six choices
@@ -184,27 +187,33 @@ def position_features(tokenizer, items) -> Tensor:
 
 @dataclass(frozen=True)
 class LayerStrategy:
-    """One way to turn the stacked hidden states (L+1, N, C) into features: pick layers, then sum or concatenate."""
+    """One way to turn the stacked hidden states (L+1, N, C) into features: pick layers, then sum or concatenate.
+
+    ``from_top``: the layers counted down from the top (0 = layer L, 1 = layer L-1, …); ``None`` = every
+    hidden layer 1..L; ``()`` with ``embeddings=True`` = layer 0 alone.
+    """
 
     name: str
-    paper_row: str  # Devlin et al. (2019), Table 7
-    from_top: tuple[int, ...]  # which layers, counted down from the top: 0 = layer L, 1 = L-1, …; None-free
+    paper_row: str  # its row in Devlin et al. (2019), Table 7
+    from_top: tuple[int, ...] | None
     combine: str  # "one", "sum" or "concat"
-    embeddings: bool = False  # True: the embedding layer itself (layer 0), not counted from the top
+    embeddings: bool = False
 
     def layers(self, depth: int) -> tuple[int, ...]:
-        """The layers this strategy takes in a model with ``depth`` hidden layers (clamped into 1..depth)."""
+        """The layers it takes in a model with ``depth`` hidden layers: indices below 1 clamped to 1, repeats dropped."""
         depth = check_int("depth", depth, minimum=1)
         if self.embeddings:
             return (0,)
+        if self.from_top is None:
+            return tuple(range(1, depth + 1))
         return tuple(sorted({max(depth - back, 1) for back in self.from_top}))
 
     def clamped(self, depth: int) -> bool:
-        """True if the model is too shallow for this strategy as written, so it took fewer or other layers."""
-        return not self.embeddings and any(depth - back < 1 for back in self.from_top)
+        """True if the model is too shallow for the strategy as written, so it took fewer or other layers."""
+        return self.from_top is not None and any(depth - back < 1 for back in self.from_top)
 
     def __call__(self, hidden: Tensor) -> Tensor:
-        """Features (N, C) ("one", "sum") or (N, len(layers) × C) ("concat") from hidden states (L+1, N, C)."""
+        """Features (N, C) ("one", "sum") or (N, k·C) ("concat" of k layers) from hidden states (L+1, N, C)."""
         if not isinstance(hidden, Tensor) or hidden.ndim != 3 or hidden.shape[0] < 2:
             shape = list(hidden.shape) if isinstance(hidden, Tensor) else type(hidden).__name__
             raise CourseInputError(f"hidden states must be (L+1, N, C) with L >= 1, got {shape}")
@@ -214,14 +223,14 @@ class LayerStrategy:
         return chosen.sum(0)  # (N, C)
 
 
-LAST_FOUR = (3, 2, 1, 0)
+LAST_FOUR = (3, 2, 1, 0)  # L-3, L-2, L-1, L
 LAYER_STRATEGIES: dict[str, LayerStrategy] = {
-    s.name: s
-    for s in (
+    strategy.name: strategy
+    for strategy in (
         LayerStrategy("first layer (embeddings)", "Embeddings", (), "one", embeddings=True),
         LayerStrategy("last hidden layer", "Last Hidden", (0,), "one"),
         # Devlin's "all 12 layers" are BERT-base's 12 hidden layers: the embedding layer is not among them
-        LayerStrategy("sum of all hidden layers", "Weighted Sum All 12 Layers", tuple(range(1000)), "sum"),
+        LayerStrategy("sum of all hidden layers", "Weighted Sum All 12 Layers", None, "sum"),
         LayerStrategy("second-to-last hidden", "Second-to-Last Hidden", (1,), "one"),
         LayerStrategy("sum of last four hidden", "Weighted Sum Last Four Hidden", LAST_FOUR, "sum"),
         LayerStrategy("concat last four hidden", "Concat Last Four Hidden", LAST_FOUR, "concat"),
@@ -293,28 +302,37 @@ def _fit_logistic(xs: list[Tensor], ys: list[Tensor], classes: list[int], *, epo
                   l2: float) -> tuple[Tensor, Tensor]:  # fmt: skip
     """P multinomial logistic regressions at once, full batch, L-BFGS: W (P, C, K), b (P, K).
 
-    Problem p minimises mean cross-entropy over its rows + l2·|W_p|², with only its first ``classes[p]``
-    classes allowed. The summed loss is separable, so its minimum is every problem's own minimum; one
+    Problem p minimises  Σ_rows w·CE + (l2 / n_p)·|W_p|²  over its n_p rows, with only its first
+    ``classes[p]`` classes allowed. The weights w make each class present weigh the same and sum to 1: a
+    probe that learns nothing then predicts no class over another (an exact tie, which goes to the first),
+    instead of the training folds' majority, which cross-validation would turn into a below-chance score.
+    With balanced classes this is the usual  mean CE + (l2 / n)·|W|²  (scikit-learn's C = 1 / (2·l2)).
+    The problems' losses are summed: separable, so the minimum is every problem's own minimum, and one
     optimiser for all of them is one Python loop instead of P (the folds of every word's probe at once).
     """
     problems, width, most = len(xs), xs[0].shape[1], max(classes)
     rows = max(len(x) for x in xs)
     x = torch.zeros(problems, rows, width, dtype=xs[0].dtype)  # (P, n, C), zero rows pad the short problems
     y = torch.zeros(problems, rows, dtype=torch.long)  # (P, n)
-    row_weight = torch.zeros(problems, rows, dtype=xs[0].dtype)  # (P, n): 1/n_p on real rows, 0 on padding
+    row_weight = torch.zeros(problems, rows, dtype=xs[0].dtype)  # (P, n), 0 on padding
+    penalty = torch.zeros(problems, 1, 1, dtype=xs[0].dtype)  # (P, 1, 1): l2 / n_p
     class_penalty = torch.zeros(problems, 1, most, dtype=xs[0].dtype)  # (P, 1, K): -1e9 on classes not allowed
     for p, (xp, yp, kp) in enumerate(zip(xs, ys, classes)):
-        x[p, : len(xp)], y[p, : len(yp)], row_weight[p, : len(xp)] = xp, yp, 1.0 / len(xp)
+        counts = torch.bincount(yp, minlength=kp).to(xp.dtype)  # (K_p,)
+        x[p, : len(xp)], y[p, : len(yp)] = xp, yp
+        row_weight[p, : len(yp)] = 1.0 / (counts[yp] * (counts > 0).sum())
+        penalty[p] = l2 / len(xp)
         class_penalty[p, 0, kp:] = -1e9
     weight = torch.zeros(problems, width, most, dtype=x.dtype, requires_grad=True)
     bias = torch.zeros(problems, 1, most, dtype=x.dtype, requires_grad=True)
-    optimizer = torch.optim.LBFGS([weight, bias], max_iter=epochs, line_search_fn="strong_wolfe")
+    optimizer = torch.optim.LBFGS([weight, bias], max_iter=epochs, line_search_fn="strong_wolfe",
+                                  tolerance_grad=TOLERANCE_GRAD, tolerance_change=TOLERANCE_CHANGE)
 
     def closure():
         optimizer.zero_grad()
         logits = x @ weight + bias + class_penalty  # (P, n, K)
         losses = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")  # (P·n,)
-        loss = (losses * row_weight.flatten()).sum() + l2 * weight.pow(2).sum()
+        loss = (losses * row_weight.flatten()).sum() + (penalty * weight.pow(2)).sum()
         loss.backward()
         return loss
 
@@ -330,7 +348,7 @@ def _check_features(features, count: int | None = None) -> Tensor:
         raise CourseInputError(f"{len(features)} feature rows but {count} labels; they must match")
     if not torch.isfinite(features).all():
         raise CourseInputError("features contain NaN or infinity")
-    return features.detach().to(torch.float64)  # float64: the same answers on every CPU's kernels
+    return features.detach().to(torch.float64)  # float64: CPUs' rounding differences stay far below a tie
 
 
 def _cross_validated(feature_sets: Sequence[Tensor], labels, groups, *, keys=None, folds: int, seed: int,
@@ -377,7 +395,8 @@ def _cross_validated(feature_sets: Sequence[Tensor], labels, groups, *, keys=Non
         result = {group: (torch.empty_like(y), y) for group, _, y, _, _ in splits}
         for p, (group, in_fold, x_test) in enumerate(plan):
             logits = x_test @ weight[p] + bias[p]  # (n_test, K)
-            result[group][0][in_fold] = (logits * 1e4).round().argmax(-1)  # a near-tie (< 1e-4) goes to the first class
+            # logits within ~1e-4 count as tied (copies of a training row in both classes); a tie goes to the first
+            result[group][0][in_fold] = (logits * 1e4).round().argmax(-1)
         results.append(result)
     return results
 
@@ -389,11 +408,12 @@ def _accuracy(result: dict) -> tuple[float, dict]:
 
 
 def probe_accuracy(features: Tensor, labels, *, keys=None, folds: int = 5, seed: int = 0, epochs: int = 100,
-                   l2: float = 1e-2) -> float:  # fmt: skip
+                   l2: float = 0.5) -> float:  # fmt: skip
     """Held-out accuracy of a linear probe (multinomial logistic regression), stratified ``folds``-fold CV.
 
     ``features`` (N, C), ``labels`` N hashables. Each fold's items are predicted by a probe trained on the
-    other folds (full batch, L-BFGS, ``epochs`` iterations at most, L2 penalty ``l2``·|W|²); deterministic.
+    other folds (full batch, L-BFGS, ``epochs`` iterations at most, classes weighted equally, L2 penalty
+    (``l2`` / n)·|W|² beside the mean loss: 0.5 is scikit-learn's default C = 1); deterministic.
     ``keys`` (one per item): items with the same key are kept in one fold (see ``stratified_folds``).
     """
     (result,) = _cross_validated([features], labels, None, keys=keys, folds=folds, seed=seed, epochs=epochs, l2=l2)
@@ -401,7 +421,7 @@ def probe_accuracy(features: Tensor, labels, *, keys=None, folds: int = 5, seed:
 
 
 def grouped_probe_accuracy(features: Tensor, labels, groups, *, keys=None, folds: int = 5, seed: int = 0,
-                           epochs: int = 100, l2: float = 1e-2) -> tuple[float, dict]:  # fmt: skip
+                           epochs: int = 100, l2: float = 0.5) -> tuple[float, dict]:  # fmt: skip
     """One probe per group (e.g. per ambiguous word): (mean of the groups' accuracies, {group: accuracy})."""
     if groups is None:
         raise CourseInputError("groups must be given, one per row (use probe_accuracy for a single probe)")
@@ -446,11 +466,10 @@ def nearest_neighbour_sense_accuracy(vectors: Tensor, items, *, label_key: str =
         raise CourseInputError("vectors must be (N, C) or (L+1, N, C)")
     if vectors.ndim == 3:
         return [nearest_neighbour_sense_accuracy(layer, items, label_key=label_key) for layer in vectors]
-    if not isinstance(items, (list, tuple)) or len(items) != len(vectors):
-        count = len(items) if isinstance(items, (list, tuple)) else type(items).__name__
-        raise CourseInputError(f"{len(vectors)} vectors but {count} items; they must match")
-    if not all(isinstance(item, dict) and label_key in item for item in items):
-        raise CourseInputError(f"every item needs {label_key!r}, 'words' and 'position'")
+    if len(_check_items(items)) != len(vectors):
+        raise CourseInputError(f"{len(vectors)} vectors but {len(items)} items; they must match")
+    if not all(label_key in item for item in items):
+        raise CourseInputError(f"every item needs a {label_key!r}")
     senses, words, keys = [item[label_key] for item in items], _groups_of(items), context_keys(items)
     unit = F.normalize(vectors.detach().double(), dim=-1)  # (N, C)
     hits, total = 0.0, 0
@@ -470,15 +489,16 @@ def nearest_neighbour_sense_accuracy(vectors: Tensor, items, *, label_key: str =
     return hits / total
 
 
-def sense_probe_by_layer(model, tokenizer, items, *, pooling: str = "first", folds: int = 5, seed: int = 0,
-                         epochs: int = 100, l2: float = 1e-2) -> list[dict]:  # fmt: skip
+def sense_probe_by_layer(model, tokenizer, items, *, pooling: str = "first", all_words: bool = False,
+                         folds: int = 5, seed: int = 0, epochs: int = 100, l2: float = 0.5) -> list[dict]:  # fmt: skip
     """How well each layer separates the senses of a word, beside two controls. One row per representation:
 
     ``representation``: "word type" (the embedding table's row: identical for every occurrence of a word),
     "position only" (one-hot of where the word stands), "layer 0 (embeddings)", "layer 1", …;
     ``layer``: None for the controls, else the layer;
     ``per_word``: one probe per ambiguous word, accuracy averaged over words (chance: ``majority_accuracy``);
-    ``all_words``: one probe over all items, labels (word, sense);
+    ``all_words`` (only with ``all_words=True``; it doubles the time): one probe over all items, labels
+    "word: sense", so one linear map must separate the senses of every word at once;
     ``nearest_neighbour``: 1-NN sense agreement among the word's other occurrences (None for position only).
     """
     if not isinstance(items, (list, tuple)) or not all(isinstance(item, dict) and "sense" in item for item in items):
@@ -492,16 +512,17 @@ def sense_probe_by_layer(model, tokenizer, items, *, pooling: str = "first", fol
     representations += [(f"layer {i}" + (" (embeddings)" if i == 0 else ""), i, hidden[i]) for i in range(len(hidden))]
     names, layers, feature_sets = zip(*representations)
     per_word = _cross_validated(feature_sets, senses, words, **probe)
-    all_words = _cross_validated(feature_sets, word_senses, None, **probe)
-    return [{"representation": name, "layer": layer,
-             "per_word": _accuracy(per_word[i])[0],
-             "all_words": _accuracy(all_words[i])[0],
-             "nearest_neighbour": None if name == "position only" else nearest_neighbour_sense_accuracy(feature_sets[i], items)}
-            for i, (name, layer) in enumerate(zip(names, layers))]  # fmt: skip
+    rows = [{"representation": name, "layer": layer, "per_word": _accuracy(result)[0],
+             "nearest_neighbour": None if name == "position only" else nearest_neighbour_sense_accuracy(features, items)}
+            for name, layer, features, result in zip(names, layers, feature_sets, per_word)]  # fmt: skip
+    if all_words:
+        for row, result in zip(rows, _cross_validated(feature_sets, word_senses, None, **probe)):
+            row["all_words"] = _accuracy(result)[0]
+    return rows
 
 
 def strategy_table(model, tokenizer, items, labels=None, *, per_word: bool = True, pooling: str = "first",
-                   folds: int = 5, seed: int = 0, epochs: int = 100, l2: float = 1e-2) -> list[dict]:  # fmt: skip
+                   folds: int = 5, seed: int = 0, epochs: int = 100, l2: float = 0.5) -> list[dict]:  # fmt: skip
     """Devlin et al.'s six layer choices on a course token task, one row each, probed linearly.
 
     ``labels`` default to each item's ``sense`` (else its ``label``). With ``per_word`` there is one probe per
@@ -520,12 +541,18 @@ def strategy_table(model, tokenizer, items, labels=None, *, per_word: bool = Tru
     groups = _groups_of(items) if per_word else [None] * len(labels)
     hidden = word_vectors(model, tokenizer, items, pooling=pooling)  # (L+1, N, C)
     depth = hidden.shape[0] - 1
-    feature_sets = [strategy(hidden) for strategy in LAYER_STRATEGIES.values()]  # (N, C) or (N, k·C) each
-    results = _cross_validated(feature_sets, labels, groups, keys=context_keys(items), folds=folds, seed=seed,
-                               epochs=epochs, l2=l2)  # fmt: skip
+    keys, features_of = {}, {}  # on a shallow model some strategies coincide: each distinct one is probed once
+    for name, strategy in LAYER_STRATEGIES.items():
+        layers = strategy.layers(depth)
+        keys[name] = (layers, strategy.combine == "concat" and len(layers) > 1)
+        if keys[name] not in features_of:
+            features_of[keys[name]] = strategy(hidden)  # (N, C) or (N, k·C)
+    results = _cross_validated(list(features_of.values()), labels, groups, keys=context_keys(items), folds=folds,
+                               seed=seed, epochs=epochs, l2=l2)  # fmt: skip
+    accuracy = {key: _accuracy(result)[0] for key, result in zip(features_of, results)}
     return [{"strategy": name, "layers": strategy.layers(depth), "clamped": strategy.clamped(depth),
-             "dim": features.shape[1], "accuracy": _accuracy(result)[0], "devlin_dev_f1": DEVLIN_TABLE_7[name]}
-            for (name, strategy), features, result in zip(LAYER_STRATEGIES.items(), feature_sets, results)]  # fmt: skip
+             "dim": features_of[keys[name]].shape[1], "accuracy": accuracy[keys[name]],
+             "devlin_dev_f1": DEVLIN_TABLE_7[name]} for name, strategy in LAYER_STRATEGIES.items()]  # fmt: skip
 
 
 def agreement_token_items(agreement_items, mask_token: str = "[MASK]") -> list[dict]:
@@ -583,7 +610,10 @@ def nearest_sentences(query: Tensor, vectors: Tensor, k: int = 5, *, exclude: in
     similarity = F.normalize(vectors.double(), dim=-1) @ F.normalize(query.double(), dim=0)  # (N,)
     if exclude is not None:
         similarity[check_int("exclude", exclude, minimum=0, maximum=len(vectors) - 1)] = -float("inf")
-    top = similarity.topk(min(k, len(vectors) - (exclude is not None)))
+    left = len(vectors) - (exclude is not None)
+    if not left:
+        raise CourseInputError("no rows are left to compare with")
+    top = similarity.topk(min(k, left))
     return top.indices, top.values.float()
 
 

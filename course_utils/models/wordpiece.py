@@ -50,8 +50,9 @@ def train_wordpiece(sentences: Iterable[Sequence[str]], vocab_size: int = COURSE
     if not texts:
         raise CourseInputError("no sentences to train the tokenizer on")
     tokenizer.train_from_iterator(texts, trainer)
-    # The trainer breaks ties between equally good merges in no fixed order, so the same pieces can get
-    # different ids from run to run; number them in a fixed order (special tokens first, then A-Z).
+    # The trainer breaks ties between equally good merges in no fixed order, so two runs can differ in a few
+    # pieces and in their ids (the course ships its tokenizer for this reason); number them in a fixed order,
+    # special tokens first, then A-Z, so that ids follow from the pieces.
     learned = sorted(set(tokenizer.get_vocab()) - set(SPECIAL_TOKENS))
     tokenizer.model = models.WordPiece({t: i for i, t in enumerate([*SPECIAL_TOKENS, *learned])}, unk_token=UNK,
                                        continuing_subword_prefix=CONTINUATION, max_input_chars_per_word=MAX_WORD_CHARACTERS)  # fmt: skip

@@ -39,9 +39,10 @@ import math
 
 import matplotlib.pyplot as plt
 import torch
+from transformers import pipeline
 
 from course_utils import CourseInputError, budget
-from course_utils.language import corpus
+from course_utils.language import corpus, lexicon
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import bert_checkpoints as bzoo
 from course_utils.models import bert_mlm as bm
@@ -51,6 +52,58 @@ from course_utils.models import wordpiece as wp
 lang = CourseLanguage(include_held_out=False)  # the training language, exact
 tokenizer = bzoo.load_course_tokenizer()
 bert = bzoo.load_bert("bert_mlm")
+
+# %% [markdown]
+# ## 1. BERT is basically a trained transformer encoder stack
+#
+# The CMU slide "BERT Involves Many Uninteresting Numbers":
+#
+# | | BERT-base | BERT-large |
+# |---|---|---|
+# | encoder layers | 12 | 24 |
+# | hidden units | 768 | 1024 |
+# | attention heads | 12 | 16 |
+#
+# Devlin et al. give the totals, 110 M and 340 M parameters. Both follow from the config alone. `bert_sizes` builds
+# each `BertModel` from its `BertConfig` on PyTorch's **meta device**: every tensor has a shape and no storage, so
+# nothing is allocated and nothing is downloaded. It counts the parameters per part and checks each part against a
+# closed form, for L layers, hidden size H, feed-forward size I = 4H and a 30,522-piece vocabulary:
+# per layer 4H² + 4H (Q, K, V and the output) + 2HI + I + H (the feed-forward) + 4H (two LayerNorms).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.models import bert_sizes
+
+print(f"{'':11} {'layers':>6} {'hidden':>6} {'heads':>5} {'total':>13} {'paper':>6} {'= closed form':>14}")
+for row in bert_sizes.size_table():
+    config = bert_sizes.size_config(row["model"])
+    same = row["total"] == bert_sizes.closed_form_total(config)
+    print(f"{row['model']:11} {row['layers']:6} {row['hidden']:6} {row['heads']:5} {row['total']:13,} {row['paper']:>6} {same!s:>14}")
+
+# %% [markdown]
+# Where the parameters are, in BERT-base:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+base = bert_sizes.size_table()[0]
+for group in ("embeddings", "attention", "feed-forward", "pooler"):
+    share = base[group] / base["total"]
+    print(f"{group:13} {base[group]:12,}  {share:6.1%}  {'█' * round(50 * share)}")
+
+# %% [markdown]
+# Two thirds of every layer is the feed-forward network (2HI = 8H² against the attention's 4H²), and a fifth of the
+# whole model is the token embedding table, 30,522 × 768. In BERT-large the layers double and widen, so the
+# embeddings fall to a tenth. The course's BERT is the same architecture at toy size: 2 layers, 64 hidden units,
+# 4 heads and a 600-piece vocabulary, about 740 times smaller than BERT-base:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+course = bert_sizes.size_config("course BERT")
+for row in bert_sizes.size_breakdown(course, head="masked_lm"):
+    print(f"{row['group']:14} {row['part']:22} {row['parameters']:8,}")
+print(f"{'total (masked LM)':37} {bert_sizes.closed_form_total(course, head='masked_lm'):8,}   "
+      f"shipped model: {sum(p.numel() for p in bert.parameters()):,}")
+
 
 # %% [markdown]
 # ## 2. BERT has its own tokenization scheme: WordPiece
@@ -128,3 +181,696 @@ for row in range(2):
     print(" ".join(f"{t:>7}" for t in tokens))
     print(" ".join(f"{t:>7}" for t in batch["token_type_ids"][row]), "  ← token_type_ids")
     print(" ".join(f"{t:>7}" for t in batch["attention_mask"][row]), "  ← attention_mask\n")
+
+# %% [markdown]
+# ## 3. Masked-language modelling: 15 %, of which 80/10/10
+#
+# The CMU slide: *"Since, in BERT's innards, everything is literally connected to everything, each word would
+# indirectly see itself. Enter masking!"* A left-to-right LM cannot see the word it predicts because of its causal
+# mask (notebook 08); BERT has no causal mask, so the word must be hidden from the input instead. Devlin et al.
+# (§3.1): choose 15 % of the token positions at random; replace a chosen token by `[MASK]` 80 % of the time, by a
+# random token 10 % of the time, and leave it unchanged 10 % of the time; predict the original token at every
+# chosen position. `[MASK]` never occurs when the model is used, so the 10 % random and 10 % unchanged keep the
+# model from learning that only `[MASK]` positions matter.
+#
+# > **Slide check.** The slide (CMU, "BERT is Trained to Perform Masked Language Modeling") takes "the girl was
+# > playing outside." and writes the masked sentence as "the girl was playing [MASK] *outside*." In fact `[MASK]`
+# > *replaces* the chosen word: "the girl was playing [MASK] ." With the word still there, predicting it is copying,
+# > and the model learns nothing about context. (The course language has no "outside", so below its pieces are
+# > masked; the point is the same.)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.models import mlm_masking
+
+example = mlm_masking.slide_example()
+print(f"slide:   {example['slide']}")
+print(f"correct: {example['correct']}")
+pieces = tokenizer(example["sentence"])["input_ids"]
+target = tokenizer.tokenize(example["target"])
+print(f"as the model sees it: {' '.join(tokenizer.convert_ids_to_tokens(pieces))}  →  "
+      f"[CLS] the girl was playing {' '.join(['[MASK]'] * len(target))} . [SEP]   (labels: {' '.join(target)})")
+
+# %% [markdown]
+# **From scratch**, from the paper: `mlm_masking.mask_tokens` picks the 15 % exactly (per batch here), never
+# `[CLS]`, `[SEP]` or `[PAD]`, then draws 80/10/10 for each chosen token; random replacements come from the
+# non-special pieces. **The library**: `DataCollatorForLanguageModeling(mlm_probability=0.15)` (its defaults are
+# `mask_replace_prob=0.8`, `random_replace_prob=0.1`). **Parity**: both on the same 100,000 maskable tokens of the
+# training split; two shares agree when they differ by less than 3 combined binomial standard errors:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+train_ids = bm.encode_sentences(tokenizer, train_sentences)
+rows = mlm_masking.compare_with_library(tokenizer, train_ids, n_tokens=100_000, count="batch", seed=0)
+print(f"{'share':20} {'paper':>6} {'library':>8} {'scratch':>8}   agree within 3 SE?")
+for row in rows:
+    print(f"{row['share']:20} {row['paper']:6.2f} {row['library']:8.3f} {row['scratch']:8.3f}   {row['agrees']}")
+print(f"(standard errors about {rows[0]['library_se']:.3f} for the first row and {rows[2]['library_se']:.3f} for the last two)")
+
+# %% [markdown]
+# They agree, and they differ in two ways worth knowing:
+# - **How many are chosen.** The library draws a coin for each token (a Bernoulli draw with p = 0.15), so a
+#   sentence can get none or many; BERT's code and d2l choose an exact count per sequence. On short sentences the
+#   exact count is not 15 %: with at least one target per sentence and rounding, the course's sentences get more.
+# - **What a random replacement can be.** The library draws from the whole tokenizer, special tokens included:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+per_sequence = mlm_masking.exact_count_share(train_ids, special_ids=list(range(5)))
+print(f"exact count per sentence (BERT's code, d2l): {per_sequence:.3f} of the tokens chosen, not 0.15")
+special = mlm_masking.library_special_replacements(tokenizer, train_ids, n_tokens=100_000, seed=0)
+print(f"library random replacements that are special tokens: {special['share']:.1%} "
+      f"(expected 5 of 600 = {special['expected']:.1%}), i.e. about 1 target in {1 / special['expected_per_target_80_10_10']:,.0f}")
+print("for example:", special["examples"][1]["masked"])
+
+# %% [markdown]
+# **Devlin et al., Table 8** (appendix C.2): the masking mix matters little for fine-tuning, more for feature-based
+# use, and `[MASK]` alone (100/0/0) is the worst there (BERT-base, dev sets):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("  ".join(f"{c:>9}" for c in mlm_masking.TABLE_8_COLUMNS))
+for row in mlm_masking.table_8_rows():
+    print("  ".join(f"{row[c]:>9}" for c in mlm_masking.TABLE_8_COLUMNS))
+
+# %% [markdown]
+# **Whole-word masking.** WordPiece adds a problem the slides do not show. With masks drawn per *piece*, the
+# pieces of one word are rarely hidden together (0.15² of the time for a two-piece word), so the model learns to
+# complete a word from its other pieces, but never to fill a gap of two or three masks. Google's 2019
+# "whole word masking" BERTs fixed this: choose *words*, and hide all their pieces. The library's
+# `whole_word_mask=True` drops the 80/10/10 (it does 100/0/0), so `bm.whole_word_batches` does it per word: a chosen
+# word's pieces all become `[MASK]` (80 %), random pieces (10 %), or stay (10 %). The course's BERT is pretrained
+# that way:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+masked, labels = bm.whole_word_batches(test_sentences[:400], tokenizer, batch_size=400, seed=1)(0)
+chosen = labels != -100
+print(f"pieces chosen: {chosen.sum() / (masked != tokenizer.pad_token_id).sum():.1%}")
+for row in range(400):
+    original = labels[row][chosen[row]]
+    if len(original) >= 2:
+        print(" ".join(tokenizer.convert_ids_to_tokens([t for t in masked[row].tolist() if t != tokenizer.pad_token_id])))
+        print("   labels:", " ".join(tokenizer.convert_ids_to_tokens(original.tolist())))
+        break
+
+# %% [markdown]
+# ## 4. Pretraining a tiny BERT on the course language
+#
+# `bm.CourseBERT` is a Hugging Face `BertForMaskedLM` (built from a small `BertConfig`, with
+# `attn_implementation="eager"` so that it can return its attention weights) in the course's contract
+# `model(input_ids, labels) -> (logits, loss)`, so the course's `train` loop trains it. As the CMU slide "How BERT Is
+# Trained to Perform Masked Language Modeling" says, its head is a classification layer, then a multiplication by
+# the embedding matrix (the output layer is *tied* to the input embeddings), then a softmax. The recipe of the
+# shipped `bert_mlm`:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+record = bzoo.training_record("bert_mlm")
+print({k: v for k, v in record["recipe"].items()})
+print(f"{sum(p.numel() for p in bert.parameters()):,} parameters")
+
+# %% [markdown]
+# The same recipe, trained here for a few hundred steps (a few dozen in fast mode) to show the loss falling; then we
+# use the shipped model, trained for the full recipe (the training time is in the next cell's output).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+steps = budget(full=300, fast=20)
+retrained, history = bzoo.train_masked_lm("bert_mlm", steps=steps, tokenizer=tokenizer)
+print(f"{steps} steps: masked-piece loss {history.losses[0]:.2f} → {history.final_loss:.2f}   "
+      f"(the shipped model: {record['recipe']['steps']} steps in {record['train_seconds']:.0f} s on "
+      f"{record['torch_threads']} thread(s), final loss {record['final_train_loss']:.2f})")
+
+# %% [markdown]
+# ### 4.1 Scored against the truth
+#
+# The course language's oracle gives the **exact** masked distribution, P(word | left ___ right)
+# (`CourseLanguage.masked_distribution`), so a masked LM can be scored against the truth on the same items, as
+# notebooks 04–08 scored left-to-right LMs against the oracle's perplexity. An item is a test sentence with one word
+# hidden; over 500 items,
+#
+#     masked NLL ratio = exp(mean model NLL − mean oracle NLL)      (1 = the truth)
+#
+# is the masked analogue of perplexity ÷ oracle.
+#
+# One subtlety: a WordPiece model predicts pieces, not words. A word of k pieces is hidden behind k `[MASK]`s, so
+# BERT's own task tells the model how many pieces are missing, and the model has no probability for k itself.
+# `bm.WordScorer` reads each piece of a candidate at its own mask, with all k masks in place (as whole-word masking
+# trained it), adds the log-probabilities and renormalises over the language's words of k pieces. For a fair comparison every model, and the oracle, gets the same hint: each distribution is restricted to
+# the words with the hidden word's piece count, and renormalised. For the 90 % of running words that are one piece
+# the hint only says "a one-piece word". Notebook 04's window model (4 words each side) and notebook 05's BiLSTM
+# are word-level, so they are also scored without the hint, against the oracle without it.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.models.masked_lm import predict_masked
+from course_utils.models.recurrent_lm import predict_masked_words
+
+vocab, words = zoo.course_vocab(), sorted(lang.vocabulary)
+items = bm.masked_items(test_sentences, 500, seed=1)
+truth = [item["words"][item["position"]] for item in items]
+word_models = {
+    "window, 4 each side (04)": bm.word_model_distribution(predict_masked, zoo.load_model("masked_concat_w4"), vocab, words),
+    "BiLSTM (05)": bm.word_model_distribution(predict_masked_words, zoo.load_model("masked_bilstm"), vocab, words),
+}
+hinted = {"oracle": bm.oracle_scores(lang, items, tokenizer),
+          "BERT 2×64 (this notebook)": bm.bert_scores(bm.WordScorer(bert, tokenizer, words), items)}
+hinted.update({name: bm.hinted_scores(dist, items, tokenizer) for name, dist in word_models.items()})
+unhinted = {"oracle": bm.oracle_scores(lang, items)}
+unhinted.update({name: bm.hinted_scores(dist, items) for name, dist in word_models.items()})
+
+
+def cloze_row(name, scores, oracle):
+    nlls, tops = scores
+    top1 = sum(t == w for t, w in zip(tops, truth)) / len(truth)
+    return f"{name:26} {sum(nlls) / len(nlls):8.3f} {bm.nll_ratio(nlls, oracle[0]):9.3f} {top1:7.3f}"
+
+
+print("told the piece count        NLL      ratio   top-1")
+for name, scores in hinted.items():
+    print(cloze_row(name, scores, hinted["oracle"]))
+print("\nword level, no hint")
+for name, scores in unhinted.items():
+    print(cloze_row(name, scores, unhinted["oracle"]))
+
+# %% [markdown]
+# Below 1.0 nothing can go: the oracle is the truth. The oracle's own top-1 is far from 1 because many gaps are
+# truly open ("the ___ sleeps ." has dozens of right answers), which is why the NLL ratio, not accuracy, is the
+# score. Which is better, BERT or the BiLSTM, and why: the BiLSTM sees the same two sides, but reads them with
+# two separate one-way LSTMs that meet only at the gap, and it was trained on every word of every sentence (a
+# prediction per word per step), where BERT learns only from the 15 % it hides; BERT, on the other hand, mixes
+# both sides in every layer and is told the piece count. The rarest words are the ones split into pieces, and
+# those are where BERT loses most (by piece count of the hidden word):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+counts = [bm.piece_count(tokenizer, w) for w in truth]
+for k in sorted(set(counts)):
+    chosen = [i for i, c in enumerate(counts) if c == k]
+    ratios = [bm.nll_ratio([hinted[name][0][i] for i in chosen], [hinted["oracle"][0][i] for i in chosen])
+              for name in ("BERT 2×64 (this notebook)", "BiLSTM (05)")]
+    print(f"{k} piece(s): {len(chosen):3} items   BERT {ratios[0]:7.2f}   BiLSTM {ratios[1]:7.2f}")
+
+# %% [markdown]
+# ### 4.2 The cloze task
+#
+# *"The cloze task comes from psycholinguistics … a fill-in-the-blank task"* (CMU), and the CSE538 slide's example,
+# P(with | he ate the cake ⟨M⟩ the fork). Beside it, a selection item (which words can be eaten) and an agreement
+# item where only the right side decides (notebook 06's: the verb *after* the gap says the subject is plural):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+scorer = bm.WordScorer(bert, tokenizer, words)
+
+
+def side_by_side(left, right, top=5):
+    """BERT's and the oracle's one-piece answers for the gap, most probable first."""
+    model = scorer.distribution(left.split(), right.split(), 1)
+    exact = bm.given_piece_count(lang.masked_distribution(left.split(), right.split()), tokenizer, 1)
+    print(f"{left} ___ {right}")
+    print("   BERT:  ", ", ".join(f"{w} {p:.2f}" for w, p in list(model.items())[:top]))
+    print("   oracle:", ", ".join(f"{w} {p:.2f}" for w, p in list(exact.items())[:top]))
+    return model, exact
+
+
+model, exact = side_by_side("he ate the cake", "the fork .")
+print(f"   P(with | he ate the cake ___ the fork .): BERT {model['with']:.2f}, oracle {exact['with']:.2f}\n")
+model, exact = side_by_side("lucas ate the", ".")
+edible = set(corpus.load_eval("selection")[0]["allowed"])
+print(f"   mass on things that can be eaten: BERT {sum(p for w, p in model.items() if w in edible):.2f}, "
+      f"oracle {sum(p for w, p in exact.items() if w in edible):.2f}\n")
+plural = {n.plural for ns in lexicon.NOUNS.values() for n in ns if n.plural != n.singular}
+model, exact = side_by_side("the", "near the tiger sleep .")
+print(f"   mass on plural nouns: BERT {sum(p for w, p in model.items() if w in plural):.2f}, "
+      f"oracle {sum(p for w, p in exact.items() if w in plural):.2f}")
+
+# %% [markdown]
+# ### 4.3 Next-sentence prediction, and why we do not train it
+#
+# BERT's second pretraining task (CMU, "BERT is also Trained to Perform Next Sentence Prediction"): given
+# `[CLS] A [SEP] B [SEP]`, is B the sentence that followed A, or a random one? The slide's pairs:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+pickles = [("Pickles are delicious.", "However, cucumbers make me burp.", "IsNext"),
+           ("Pickles are delicious.", "The NASDAC was up 10 points today amid heavy trading.", "NotNext")]  # fmt: skip
+for a, b, label in pickles:
+    pair = tokenizer(a, b)
+    tokens = tokenizer.convert_ids_to_tokens(pair["input_ids"])
+    print(f"{label:8} {' '.join(tokens[:12])} …  ({len(tokens)} pieces, {sum(pair['token_type_ids'])} of them segment B)")
+print("the course tokenizer spells these English words from small pieces: 'pickles' →", " ".join(tokenizer.tokenize("pickles")))
+
+# %% [markdown]
+# The input format is all NSP needs, and the course's tokenizer handles it. But **the course language has no
+# discourse**: its sentences are drawn independently, so "B followed A" carries no information, and a model trained
+# on it could only learn to detect the sampling procedure. We do not train it.
+#
+# > **Slide check.** The slide (CMU, "BERT is also Trained to Perform Next Sentence Prediction") concludes "As a
+# > result, BERT learns patterns that exist above the level of the sentence." In fact the evidence for NSP is weak:
+# > RoBERTa (Liu et al. 2019, §4.2) removed it, trained on full-length passages instead, and matched or improved
+# > BERT on the downstream tasks; most later encoders drop it. A random "NotNext" sentence usually differs in
+# > *topic*, so NSP can be solved without learning much about discourse.
+
+# %% [markdown]
+# ## 5. Applying it: pretraining → LM fine-tuning → task fine-tuning
+#
+# The CSE538 part 3 pipeline. **Pretraining**: the masked LM on everything (section 4). **LM fine-tuning**: the same
+# masked-LM objective, continued on the domain of the task. **Task fine-tuning**: drop the LM's softmax, put a
+# classifier on the contextual vector of `[CLS]`, and train every weight on the task's labels.
+#
+# ### 5.1 LM fine-tuning on the reviews
+#
+# About 7 % of the course's training sentences are reviews. `bert_reviews` is `bert_mlm` after a few hundred more
+# masked-LM steps on the 3,000 training reviews only. On 500 masked words of the *test* reviews, against the oracle:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+test_reviews = corpus.load_eval("reviews_test")
+review_items = bm.masked_items([r["words"] for r in test_reviews], 500, seed=2)
+review_oracle = bm.oracle_scores(lang, review_items, tokenizer)
+reviews_bert = bzoo.load_bert("bert_reviews")
+print(f"{'':34} masked NLL ratio on test reviews   on general test sentences")
+for name, model in (("bert_mlm (pretrained)", bert), ("bert_reviews (+ LM fine-tuning)", reviews_bert)):
+    on_reviews = bm.nll_ratio(bm.bert_scores(bm.WordScorer(model, tokenizer, words), review_items)[0], review_oracle[0])
+    on_general = bm.nll_ratio(bm.bert_scores(bm.WordScorer(model, tokenizer, words), items[:200])[0], hinted["oracle"][0][:200])
+    print(f"{name:34} {on_reviews:10.3f} {on_general:30.3f}")
+
+# %% [markdown]
+# The masked NLL on the domain falls, and the general sentences pay a little for it: the model has specialised.
+# The real-world analogue is in the Hugging Face course (chapter 7, "Fine-tuning a masked language model"):
+# DistilBERT's perplexity on IMDb movie reviews goes from 21.75 to 11.32 after one epoch of LM fine-tuning on them.
+#
+# ### 5.2 Task fine-tuning: sentiment
+#
+# `bert_sentiment` is `bert_reviews` with `BertForSequenceClassification`'s head (a pooler and a linear layer on
+# `[CLS]`), all weights trained on the 3,000 labelled training reviews. The test set is notebooks 04 and 06's: all
+# reviews, plain ones, and those with "but" or "not", where the label is the sentiment of the *last* clause (the
+# grammar: "but" turns the sentiment, "not" flips the adjective). A bag of embeddings cannot see which clause is
+# last; a mix of LSTM layers (ELMo) could, but barely did.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.models.bert_finetuning import review_accuracy, turns
+
+turning = turns(test_reviews)
+
+
+@torch.no_grad()
+def earlier_accuracy(name):
+    """Accuracy of a notebook 04/06 review classifier: all, plain, but/not."""
+    x, labels = zoo.review_tensors("test", zoo.ALL_RECIPES[name][0])
+    right = zoo.load_model(name)(x)[0].argmax(-1) == labels
+    return right.double().mean().item(), right[~turning].double().mean().item(), right[turning].double().mean().item()
+
+
+sentiment = {
+    "hand features (04)": earlier_accuracy("sentiment_features"),
+    "bag of embeddings (04)": earlier_accuracy("sentiment_embeddings"),
+    "bag, FFNN-LM embeddings (04)": earlier_accuracy("sentiment_pretrained"),
+    "ELMo mix, frozen (06)": earlier_accuracy("elmo_sentiment"),
+    "BERT, no pretraining": review_accuracy(bzoo.load_sentiment("bert_sentiment_scratch"), tokenizer, test_reviews),
+    "BERT fine-tuned (this notebook)": review_accuracy(bzoo.load_sentiment(), tokenizer, test_reviews),
+}
+print(f"{'classifier':32} {'all':>6} {'plain':>6} {'but/not':>8}   ({int(turning.sum())} of {len(test_reviews)} reviews turn)")
+for name, (every, plain, turn) in sentiment.items():
+    print(f"{name:32} {every:6.3f} {plain:6.3f} {turn:8.3f}")
+
+# %% [markdown]
+# ## 6. Contextual embeddings, layer by layer
+#
+# The CSE538 slide "Pretraining; FTing the LM": *layer 0: input, word-type embeddings; layers 1 to k−2: compose
+# embeddings with context; layer k−1: taken as contextual embedding; layer k: used for language modeling.* A
+# static embedding gives "fine" one vector whether it is a penalty or a state of health; a contextual one should
+# not. The course language has words with two senses each, in a labelled set (480 occurrences: *fine*, *game*,
+# *partner*, *lying*, *die*, *rest*, *played*, *great*, the slides' Person A / Person B words among them).
+#
+# Two measurements per layer (`contextual_embeddings`):
+# - a **linear probe**: one logistic regression per word, trained to tell its two senses apart from the frozen
+#   vectors, scored by 5-fold cross-validation (copies of one sentence stay in one fold; chance is 0.5);
+# - **nearest neighbour**: for each occurrence, is the most similar other occurrence (cosine) of the same sense?
+#
+# Two controls: the *word type* (the embedding table's row, identical for every occurrence, so it cannot separate
+# senses at all) and *position only* (where the word stands, which layer 0 adds to the type).
+#
+# With 2 layers there is little "by layer" to see, so this section uses `bert_deep`: the same recipe with 6 layers,
+# pretrained for the same few minutes (so fewer steps; its masked NLL is worse, see `bert_checkpoints`).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from course_utils.models import contextual_embeddings as ce
+
+deep = bzoo.load_bert("bert_deep")
+deep_recipe = bzoo.training_record("bert_deep")["recipe"]
+senses = corpus.load_eval("senses")
+by_layer = ce.sense_probe_by_layer(deep, tokenizer, senses)
+print(f"{'representation':22} {'probe':>6} {'nearest neighbour':>18}   (chance {ce.majority_accuracy([s['sense'] for s in senses], [s['word'] for s in senses]):.2f})")
+for row in by_layer:
+    nn = "" if row["nearest_neighbour"] is None else f"{row['nearest_neighbour']:.2f}"
+    print(f"{row['representation']:22} {row['per_word']:6.2f} {nn:>18}")
+
+# %% [markdown]
+# Layer 0 is the word type plus its position, and position alone already leaks the sense here ("she paid the fine ."
+# against "the men feel fine ."), which is why layer 0 is above chance while the word type is at it. From layer 1
+# on, the vectors have read the context, and the senses separate. A caution the numbers need: attention mixes the
+# context into every vector even with random weights, so an *untrained* BERT of the same shape is the fair baseline:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+shape = {k: deep_recipe[k] for k in ("layers", "hidden", "heads", "max_len")}
+untrained = bm.CourseBERT(bm.bert_config(tokenizer, **shape), seed=0).eval()
+random_rows = {row["representation"]: row for row in ce.sense_probe_by_layer(untrained, tokenizer, senses)}
+print(f"{'representation':22} {'trained':>8} {'untrained':>10}   (per-word probe accuracy)")
+for row in by_layer[2:]:
+    print(f"{row['representation']:22} {row['per_word']:8.2f} {random_rows[row['representation']]['per_word']:10.2f}")
+
+# %% [markdown]
+# ### 6.1 To concatenate or to sum?
+#
+# The CMU slide asks which layers to take, and quotes Devlin et al.'s Table 7: six ways of turning BERT-base's
+# layers into features for a named-entity tagger (CoNLL-2003, dev F1). The same six on two course token tasks, each
+# probed linearly: the **sense** of an ambiguous word (per word, as above), and the **number of the subject**, read
+# at a masked verb ("the keys near the cabinet [MASK] ." → plural), where the word itself gives nothing away. With 6
+# layers, "last four" is layers 3–6; the `layers` column says what each strategy took.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+number_items = ce.agreement_token_items(corpus.load_eval("agreement"))
+tables = {"sense": ce.strategy_table(deep, tokenizer, senses),
+          "subject number": ce.strategy_table(deep, tokenizer, number_items, per_word=False)}
+print(f"{'strategy':26} {'layers':>10} {'sense':>6} {'number':>7}   Devlin et al. NER dev F1")
+for sense_row, number_row in zip(tables["sense"], tables["subject number"]):
+    layers = ",".join(map(str, sense_row["layers"]))
+    print(f"{sense_row['strategy']:26} {layers:>10} {sense_row['accuracy']:6.2f} {number_row['accuracy']:7.2f}   "
+          f"{sense_row['devlin_dev_f1']:.1f}")
+
+# %% [markdown]
+# Devlin et al.'s spread is 5 F1 points, and the combinations of the top layers win. On the course's tasks the
+# pattern to look for is the same: the embeddings (layer 0) are the worst features, and taking several top layers is
+# at least as good as the last one alone.
+#
+# ### 6.2 Sentence similarity, unsupervised
+#
+# Pool a sentence's pieces (their mean, at the last layer) and compare sentences by cosine similarity, with no
+# training at all. The nearest test sentences to a few queries:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+pool = [s for s in test_sentences[:1500]]
+pooled = ce.sentence_vectors(deep, tokenizer, pool, layer=-1, pooling="mean")  # (N, C)
+for query in (0, 3, 11):
+    index, similarity = ce.nearest_sentences(pooled[query], pooled, k=2, exclude=query)
+    print(f"{' '.join(pool[query])}")
+    for i, sim in zip(index.tolist(), similarity.tolist()):
+        print(f"    {sim:.2f}  {' '.join(pool[i])}")
+
+# %% [markdown]
+# ### 6.3 The slide's feature-extraction snippet, fixed
+#
+# The CSE538 slide "Hugging Face or AllenNLP":
+#
+# ```python
+# bert_tokenizer = PreTrainedTokenizerFast.from_pretrained('google-bert/bert-base-uncased')
+# bert_model = BertModel.from_pretrained('google-bert/bert-base-uncased')
+# pipe = pipeline('feature-extraction', model=bert_model, tokenizer=bert_tokenizer)
+# emb = pipe(text)
+# print(emb[0][0])
+# ```
+#
+# > **Slide check.** The slide (CSE538, "Hugging Face or AllenNLP") calls `pipe(text)` with `text` never defined, so
+# > it stops with a `NameError`. In fact it also needs a network (the model is downloaded), and what it prints,
+# > `emb[0][0]`, is the last layer's vector of `[CLS]` for the first text, not an embedding of the text's words.
+# > For the hidden states of *every* layer use `BertModel` (or `.bert` of a `*ForMaskedLM`, whose own output is
+# > vocabulary logits) with `output_hidden_states=True`. Below, the same with a local model: the course's BERT,
+# > saved with `save_pretrained`, loaded offline.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from transformers import BertModel, PreTrainedTokenizerFast
+
+local = bzoo.checkpoint_dir("bert_mlm")  # a Hugging Face directory on disk
+bert_tokenizer = PreTrainedTokenizerFast.from_pretrained(local)
+bert_model = BertModel.from_pretrained(local, add_pooling_layer=False)
+pipe = pipeline("feature-extraction", model=bert_model, tokenizer=bert_tokenizer, device="cpu")
+text = "he ate the cake with the fork ."
+emb = pipe(text)  # [texts][pieces][hidden]: the last layer only
+print(f"{len(emb[0])} pieces × {len(emb[0][0])} numbers; emb[0][0] is [CLS]'s vector: {[round(x, 2) for x in emb[0][0][:4]]} …")
+with torch.no_grad():
+    every_layer = bert_model(**bert_tokenizer(text, return_tensors="pt"), output_hidden_states=True).hidden_states
+print(f"output_hidden_states: {len(every_layer)} layers (embeddings + {len(every_layer) - 1}), each {tuple(every_layer[0].shape)}")
+print("the pipeline's vectors are the last layer:", torch.allclose(torch.tensor(emb[0]), every_layer[-1][0], atol=1e-4))
+
+# %% [markdown]
+# ## 7. BERT: attention by layers, with bertviz, offline
+#
+# The CSE538 slide "Bert: Attention by Layers" shows bertviz (Vig 2019). bertviz 1.4 asks a CDN for require.js, d3
+# and jQuery each time a view is displayed, so offline (and in JupyterLab, which has no require.js) the cell shows
+# "Javascript Error: require is not defined". `bertviz_offline` takes bertviz's own HTML and gives it d3 and jQuery
+# from two installed Python packages (`mpld3` and `XStatic-jQuery`), so the views work with no network at all.
+# **Run the next two cells to see them**: the stored notebook keeps only a note in their place (the views carry
+# about 350 KB of third-party JavaScript each, which this repository does not store).
+#
+# `head_view`: one layer, every head in its own colour; hover over a word to see where it attends.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from course_utils.widgets import bertviz_offline
+
+sentence = "the keys near the cabinet are on the table ."
+ids = tokenizer(sentence, return_tensors="pt")["input_ids"]
+tokens = tokenizer.convert_ids_to_tokens(ids[0])
+attentions = bert.attentions(ids)  # per layer, (1, heads, T, T)
+bertviz_offline.head_view(attentions, tokens)
+
+# %% [markdown]
+# `model_view`: every layer (rows) and head (columns) at once; click a thumbnail to enlarge it.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+bertviz_offline.model_view(attentions, tokens)
+
+# %% [markdown]
+# The same weights as a static picture, for a reader with no JavaScript (a PDF, a static page): layer 2, every head.
+# Rows are the attending words, columns the words attended to.
+
+# %%
+figure = bertviz_offline.attention_figure(attentions, tokens, layer=1)
+figure
+
+# %% [markdown]
+# Unlike notebook 08's GPT, no triangle is masked out: every word attends to words on both sides.
+#
+# ## 8. The real BERT, when you are online
+#
+# Everything above runs offline on the course's BERT. With a network, set `COURSE_ALLOW_DOWNLOADS=1` *before*
+# starting Jupyter (or before the first `import course_utils`), and the next cells use `bert-base-uncased` from the
+# Hugging Face hub instead: fill-mask, bertviz, and the slides' Person A / Person B words. Offline they say so in one
+# line and use the course's BERT, at once. (`load_pretrained` also accepts a directory written by `save_pretrained`:
+# the same code path, which the tests exercise.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from course_utils.models.pretrained_bert import load_pretrained
+
+real, real_tokenizer, message = load_pretrained("bert-base-uncased", kind="masked_lm", fallback=lambda: (bert.hf, tokenizer))
+print(message)
+
+# %% [markdown]
+# Fill-mask with the library's `pipeline` (BERT's top predictions for one `[MASK]`, pieces and all):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fill_mask = pipeline("fill-mask", model=real, tokenizer=real_tokenizer, device="cpu")
+for guess in fill_mask("he ate the cake [MASK] the fork .", top_k=5):
+    print(f"{guess['token_str']:>10}  {guess['score']:.3f}")
+
+# %% [markdown]
+# The slides' Person A and Person B (CSE538, "Word Vectors") use the same words in different senses: *fine*, *game*,
+# *partner*, *lying*, *die*, *rest*. A static embedding gives each word one vector; a contextual one depends on the
+# sentence. The cosine similarity between a word's two uses, at the input embeddings (layer 0) and at the last layer,
+# on the real BERT's Person A / Person B texts, or, offline, on course sentences with the same words in two senses:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+PERSON_A = ("i feel fine , even great ! earlier , i played the game yahtzee with my partner . i could not get that "
+            "die to roll a 1 ! now i am lying on my bed for a rest .").split()  # fmt: skip
+PERSON_B = ("my life is a great mess ! my business partner was lying to me . he was trying to game the system and played "
+            "me . i think i am going to die , he left and now i have to pay the rest of his fine .").split()  # fmt: skip
+slide_words = ["fine", "game", "partner", "lying", "die", "rest"]
+if real is bert.hf:  # offline: course sentences with the same words in two senses
+    first_of = {}
+    for item in senses:
+        first_of.setdefault((item["word"], item["sense"]), item)
+    pairs = [[first_of[key] for key in first_of if key[0] == w][:2] for w in slide_words]
+else:  # the slides' own texts
+    pairs = [[{"words": PERSON_A, "position": PERSON_A.index(w)}, {"words": PERSON_B, "position": PERSON_B.index(w)}]
+             for w in slide_words]  # fmt: skip
+vectors = ce.word_vectors(real, real_tokenizer, [item for pair in pairs for item in pair])  # (L+1, 2·6, C)
+cosine = torch.nn.functional.cosine_similarity(vectors[:, 0::2], vectors[:, 1::2], dim=-1)  # (L+1, 6)
+print(f"{'word':8} {'layer 0':>8} {'last layer':>11}   the two uses")
+for w, pair, c in zip(slide_words, pairs, cosine.T):
+    uses = " | ".join(" ".join(item["words"][max(0, item["position"] - 3): item["position"] + 3]) for item in pair)
+    print(f"{w:8} {c[0]:8.2f} {c[-1]:11.2f}   {uses}")
+
+# %% [markdown]
+# ## 9. Widgets
+#
+# **Fill-mask.** Type a sentence with one `[MASK]`: BERT's top words beside the oracle's exact distribution for the
+# gap. *Pieces* says how many WordPiece pieces the hidden word has (the model is told, section 4.1). Try "the ___
+# near the tiger sleep ." with `[MASK]` for the gap, then change "sleep" to "sleeps".
+
+# %%
+from course_utils.widgets.fill_mask_demo import FillMaskDemo
+
+fill_mask_demo = FillMaskDemo(model=bert, tokenizer=tokenizer)
+fill_mask_demo.box
+
+# %% [markdown]
+# **Contextual embeddings.** Pick an ambiguous word and a layer: its occurrences in the senses set, projected to 2-D
+# (PCA) and coloured by sense, with the sense probe's accuracy at that layer. Move the layer from 0 up and watch the
+# senses pull apart.
+
+# %%
+from course_utils.widgets.contextual_demo import ContextualEmbeddingDemo
+
+contextual_demo = ContextualEmbeddingDemo(model=deep, tokenizer=tokenizer)
+contextual_demo.box
+
+# %% [markdown]
+# ## 10. Bad input gets a clear message
+
+# %%
+# NBVAL_CHECK_OUTPUT
+attempts = {
+    "a word the language does not have": lambda: lang.masked_distribution(["the", "zebra"], ["sleeps", "."]),
+    "no word fits the gap": lambda: lang.masked_distribution(["the", "the"], ["."]),
+    "a piece count no word has": lambda: scorer.log_probs(["the"], ["sleeps", "."], 9),
+    "hidden size not a multiple of heads": lambda: bm.bert_config(tokenizer, layers=2, hidden=10, heads=3),
+    "unknown checkpoint": lambda: bzoo.load_bert("bert_huge"),
+    "attentions from an sdpa model": lambda: bertviz_offline.head_view((), tokens),
+    "a layer the model does not have": lambda: ce.sentence_vectors(bert, tokenizer, ["the cat sleeps ."], layer=9),
+}
+for what, attempt in attempts.items():
+    try:
+        attempt()
+    except CourseInputError as error:
+        print(f"{what}: {error}\n")
+
+# %% [markdown]
+# ## 11. Exercises
+#
+# **Exercise 1.** BERT's masking: choose 15 % of the non-special tokens; of those, 80 % become `[MASK]`, 10 % a
+# random non-special token, 10 % stay. Labels are the original ids at the chosen positions and −100 elsewhere.
+
+# %%
+from course_utils.exercises.bert import check_layer_strategy, check_mask_batch, check_wordpiece_encode
+
+
+def mask_batch(input_ids, mask_id, vocab_size, special_ids, generator):
+    """input_ids (B, T) → (masked ids (B, T), labels (B, T))."""
+    return None  # your code here
+
+
+_ = check_mask_batch(mask_batch)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def mask_batch(input_ids, mask_id, vocab_size, special_ids, generator):
+#     special = torch.isin(input_ids, torch.tensor(list(special_ids)))                 # (B, T)
+#     chosen = (torch.rand(input_ids.shape, generator=generator) < 0.15) & ~special    # 15 % of the rest
+#     labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))
+#     u = torch.rand(input_ids.shape, generator=generator)                             # one draw decides 80/10/10
+#     masked = input_ids.clone()
+#     masked[chosen & (u < 0.8)] = mask_id
+#     randomised = chosen & (u >= 0.8) & (u < 0.9)
+#     pool = torch.tensor([i for i in range(vocab_size) if i not in set(special_ids)])
+#     masked[randomised] = pool[torch.randint(len(pool), (int(randomised.sum()),), generator=generator)]
+#     return masked, labels
+# ```
+# </details>
+#
+# **Exercise 2.** WordPiece-encode one word, greedy longest-match-first: the longest vocabulary entry that starts the
+# word, then the longest `##` entry that starts the rest, …; `["[UNK]"]` if some rest matches nothing.
+
+# %%
+def encode_word(word, vocab):
+    """word (str), vocab (a set of strings) → list of pieces."""
+    return None  # your code here
+
+
+_ = check_wordpiece_encode(encode_word)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def encode_word(word, vocab):
+#     pieces, start = [], 0
+#     while start < len(word):
+#         for end in range(len(word), start, -1):                       # longest first
+#             piece = word[start:end] if start == 0 else "##" + word[start:end]
+#             if piece in vocab:
+#                 break
+#         else:
+#             return ["[UNK]"]                                          # nothing matches here
+#         pieces.append(piece)
+#         start = end
+#     return pieces
+# ```
+# </details>
+#
+# **Exercise 3.** Devlin et al.'s best feature: concatenate the last four hidden layers. `hidden` is (L+1, N, C) with
+# layer 0 the embeddings; return (N, 4·C), layers L−3, L−2, L−1, L in that order.
+
+# %%
+def concat_last_four(hidden):
+    """hidden (L+1, N, C) → (N, 4·C)."""
+    return None  # your code here
+
+
+_ = check_layer_strategy(concat_last_four)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def concat_last_four(hidden):
+#     return torch.cat(list(hidden[-4:]), dim=-1)   # layers L-3 .. L, side by side: (N, 4·C)
+# ```
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - BERT is a transformer encoder stack: BERT-base's 110 M parameters are two thirds feed-forward and a fifth token
+#   embeddings, all of it computable from the config without allocating a byte.
+# - WordPiece keeps frequent words whole and spells rare ones from `##` pieces; its encoder is twenty lines of
+#   greedy longest-match, and ours agrees with the library on every word and sentence.
+# - Masking: 15 %, then 80/10/10; our code and `DataCollatorForLanguageModeling` agree within their standard
+#   errors, and differ in how they count and in what "random" may be. The slide's "[MASK] outside" leaves the word
+#   in place. With WordPiece, whole-word masking is what lets a model fill a gap of several pieces.
+# - Scored against the oracle's exact masked distribution, the tiny BERT is close to the truth on one-piece words and
+#   loses most on the rare words WordPiece splits; the numbers, and the BiLSTM beside it, are in section 4.
+# - NSP needs discourse; the course language has none, and RoBERTa showed BERT does not need it.
+# - LM fine-tuning specialises the model to a domain; task fine-tuning on `[CLS]` solves the reviews that turn on
+#   "but" and "not", which no bag of embeddings and not even ELMo's mix could.
+# - Contextual vectors separate the senses of a word that a static embedding cannot; an untrained BERT is the
+#   baseline to beat, and combining top layers is at least as good as the last alone.
+# - bertviz runs offline once its JavaScript comes from installed packages.
+#
+# ## References
+#
+# - J. Devlin, M.-W. Chang, K. Lee, K. Toutanova (2019). BERT: Pre-training of Deep Bidirectional Transformers for
+#   Language Understanding. *NAACL* (§3.1, Table 7, Table 8; whole-word masking: the google-research/bert README).
+# - Y. Wu et al. (2016). Google's Neural Machine Translation System (WordPiece).
+# - Y. Liu, M. Ott, N. Goyal, J. Du, M. Joshi, D. Chen, O. Levy, M. Lewis, L. Zettlemoyer, V. Stoyanov (2019).
+#   RoBERTa: A Robustly Optimized BERT Pretraining Approach.
+# - I. Tenney, D. Das, E. Pavlick (2019). BERT Rediscovers the Classical NLP Pipeline. *ACL*.
+# - M. E. Peters, M. Neumann, M. Iyyer, M. Gardner, C. Clark, K. Lee, L. Zettlemoyer (2018). Deep Contextualized Word
+#   Representations (ELMo). *NAACL*.
+# - W. L. Taylor (1953). "Cloze Procedure": A New Tool for Measuring Readability. *Journalism Quarterly*.
+# - J. Vig (2019). A Multiscale Visualization of Attention in the Transformer Model (bertviz). *ACL demos*.
+# - Hugging Face course, chapter 7, "Fine-tuning a masked language model" (DistilBERT on IMDb: 21.75 → 11.32).
+# - K. Clark, M.-T. Luong, Q. V. Le, C. D. Manning (2020). ELECTRA (MLM learns from only the 15 % it masks).
