@@ -63,3 +63,21 @@ def check_same_length(name_a: str, len_a: int, name_b: str, len_b: int) -> None:
     """Raise if two sized things that must pair up do not."""
     if len_a != len_b:
         raise CourseInputError(f"{name_a} has {len_a} rows but {name_b} has {len_b}; they must match")
+
+
+def check_heads(width_name: str, width, heads_name: str, heads) -> tuple[int, int]:
+    """``(width, heads)`` if both are positive integers and the width splits evenly into the heads."""
+    width, heads = check_int(width_name, width, minimum=1), check_int(heads_name, heads, minimum=1)
+    if width % heads:
+        raise CourseInputError(
+            f"{width_name}={width} must split evenly into {heads_name}={heads} heads ({width_name} % {heads_name} == 0)"
+        )
+    return width, heads
+
+
+def check_dropout(value) -> float:
+    """A dropout probability in [0, 1)."""
+    value = check_positive("dropout", value, allow_zero=True)
+    if value >= 1:
+        raise CourseInputError(f"dropout is a probability below 1; got {value}")
+    return value

@@ -45,6 +45,30 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no", "off"}
 
 
+def unavailable(reason: str) -> None:
+    """Skip outside CI; in CI fail, since CI must run the browser tests."""
+    import pytest
+
+    if in_ci():
+        pytest.fail(f"{reason}; CI must run the browser test, not skip it (.ci/run installs chromium)")
+    pytest.skip(reason)
+
+
+def launched_chromium():
+    """Yield headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        unavailable("Debian's chromium is not installed (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
 def free_port() -> int:
     """A TCP port on localhost that nothing listens on right now."""
     with socket.socket() as sock:

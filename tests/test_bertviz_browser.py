@@ -16,14 +16,13 @@ Outside CI a machine without Debian's ``chromium`` (or without playwright) skips
 from __future__ import annotations
 
 import contextlib
-import shutil
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import nbformat
 import pytest
 
-from browser_support import CHROMIUM_ARGS, LabNotebook, LabServer, in_ci
+from browser_support import LabNotebook, LabServer, launched_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
@@ -78,26 +77,10 @@ def write_notebook(path: Path, sources: list[str]) -> None:
     nbformat.write(notebook, path)
 
 
-def _unavailable(reason: str) -> None:
-    if in_ci():
-        pytest.fail(f"{reason}; CI must run the browser test, not skip it (.ci/run installs chromium)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def browser():
     """Headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        _unavailable("Debian's chromium is not installed (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+    yield from launched_chromium()
 
 
 @pytest.fixture(scope="module")

@@ -15,17 +15,15 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from browser_support import (
-    CHROMIUM_ARGS,
     LabNotebook,
     LabServer,
     expected_demo_count,
-    in_ci,
+    launched_chromium,
     lecture_mode_notebook,
     stage_notebooks,
 )
@@ -48,26 +46,10 @@ def _notebook_params() -> list:
     return [pytest.param(None, id="none", marks=pytest.mark.skip(reason=f"no notebooks in {NOTEBOOK_DIR}"))]
 
 
-def _unavailable(reason: str) -> None:
-    if in_ci():
-        pytest.fail(f"{reason}; CI must run the browser test, not skip it (.ci/run installs chromium)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def browser():
     """Headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        _unavailable("Debian's chromium is not installed (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
+    yield from launched_chromium()
 
 
 @pytest.fixture(scope="module")

@@ -17,18 +17,34 @@ CHECKS = (check_mask_batch, check_wordpiece_encode, check_layer_strategy)
 
 
 def mask_batch(input_ids, mask_id, vocab_size, special_ids, generator):
-    special = torch.isin(input_ids, torch.tensor(special_ids))  # (B, T)
-    chosen = (torch.rand(input_ids.shape, generator=generator) < 0.15) & ~special  # (B, T)
-    labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))  # (B, T)
-    fate = torch.rand(input_ids.shape, generator=generator)  # one draw per token
+    special = torch.isin(input_ids, torch.tensor(list(special_ids)))  # (B, T)
+    chosen = (torch.rand(input_ids.shape, generator=generator) < 0.15) & ~special  # 15 % of the rest
+    labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))
+    u = torch.rand(input_ids.shape, generator=generator)  # one draw decides 80/10/10
     masked = input_ids.clone()
-    masked[chosen & (fate < 0.8)] = mask_id  # 80 %: [MASK]
-    swap = chosen & (fate >= 0.8) & (fate < 0.9)  # 10 %: a random id
-    masked[swap] = torch.randint(vocab_size, input_ids.shape, generator=generator)[swap]
-    return masked, labels  # 10 %: unchanged
+    masked[chosen & (u < 0.8)] = mask_id
+    randomised = chosen & (u >= 0.8) & (u < 0.9)
+    pool = torch.tensor([i for i in range(vocab_size) if i not in set(special_ids)])
+    masked[randomised] = pool[torch.randint(len(pool), (int(randomised.sum()),), generator=generator)]
+    return masked, labels
 
 
 def encode_word(word, vocab):
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):  # longest first
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                break
+        else:
+            return ["[UNK]"]  # nothing matches here
+        pieces.append(piece)
+        start = end
+    return pieces
+
+
+def encode_word_while(word, vocab):
+    """The same with a while loop, as WordPieceEncoder writes it."""
     pieces, start = [], 0
     while start < len(word):
         end = len(word)
@@ -200,7 +216,9 @@ RIGHT = [
                                                           generator=a[4], count="batch")),  # fmt: skip
     (check_mask_batch, numpy_masking),
     (check_mask_batch, lambda *a: list(mask_batch(*a))),
+    (check_mask_batch, lambda *a: masking(*a)),
     (check_wordpiece_encode, encode_word),
+    (check_wordpiece_encode, encode_word_while),
     (check_wordpiece_encode, lambda word, vocab: WordPieceEncoder(vocab).encode_word(word)),
     (check_wordpiece_encode, lambda word, vocab: tuple(encode_word(word, vocab))),
     (check_layer_strategy, concat_last_four),
@@ -237,15 +255,19 @@ WRONG = [
     (check_mask_batch, changes_padding, "positions without a label were changed (special tokens among them)"),
     (check_mask_batch, lambda ids, *a: masking(torch.zeros_like(ids) + 9, *a), "the original id"),
     (check_wordpiece_encode, encode_shortest, "not the shortest"),
-    (check_wordpiece_encode, encode_keeping_pieces, "not the pieces found so far"),
+    (check_wordpiece_encode, encode_keeping_pieces, "not the pieces so far plus [UNK]"),
     (check_wordpiece_encode, encode_without_prefix, "looked up with ## in front"),
+    (check_wordpiece_encode, lambda w, v: encode_without_prefix(w, v) if len(w) > 9 else encode_word(w, v),
+     "with the course's vocabulary"),  # fmt: skip
     (check_wordpiece_encode, encode_backtracking, "greedy does not back off"),
     (check_wordpiece_encode, lambda w, v: " ".join(encode_word(w, v)), "return a list of pieces"),
-    (check_wordpiece_encode, lambda w, v: [v[p] for p in encode_word(w, v)], "not their ids"),
-    (check_wordpiece_encode, lambda w, v: encode_word(w, v) if len(w) < 8 else encode_shortest(w, v),
+    (check_wordpiece_encode, lambda w, v: [sorted(v).index(p) for p in encode_word(w, v)], "not their ids"),
+    (check_wordpiece_encode, lambda w, v: encode_word(w, v) if len(w) < 10 else encode_shortest(w, v),
      "with the course's vocabulary"),  # fmt: skip
-    (check_wordpiece_encode, lambda w, v: [w] if w in v else encode_word(w, v)[:1], "un ##aff ##able"),
-    (check_wordpiece_encode, lambda w, v: v.keys(), "return a list of pieces (strings); got dict_keys"),
+    (check_wordpiece_encode, lambda w, v: [w] if w in v else encode_word(w, v)[:1], "your pieces spell only 'ab'"),
+    (check_wordpiece_encode, lambda w, v: [w[0]] + ["##" + c for c in w[1:]], "not the shortest"),
+    (check_wordpiece_encode, lambda w, v: ["##" + w] if "##" + w in v else encode_word(w, v), "'##a' is an entry that only continues a word"),
+    (check_wordpiece_encode, lambda w, v: v, "return a list of pieces (strings); got set"),
     (check_layer_strategy, sum_last_four, "concatenate them instead"),
     (check_layer_strategy, lambda h: h[-4:], "torch.stack adds an axis"),
     (check_layer_strategy, lambda h: torch.cat(list(h[-4:]), dim=0), "dim=-1"),
@@ -279,7 +301,7 @@ def test_the_reference_encoder_agrees_with_the_course_encoder_and_the_library():
     from course_utils.models.bert_checkpoints import load_course_tokenizer
 
     tokenizer = load_course_tokenizer()
-    vocab = tokenizer.get_vocab()
+    vocab = set(tokenizer.get_vocab())
     for word in ["the", "outside", "cherries", "zebra", "unbelievable", "café"]:
         assert encode_word(word, vocab) == WordPieceEncoder(vocab).encode_word(word)
     for word in ["the", "outside", "cherries", "zebra", "unbelievable"]:
@@ -309,7 +331,7 @@ def test_the_masking_check_leaves_no_trace_of_the_students_generator(capsys):
 
 def test_the_checks_docstrings_show_the_reference_solutions():
     """The <details> solutions and the checks' docstrings say the same thing."""
-    assert "masked[chosen & (fate < 0.8)] = mask_id" in check_mask_batch.__doc__
+    assert "masked[chosen & (u < 0.8)] = mask_id" in check_mask_batch.__doc__
     assert 'piece = word[start:end] if start == 0 else "##" + word[start:end]' in check_wordpiece_encode.__doc__
     assert "torch.cat(list(hidden[-4:]), dim=-1)" in check_layer_strategy.__doc__
     assert "hidden[-4:].sum(dim=0)" in check_layer_strategy.__doc__

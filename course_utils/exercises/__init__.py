@@ -13,6 +13,7 @@ wing and the core, never the widgets.
 - ``lstm``: notebook 06 (the LSTM, its gradient path, ELMo's scalar mix).
 - ``translation``: notebook 07 (dot attention, BLEU of one pair, the AER of an attention matrix).
 - ``attention``: notebook 08 (a causal mask, one attention head, the positional encoding).
+- ``bert``: notebook 09 (BERT's 15 % masking with 80/10/10, WordPiece encoding of a word, the last four layers as features).
 """
 from __future__ import annotations
 

@@ -106,18 +106,20 @@ def check_mask_batch(fn) -> bool:
     generator a ``torch.Generator``, for every random number, so that a seed repeats the masking. Choose 15 % of
     the other tokens; of the chosen, replace 80 % by ``mask_id``, 10 % by a random id in [0, vocab_size) and leave
     10 % unchanged. ``labels`` (B, T) is the original id at the chosen positions and -100 elsewhere. A coin per token
-    (as the library) or an exact count (as BERT's code, ``mlm_masking.mask_tokens``) both pass: the check counts
-    the shares on a batch of 1,000 rows (60,000 maskable tokens). A correct answer::
+    (as the library) or an exact count (as BERT's code, ``mlm_masking.mask_tokens``) both pass, and so do random ids
+    drawn from the whole vocabulary (as the library) or from its non-special ids (as ``mask_tokens``): the check
+    counts the shares on a batch of 1,000 rows (60,000 maskable tokens). A correct answer::
 
-        special = torch.isin(input_ids, torch.tensor(special_ids))                           # (B, T)
-        chosen = (torch.rand(input_ids.shape, generator=generator) < 0.15) & ~special          # (B, T)
-        labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))           # (B, T)
-        fate = torch.rand(input_ids.shape, generator=generator)                                # one draw per token
+        special = torch.isin(input_ids, torch.tensor(list(special_ids)))                 # (B, T)
+        chosen = (torch.rand(input_ids.shape, generator=generator) < 0.15) & ~special    # 15 % of the rest
+        labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))
+        u = torch.rand(input_ids.shape, generator=generator)                             # one draw decides 80/10/10
         masked = input_ids.clone()
-        masked[chosen & (fate < 0.8)] = mask_id                                                # 80 %: [MASK]
-        swap = chosen & (fate >= 0.8) & (fate < 0.9)                                           # 10 %: a random id
-        masked[swap] = torch.randint(vocab_size, input_ids.shape, generator=generator)[swap]
-        return masked, labels                                                                   # 10 %: unchanged
+        masked[chosen & (u < 0.8)] = mask_id
+        randomised = chosen & (u >= 0.8) & (u < 0.9)
+        pool = torch.tensor([i for i in range(vocab_size) if i not in set(special_ids)])
+        masked[randomised] = pool[torch.randint(len(pool), (int(randomised.sum()),), generator=generator)]
+        return masked, labels
     """
     ids = _mask_case()
     answer, why = _masking_answer(fn, ids, _SEED)
@@ -134,8 +136,9 @@ def check_mask_batch(fn) -> bool:
                               "Hint: torch.where(chosen, input_ids, torch.full_like(input_ids, -100))")  # fmt: skip
     if not torch.equal(labels[chosen], ids[chosen]):
         if bool((labels[chosen] == masked[chosen]).all()):
-            return verdict(False, "the labels hold the masked ids. Hint: a label is the *original* id, what the model "
-                                  "must recover: take it from input_ids before replacing anything (masked = input_ids.clone())")  # fmt: skip
+            return verdict(False, "the labels hold the masked ids. Hint: a label is the *original* id, what the "
+                                  "model must recover: take it from input_ids before replacing anything "
+                                  "(masked = input_ids.clone())")  # fmt: skip
         return verdict(False, "at a chosen position the label must be the original id (input_ids there), elsewhere -100")
     changed = ~chosen & (masked != ids)  # (B, T)
     if bool(changed.any()):
@@ -145,7 +148,8 @@ def check_mask_batch(fn) -> bool:
     if bool((chosen & special).any()):
         names = sorted({SPECIAL_NAMES[i] for i in ids[chosen & special].tolist()})
         return verdict(False, f"{int((chosen & special).sum())} special tokens were chosen ({', '.join(names)}). "
-                              "Hint: never choose an id in special_ids: & ~torch.isin(input_ids, torch.tensor(special_ids))")  # fmt: skip
+                              "Hint: never choose an id in special_ids: "
+                              "& ~torch.isin(input_ids, torch.tensor(special_ids))")  # fmt: skip
     maskable = int((~special).sum())
     share = int(chosen.sum()) / maskable
     problem = _share_problem("chosen", share, maskable)
@@ -173,8 +177,9 @@ def check_mask_batch(fn) -> bool:
                               f"got {int(drawn.min())}..{int(drawn.max())}")  # fmt: skip
     distinct = len(set(drawn.tolist()))
     if distinct < 0.25 * min(len(drawn), VOCAB_SIZE):
-        return verdict(False, f"the {len(drawn)} random replacements use only {distinct} different ids. Hint: draw "
-                              "each uniformly from the vocabulary: torch.randint(vocab_size, ..., generator=generator)")  # fmt: skip
+        return verdict(False, f"the {len(drawn)} random replacements use only {distinct} different ids. Hint: "
+                              "draw each uniformly from the vocabulary: "
+                              "torch.randint(vocab_size, ..., generator=generator)")  # fmt: skip
     again, why = _masking_answer(fn, ids, _SEED)
     if why or not (torch.equal(again[0], masked) and torch.equal(again[1], labels)):
         return verdict(False, "the same seed gave another masking. Hint: draw every random number from generator "
@@ -185,7 +190,8 @@ def check_mask_batch(fn) -> bool:
         return verdict(False, "another seed chose the very same positions. Hint: choose the tokens at random, "
                               "with numbers drawn from generator")  # fmt: skip
     return verdict(True, f"your masking chose {share:.3f} of the maskable tokens (never a special one); of those "
-                         f"[MASK] {shares['mask']:.2f}, random {shares['random']:.2f}, unchanged {shares['unchanged']:.2f}: "
+                         f"[MASK] {shares['mask']:.2f}, random {shares['random']:.2f}, "
+                         f"unchanged {shares['unchanged']:.2f}: "
                          "BERT's 15 % and 80/10/10, labels -100 elsewhere, and a seed repeats it")  # fmt: skip
 
 
@@ -193,21 +199,21 @@ def check_mask_batch(fn) -> bool:
 
 # (word, the vocabulary's entries, what the case tests): the expected pieces come from WordPieceEncoder
 _HAND_CASES = [
-    ("unaffable", ("un", "##aff", "##able", "u", "##n", "##a", "##f", "##ab", "##le"),
-     "BERT's own example, un ##aff ##able: at each point take the longest entry that matches"),
     ("cat", ("cat", "c", "##a", "##t", "ca"), "a word that is in the vocabulary is one piece"),
+    ("a", ("a", "##a"), "a one-letter word in the vocabulary is one piece"),
+    ("x", ("a", "##x"), "nothing starts the word: ['[UNK]']"),
     ("abc", ("a", "ab", "##b", "##c", "##bc"),
      "take the longest entry that starts the rest ('ab'), not the shortest ('a')"),
     ("aaaa", ("a", "aa", "##a", "##aa"), "longest match first at every step: aa ##aa"),
-    ("abc", ("a", "ab", "##bc"),
-     "greedy does not back off: after 'ab', '##c' is not in the vocabulary, so the whole word is [UNK] "
-     "(even though a ##bc would spell it)"),
     ("ab", ("##a", "b", "##b"), "the first piece has no ##: '##a' can only continue a word, so 'ab' is [UNK]"),
     ("ab", ("a", "b"), "a piece after the first must be a ## entry: 'b' alone cannot continue a word, so 'ab' is [UNK]"),
     ("catx", ("cat", "c", "##a", "##t"),
      "when some rest cannot be matched the *whole word* becomes ['[UNK]'], not the pieces found so far"),
-    ("x", ("a", "##x"), "nothing starts the word: ['[UNK]']"),
-    ("a", ("a", "##a"), "a one-letter word in the vocabulary is one piece"),
+    ("abc", ("a", "ab", "##bc"),
+     "greedy does not back off: after 'ab', '##c' is not in the vocabulary, so the whole word is [UNK] "
+     "(even though a ##bc would spell it)"),
+    ("unaffable", ("un", "##aff", "##able", "u", "##n", "##a", "##f", "##ab", "##le"),
+     "BERT's own example, un ##aff ##able: at each point take the longest entry that matches"),
 ]  # fmt: skip
 _EXTRA_WORDS = ("zebra", "zebras", "xylophone", "outside", "café", "naïve", "q", "unbelievable", "pancakes")
 
@@ -217,8 +223,8 @@ def _greedy(word: str, vocab, *, longest: bool = True, prefix: str = CONTINUATIO
     pieces, start = [], 0
     while start < len(word):
         ends = range(len(word), start, -1) if longest else range(start + 1, len(word) + 1)
-        piece = next((candidate for end in ends
-                      if (candidate := (word[start:end] if start == 0 else prefix + word[start:end])) in vocab), None)  # fmt: skip
+        candidates = (word[start:end] if start == 0 else prefix + word[start:end] for end in ends)
+        piece = next((candidate for candidate in candidates if candidate in vocab), None)
         if piece is None:
             return [UNK] if whole_unk else [*pieces, UNK]
         pieces.append(piece)
@@ -239,8 +245,17 @@ def _pieces_problem(answer) -> str | None:
     return None
 
 
-def _encoding_hint(word: str, vocab, got: list[str]) -> str | None:
+def _encoding_hint(word: str, vocab, got: list[str], expected: list[str]) -> str | None:
     """Name the rule a wrong answer broke, if it is one of the usual ones."""
+    spelled = "".join(p[len(CONTINUATION):] if i and p.startswith(CONTINUATION) else p for i, p in enumerate(got))
+    if expected == [UNK] and UNK not in got and spelled == word and all(p in vocab for p in got):
+        return ("greedy does not back off: take the longest match at each point and never undo it; if a rest then "
+                "matches nothing, the whole word is ['[UNK]'], even when another split would spell it")  # fmt: skip
+    if got and got[0].startswith(CONTINUATION) and got != [UNK]:
+        return f"the first piece has no ##: {got[0]!r} is an entry that only continues a word"
+    if UNK not in got and spelled != word and word.startswith(spelled):
+        return (f"your pieces spell only {spelled!r}: go on until the whole word is covered, each time with the "
+                "longest '##' entry that starts the rest")  # fmt: skip
     if got == _greedy(word, vocab, longest=False):
         return "take the longest vocabulary entry that starts the rest, not the shortest (shrink from the right)"
     if got == _greedy(word, vocab, whole_unk=False):
@@ -259,53 +274,50 @@ def _course_cases():
     from course_utils.language.grammar import CourseLanguage
     from course_utils.models.bert_checkpoints import load_course_tokenizer
 
-    vocab = load_course_tokenizer().get_vocab()
+    vocab = set(load_course_tokenizer().get_vocab())
     return vocab, [*sorted(CourseLanguage(include_held_out=True).vocabulary), *_EXTRA_WORDS]
 
 
 def check_wordpiece_encode(fn) -> bool:
     """Exercise: ``fn(word, vocab) -> list of pieces``, WordPiece's greedy longest-match-first encoding of one word.
 
-    ``vocab`` is a dict piece → id, as ``tokenizer.get_vocab()`` gives (only ``piece in vocab`` is needed); a piece
-    that continues a word carries ``##``. Take the longest entry that starts the word, then the longest ``##`` entry
-    that starts the rest, and so on; if some rest matches nothing, the whole word is ``['[UNK]']``. Checked against
+    ``vocab`` is a set of strings, the vocabulary's entries (``set(tokenizer.get_vocab())``); a piece that continues
+    a word carries ``##``. Take the longest entry that starts the word, then the longest ``##`` entry that starts the
+    rest, and so on; if some rest matches nothing, the whole word is ``['[UNK]']``. Checked against
     ``course_utils.models.wordpiece.WordPieceEncoder`` on hand-made vocabularies (the edge cases) and on every word
     of the course language with the course's tokenizer. A correct answer::
 
         pieces, start = [], 0
         while start < len(word):
-            end = len(word)
-            while end > start:                                   # the longest match first: shrink from the right
+            for end in range(len(word), start, -1):                       # longest first
                 piece = word[start:end] if start == 0 else "##" + word[start:end]
                 if piece in vocab:
                     break
-                end -= 1
-            if end == start:                                     # nothing matches here
-                return ["[UNK]"]
+            else:
+                return ["[UNK]"]                                          # nothing matches here
             pieces.append(piece)
             start = end
         return pieces
     """
-    cases = [(word, {t: i for i, t in enumerate((UNK, *tokens))}, why) for word, tokens, why in _HAND_CASES]
+    cases = [(word, {UNK, *tokens}, why, tokens) for word, tokens, why in _HAND_CASES]
     try:
         course_vocab, course_words = _course_cases()
     except CourseInputError:  # the shipped tokenizer is missing: the hand-made cases still check the rules
-        course_vocab, course_words = {}, []
-    cases += [(word, course_vocab, None) for word in course_words]
-    for word, vocab, why in cases:
+        course_vocab, course_words = set(), []
+    cases += [(word, course_vocab, None, None) for word in course_words]
+    for word, vocab, why, tokens in cases:
         expected = WordPieceEncoder(vocab).encode_word(word)
-        answer, problem = answer_of(fn, (word, dict(vocab)), "word is a string, vocab a dict: test `piece in vocab`",
-                                    copy_args=False)  # fmt: skip
+        answer, problem = answer_of(fn, (word, set(vocab)), "word is a string, vocab a set of strings: test "
+                                    "`piece in vocab`", copy_args=False)  # fmt: skip
         problem = problem or _pieces_problem(answer)
         if problem:
             return verdict(False, f"for {word!r}: {problem}")
         got = list(answer)
         if got == expected:
             continue
-        hint = _encoding_hint(word, vocab, got) or why or _RULE
+        hint = _encoding_hint(word, vocab, got, expected) or why or _RULE
         if why is not None:
-            entries = [t for t in vocab if t != UNK]
-            return verdict(False, f"for {word!r} with the vocabulary {entries} (and {UNK}) you return {got}, the "
+            return verdict(False, f"for {word!r} with the vocabulary {list(tokens)} (and {UNK}) you return {got}, the "
                                   f"encoding is {expected}. Hint: {hint}")  # fmt: skip
         return verdict(False, f"for {word!r} with the course's vocabulary you return {got}, the encoding is "
                               f"{expected}. Hint: {hint}")  # fmt: skip

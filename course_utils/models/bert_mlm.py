@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.validation import CourseInputError, check_int, check_positive
+from course_utils.validation import CourseInputError, check_dropout, check_heads, check_int
 
 Tensor = torch.Tensor
 
@@ -42,13 +42,8 @@ def bert_config(tokenizer, *, layers: int, hidden: int, heads: int, intermediate
     """A ``BertConfig`` for ``tokenizer``'s vocabulary (``intermediate`` defaults to 4 × hidden, as in BERT)."""
     from transformers import BertConfig
 
-    hidden = check_int("hidden", hidden, minimum=1)
-    heads = check_int("heads", heads, minimum=1)
-    if hidden % heads:
-        raise CourseInputError(f"hidden={hidden} must split evenly into heads={heads} (hidden % heads == 0)")
-    dropout = check_positive("dropout", dropout, allow_zero=True)
-    if dropout >= 1:
-        raise CourseInputError(f"dropout is a probability below 1; got {dropout}")
+    hidden, heads = check_heads("hidden", hidden, "heads", heads)
+    dropout = check_dropout(dropout)
     return BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,

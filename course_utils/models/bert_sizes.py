@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 
-from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.validation import CourseInputError, check_choice, check_heads, check_int
 
 GROUPS = ("embeddings", "attention", "feed-forward", "pooler", "masked-LM head")
 HEADS = ("pooler", "none", "masked_lm")  # BertModel, BertModel(add_pooling_layer=False), BertForMaskedLM
@@ -63,10 +63,7 @@ def make_config(*, layers: int, hidden: int, heads: int, vocab: int, intermediat
     """A ``BertConfig`` of this shape (``intermediate`` defaults to 4 × hidden, as in BERT)."""
     from transformers import BertConfig
 
-    hidden = check_int("hidden", hidden, minimum=1)
-    heads = check_int("heads", heads, minimum=1)
-    if hidden % heads:
-        raise CourseInputError(f"hidden={hidden} must split evenly into heads={heads} (hidden % heads == 0)")
+    hidden, heads = check_heads("hidden", hidden, "heads", heads)
     return BertConfig(vocab_size=check_int("vocab", vocab, minimum=1), hidden_size=hidden,
                       num_hidden_layers=check_int("layers", layers, minimum=1), num_attention_heads=heads,
                       intermediate_size=check_int("intermediate", intermediate or 4 * hidden, minimum=1),

@@ -12,16 +12,14 @@ time, the threads it used and a validation score) + a sha256 manifest (``course_
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import time
 from pathlib import Path
 from typing import Callable
 
 import torch
 
-from course_utils.checkpoints import CONFIG_FILE, load_checkpoint, save_checkpoint
+from course_utils.checkpoints import build_command, CONFIG_FILE, load_checkpoint, save_checkpoint
 from course_utils.language import corpus
 from course_utils.models import lm
 from course_utils.models.lm_checkpoints import CHECKPOINT_ROOT, course_vocab, train_ids
@@ -162,19 +160,7 @@ BUILDERS: dict[str, Callable[[Path | None], dict]] = {
 
 def main(argv=None) -> None:
     """Command line: train and save the named models (default: all)."""
-    parser = argparse.ArgumentParser(description="Train and save notebook 08's transformer models.")
-    parser.add_argument("names", nargs="*", help=f"any of {', '.join(BUILDERS)} (default: all)")
-    parser.add_argument("--out", type=Path, default=None, help="folder (default: data/checkpoints/08/)")
-    args = parser.parse_args(argv)
-    unknown = [name for name in args.names if name not in BUILDERS]
-    if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; the models are {', '.join(BUILDERS)}")
-    # The course's reference machine has 2 cores; on a busy machine set OMP_NUM_THREADS=1 (see lm_checkpoints).
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 2))
-    for name in args.names or list(BUILDERS):
-        saved = BUILDERS[name](args.out)
-        scores = {k: round(v, 4) for k, v in saved.items() if k.startswith("valid_")}
-        print(f"{name}: {saved['train_seconds']} s, {torch.get_num_threads()} thread(s), {scores}")
+    build_command(BUILDERS, argv, description="Train and save notebook 08's transformer models.", folder="data/checkpoints/08/")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from course_utils.language.text_pipeline import Vocab
 from course_utils.models.attention import causal_mask, scaled_dot_product_attention
 from course_utils.models.neural_lm import check_ids, seeded
 from course_utils.models.recurrent_lm import check_sequences, sequence_loss
-from course_utils.validation import CourseInputError, check_int, check_positive
+from course_utils.validation import CourseInputError, check_dropout, check_heads, check_int
 
 Tensor = torch.Tensor
 
@@ -46,13 +46,8 @@ def _gpt2_config(vocab_size, bos_id, eos_id, pad_id, *, n_layer, n_embd, n_head,
     vocab_size = check_int("vocab_size", vocab_size, minimum=2)
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id), ("pad_id", pad_id)):
         check_int(name, value, minimum=0, maximum=vocab_size - 1)
-    n_embd = check_int("n_embd", n_embd, minimum=1)
-    n_head = check_int("n_head", n_head, minimum=1)
-    if n_embd % n_head:
-        raise CourseInputError(f"n_embd={n_embd} must split evenly into n_head={n_head} heads (n_embd % n_head == 0)")
-    dropout = check_positive("dropout", dropout, allow_zero=True)
-    if dropout >= 1:
-        raise CourseInputError(f"dropout is a probability below 1; got {dropout}")
+    n_embd, n_head = check_heads("n_embd", n_embd, "n_head", n_head)
+    dropout = check_dropout(dropout)
     config = GPT2Config(
         vocab_size=vocab_size,
         n_positions=check_int("n_positions", n_positions, minimum=1),

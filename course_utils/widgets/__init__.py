@@ -7,8 +7,10 @@ It may import the models, the language and the core; nothing outside it imports 
 - ``backdrop``: Static backdrops for fast widgets: what never changes is drawn once, as a bitmap.
 - ``backprop_demo``: Widget: step through the forward pass, then the backward pass, of L = c(a + 2b) on its graph.
 - ``bertviz_offline``: bertviz's head and model views with no network (d3 and jQuery from installed packages), and a static picture.
+- ``contextual_demo``: Widget: an ambiguous word's BERT vectors at a chosen layer in 2-D, coloured by sense, with the sense probe's accuracy by layer.
 - ``descent_demo``: Widget: gradient descent (plain, momentum, Adam) on the 2-D loss surface of a linear regression.
 - ``embedding_demo``: Widget: a model's word embeddings in 2-D (PCA), coloured by word class; pick a word, see its neighbours.
+- ``fill_mask_demo``: Widget: a sentence with one [MASK]; BERT's guesses for the gap beside the oracle's exact distribution, told the piece count.
 - ``graph_drawing``: Draw a computation graph of ``Value`` nodes with matplotlib alone (no Graphviz ``dot`` needed).
 - ``next_word_demo``: Widget: type the start of a sentence; see each model's next-word distribution beside the oracle's.
 - ``sequence_demo``: Widget: type a sentence and watch recurrent language models read it, one token at a time.

@@ -7,11 +7,11 @@ every layer, how well the senses can be told apart: a linear probe's cross-valid
 word, as ``contextual_embeddings.grouped_probe_accuracy`` fits them, copies of a sentence kept in one fold)
 and the leave-one-out nearest-neighbour sense agreement (``nearest_neighbour_sense_accuracy``). Chance is
 the share of the word's commonest sense (0.5 in the course's set). Copies of one sentence have the very same
-vectors, so their points coincide.
+vectors, so their points coincide; at layer 0 a word has one vector per position, so few points show.
 
 Speed: every vector (480 items × L+1 layers), projection, probe and neighbour score is computed once at
-construction (about a second for the course's 2-layer BERT on one core), so a callback only repaints.
-The picture is painted with Pillow, as in the other demos.
+construction (under a second for the course's 2-layer BERT on one core, about two for a 6-layer one), so a
+callback only repaints. The picture is painted with Pillow, as in the other demos.
 """
 from __future__ import annotations
 
@@ -63,6 +63,7 @@ class WordLayer:
     variance: float  # the share of the variance the two axes keep
     probe: float  # cross-validated probe accuracy (senses of this word)
     neighbour: float  # leave-one-out 1-NN sense agreement
+    alike: bool  # every occurrence has the same vector here: one point
 
 
 def _check_items(items) -> list[dict]:
@@ -82,10 +83,19 @@ def senses_by_word(items: list[dict]) -> dict[str, list[str]]:
     return {word: list(senses) for word, senses in found.items()}
 
 
+def all_alike(vectors: torch.Tensor) -> bool:
+    """True if the rows of ``vectors`` (n, C) are one vector, up to rounding (e.g. a word at one position, layer 0)."""
+    vectors = vectors.double()
+    spread = float(((vectors - vectors.mean(0)) ** 2).sum())
+    return spread <= 1e-10 * max(float((vectors**2).sum()), 1e-300)
+
+
 def explained_share(vectors: torch.Tensor, points: torch.Tensor) -> float:
-    """The share of the variance of ``vectors`` (n, C) that their 2-D PCA ``points`` (n, 2) keep."""
+    """The share of the variance of ``vectors`` (n, C) that their 2-D PCA ``points`` (n, 2) keep (1 if there is none)."""
+    if all_alike(vectors):
+        return 1.0
     total = float(((vectors.double() - vectors.double().mean(0)) ** 2).sum())
-    return float((points.double() ** 2).sum()) / total if total > 0 else 0.0
+    return min(1.0, float((points.double() ** 2).sum()) / total)
 
 
 class ContextualPainter:
@@ -161,8 +171,11 @@ class ContextualPainter:
                              font=self.small, anchor="lt")  # fmt: skip
                     at += self.small.getlength(text) + gap
         pen.text((left + px // 3, top + px // 3), "PC 2 ↑", fill="#555555", font=self.small, anchor="lt")
-        pen.text((left, top + side + round(0.8 * px)), f"PC 1 →   the two axes keep {shown.variance:.0%} of the "
-                 "variance; a number: how many points sit there", fill="#555555", font=self.small, anchor="lm")  # fmt: skip
+        caption = (f"PC 1 →   the two axes keep {shown.variance:.0%} of the variance; a number: how many points sit "
+                   "there")  # fmt: skip
+        if shown.alike:
+            caption = "every occurrence has the same vector at this layer: one point"
+        pen.text((left, top + side + round(0.8 * px)), caption, fill="#555555", font=self.small, anchor="lm")
 
     def _marker(self, pen: ImageDraw.ImageDraw, centre: tuple[int, int], sense: int, radius: int | None = None) -> None:
         x, y = centre
@@ -190,7 +203,7 @@ class ContextualPainter:
     def _bars(self, pen: ImageDraw.ImageDraw, layer: int, by_layer: list[WordLayer], chance: float) -> None:
         """Probe and nearest-neighbour accuracy at each layer, 0..1, chance dashed, the chosen layer highlighted."""
         px, left = self.px, self.bars_left
-        top, base = self.plot_top + round(4.8 * px), self.plot_top + self.side - round(1.6 * px)
+        top, base = self.plot_top + round(5.4 * px), self.plot_top + self.side - round(1.6 * px)
         height = base - top
         pen.text((left, self.plot_top + px // 2), "sense accuracy by layer", fill="black", font=self.bold, anchor="lm")
         for i, (name, color) in enumerate((("probe (5-fold CV)", PROBE_COLOR), ("nearest neighbour", NEIGHBOUR_COLOR),
@@ -283,8 +296,11 @@ class ContextualEmbeddingDemo(PaintedDemo):
                 vectors = self.vectors[layer, rows]  # (n, C)
                 points = ce.projection_2d(vectors)  # (n, 2)
                 neighbour = ce.nearest_neighbour_sense_accuracy(vectors, [self.items[i] for i in rows])
+                alike = all_alike(vectors)
+                if alike:  # rounding noise only: put every point at the centre
+                    points = torch.zeros_like(points)
                 results[(word, layer)] = WordLayer(points.double().numpy(), explained_share(vectors, points),
-                                                   probes[word], neighbour)  # fmt: skip
+                                                   probes[word], neighbour, alike)  # fmt: skip
         return results
 
     def draw(self, word: str, layer: int) -> Figure:
@@ -301,11 +317,12 @@ class ContextualEmbeddingDemo(PaintedDemo):
                                      self.distinct[word])  # fmt: skip
         self.layer.set_pixels(np.asarray(picture))
         self.shown = {"word": word, "layer": layer, "points": shown.points, "senses": [senses[i] for i in labels],
-                      "probe": shown.probe, "neighbour": shown.neighbour, "variance": shown.variance}  # fmt: skip
+                      "probe": shown.probe, "neighbour": shown.neighbour, "variance": shown.variance,
+                      "alike": shown.alike}  # fmt: skip
         mean = sum(self.results[(w, layer)].probe for w in self.senses) / len(self.senses)
         where = " (the embedding layer)" if layer == 0 else " (the last)" if layer == self.depth else ""
+        pca = "every occurrence has the same vector" if shown.alike else f"PCA keeps {shown.variance:.0%} of the variance"
         self.show_readout(f"'{word}' at layer {layer}{where}: sense probe {shown.probe:.2f} (chance "
-                          f"{self.chance[word]:.2f}), nearest neighbour {shown.neighbour:.2f}; PCA keeps "
-                          f"{shown.variance:.0%} of the variance · all {len(self.senses)} words at this layer: "
-                          f"probe {mean:.2f}")  # fmt: skip
+                          f"{self.chance[word]:.2f}), nearest neighbour {shown.neighbour:.2f}; {pca} · all "
+                          f"{len(self.senses)} words at this layer: probe {mean:.2f}")  # fmt: skip
         return self.figure

@@ -124,7 +124,7 @@ class FillMaskDemo(PaintedDemo):
         self.words = sorted(self.oracle.vocabulary)
         self.vocab = Vocab(self.words)  # for unknown_words_message
         self.scorer = bert_mlm.WordScorer(self.model, self.tokenizer, self.words)
-        self.piece_counts = {word: len(pieces) for count in self.scorer.by_count.values() for word, pieces in count}
+        self.piece_counts = {word: len(ids) for group in self.scorer.by_count.values() for word, ids in group}
         self.max_pieces = getattr(getattr(self.model.hf, "config", None), "max_position_embeddings", None)
         self._cache: dict[tuple, Filling] = {}
         self._oracle_cache: dict[tuple, tuple[dict | None, str | None]] = {}
@@ -152,7 +152,8 @@ class FillMaskDemo(PaintedDemo):
 
     def _check_arguments(self) -> None:
         if not isinstance(self.model, bert_mlm.CourseBERT):
-            raise CourseInputError(f"model must be a course_utils.models.bert_mlm.CourseBERT, got {type(self.model).__name__}")
+            kind = type(self.model).__name__
+            raise CourseInputError(f"model must be a course_utils.models.bert_mlm.CourseBERT, got {kind}")
         if not getattr(self.tokenizer, "is_fast", False) or self.tokenizer.mask_token_id is None:
             raise CourseInputError("tokenizer must be the course's WordPiece tokenizer (a fast tokenizer with [MASK]), "
                                    f"got {type(self.tokenizer).__name__}")  # fmt: skip
@@ -247,8 +248,8 @@ class FillMaskDemo(PaintedDemo):
             top = next(iter(oracle))
             q = np.array([bert.get(w, 0.0) for w in bert])  # (n,) BERT's, over the words of k pieces
             p = np.array([oracle.get(w, 0.0) for w in bert])  # (n,) the oracle's, the same words
-            numbers.update(top=top, oracle_top=oracle[top], bert_top=bert.get(top, 0.0), tv=0.5 * float(np.abs(p - q).sum()),
-                           impossible=float(q[p == 0].sum()))  # fmt: skip
+            numbers.update(top=top, oracle_top=oracle[top], bert_top=bert.get(top, 0.0),
+                           tv=0.5 * float(np.abs(p - q).sum()), impossible=float(q[p == 0].sum()))
         panels.append(Panel(f"BERT, {pieces} × [MASK]", bert_top, kinds))
         return Filling(bert, oracle, account, panels, numbers, self._readout(read, numbers, full is None))
 
@@ -257,8 +258,8 @@ class FillMaskDemo(PaintedDemo):
         k = numbers["pieces"]
         parts = []
         if numbers["top"] is not None:
-            parts.append(f"the oracle's most likely {k}-piece word is '{numbers['top']}': oracle {numbers['oracle_top']:.3f}, "
-                         f"BERT {numbers['bert_top']:.3f}")  # fmt: skip
+            parts.append(f"the oracle's most likely {k}-piece word is '{numbers['top']}': "
+                         f"oracle {numbers['oracle_top']:.3f}, BERT {numbers['bert_top']:.3f}")
             parts.append(f"BERT puts {numbers['impossible']:.0%} on words that cannot fill the gap, TV {numbers['tv']:.2f}")
             parts.append(f"{k}-piece words hold {numbers['share']:.0%} of the oracle's probability here")
         elif no_word:
