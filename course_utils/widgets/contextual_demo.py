@@ -111,7 +111,7 @@ class ContextualPainter:
         self.side = round(28 * px)  # the scatter's square
         self.plot_left, self.plot_top = px, self.title_h
         self.bars_left = self.plot_left + self.side + round(4.5 * px)
-        self.group_w = round(4.2 * px)
+        self.group_w = round(4.6 * px)
         self.bars_w = max(self.layers * self.group_w, round(13 * px))
         self.width = self.bars_left + self.bars_w + px
         self.key_top = self.plot_top + self.side + round(2.6 * px)
@@ -222,9 +222,9 @@ class ContextualPainter:
             pen.text((left - px // 3, y_of(value)), f"{value:g}", fill="black", font=self.small, anchor="rm")
         pen.line((left, top, left, base), fill="black", width=1)
         pen.line((left, base, left + self.bars_w, base), fill="black", width=1)
-        bar = round(1.5 * px)
+        bar = round(1.75 * px)
         for i, shown in enumerate(by_layer):
-            x = left + self.group_w * i + round(0.5 * px)
+            x = left + self.group_w * i + round(0.55 * px)
             for j, (value, color) in enumerate(((shown.probe, PROBE_COLOR), (shown.neighbour, NEIGHBOUR_COLOR))):
                 a = x + j * bar
                 pen.rectangle((a, min(y_of(value), base - 1), a + bar - 2, base), fill=color)
