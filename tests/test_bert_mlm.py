@@ -226,3 +226,11 @@ def test_claim_fine_tuned_bert_beats_the_bag_of_embeddings_on_but_not(tokenizer)
     all_, plain, turning = review_accuracy(zoo.load_sentiment(), tokenizer, corpus.load_eval("reviews_test"))
     assert turning > 0.70 > 0.669  # notebook 06's best on but/not reviews: 0.669
     assert all_ > 0.87
+
+
+def test_one_pass_gives_both_scorings(oracle, tokenizer):
+    items = bm.masked_items(corpus.load_split("valid"), 20, seed=4)
+    hinted, plain = bm.scores_with_and_without_hint(oracle.masked_distribution, items, tokenizer)
+    assert hinted == bm.oracle_scores(oracle, items, tokenizer) and plain == bm.oracle_scores(oracle, items)
+    assert all(h <= p + 1e-12 for h, p in zip(hinted[0], plain[0]))  # the hint can only help the truth
+    assert bm.scores_with_and_without_hint(oracle.masked_distribution, items)[0] is None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+from functools import lru_cache
 from typing import Sequence
 
 import torch
@@ -197,8 +198,9 @@ def masked_items(sentences: Sequence[Sequence[str]], n: int, *, seed: int = 0) -
     return items
 
 
+@lru_cache(maxsize=None)
 def piece_count(tokenizer, word: str) -> int:
-    """How many WordPiece pieces ``word`` has, so how many ``[MASK]`` s its gap gets."""
+    """How many WordPiece pieces ``word`` has, so how many ``[MASK]`` s its gap gets (remembered per tokenizer)."""
     return len(tokenizer.tokenize(word))
 
 
@@ -254,22 +256,35 @@ class WordScorer:
         return dict(sorted(zip(words, logp.exp().tolist()), key=lambda kv: -kv[1]))
 
 
+def _add_score(scores: tuple[list, list], dist: dict[str, float], word: str) -> None:
+    """Append the NLL of ``word`` under ``dist`` and the top-1 word of ``dist`` to ``scores``."""
+    p = dist.get(word, 0.0)
+    scores[0].append(-math.log(p) if p > 0 else math.inf)
+    scores[1].append(max(dist, key=dist.get))
+
+
 def hinted_scores(distribution, items: Sequence[dict], tokenizer=None) -> tuple[list[float], list[str]]:
     """Score any word-level model on cloze items: (NLL of the true word, top-1 word) per item.
 
     ``distribution(left, right)`` gives {word: P(word | left ___ right)}; with ``tokenizer`` it is first told
     the hidden word's piece count (``given_piece_count``), as a WordPiece masked LM is.
     """
-    nlls, tops = [], []
+    return scores_with_and_without_hint(distribution, items, tokenizer)[0 if tokenizer is not None else 1]
+
+
+def scores_with_and_without_hint(distribution, items: Sequence[dict], tokenizer=None):
+    """Both scorings from one call of ``distribution`` per item: ((NLLs, tops) told the piece count, (NLLs, tops) not).
+
+    Without ``tokenizer`` the first is None.
+    """
+    hinted, plain = ([], []), ([], [])
     for item in items:
         words, i = item["words"], item["position"]
         dist = distribution(words[:i], words[i + 1 :])
+        _add_score(plain, dist, words[i])
         if tokenizer is not None:
-            dist = given_piece_count(dist, tokenizer, piece_count(tokenizer, words[i]))
-        p = dist.get(words[i], 0.0)
-        nlls.append(-math.log(p) if p > 0 else math.inf)
-        tops.append(max(dist, key=dist.get))
-    return nlls, tops
+            _add_score(hinted, given_piece_count(dist, tokenizer, piece_count(tokenizer, words[i])), words[i])
+    return (hinted if tokenizer is not None else None), plain
 
 
 def oracle_scores(lang, items: Sequence[dict], tokenizer=None) -> tuple[list[float], list[str]]:

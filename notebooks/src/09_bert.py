@@ -334,11 +334,11 @@ word_models = {
     "window, 4 each side (04)": bm.word_model_distribution(predict_masked, zoo.load_model("masked_concat_w4"), vocab, words),
     "BiLSTM (05)": bm.word_model_distribution(predict_masked_words, zoo.load_model("masked_bilstm"), vocab, words),
 }
-hinted = {"oracle": bm.oracle_scores(lang, items, tokenizer),
-          "BERT 2×64 (this notebook)": bm.bert_scores(bm.WordScorer(bert, tokenizer, words), items)}
-hinted.update({name: bm.hinted_scores(dist, items, tokenizer) for name, dist in word_models.items()})
-unhinted = {"oracle": bm.oracle_scores(lang, items)}
-unhinted.update({name: bm.hinted_scores(dist, items) for name, dist in word_models.items()})
+hinted, unhinted = {}, {}  # scores (NLLs, top-1 words) told the piece count, and not
+hinted["oracle"], unhinted["oracle"] = bm.scores_with_and_without_hint(lang.masked_distribution, items, tokenizer)
+hinted["BERT 2×64 (this notebook)"] = bm.bert_scores(bm.WordScorer(bert, tokenizer, words), items)
+for name, distribution in word_models.items():
+    hinted[name], unhinted[name] = bm.scores_with_and_without_hint(distribution, items, tokenizer)
 
 
 def cloze_row(name, scores, oracle):
@@ -720,6 +720,16 @@ print(message)
 fill_mask = pipeline("fill-mask", model=real, tokenizer=real_tokenizer, device="cpu")
 for guess in fill_mask("he ate the cake [MASK] the fork .", top_k=5):
     print(f"{guess['token_str']:>10}  {guess['score']:.3f}")
+
+# %% [markdown]
+# bertviz on the same model (run the cell to see it):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+with torch.no_grad():
+    real_inputs = real_tokenizer("the keys near the cabinet are on the table .", return_tensors="pt")
+    real_attentions = real(**real_inputs, output_attentions=True).attentions  # per layer, (1, heads, T, T)
+bertviz_offline.head_view(real_attentions, real_tokenizer.convert_ids_to_tokens(real_inputs["input_ids"][0]))
 
 # %% [markdown]
 # The slides' Person A and Person B (CSE538, "Word Vectors") use the same words in different senses: *fine*, *game*,
