@@ -52,12 +52,9 @@ def machine() -> dict:
     """CPU model, cores, torch and the threads it runs on, load at the start."""
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    from run import cpu_model  # benchmarks/run.py: one way of naming the machine
+
+    cpu = cpu_model()
     capability = None
     with contextlib.suppress(Exception):
         capability = torch.backends.cpu.get_cpu_capability()

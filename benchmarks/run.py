@@ -293,18 +293,23 @@ def bench_import(repeats: int) -> dict:
 # --- machine and report ---------------------------------------------------------------------------
 
 
+def cpu_model() -> str:
+    """The CPU's model name (from /proc/cpuinfo where there is one)."""
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return cpu
+
+
 def machine() -> dict:
     import matplotlib
     import torch
 
     from course_utils import get_device
 
-    cpu = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_model()
     system = f"{platform.system()} {platform.release()}"
     with contextlib.suppress(OSError):
         for line in Path("/etc/os-release").read_text().splitlines():

@@ -377,3 +377,20 @@ SlopeDemo().box'''
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     nbformat.write(notebook, path)
+
+
+def wait_or_fail(action, message):
+    """Run a Playwright wait and return its result; a timeout fails with ``message`` (text, or a function)."""
+    import pytest
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        return action()
+    except PlaywrightTimeout:
+        pytest.fail(message() if callable(message) else message)
+
+
+def run_all_or_fail(notebook: "LabNotebook", timeout_s: float) -> None:
+    """Run every cell of ``notebook`` in JupyterLab; fail if that does not finish in time or the command fails."""
+    ended = wait_or_fail(lambda: notebook.run_all(timeout_s), f"run all did not finish within {timeout_s} s")
+    assert ended == "done", f"the run-all command failed: {ended}"

@@ -21,6 +21,8 @@ from course_utils.models.lm_probes import agreement_accuracy
 from course_utils.models.recurrent_lm import RecurrentLM
 from course_utils.validation import CourseInputError
 
+from widget_support import quiet, set_value  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def items():
@@ -40,12 +42,6 @@ def models(vocab):
             for i, cell in enumerate(("rnn", "gru", "lstm"))}  # fmt: skip
 
 
-def quiet(action, *args, **kwargs):
-    """Run ``action``; outside a kernel, display() prints a repr."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        return action(*args, **kwargs)
-
-
 def make_demo(*args, **kwargs) -> AgreementDemo:
     return quiet(AgreementDemo, *args, **kwargs)
 
@@ -59,10 +55,6 @@ def shared(models, vocab):
 @pytest.fixture
 def demo(models, vocab, few):
     return make_demo(models, vocab, items=few)
-
-
-def set_value(demo, name, value):
-    quiet(setattr, demo.controls[name], "value", value)
 
 
 def group(items, number, attractors):

@@ -1,7 +1,5 @@
 """The two demos of notebook 08: the slide's Q·K·V step-through and the explorer of the course GPT's attention."""
-import contextlib
 import html
-import io
 import math
 
 import numpy as np
@@ -26,22 +24,10 @@ from course_utils.widgets.attention_demo import (
     weight_text,
 )
 
+from widget_support import quiet, set_value, text_of  # noqa: E402
+
 GOAT = "the goat behind the parks from the boys near the children hides ."
 MAX_LEN = 48  # the small model's: longer than the picture's 41 tokens, so both limits can be met
-
-
-def quiet(action, *args, **kwargs):
-    """Run ``action``; outside a kernel, display() prints a repr."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        return action(*args, **kwargs)
-
-
-def set_value(demo, name, value):
-    quiet(setattr, demo.controls[name], "value", value)
-
-
-def text_of(widget) -> str:
-    return html.unescape(widget.value)
 
 
 def labels_of(demo) -> str:

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
-from browser_support import LabNotebook, LabServer, launched_chromium
+from browser_support import LabNotebook, LabServer, launched_chromium, run_all_or_fail, wait_or_fail
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
@@ -140,18 +140,8 @@ def offline_notebook(browser, lab: LabServer, relative_path: str, name: str):
         offline.context.close()
 
 
-def _wait(action, message):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        return action()
-    except PlaywrightTimeout:
-        pytest.fail(message() if callable(message) else message)
-
-
 def _run_all(notebook: LabNotebook) -> None:
-    ended = _wait(lambda: notebook.run_all(RUN_TIMEOUT_S), f"run all did not finish within {RUN_TIMEOUT_S} s")
-    assert ended == "done", f"the run-all command failed: {ended}"
+    run_all_or_fail(notebook, RUN_TIMEOUT_S)
     cells = notebook.cells()
     errors = [f"cell {i} {cell['source']!r}: {error}" for i, cell in enumerate(cells) for error in cell["errors"]]
     assert not errors, "error outputs:\n" + "\n".join(errors)
@@ -162,7 +152,7 @@ def test_offline_views_draw_with_the_network_blocked(browser, lab):
     with offline_notebook(browser, lab, "bertviz_offline.ipynb", "bertviz-offline") as (offline, notebook):
         _run_all(notebook)
         page = notebook.page
-        _wait(
+        wait_or_fail(
             lambda: page.wait_for_function(_VIEWS_DRAWN_JS, arg=2, timeout=30_000),
             lambda: f"the two bertviz views drew no SVG lines within 30 s: {page.evaluate(_VIEWS_JS)}; "
             f"outputs: {[t[:200] for t in page.evaluate(_OUTPUT_TEXTS_JS)]}",
@@ -183,7 +173,7 @@ def test_offline_views_draw_with_the_network_blocked(browser, lab):
         before = page.evaluate("(id) => document.querySelector(`#${id} svg`).innerHTML", head["id"])
         roots.nth(0).locator("select#layer").select_option("1")
         changed = "(arg) => document.querySelector(`#${arg[0]} svg`).innerHTML !== arg[1]"
-        _wait(lambda: page.wait_for_function(changed, arg=[head["id"], before], timeout=10_000),
+        wait_or_fail(lambda: page.wait_for_function(changed, arg=[head["id"], before], timeout=10_000),
               "choosing layer 1 in the head view did not redraw it")  # fmt: skip
         assert page.evaluate(_VIEWS_JS)[0]["lines"] == HEADS * length * length
         page.screenshot(path=ARTIFACTS / "bertviz-offline-page.png", full_page=True)
@@ -202,7 +192,7 @@ def test_plain_bertviz_draws_nothing_in_the_same_setting(browser, lab):
         _run_all(notebook)
         page = notebook.page
         failed = f"() => ({_OUTPUT_TEXTS_JS})().some((text) => text.includes('require is not defined'))"
-        _wait(
+        wait_or_fail(
             lambda: page.wait_for_function(failed, timeout=30_000),
             lambda: f"expected 'require is not defined'; outputs: {[t[:200] for t in page.evaluate(_OUTPUT_TEXTS_JS)]}",
         )

@@ -25,7 +25,9 @@ from browser_support import (
     expected_demo_count,
     launched_chromium,
     lecture_mode_notebook,
+    run_all_or_fail,
     stage_notebooks,
+    wait_or_fail,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,19 +87,8 @@ def open_notebook(browser, lab: LabServer, relative_path: str, name: str):
         context.close()
 
 
-def _wait(action, message):
-    """Run a Playwright wait and return its result; a timeout fails with ``message`` (text, or a function)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        return action()
-    except PlaywrightTimeout:
-        pytest.fail(message() if callable(message) else message)
-
-
 def _run_all(notebook: LabNotebook) -> None:
-    ended = _wait(lambda: notebook.run_all(RUN_TIMEOUT_S), f"run all did not finish within {RUN_TIMEOUT_S} s")
-    assert ended == "done", f"the run-all command failed: {ended}"
+    run_all_or_fail(notebook, RUN_TIMEOUT_S)
 
 
 def _check_outputs(notebook: LabNotebook) -> None:
@@ -119,7 +110,7 @@ def _check_demo_responds(notebook: LabNotebook, index: int, name: str) -> None:
     demo.screenshot(path=ARTIFACTS / f"{name}-demo{index}-before.png")
     before = notebook.demo_state(index)
     moved = notebook.move_one_control(index)
-    _wait(
+    wait_or_fail(
         lambda: notebook.wait_for_change(index, before),
         f"demo {index}: moving its {moved} did not change its picture or readout within 30 s",
     )
@@ -134,7 +125,7 @@ def test_notebook_runs_and_every_demo_responds(browser, lab, path):
     with open_notebook(browser, lab, f"notebooks/{path.name}", path.stem) as notebook:
         _run_all(notebook)
         _check_outputs(notebook)
-        _wait(
+        wait_or_fail(
             lambda: notebook.wait_for_demos(expected),
             lambda: f"expected {expected or 'at least 1'} course demos with a picture, found {notebook.demos.count()}",
         )
@@ -154,7 +145,7 @@ def test_lecture_mode_enlarges_demo_text_and_figure(browser, lab):
     with open_notebook(browser, lab, "lecture_mode_check.ipynb", "lecture-mode") as notebook:
         _run_all(notebook)
         _check_outputs(notebook)
-        _wait(lambda: notebook.wait_for_demos(2), "the two demos (normal, lecture mode) did not render")
+        wait_or_fail(lambda: notebook.wait_for_demos(2), "the two demos (normal, lecture mode) did not render")
         sizes = notebook.demo_sizes()
         normal, lecture = sizes["demos"]
         notebook.demos.nth(1).screenshot(path=ARTIFACTS / "lecture-mode-demo.png")

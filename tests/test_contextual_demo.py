@@ -1,6 +1,5 @@
 """The contextual-embedding widget of notebook 09: an ambiguous word's vectors by layer, coloured by sense."""
 import contextlib
-import html
 import io
 import statistics
 
@@ -17,19 +16,7 @@ from course_utils.validation import CourseInputError
 from course_utils.widgets import contextual_demo
 from course_utils.widgets.contextual_demo import ContextualEmbeddingDemo, all_alike, explained_share, senses_by_word
 
-
-def quiet(action, *args, **kwargs):
-    """Run ``action``; outside a kernel, display() prints a repr."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        return action(*args, **kwargs)
-
-
-def set_value(demo, name, value):
-    quiet(setattr, demo.controls[name], "value", value)
-
-
-def text_of(widget) -> str:
-    return html.unescape(widget.value)
+from widget_support import quiet, set_value, text_of  # noqa: E402
 
 
 @pytest.fixture(scope="module")

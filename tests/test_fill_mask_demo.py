@@ -1,6 +1,5 @@
 """The fill-mask widget of notebook 09: BERT's guesses beside the oracle's, the piece count, bad input as a message."""
 import contextlib
-import html
 import io
 import statistics
 
@@ -23,22 +22,10 @@ from course_utils.widgets.fill_mask_demo import (
 )
 from course_utils.widgets.next_word_demo import MAX_K
 
+from widget_support import quiet, set_value, text_of  # noqa: E402
+
 CAKE = "he ate the cake [MASK] the fork ."
 LUCAS = "lucas ate the [MASK] ."
-
-
-def quiet(action, *args, **kwargs):
-    """Run ``action``; outside a kernel, display() prints a repr."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        return action(*args, **kwargs)
-
-
-def set_value(demo, name, value):
-    quiet(setattr, demo.controls[name], "value", value)
-
-
-def text_of(widget) -> str:
-    return html.unescape(widget.value)
 
 
 @pytest.fixture(scope="module")

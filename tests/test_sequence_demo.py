@@ -27,6 +27,8 @@ from course_utils.widgets.sequence_demo import (
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 
+from widget_support import quiet, set_value  # noqa: E402
+
 AGREEMENT = "the cats near the dog are happy ."
 
 
@@ -38,12 +40,6 @@ def models(vocab):
             for i, (cell, h) in enumerate(sizes.items())}  # fmt: skip
 
 
-def quiet(action, *args, **kwargs):
-    """Run ``action``; outside a kernel, display() prints a repr."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        return action(*args, **kwargs)
-
-
 def make_demo(*args, **kwargs) -> SequenceDemo:
     return quiet(SequenceDemo, *args, **kwargs)
 
@@ -51,10 +47,6 @@ def make_demo(*args, **kwargs) -> SequenceDemo:
 @pytest.fixture
 def demo(models, vocab, lang):
     return make_demo(models, vocab, lang)
-
-
-def set_value(demo, name, value):
-    quiet(setattr, demo.controls[name], "value", value)
 
 
 def readout(demo) -> str:

@@ -1,7 +1,5 @@
 """The translation widget driven from code: the attention matrix grows step by step, the true alignment
 is overlaid where translate_passage puts it, models toggle, bad input is explained inline."""
-import contextlib
-import html
 import io
 import statistics
 
@@ -28,6 +26,8 @@ from course_utils.widgets.translation_demo import (
     max_steps,
 )
 
+from widget_support import quiet, set_value, text_of  # noqa: E402
+
 PASSIVE = "the ball was kicked by kayla ."
 ACTIVE = "kayla kicked the ball ."
 
@@ -42,12 +42,6 @@ def models():
     return made
 
 
-def quiet(action, *args, **kwargs):
-    """Run ``action``; outside a kernel, display() prints a repr."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        return action(*args, **kwargs)
-
-
 def make_demo(*args, **kwargs) -> TranslationDemo:
     return quiet(TranslationDemo, *args, **kwargs)
 
@@ -55,14 +49,6 @@ def make_demo(*args, **kwargs) -> TranslationDemo:
 @pytest.fixture
 def demo(models):
     return make_demo(models)
-
-
-def set_value(demo, name, value):
-    quiet(setattr, demo.controls[name], "value", value)
-
-
-def text_of(widget) -> str:
-    return html.unescape(widget.value)
 
 
 @torch.no_grad()

@@ -25,9 +25,8 @@ from course_utils.language.grammar import CourseLanguage
 from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.models import bert_mlm
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widgets.next_word_demo import MAX_K, Painter, Panel, unknown_words_message
+from course_utils.widgets.next_word_demo import MAX_K, ExamplesWithAccount, Painter, Panel, unknown_words_message
 from course_utils.widgets.sequence_demo import PaintedDemo
-from course_utils.widgets.widget_kit import labelled
 
 EXAMPLES = {  # sentence -> the pieces of the word that was hidden
     "he ate the cake [MASK] the fork .": 1,
@@ -71,17 +70,7 @@ def split_at_mask(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 class GapPainter(Painter):
     """``next_word_demo``'s panels, with a colour key about a gap instead of a next word."""
 
-    def _key_lines(self, width: int) -> list[list[tuple[str, str]]]:
-        lines: list[list[tuple[str, str]]] = [[]]
-        used = self.px // 2
-        for entry in GAP_KEY:
-            size = self._key_entry_px(entry[1])
-            if lines[-1] and used + size > width:
-                lines.append([])
-                used = self.px // 2
-            lines[-1].append(entry)
-            used += size
-        return lines
+    key = GAP_KEY
 
 
 @dataclass(frozen=True)
@@ -96,7 +85,7 @@ class Filling:
     readout: str
 
 
-class FillMaskDemo(PaintedDemo):
+class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
     """A sentence with one ``[MASK]``, the number of pieces of the hidden word, and top k; two bar panels.
 
     ``model`` is a ``bert_mlm.CourseBERT`` over ``tokenizer``'s pieces; ``oracle`` the course language
@@ -163,11 +152,6 @@ class FillMaskDemo(PaintedDemo):
         if not isinstance(self.oracle, CourseLanguage):
             raise CourseInputError(f"oracle must be a CourseLanguage, got {type(self.oracle).__name__}")
 
-    def _control_rows(self) -> widgets.Widget:
-        rows = super()._control_rows()
-        rows.children = (labelled("examples", self.examples), *rows.children)
-        return rows
-
     def _on_example(self, change) -> None:
         """An example sets the sentence and its word's piece count, in one redraw."""
         sentence = change["new"]
@@ -179,17 +163,6 @@ class FillMaskDemo(PaintedDemo):
             self.refresh()
         else:
             self.controls["sentence"].value = sentence
-
-    def _on_typed(self, change) -> None:
-        if change["new"] != self.examples.value:
-            self.examples.value = None  # typed by hand: no example is selected
-
-    def refresh(self) -> None:
-        """Redraw; when no word fits the gap, BERT's guesses are drawn and the oracle's account is the message."""
-        self._account = None
-        super().refresh()
-        if self._account is not None:
-            self.show_error(CourseInputError(self._account))
 
     # ------------------------------------------------------------ the distributions
 

@@ -181,6 +181,8 @@ KEY = (("oracle", "the oracle's distribution"), ("possible", "a model's guess"),
 class Painter:
     """Paints the panels: a grid of boxes, each a title and up to ``MAX_K`` labelled bars."""
 
+    key = KEY  # the colour key's (colour, text) entries along the bottom
+
     def __init__(self, panels: int, words: list[str]):
         scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
         self.px = round(14 * scale)  # text size in pixels
@@ -209,7 +211,7 @@ class Painter:
         """The colour key's entries, wrapped onto as many lines as the picture's width needs."""
         lines: list[list[tuple[str, str]]] = [[]]
         used = self.px // 2
-        for entry in KEY:
+        for entry in self.key:
             size = self._key_entry_px(entry[1])
             if lines[-1] and used + size > width:
                 lines.append([])
@@ -261,7 +263,31 @@ def _probability(p: float) -> str:
     return f"{p:.3f}" if p >= 5e-4 else f"{p:.0e}"
 
 
-class NextWordDemo(Demo):
+class ExamplesWithAccount:
+    """For a demo with an ``examples`` dropdown above its controls and the oracle's account of bad input.
+
+    Typing by hand deselects the example. When the oracle rejects the input, the models are still drawn and
+    the oracle's account (set in ``_account`` while drawing) becomes the inline message.
+    """
+
+    def _control_rows(self) -> widgets.Widget:
+        rows = super()._control_rows()
+        rows.children = (labelled("examples", self.examples), *rows.children)
+        return rows
+
+    def _on_typed(self, change) -> None:
+        if change["new"] != self.examples.value:
+            self.examples.value = None  # typed by hand: no example is selected
+
+    def refresh(self) -> None:
+        """Redraw; if the oracle rejected the input, its account is the message."""
+        self._account = None
+        super().refresh()
+        if self._account is not None:
+            self.show_error(CourseInputError(self._account))
+
+
+class NextWordDemo(ExamplesWithAccount, Demo):
     """A context box, example contexts and k; one bar panel per model beside the oracle's.
 
     ``models`` maps names to language models with the course's LM interface, all over ``vocab``;
@@ -326,25 +352,9 @@ class NextWordDemo(Demo):
         self.figure.add_artist(self.layer)
         self.plot_height = f"{height + 12}px"
 
-    def _control_rows(self) -> widgets.Widget:
-        rows = super()._control_rows()
-        rows.children = (labelled("examples", self.examples), *rows.children)
-        return rows
-
     def _on_example(self, change) -> None:
         if change["new"] is not None:
             self.controls["context"].value = change["new"]
-
-    def _on_typed(self, change) -> None:
-        if change["new"] != self.examples.value:
-            self.examples.value = None  # typed by hand: no example is selected
-
-    def refresh(self) -> None:
-        """Redraw; for an ungrammatical prefix the models are still drawn and the oracle's account is the message."""
-        self._account = None
-        super().refresh()
-        if self._account is not None:
-            self.show_error(CourseInputError(self._account))
 
     def predict(self, words: tuple[str, ...]) -> Prediction:
         """The models' and the oracle's next-word distributions after ``words``, and their panels (cached)."""
