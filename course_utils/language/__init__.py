@@ -1,6 +1,7 @@
 """The course language wing: the words, the grammar with its exact oracle, the evaluation sets,
 the corpus on disk, the translation target and the text pipeline. It imports only the core.
 
+- ``best_sentences``: The language's most probable sentences, found exactly by a best-first search, beside typical ones.
 - ``corpus``: The default corpus of the course language: splits, evaluation sets, datasheet.
 - ``grammar``: The course language: a probabilistic grammar whose probabilities are known exactly.
 - ``lexicon``: The words of the course language, grouped by what they mean (their class).

@@ -12,6 +12,7 @@ train, measure and ship them. It imports the language wing and the core, never t
 - ``contextual_embeddings``: A word's vector at every BERT layer, Devlin et al.'s six layer choices, and linear probes and nearest neighbours that measure which layers tell word senses apart.
 - ``encoder_block``: The transformer's encoder block from scratch, against ``nn.TransformerEncoderLayer``, and a BertLayer recomputed by hand.
 - ``feedforward``: Feed-forward networks in the slides' notation, and what they can do that a linear model cannot.
+- ``generation``: Generation strategies from scratch for every course LM: greedy, beam search, sampling with temperature, top-k and top-p.
 - ``gradcheck``: Check backpropagation against finite differences.
 - ``lm_checkpoints``: The trained models behind the notebooks' tables: their recipes, and one command that makes them.
 - ``lm_probes``: Measure any language model on the planted phenomena, beside the oracle's exact answer.
@@ -29,6 +30,7 @@ train, measure and ship them. It imports the language wing and the core, never t
 - ``sentiment``: Sentiment classification with a feed-forward net: hand-built features against learned embeddings.
 - ``seq2seq``: Encoder–decoder translation with GRUs, without and with attention (additive, dot, general).
 - ``slide_attention``: The CSE538 slide's ``SelfAttention`` class, run as written, its bugs fixed one at a time.
+- ``slide_generation``: The CSE538 slides' generation pseudocode run as written, and J&M's yes/ok search tree.
 - ``transformer_checkpoints``: The transformers of notebook 08: their recipes, and one command that trains and ships them.
 - ``transformer_lm``: A GPT-style transformer LM: Hugging Face's ``GPT2LMHeadModel`` in the course's LM contract, a scratch twin, attention analysis.
 - ``transformer_translation``: An encoder–decoder transformer for notebook 07's translation task, with per-head cross-attention.

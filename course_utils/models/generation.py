@@ -1,0 +1,501 @@
+"""Generation strategies written from their definitions, for every course language model.
+
+A course LM is any module with ``model(idx) -> (logits, loss)``, ``idx`` (B, T), ``logits`` (B, T, V)
+(n-gram models, the fixed-window FFNNs, the RNN/GRU/LSTM models, ``CourseGPT``). A *prefix* is a list
+of ids the model reads first, normally ``[<s>] + words`` (``encode_prompt``); every strategy returns a
+``Generation`` with the generated ids only (``</s>`` included when it was produced).
+
+- ``greedy``: the most probable token each step.
+- ``beam_search``: width-k beam search with Hugging Face ``generate()``'s semantics, and a choice of the
+  score finished hypotheses are ranked by (``normalisation``).
+- ``warp``: temperature → top-k → top-p, in ``generate()``'s order; ``sample``: ancestral sampling
+  ("random walk") from the warped distribution; ``beam_sample``: beam search whose candidates are drawn.
+
+Checked token for token against ``generate()`` on the shipped ``gpt_lm`` (tests/test_generation.py).
+Nothing here copies Hugging Face code: the semantics were read there and written again.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from course_utils.models.lm import _model_device
+from course_utils.validation import CourseInputError, check_choice, check_int, check_number
+
+NORMALISATIONS = ("none", "mean", "hf", "gnmt")
+EARLY_STOPPING = (True, False, "never")
+
+
+@dataclass
+class Generation:
+    """What a strategy produced after ``prefix``.
+
+    ``ids``: the generated ids (``</s>`` last when the model produced it); ``logprob``: the model's own
+    (unwarped) log-probability of ``ids`` given ``prefix``, in nats; ``score``: what the strategy ranked by
+    (the beam's normalised score; ``logprob`` otherwise); ``hypotheses``: for beams, every finished
+    hypothesis kept, best first, as ``(ids, score)``.
+    """
+
+    prefix: list[int]
+    ids: list[int]
+    logprob: float
+    score: float
+    ended: bool
+    hypotheses: list[tuple[list[int], float]] = field(default_factory=list)
+
+    @property
+    def sequence(self) -> list[int]:
+        """Prefix and generated ids together, as ``generate()`` returns them."""
+        return self.prefix + self.ids
+
+
+def encode_prompt(vocab, words=()) -> list[int]:
+    """The prefix ``[<s>] + ids of words`` (words: a list of words)."""
+    if isinstance(words, str):
+        words = words.split()
+    return [vocab.bos_id] + vocab.encode(list(words))
+
+
+def eos_id_of(model) -> int:
+    """The model's ``</s>`` id: from a Hugging Face config, else the course vocabulary's."""
+    hf = getattr(model, "hf", None)
+    if hf is not None and getattr(hf.config, "eos_token_id", None) is not None:
+        return int(hf.config.eos_token_id)
+    vocab = getattr(model, "vocab", None)
+    if vocab is None:
+        from course_utils.models.lm_checkpoints import course_vocab
+
+        vocab = course_vocab()
+    return int(vocab.eos_id)
+
+
+# ---------------------------------------------------------------- the adapter: next-token scores of any LM
+
+
+def _check_prefix(model, prefix_ids) -> list[int]:
+    if isinstance(prefix_ids, torch.Tensor):
+        prefix_ids = prefix_ids.flatten().tolist()
+    if isinstance(prefix_ids, (str, bytes)) or not hasattr(prefix_ids, "__iter__"):
+        raise CourseInputError(f"prefix_ids must be a list of ids, got {prefix_ids!r}")
+    ids = [check_int("a prefix id", i, minimum=0) for i in prefix_ids]
+    if not ids:
+        raise CourseInputError("prefix_ids must hold at least one id (normally <s>: use encode_prompt(vocab, words))")
+    size = getattr(model, "vocab_size", None)
+    if size is not None and max(ids) >= size:
+        raise CourseInputError(f"prefix ids must lie in [0, {size - 1}], got {max(ids)}")
+    return ids
+
+
+def _check_room(model, prefix_len: int, max_new_tokens: int) -> None:
+    limit = getattr(model, "max_len", None)
+    if limit is not None and getattr(model, "context_size", None) is None and prefix_len + max_new_tokens > limit:
+        raise CourseInputError(
+            f"this model reads at most max_len={limit} tokens: the prefix ({prefix_len}) plus max_new_tokens "
+            f"({max_new_tokens}) is too long"
+        )
+
+
+class Decoder:
+    """Next-token logits for a batch of equally long sequences, step after step.
+
+    ``start(prefix)`` → logits (1, V) after the prefix; ``step(parents, tokens)`` → logits (B, V) after
+    appending ``tokens[b]`` to sequence ``parents[b]`` of the previous call. ``CourseGPT`` keeps a KV cache
+    (reordered by ``parents``, as ``generate()`` does); other models re-read the sequences (a fixed-window
+    model only its last N ids).
+    """
+
+    def __init__(self, model, *, use_cache: bool = True):
+        self.model, self.device = model, _model_device(model)
+        self.hf = getattr(model, "hf", None) if use_cache else None
+        self.window = getattr(model, "context_size", None)
+        self.rows: list[list[int]] = []
+        self.cache = None
+
+    @torch.no_grad()
+    def _logits(self, rows: list[list[int]]) -> torch.Tensor:
+        if self.window is not None:  # n-gram / FFNN: the last N ids decide (shorter rows are read after <s> padding)
+            rows = [r[-max(1, self.window):] for r in rows]
+        idx = torch.tensor(rows, device=self.device)  # (B, T)
+        logits, _ = self.model(idx)  # (B, T, V)
+        return logits[:, -1].float().cpu()  # (B, V)
+
+    @torch.no_grad()
+    def start(self, prefix: list[int]) -> torch.Tensor:
+        self.rows = [list(prefix)]
+        if self.hf is None:
+            return self._logits(self.rows)  # (1, V)
+        idx = torch.tensor(self.rows, device=self.device)  # (1, T)
+        out = self.hf(input_ids=idx, attention_mask=torch.ones_like(idx), use_cache=True)
+        self.cache = out.past_key_values
+        return out.logits[:, -1].float().cpu()  # (1, V)
+
+    @torch.no_grad()
+    def step(self, parents: list[int], tokens: list[int]) -> torch.Tensor:
+        self.rows = [self.rows[p] + [t] for p, t in zip(parents, tokens)]
+        if self.hf is None:
+            return self._logits(self.rows)  # (B, V)
+        self.cache.reorder_cache(torch.tensor(parents, device=self.device))
+        idx = torch.tensor([[t] for t in tokens], device=self.device)  # (B, 1)
+        mask = torch.ones(len(tokens), len(self.rows[0]), dtype=torch.long, device=self.device)  # (B, T)
+        out = self.hf(input_ids=idx, attention_mask=mask, past_key_values=self.cache, use_cache=True)
+        self.cache = out.past_key_values
+        return out.logits[:, -1].float().cpu()  # (B, V)
+
+
+def next_logits(model, prefix_ids) -> torch.Tensor:
+    """The model's float32 next-token logits (V,) after ``prefix_ids`` (any course LM)."""
+    return Decoder(model, use_cache=False).start(_check_prefix(model, prefix_ids))[0]
+
+
+def next_logprobs(model, prefix_ids) -> torch.Tensor:
+    """The model's float32 next-token log-probabilities (V,) after ``prefix_ids`` (any course LM)."""
+    return torch.log_softmax(next_logits(model, prefix_ids), dim=-1)
+
+
+def batch_next_logprobs(model, sequences) -> torch.Tensor:
+    """Next-token log-probabilities (B, V) after each of B equally long id sequences (e.g. beams)."""
+    rows = [_check_prefix(model, s) for s in sequences]
+    if len({len(r) for r in rows}) != 1:
+        raise CourseInputError("batch_next_logprobs needs sequences of one length")
+    return torch.log_softmax(Decoder(model, use_cache=False)._logits(rows), dim=-1)
+
+
+# ---------------------------------------------------------------- warpers
+
+
+def _check_warp_args(temperature, top_k, top_p) -> tuple[float, int, float]:
+    temperature = check_number("temperature", temperature)
+    if temperature < 0:
+        raise CourseInputError(f"temperature must be >= 0 (0 means greedy), got {temperature}")
+    top_k = check_int("top_k", top_k, minimum=0)
+    top_p = check_number("top_p", top_p)
+    if not 0 < top_p <= 1:
+        raise CourseInputError(f"top_p must lie in (0, 1] (1 keeps every token), got {top_p}")
+    return temperature, top_k, top_p
+
+
+def _warp_scores(scores: torch.Tensor, temperature: float, top_k: int, top_p: float, keep: int = 1) -> torch.Tensor:
+    """Warped scores (..., V): removed tokens at -inf; the others are ``scores / T`` (no renormalisation).
+
+    Top-k and top-p always keep the ``keep`` best tokens (2 in ``beam_sample``: one besides </s>).
+    """
+    if temperature == 0:  # the limit T → 0: all mass on the (first) most probable token
+        best = F.one_hot(scores.argmax(-1), scores.shape[-1]).bool()  # (..., V)
+        return torch.where(best, 0.0, -math.inf).to(scores.dtype)
+    if temperature != 1.0:
+        warped = scores / temperature  # (..., V)
+        if not torch.isfinite(warped[torch.isfinite(scores)]).all():  # tiny T overflowed: shift the max to 0 first
+            warped = (scores - scores.amax(-1, keepdim=True)) / temperature
+        scores = warped
+    vocab = scores.shape[-1]
+    top_k = max(top_k, keep) if top_k else 0
+    if 0 < top_k < vocab:  # keep every token scoring at least the k-th best (ties at the border are kept)
+        kth = torch.topk(scores, top_k, dim=-1).values[..., -1:]  # (..., 1)
+        scores = scores.masked_fill(scores < kth, -math.inf)
+    if top_p < 1.0:  # nucleus: the most probable tokens until their mass reaches p, the crossing one included
+        order = torch.argsort(scores, dim=-1, descending=True, stable=True)  # (..., V)
+        probs = torch.softmax(scores, dim=-1).gather(-1, order)  # (..., V), sorted descending
+        mass_before = torch.cumsum(probs, dim=-1) - probs  # (..., V): the mass of the better tokens
+        drop_sorted = mass_before >= top_p
+        drop_sorted[..., :keep] = False  # the best token (or `keep`) is always kept
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)  # back to vocabulary order
+        scores = scores.masked_fill(drop, -math.inf)
+    return scores
+
+
+def warp(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
+    """The warped next-token log-probabilities (..., V): temperature → top-k → top-p (``generate()``'s order).
+
+    ``temperature`` ≥ 0 (0: greedy, all mass on the argmax; a tiny T never overflows); ``top_k`` = 0 keeps
+    every token; ``top_p`` in (0, 1]: keep the most probable tokens until their mass reaches p, the token
+    that crosses p included. Filtered tokens get -inf.
+    """
+    temperature, top_k, top_p = _check_warp_args(temperature, top_k, top_p)
+    if not isinstance(logits, torch.Tensor) or logits.dim() < 1:
+        raise CourseInputError("logits must be a tensor (..., V)")
+    return torch.log_softmax(_warp_scores(logits.float(), temperature, top_k, top_p), dim=-1)
+
+
+# ---------------------------------------------------------------- greedy and ancestral sampling
+
+
+def _walk(model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], int], eos_id) -> Generation:
+    """One sequence, one token at a time: ``choose(logits (V,)) -> id``."""
+    prefix = _check_prefix(model, prefix_ids)
+    max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=1)
+    _check_room(model, len(prefix), max_new_tokens)
+    eos = eos_id_of(model) if eos_id is None else check_int("eos_id", eos_id, minimum=0)
+    decoder = Decoder(model)
+    logits = decoder.start(prefix)[0]  # (V,)
+    ids, logprob = [], 0.0
+    while True:
+        token = choose(logits)
+        ids.append(token)
+        logprob += float(torch.log_softmax(logits.double(), -1)[token])
+        if token == eos or len(ids) == max_new_tokens:
+            break
+        logits = decoder.step([0], [token])[0]  # (V,)
+    return Generation(prefix, ids, logprob, logprob, ids[-1] == eos)
+
+
+def greedy(model, prefix_ids, max_new_tokens: int = 50, *, eos_id: int | None = None) -> Generation:
+    """The most probable next token each step (the first one on a tie), until </s> or ``max_new_tokens``."""
+    return _walk(model, prefix_ids, max_new_tokens, lambda logits: int(logits.argmax()), eos_id)
+
+
+def sample(
+    model,
+    prefix_ids,
+    *,
+    max_new_tokens: int = 50,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    generator: torch.Generator | None = None,
+    eos_id: int | None = None,
+) -> Generation:
+    """Ancestral sampling ("random walk") from the warped distribution, until </s> or ``max_new_tokens``.
+
+    Each token is one ``torch.multinomial(softmax(warped logits), 1)`` draw on float32 probabilities of
+    shape (1, V), from ``generator`` (or torch's global RNG when None). That is the draw ``generate()``
+    makes, so ``torch.manual_seed(s); sample(...)`` gives ``generate(do_sample=True, ...)``'s tokens after
+    ``torch.manual_seed(s)`` (checked in the tests), as long as nothing else draws from the global RNG.
+    """
+    temperature, top_k, top_p = _check_warp_args(temperature, top_k, top_p)
+
+    def choose(logits: torch.Tensor) -> int:
+        probs = torch.softmax(_warp_scores(logits[None], temperature, top_k, top_p), dim=-1)  # (1, V)
+        return int(torch.multinomial(probs, 1, generator=generator)[0, 0])
+
+    return _walk(model, prefix_ids, max_new_tokens, choose, eos_id)
+
+
+# ---------------------------------------------------------------- beam search
+
+
+def _divisor(normalisation: str, length_penalty: float, length: int) -> float:
+    """What a finished hypothesis's summed log-probability is divided by (``length`` generated tokens)."""
+    if normalisation == "none":
+        return 1.0
+    if normalisation == "mean":  # eq. 13.16: (1/t) Σ log P
+        return float(length)
+    if normalisation == "hf":  # generate(): sum / |Y|^α
+        return float(length) ** length_penalty
+    return ((5.0 + length) / 6.0) ** length_penalty  # GNMT (Wu et al. 2016)
+
+
+def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalisation, early_stopping, eos_id,
+           pick: Callable[[torch.Tensor, int], torch.Tensor], adjust: Callable[[torch.Tensor], torch.Tensor]):
+    """The beam search loop shared by ``beam_search`` and ``beam_sample``.
+
+    ``adjust(logprobs (B, V)) -> scores (B, V)`` added to the running sums; ``pick(totals (B*V,), n) -> n
+    candidate indices`` in the order they are considered (best first for beam search).
+    """
+    prefix = _check_prefix(model, prefix_ids)
+    width = check_int("width", width, minimum=1)
+    max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=1)
+    length_penalty = check_number("length_penalty", length_penalty)
+    normalisation = check_choice("normalisation", normalisation, NORMALISATIONS)
+    if early_stopping not in EARLY_STOPPING or not isinstance(early_stopping, (bool, str)):
+        raise CourseInputError(f"early_stopping must be True, False or 'never'; got {early_stopping!r}")
+    _check_room(model, len(prefix), max_new_tokens)
+    eos = eos_id_of(model) if eos_id is None else check_int("eos_id", eos_id, minimum=0)
+
+    def divisor(length: int) -> float:
+        return _divisor(normalisation, length_penalty, length)
+
+    decoder = Decoder(model)
+    logits = decoder.start(prefix).expand(width, -1)  # (k, V): k copies of the prefix, as generate() starts
+    running_ids: list[list[int]] = [[] for _ in range(width)]  # the generated ids of each running beam
+    running = torch.full((width,), -1e9)  # (k,) float32: each beam's raw sum of (adjusted) log-probabilities;
+    running[0] = 0.0  # the copies start at -1e9, so the first step draws from one copy only
+    finished: list[tuple[float, list[int]]] = []  # (normalised score, ids), best first, at most `width`
+    can_improve = True
+    for step in range(max_new_tokens):
+        length = step + 1  # generated tokens after this step
+        vocab = logits.shape[-1]
+        totals = (running[:, None] + adjust(torch.log_softmax(logits, dim=-1))).flatten()  # (B*V,)
+        chosen = pick(totals, min(2 * width, totals.numel())).tolist()  # 2k candidates: k can continue after </s>
+        next_ids, next_scores, parents, tokens = [], [], [], []
+        new_finished = []
+        for rank, index in enumerate(chosen):
+            beam, token = divmod(index, vocab)
+            ids = running_ids[beam] + [token]
+            if token == eos or length == max_new_tokens:  # the hypothesis ends here
+                if rank < width:  # only the top k candidates may become final (generate()'s rule)
+                    new_finished.append((float(totals[index] / divisor(length)), ids))
+            else:
+                next_ids.append(ids), next_scores.append(totals[index]), parents.append(beam), tokens.append(token)
+        full = len(finished) == width
+        if can_improve and not (full and early_stopping is True):
+            finished = sorted(finished + new_finished, key=lambda s: -s[0])[:width]
+        # the next running beams: the best k candidates that did not end, ranked by their raw sums
+        order = sorted(range(len(next_ids)), key=lambda i: -float(next_scores[i]))[:width]
+        if not order or (early_stopping is True and len(finished) == width):
+            break
+        running_ids = [next_ids[i] for i in order]
+        running = torch.stack([next_scores[i] for i in order])  # (B,)
+        if len(finished) == width:  # can a running beam still beat the worst finished one?
+            if early_stopping == "never":  # the best case: the most favourable length still reachable
+                best = max(divisor(length), divisor(max_new_tokens))
+            else:  # generate()'s heuristic for False (and True): the current length
+                best = divisor(length)
+            can_improve = can_improve and float(running[0] / best) > finished[-1][0]
+        if not can_improve:
+            break
+        rows = [parents[i] if step else 0 for i in order]  # the decoder holds one copy of the prefix
+        logits = decoder.step(rows, [tokens[i] for i in order])  # (B, V)
+    score, ids = finished[0]
+    logprob = _sequence_logprob(model, prefix, ids)
+    return Generation(prefix, ids, logprob, score, ids[-1] == eos, [(i, s) for s, i in finished])
+
+
+def _sequence_logprob(model, prefix: list[int], ids: list[int]) -> float:
+    """log P(ids | prefix) under the model, in nats."""
+    decoder = Decoder(model)
+    logits = decoder.start(prefix)[0]
+    total = 0.0
+    for n, token in enumerate(ids):
+        total += float(torch.log_softmax(logits.double(), -1)[token])
+        if n + 1 < len(ids):
+            logits = decoder.step([0], [token])[0]
+    return total
+
+
+def beam_search(
+    model,
+    prefix_ids,
+    *,
+    width: int = 4,
+    max_new_tokens: int = 50,
+    length_penalty: float = 1.0,
+    normalisation: str = "hf",
+    early_stopping=False,
+    eos_id: int | None = None,
+) -> Generation:
+    """Beam search of width k, with ``generate(num_beams=k)``'s semantics.
+
+    Each step, every running beam's continuations are scored by the *raw* sum of log-probabilities and the
+    best 2k candidates are considered, best first. A candidate that ends (</s>, or the last allowed step)
+    becomes a finished hypothesis only if it ranks among the first k; the others continue, the best k of
+    them being the next beams. Finished hypotheses (at most k, best kept) are ranked by
+    ``sum / divisor(|Y|)``, |Y| = generated tokens including </s>, prompt excluded:
+
+    - ``normalisation="none"``: divisor 1 (canonical beam search);
+    - ``"mean"``: |Y| (eq. 13.16, (1/t) Σ log P);
+    - ``"hf"``: |Y| ** length_penalty (``generate()``; its default α = 1.0);
+    - ``"gnmt"``: ((5 + |Y|) / 6) ** length_penalty.
+
+    Stopping, once k hypotheses are finished: ``early_stopping=True`` stops at once; ``False`` stops when
+    the best running beam's sum, divided by the divisor at the *current* length, cannot beat the worst
+    finished score (``generate()``'s heuristic); ``"never"`` uses the most favourable reachable length
+    (the canonical rule). With ``normalisation="hf"`` this is ``generate(num_beams=width,
+    length_penalty=..., early_stopping=..., do_sample=False)`` token for token.
+    """
+    return _beams(model, prefix_ids, width=width, max_new_tokens=max_new_tokens, length_penalty=length_penalty,
+                  normalisation=normalisation, early_stopping=early_stopping, eos_id=eos_id,
+                  pick=lambda totals, n: torch.topk(totals, n).indices, adjust=lambda logprobs: logprobs)  # fmt: skip
+
+
+def beam_sample(
+    model,
+    prefix_ids,
+    *,
+    width: int = 4,
+    max_new_tokens: int = 50,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    length_penalty: float = 1.0,
+    normalisation: str = "hf",
+    early_stopping=False,
+    generator: torch.Generator | None = None,
+    eos_id: int | None = None,
+) -> Generation:
+    """"Combine beam and random walk": beam search whose 2k candidates are drawn, not taken best first.
+
+    Semantics (those of ``generate(num_beams=k, do_sample=True)``): each beam's log-probabilities are
+    warped (``warp``'s order, applied to the log-probabilities, not renormalised: at temperature T a beam
+    accumulates Σ log P / T; top-k and top-p keep at least 2 tokens, so a beam can go on past </s>); the 2k candidates are drawn *without replacement* from all beams' continuations
+    at once, with probability ∝ exp(beam's sum + warped score), by ``torch.multinomial`` (``generator``, or
+    the global RNG). They are considered in the order drawn: the first k may finish, the rest only continue;
+    the next beams are the k best-scoring survivors. Scores, normalisation and stopping as ``beam_search``.
+    When fewer than 2k continuations have non-zero probability, torch's multinomial completes the draw with
+    zero-probability ones (score -inf), exactly as in ``generate()``; they rank last.
+    """
+    temperature, top_k, top_p = _check_warp_args(temperature, top_k, top_p)
+
+    def pick(totals: torch.Tensor, n: int) -> torch.Tensor:
+        probs = torch.softmax(totals[None], dim=-1)  # (1, B*V)
+        try:  # fewer than n possible candidates: torch fills the draw with impossible ones, as generate() gets
+            return torch.multinomial(probs, n, generator=generator)[0]
+        except RuntimeError:  # a torch that refuses: the possible ones as drawn, the rest best first
+            return torch.topk(totals, n).indices
+
+    return _beams(model, prefix_ids, width=width, max_new_tokens=max_new_tokens, length_penalty=length_penalty,
+                  normalisation=normalisation, early_stopping=early_stopping, eos_id=eos_id, pick=pick,
+                  adjust=lambda logprobs: _warp_scores(logprobs, temperature, top_k, top_p, keep=2))  # fmt: skip
+
+
+# ---------------------------------------------------------------- timing
+
+
+def time_generation(model, prefix_ids, *, max_new_tokens: int = 40, width: int = 4, repeats: int = 3) -> dict:
+    """Seconds (best of ``repeats``) of this module's greedy and beam search and of ``model.hf.generate()``.
+
+    Returns ``{"greedy": (ours, hf, ratio), "beam": (ours, hf, ratio)}``, ratio = ours / hf. ``CourseGPT`` only.
+    """
+    if getattr(model, "hf", None) is None:
+        raise CourseInputError("time_generation compares with Hugging Face generate(): give a CourseGPT")
+    prefix = _check_prefix(model, prefix_ids)
+    repeats = check_int("repeats", repeats, minimum=1)
+    idx = torch.tensor([prefix], device=_model_device(model))
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    hf_kwargs = {"attention_mask": torch.ones_like(idx), "max_new_tokens": max_new_tokens, "do_sample": False}
+    with torch.no_grad():
+        ours_g = best(lambda: greedy(model, prefix, max_new_tokens))
+        hf_g = best(lambda: model.hf.generate(idx, num_beams=1, **hf_kwargs))
+        ours_b = best(lambda: beam_search(model, prefix, width=width, max_new_tokens=max_new_tokens))
+        hf_b = best(lambda: model.hf.generate(idx, num_beams=width, **hf_kwargs))
+    return {"greedy": (ours_g, hf_g, ours_g / hf_g), "beam": (ours_b, hf_b, ours_b / hf_b)}
+
+
+def time_per_token(model, prefix_ids, lengths=(8, 16, 32, 64), *, repeats: int = 3) -> dict:
+    """Seconds per generated token of ``generate()`` with and without ``use_cache``, for each length.
+
+    Returns ``{length: (with_cache, without_cache)}``. The model must not stop early: </s> is forbidden
+    (``min_new_tokens``). ``CourseGPT`` only.
+    """
+    if getattr(model, "hf", None) is None:
+        raise CourseInputError("time_per_token times Hugging Face generate(): give a CourseGPT")
+    prefix = _check_prefix(model, prefix_ids)
+    idx = torch.tensor([prefix], device=_model_device(model))
+    out = {}
+    with torch.no_grad():
+        for n in lengths:
+            n = check_int("length", n, minimum=1)
+            _check_room(model, len(prefix), n)
+            row = []
+            for cache in (True, False):
+                times = []
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    model.hf.generate(idx, attention_mask=torch.ones_like(idx), max_new_tokens=n, min_new_tokens=n,
+                                      do_sample=False, use_cache=cache)  # fmt: skip
+                    times.append(time.perf_counter() - start)
+                row.append(min(times) / n)
+            out[n] = tuple(row)
+    return out

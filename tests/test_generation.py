@@ -1,0 +1,203 @@
+"""Generation strategies from scratch against Hugging Face ``generate()`` on the shipped ``gpt_lm``.
+
+The pattern of minGPT's ``test_huggingface_import``: the same model, the same prompt, the same tokens.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import pytest
+import torch
+
+from course_utils.models import generation as g
+from course_utils.models.lm_checkpoints import course_vocab, load_model, ngram_models
+from course_utils.models.transformer_checkpoints import load_lm
+from course_utils.validation import CourseInputError
+
+PROMPTS = ("", "the", "the movie was", "my friend")
+WARPS = [
+    {"temperature": 0.7},
+    {"top_k": 5},
+    {"top_p": 0.9},
+    {"temperature": 1.3, "top_k": 40, "top_p": 0.95},
+    {"temperature": 0.5, "top_p": 0.5},
+]
+
+
+@lru_cache(maxsize=None)
+def gpt():
+    return load_lm("gpt_lm")
+
+
+@lru_cache(maxsize=None)
+def zoo():
+    return {"trigram": ngram_models((3,))["trigram"], "ffnn_n5": load_model("ffnn_n5"),
+            "lstm_lm": load_model("lstm_lm"), "gpt_lm": gpt()}  # fmt: skip
+
+
+def prompt(words: str) -> list[int]:
+    return g.encode_prompt(course_vocab(), words)
+
+
+def hf_generate(ids: list[int], **kwargs) -> list[int]:
+    idx = torch.tensor([ids])  # (1, T)
+    with torch.no_grad():
+        return gpt().hf.generate(idx, attention_mask=torch.ones_like(idx), **kwargs)[0].tolist()
+
+
+# ---------------------------------------------------------------- parity with generate()
+
+
+@pytest.mark.parametrize("words", PROMPTS)
+def test_greedy_matches_generate(words):
+    ids = prompt(words)
+    assert g.greedy(gpt(), ids, 30).sequence == hf_generate(ids, max_new_tokens=30, do_sample=False)
+
+
+@pytest.mark.parametrize("width", [4, 8])
+@pytest.mark.parametrize("length_penalty,early_stopping", [(1.0, False), (0.0, "never"), (2.0, "never"),
+                                                           (2.0, True), (-1.0, False), (0.5, True)])
+def test_beam_search_matches_generate(width, length_penalty, early_stopping):
+    for words in PROMPTS[1:3]:
+        ids = prompt(words)
+        ours = g.beam_search(gpt(), ids, width=width, max_new_tokens=25, length_penalty=length_penalty,
+                             early_stopping=early_stopping)  # fmt: skip
+        theirs = hf_generate(ids, max_new_tokens=25, do_sample=False, num_beams=width,
+                             length_penalty=length_penalty, early_stopping=early_stopping)  # fmt: skip
+        assert ours.sequence == theirs, (words, ours.ids)
+
+
+def test_beam_normalisations_are_hf_special_cases():
+    ids = prompt("the")
+    for normalisation, alpha in (("none", 0.0), ("mean", 1.0)):
+        ours = g.beam_search(gpt(), ids, width=4, max_new_tokens=25, normalisation=normalisation, length_penalty=7.0)
+        hf = g.beam_search(gpt(), ids, width=4, max_new_tokens=25, normalisation="hf", length_penalty=alpha)
+        assert ours.ids == hf.ids
+    gnmt = g.beam_search(gpt(), ids, width=4, max_new_tokens=25, normalisation="gnmt", length_penalty=1.0)
+    assert gnmt.score == pytest.approx(gnmt.hypotheses[0][1])
+    assert gnmt.ended and len(gnmt.hypotheses) == 4
+
+
+@pytest.mark.parametrize("kwargs", WARPS)
+def test_warped_distributions_match_hf_warpers_at_every_step(kwargs):
+    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    settings = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, **kwargs}
+    warpers = LogitsProcessorList()  # generate()'s order; a warper is left out at its neutral value
+    if settings["temperature"] != 1.0:
+        warpers.append(TemperatureLogitsWarper(settings["temperature"]))
+    if settings["top_k"]:
+        warpers.append(TopKLogitsWarper(settings["top_k"]))
+    if settings["top_p"] < 1.0:
+        warpers.append(TopPLogitsWarper(settings["top_p"]))
+    ids = prompt("the")
+    run = g.sample(gpt(), ids, max_new_tokens=20, generator=torch.Generator().manual_seed(1), **settings)
+    for n in range(len(run.ids)):
+        prefix = ids + run.ids[:n]
+        logits = g.next_logits(gpt(), prefix)  # (V,)
+        ours = g.warp(logits, **settings).exp()
+        theirs = torch.softmax(warpers(torch.tensor([prefix]), logits[None].clone()), dim=-1)[0]
+        assert torch.equal(ours > 0, theirs > 0), n  # the same tokens kept
+        assert (ours - theirs).abs().max() <= 1e-6
+
+
+@pytest.mark.parametrize("kwargs", WARPS + [{}])
+def test_seeded_sampling_matches_generate(kwargs):
+    settings = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, **kwargs}
+    for seed in range(3):
+        ids = prompt("the")
+        torch.manual_seed(seed)
+        theirs = hf_generate(ids, max_new_tokens=30, do_sample=True, **settings)
+        torch.manual_seed(seed)
+        ours = g.sample(gpt(), ids, max_new_tokens=30, **settings)
+        assert ours.sequence == theirs
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"temperature": 0.8, "top_k": 40, "top_p": 0.95}])
+def test_seeded_beam_sample_matches_generate(kwargs):
+    settings = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, **kwargs}
+    for seed in range(2):
+        ids = prompt("the movie")
+        torch.manual_seed(seed)
+        theirs = hf_generate(ids, max_new_tokens=25, do_sample=True, num_beams=4, **settings)
+        torch.manual_seed(seed)
+        ours = g.beam_sample(gpt(), ids, width=4, max_new_tokens=25, **settings)
+        assert ours.sequence == theirs
+
+
+# ---------------------------------------------------------------- every course LM
+
+
+@pytest.mark.parametrize("name", ["trigram", "ffnn_n5", "lstm_lm", "gpt_lm"])
+def test_every_strategy_runs_on_every_kind_of_lm(name):
+    model, vocab = zoo()[name], course_vocab()
+    ids, gen = prompt("the"), torch.Generator().manual_seed(0)
+    assert g.next_logprobs(model, ids).shape == (len(vocab),)
+    assert g.batch_next_logprobs(model, [ids, ids]).shape == (2, len(vocab))
+    runs = [
+        g.greedy(model, ids, 12),
+        g.beam_search(model, ids, width=3, max_new_tokens=12),
+        g.sample(model, ids, max_new_tokens=12, generator=gen),
+        g.sample(model, ids, max_new_tokens=12, temperature=0.8, top_k=20, top_p=0.9, generator=gen),
+        g.beam_sample(model, ids, width=3, max_new_tokens=12, top_p=0.9, generator=gen),
+    ]
+    for run in runs:
+        assert run.prefix == ids and 1 <= len(run.ids) <= 12
+        assert all(0 <= i < len(vocab) for i in run.ids)
+        assert run.ended == (run.ids[-1] == vocab.eos_id) and (run.ended or len(run.ids) == 12)
+        assert vocab.eos_id not in run.ids[:-1]
+        assert math.isfinite(run.logprob) and run.logprob <= 0
+
+
+@pytest.mark.parametrize("name", ["trigram", "lstm_lm", "gpt_lm"])
+def test_zero_temperature_and_top_1_are_greedy(name):
+    model, ids = zoo()[name], prompt("my friend")
+    best = g.greedy(model, ids, 15).ids
+    assert g.sample(model, ids, max_new_tokens=15, temperature=0).ids == best
+    assert g.sample(model, ids, max_new_tokens=15, temperature=1e-30).ids == best  # no overflow (nanoGPT#738)
+    assert g.sample(model, ids, max_new_tokens=15, top_k=1).ids == best
+    assert g.beam_search(model, ids, width=1, max_new_tokens=15).ids == best
+
+
+def test_warp_definitions():
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
+    probs = torch.softmax(logits, -1)[0]  # 0.644, 0.237, 0.087, 0.032
+    assert torch.allclose(g.warp(logits, temperature=2.0), torch.log_softmax(logits / 2, -1))
+    assert torch.isinf(g.warp(logits, top_k=2)[0, 2:]).all() and g.warp(logits, top_k=9).isfinite().all()
+    kept = g.warp(logits, top_p=float(probs[0]) + 0.01).isfinite()[0].tolist()  # the crossing token is kept
+    assert kept == [True, True, False, False]
+    assert g.warp(logits, top_p=0.01).isfinite()[0].tolist() == [True, False, False, False]
+    assert g.warp(logits, temperature=0).exp()[0].tolist() == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_bad_arguments_raise_course_errors():
+    model, ids = gpt(), prompt("the")
+    for kwargs in ({"temperature": -1}, {"top_p": 0}, {"top_p": 1.5}, {"top_k": -1}, {"temperature": math.nan}):
+        with pytest.raises(CourseInputError):
+            g.warp(torch.zeros(5), **kwargs)
+        with pytest.raises(CourseInputError):
+            g.sample(model, ids, max_new_tokens=3, **kwargs)
+    bad = [
+        lambda: g.greedy(model, [], 5),
+        lambda: g.greedy(model, "the", 5),
+        lambda: g.greedy(model, ids, 0),
+        lambda: g.greedy(model, [10**6], 5),
+        lambda: g.greedy(model, ids, 500),  # past the model's 128 positions
+        lambda: g.beam_search(model, ids, width=0),
+        lambda: g.beam_search(model, ids, normalisation="log"),
+        lambda: g.beam_search(model, ids, early_stopping="yes"),
+        lambda: g.beam_sample(model, ids, top_p=2.0),
+        lambda: g.time_generation(zoo()["lstm_lm"], ids),
+    ]
+    for call in bad:
+        with pytest.raises(CourseInputError):
+            call()
+
+
+def test_timing_helpers_run():
+    ids = prompt("the")
+    times = g.time_generation(gpt(), ids, max_new_tokens=5, width=2, repeats=1)
+    assert set(times) == {"greedy", "beam"} and all(t > 0 for row in times.values() for t in row)
+    per_token = g.time_per_token(gpt(), ids, lengths=(4,), repeats=1)
+    assert set(per_token) == {4} and all(t > 0 for t in per_token[4])
