@@ -13,6 +13,7 @@ train, measure and ship them. It imports the language wing and the core, never t
 - ``encoder_block``: The transformer's encoder block from scratch, against ``nn.TransformerEncoderLayer``, and a BertLayer recomputed by hand.
 - ``feedforward``: Feed-forward networks in the slides' notation, and what they can do that a linear model cannot.
 - ``generation``: Generation strategies from scratch for every course LM: greedy, beam search, sampling with temperature, top-k and top-p.
+- ``generation_analysis``: Generated text judged by the oracle: grammaticality, per-token perplexity against the entropy rate, distinct-n, repetition, length; the beam search curse.
 - ``gradcheck``: Check backpropagation against finite differences.
 - ``lm_checkpoints``: The trained models behind the notebooks' tables: their recipes, and one command that makes them.
 - ``lm_probes``: Measure any language model on the planted phenomena, beside the oracle's exact answer.

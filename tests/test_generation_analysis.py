@@ -1,0 +1,133 @@
+"""Generation strategies judged by the oracle (issue 13 §4), on the shipped ``gpt_lm``: small and fast."""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import pytest
+
+from course_utils.language.grammar import CourseLanguage
+from course_utils.models import generation_analysis as ga
+from course_utils.models.lm_checkpoints import course_vocab
+from course_utils.models.transformer_checkpoints import load_lm
+from course_utils.validation import CourseInputError
+
+GOOD = "the men won the game ."  # grammatical, no repetition
+LOOP = "you will love it but you will hate it ."  # grammatical, a repeated bigram ("you will")
+BAD = "men the won game"  # ungrammatical
+STUTTER = "the the movie"  # ungrammatical, a word repeated consecutively
+
+
+@lru_cache(maxsize=None)
+def training_language():
+    return CourseLanguage(include_held_out=False)
+
+
+@lru_cache(maxsize=None)
+def reference():
+    return ga.language_reference(training_language(), n=20_000, seed=0)
+
+
+@lru_cache(maxsize=None)
+def gpt():
+    return load_lm("gpt_lm")
+
+
+def test_holtzman_table_1_and_strategies():
+    assert ga.HOLTZMAN_TABLE_1 == {"greedy": 73.66, "beam (b=16)": 28.94, "nucleus (p=0.95)": 0.36, "human": 0.28}
+    assert set(ga.HOLTZMAN_OURS.values()) <= set(ga.STRATEGIES) | {"oracle (T=1)"}
+    names = {"greedy", "beam 1", "beam 4", "beam 16", "beam 1 (norm)", "beam 4 (norm)", "beam 16 (norm)",
+             "pure sampling", "T=0.5", "T=0.8", "T=1.2", "top-k 5", "top-k 40", "top-p 0.5", "top-p 0.9",
+             "top-p 0.95"}  # fmt: skip
+    assert set(ga.STRATEGIES) == names
+    assert ga.STRATEGIES["beam 16"]["normalisation"] == "none" and ga.STRATEGIES["beam 16 (norm)"]["normalisation"] == "mean"
+
+
+def test_repetition_and_distinct_definitions():
+    assert ga.is_repetitive(LOOP.split()) and ga.is_repetitive(STUTTER.split())
+    assert ga.is_repetitive("a b a b".split()) and ga.is_repetitive("x a b y a b".split())
+    assert not ga.is_repetitive(GOOD.split())  # "the" twice is a repeated unigram only
+    assert not ga.is_repetitive([]) and not ga.is_repetitive(["a"])
+    assert ga.distinct_n([GOOD.split()], 1) == 5 / 6
+    assert ga.distinct_n([GOOD.split(), GOOD.split()], 2) == 5 / 10
+    assert ga.distinct_n([["a"]], 2) == 0.0
+    assert ga.total_variation({1: 0.5, 2: 0.5}, {2: 1.0}) == pytest.approx(0.5)
+
+
+def test_judge_exact_numbers_on_hand_made_sentences():
+    lang = training_language()
+    ref = {"entropy_rate": 1.5, "perplexity": math.exp(1.5), "lengths": {6: 0.5, 10: 0.5}}
+    sentences = [GOOD.split(), LOOP.split(), BAD.split(), STUTTER]  # a string is split into words too
+    verdict = ga.judge(lang, sentences, reference=ref)
+    good, loop = lang.score(GOOD.split()), lang.score(LOOP.split())
+    assert good.grammatical and loop.grammatical
+    assert verdict["n"] == 4 and verdict["grammatical"] == 0.5
+    logprob = (good.logprob + loop.logprob) / (7 + 11)  # ungrammatical ones left out; </s> counted
+    assert verdict["logprob_per_token"] == pytest.approx(logprob, abs=1e-12)
+    assert verdict["nll_per_token"] == pytest.approx(-logprob, abs=1e-12)
+    assert verdict["perplexity"] == pytest.approx(math.exp(-logprob))
+    assert verdict["entropy_rate"] == 1.5 and verdict["language_perplexity"] == pytest.approx(math.exp(1.5))
+    # words: 6 + 10 + 4 + 3 = 23; distinct: the men won game . you will love it but hate movie = 12
+    assert verdict["distinct_1"] == pytest.approx(12 / 23)
+    # bigrams: 5 + 9 + 3 + 2 = 19; "you will" is repeated inside LOOP → 18 distinct
+    assert verdict["distinct_2"] == pytest.approx(18 / 19)
+    # trigrams: 4 + 8 + 2 + 1 = 15, all distinct ("you will love" ≠ "you will hate")
+    assert verdict["distinct_3"] == pytest.approx(15 / 15)
+    assert verdict["repetition"] == 0.5  # LOOP and STUTTER
+    assert verdict["mean_length"] == pytest.approx(23 / 4) and verdict["median_length"] == 5.0
+    assert verdict["length_histogram"] == {3: 0.25, 4: 0.25, 6: 0.25, 10: 0.25}
+    assert verdict["length_tv"] == pytest.approx(0.5)
+    only_bad = ga.judge(lang, [BAD.split()], reference=ref)
+    assert only_bad["grammatical"] == 0.0 and math.isnan(only_bad["perplexity"])
+    with pytest.raises(CourseInputError):
+        ga.judge(lang, [], reference=ref)
+
+
+def test_oracle_samples_reproduce_the_language():
+    lang = training_language()
+    ref = reference()
+    row = ga.oracle_samples(lang, 3_000, seed=1, reference=ref)
+    assert row["grammatical"] == 1.0 and row["unfinished"] == 0.0
+    stderr = ref["stderr"] * math.sqrt(20_000 / 3_000)  # the samples' standard error, about
+    assert abs(row["nll_per_token"] - ref["entropy_rate"]) < max(4 * stderr, 0.02)
+    assert row["perplexity"] == pytest.approx(ref["perplexity"], rel=0.06)
+    assert row["length_tv"] < 0.06 and abs(row["mean_length"] - ref["mean_length"]) < 0.2
+
+
+def test_greedy_and_beam_are_mostly_grammatical_on_gpt_lm():
+    lang, vocab = training_language(), course_vocab()
+    prompts = ga.prompts_from_test(8)
+    assert len(prompts) == 8 and all(1 <= len(p) <= 2 for p in prompts)
+    strategies = {k: ga.STRATEGIES[k] for k in ("greedy", "beam 4")}
+    rows = ga.strategy_table(gpt(), vocab, lang, prompts, strategies=strategies, max_new_tokens=20,
+                             reference=reference())  # fmt: skip
+    for row in rows:
+        assert row["n"] == 8  # deterministic: one sentence per prompt
+        assert row["grammatical"] >= 0.75, (row["name"], row["sentences"])
+        assert row["nll_per_token"] < reference()["entropy_rate"]  # most probable is not typical
+        assert all(s[:len(p)] == p for s, p in zip(row["sentences"], prompts))
+    text = ga.format_table(rows)
+    assert "greedy" in text and "entropy rate" in text
+
+
+def test_low_temperature_gives_lower_nll_than_high():
+    lang, vocab = training_language(), course_vocab()
+    strategies = {k: ga.STRATEGIES[k] for k in ("T=0.5", "T=1.2")}
+    cold, hot = ga.strategy_table(gpt(), vocab, lang, samples_per_prompt=30, seed=0, max_new_tokens=30,
+                                  strategies=strategies, reference=reference())  # fmt: skip
+    assert cold["n"] == hot["n"] == 30
+    assert cold["nll_per_token"] < hot["nll_per_token"]
+    assert cold["distinct_2"] < hot["distinct_2"]
+    rows = [cold, hot, ga.oracle_samples(lang, 100, seed=2, reference=reference())]
+    comparison = ga.holtzman_comparison(rows)
+    assert [m for m, _, _ in comparison] == list(ga.HOLTZMAN_TABLE_1)
+    assert math.isnan(comparison[0][2]) and comparison[3][2] == pytest.approx(100 * rows[2]["repetition"])
+
+
+def test_beam_length_curve_runs():
+    curve = ga.beam_length_curve(gpt(), course_vocab(), [(), ("the",)], widths=(1, 4), max_new_tokens=20)
+    assert set(curve) == {"none", "mean"} and all(set(c) == {1, 4} for c in curve.values())
+    assert all(length > 0 for c in curve.values() for length in c.values())
+    assert curve["none"][1] == curve["mean"][1]  # width 1 is greedy either way
+    single = ga.beam_length_curve(gpt(), course_vocab(), None, widths=(2,), normalisation="none", max_new_tokens=10)
+    assert set(single) == {"none"}
