@@ -14,6 +14,7 @@ wing and the core, never the widgets.
 - ``translation``: notebook 07 (dot attention, BLEU of one pair, the AER of an attention matrix).
 - ``attention``: notebook 08 (a causal mask, one attention head, the positional encoding).
 - ``bert``: notebook 09 (BERT's 15 % masking with 80/10/10, WordPiece encoding of a word, the last four layers as features).
+- ``generation``: notebook 10 (top-p filtering of a distribution, one beam-search step, the length-normalised score).
 """
 from __future__ import annotations
 
