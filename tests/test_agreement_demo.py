@@ -16,12 +16,11 @@ from course_utils.widgets.agreement_demo import (
     noun_positions,
 )
 from course_utils.language.corpus import load_eval
-from course_utils.lecture import lecture_mode
 from course_utils.models.lm_probes import agreement_accuracy
 from course_utils.models.recurrent_lm import RecurrentLM
 from course_utils.validation import CourseInputError
 
-from widget_support import quiet, set_value  # noqa: E402
+from widget_support import normal_and_lecture, quiet, set_value  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -211,12 +210,7 @@ def test_bad_constructor_arguments_raise_clear_errors(models, vocab, few, change
 
 
 def test_lecture_mode_makes_a_larger_picture(models, vocab, few):
-    normal = make_demo(models, vocab, items=few)
-    quiet(lecture_mode)
-    try:
-        large = make_demo(models, vocab, items=few)
-    finally:
-        quiet(lecture_mode, False)
+    normal, large = normal_and_lecture(lambda: make_demo(models, vocab, items=few))
     assert large.painter.px > normal.painter.px
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
 

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils.lecture import lecture_mode
 from course_utils.models.attention import THINKING_MACHINES, parse_runs, scaled_dot_product_attention
 from course_utils.models.lm_checkpoints import course_vocab
 from course_utils.models.transformer_lm import CourseGPT, ScratchGPT, attention_maps
@@ -24,7 +23,7 @@ from course_utils.widgets.attention_demo import (
     weight_text,
 )
 
-from widget_support import quiet, set_value, text_of  # noqa: E402
+from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
 GOAT = "the goat behind the parks from the boys near the children hides ."
 MAX_LEN = 48  # the small model's: longer than the picture's 41 tokens, so both limits can be met
@@ -167,12 +166,7 @@ def test_a_bad_step_argument_raises():
 
 
 def test_qkv_lecture_mode_makes_a_larger_picture():
-    normal = quiet(QKVDemo)
-    quiet(lecture_mode)
-    try:
-        large = quiet(QKVDemo)
-    finally:
-        quiet(lecture_mode, False)
+    normal, large = normal_and_lecture(QKVDemo)
     assert large.painter.px > normal.painter.px
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
 
@@ -355,12 +349,7 @@ def test_a_scratch_model_works_too(model, vocab):
 
 
 def test_attention_lecture_mode_makes_a_larger_picture(model, vocab):
-    normal = quiet(AttentionDemo, model, vocab)
-    quiet(lecture_mode)
-    try:
-        large = quiet(AttentionDemo, model, vocab)
-    finally:
-        quiet(lecture_mode, False)
+    normal, large = normal_and_lecture(lambda: AttentionDemo(model, vocab))
     assert large.painter.px > normal.painter.px
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
 

@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from course_utils.language.corpus import load_eval
-from course_utils.lecture import lecture_mode
 from course_utils.models import bert_mlm
 from course_utils.models import contextual_embeddings as ce
 from course_utils.models.bert_checkpoints import checkpoint_dir, load_course_tokenizer
@@ -16,7 +15,7 @@ from course_utils.validation import CourseInputError
 from course_utils.widgets import contextual_demo
 from course_utils.widgets.contextual_demo import ContextualEmbeddingDemo, all_alike, explained_share, senses_by_word
 
-from widget_support import quiet, set_value, text_of  # noqa: E402
+from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -188,12 +187,7 @@ def test_draw_refuses_a_word_outside_the_set(demo):
 
 def test_lecture_mode_makes_a_larger_picture(model, tokenizer, items):
     small = [item for item in items if item["word"] in ("fine", "die")]
-    normal = quiet(ContextualEmbeddingDemo, model, tokenizer, items=small)
-    quiet(lecture_mode)
-    try:
-        large = quiet(ContextualEmbeddingDemo, model, tokenizer, items=small)
-    finally:
-        quiet(lecture_mode, False)
+    normal, large = normal_and_lecture(lambda: ContextualEmbeddingDemo(model, tokenizer, items=small))
     assert large.painter.px > normal.painter.px
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
 

@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from course_utils.language.grammar import CourseLanguage
-from course_utils.lecture import lecture_mode
 from course_utils.models import bert_mlm
 from course_utils.models.bert_checkpoints import checkpoint_dir, load_course_tokenizer
 from course_utils.validation import CourseInputError
@@ -22,7 +21,7 @@ from course_utils.widgets.fill_mask_demo import (
 )
 from course_utils.widgets.next_word_demo import MAX_K
 
-from widget_support import quiet, set_value, text_of  # noqa: E402
+from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
 CAKE = "he ate the cake [MASK] the fork ."
 LUCAS = "lucas ate the [MASK] ."
@@ -228,12 +227,7 @@ def test_a_model_of_another_vocabulary_is_refused(tokenizer, oracle):
 
 
 def test_lecture_mode_makes_a_larger_picture(model, tokenizer, oracle):
-    normal = quiet(FillMaskDemo, model, tokenizer, oracle=oracle)
-    quiet(lecture_mode)
-    try:
-        large = quiet(FillMaskDemo, model, tokenizer, oracle=oracle)
-    finally:
-        quiet(lecture_mode, False)
+    normal, large = normal_and_lecture(lambda: FillMaskDemo(model, tokenizer, oracle=oracle))
     assert large.painter.px > normal.painter.px
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
 

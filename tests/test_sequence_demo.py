@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from course_utils.models import lm
-from course_utils.lecture import lecture_mode
 from course_utils.models.lm_checkpoints import RECIPES, build_model
 from course_utils.models.recurrent_lm import RecurrentLM
 from course_utils.widgets.sequence_demo import (
@@ -27,7 +26,7 @@ from course_utils.widgets.sequence_demo import (
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 
-from widget_support import quiet, set_value  # noqa: E402
+from widget_support import normal_and_lecture, quiet, set_value  # noqa: E402
 
 AGREEMENT = "the cats near the dog are happy ."
 
@@ -317,12 +316,7 @@ def test_a_vocabulary_without_the_languages_words_is_refused(lang):
 
 
 def test_lecture_mode_makes_a_larger_picture(models, vocab, lang):
-    normal = make_demo(models, vocab, lang)
-    quiet(lecture_mode)
-    try:
-        large = make_demo(models, vocab, lang)
-    finally:
-        quiet(lecture_mode, False)
+    normal, large = normal_and_lecture(lambda: make_demo(models, vocab, lang))
     assert large.heatmap.px > normal.heatmap.px and large.bars.px > normal.bars.px
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
 

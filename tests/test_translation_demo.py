@@ -11,7 +11,6 @@ from matplotlib.colors import to_rgb
 
 from course_utils.language.parallel import TRAIN_MAX_LENGTH
 from course_utils.language.translation import split_sentences, translate_passage
-from course_utils.lecture import lecture_mode
 from course_utils.models import translation_checkpoints as tc
 from course_utils.models import translation_metrics as metrics
 from course_utils.models.seq2seq import Seq2Seq, translate_words
@@ -26,7 +25,7 @@ from course_utils.widgets.translation_demo import (
     max_steps,
 )
 
-from widget_support import quiet, set_value, text_of  # noqa: E402
+from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
 PASSIVE = "the ball was kicked by kayla ."
 ACTIVE = "kayla kicked the ball ."
@@ -305,12 +304,7 @@ def test_bad_constructor_arguments_raise_clear_errors(models, change, words):
 
 
 def test_lecture_mode_makes_a_larger_picture(models):
-    normal = make_demo(models)
-    quiet(lecture_mode)
-    try:
-        large = make_demo(models)
-    finally:
-        quiet(lecture_mode, False)
+    normal, large = normal_and_lecture(lambda: make_demo(models))
     assert large.painter.px > normal.painter.px
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
     assert "font-size:26px" in large.readout.value and "font-size:16px" in normal.readout.value

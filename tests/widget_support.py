@@ -20,3 +20,16 @@ def set_value(demo, name, value):
 def text_of(widget) -> str:
     """The text of an HTML widget, entities decoded."""
     return html.unescape(widget.value)
+
+
+def normal_and_lecture(make):
+    """``(make(), make() in lecture mode)``: the same demo built twice, lecture mode switched off again after."""
+    from course_utils.lecture import lecture_mode
+
+    normal = quiet(make)
+    quiet(lecture_mode)
+    try:
+        large = quiet(make)
+    finally:
+        quiet(lecture_mode, False)
+    return normal, large
