@@ -201,3 +201,80 @@ def test_timing_helpers_run():
     assert set(times) == {"greedy", "beam"} and all(t > 0 for row in times.values() for t in row)
     per_token = g.time_per_token(gpt(), ids, lengths=(4,), repeats=1)
     assert set(per_token) == {4} and all(t > 0 for t in per_token[4])
+
+
+# ---------------------------------------------------------------- the search trace, tables and translation models
+
+
+def slide_tree():
+    from course_utils.models.slide_generation import jm_tree_lm
+
+    return g.TableLM(jm_tree_lm, ["<s>", "yes", "ok", "</s>"])
+
+
+@pytest.mark.parametrize("width,best,p", [(1, ["yes", "yes", "</s>"], 0.20), (2, ["ok", "ok", "</s>"], 0.28),
+                                          (3, ["ok", "ok", "</s>"], 0.28)])
+def test_table_lm_runs_the_slide_tree_unnormalised(width, best, p):
+    tree = slide_tree()
+    out = g.beam_search(tree, [tree.bos_id], width=width, max_new_tokens=5, normalisation="none")
+    assert tree.decode(out.ids) == best and math.exp(out.logprob) == pytest.approx(p, abs=1e-6)
+    # the yes node sums to .9 in the book: the table's numbers are used as given, never renormalised
+    assert math.exp(float(g.next_logprobs(tree, tree.encode(["<s>", "yes"])).logsumexp(0))) == pytest.approx(0.9)
+
+
+def test_trace_records_every_step_and_the_fate_of_each_candidate():
+    tree = slide_tree()
+    trace = []
+    out = g.beam_search(tree, [tree.bos_id], width=2, max_new_tokens=5, normalisation="none", trace=trace)
+    assert [len(step.beams) for step in trace] == [1, 2, 2] and trace[-1].stopped and not trace[0].stopped
+    first = {(tree.decode([c.token])[0], c.status) for c in trace[0].candidates}
+    assert first == {("yes", "running"), ("ok", "running"), ("</s>", "dropped")}  # </s> ranks 3rd of 2k=4
+    second = {(tuple(tree.decode(trace[1].beams[c.parent] + [c.token])), c.status) for c in trace[1].candidates}
+    assert (("ok", "ok"), "running") in second and (("yes", "ok"), "pruned") in second
+    finished = [c for step in trace for c in step.candidates if c.status == "finished"]
+    assert sorted(round(math.exp(c.total), 6) for c in finished) == [0.2, 0.28]
+    assert {tuple(ids) for ids, _ in out.hypotheses} == {tuple(trace[-1].beams[c.parent] + [c.token]) for c in finished}
+
+
+@pytest.mark.parametrize("width", [1, 4])
+def test_trace_does_not_change_the_search(width):
+    ids = prompt("the movie was")
+    trace = []
+    traced = g.beam_search(gpt(), ids, width=width, max_new_tokens=20, trace=trace)
+    assert traced.ids == g.beam_search(gpt(), ids, width=width, max_new_tokens=20).ids
+    running = [sum(c.status == "running" for c in step.candidates) for step in trace[:-1]]
+    assert all(0 < r <= width for r in running) and all(len(s.candidates) <= 2 * width for s in trace)
+
+
+@lru_cache(maxsize=None)
+def translators():
+    from course_utils.models import transformer_translation as tt, translation_checkpoints as tc
+
+    return {"gru_additive": tc.load_translator("additive_128").eval(), "gru_none": tc.load_translator("none_32").eval(),
+            "transformer": tt.load_translation_model("transformer_2x128").eval()}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["gru_additive", "gru_none", "transformer"])
+def test_translation_models_decode_through_every_strategy(name):
+    from course_utils.language import parallel
+    from course_utils.models.translation_checkpoints import vocabularies
+
+    model, (source_vocab, _) = translators()[name], vocabularies()
+    for pair in parallel.load("test")[:8]:
+        source = source_vocab.encode(list(pair.source))
+        reference, _ = model.greedy(torch.tensor([source]))  # the model's own greedy loop
+        conditioned = g.SourceConditioned(model, source)
+        ours = g.greedy(conditioned, conditioned.target_prefix, 60)
+        assert ours.ended and ours.ids[:-1] == reference[0]
+        beam = g.beam_search(conditioned, conditioned.target_prefix, width=4, max_new_tokens=60, normalisation="none")
+        assert beam.logprob >= ours.logprob - 1e-4  # a width-4 beam finds at least greedy's probability here
+        draw = g.sample(conditioned, conditioned.target_prefix, max_new_tokens=60,
+                        generator=torch.Generator().manual_seed(0))
+        assert draw.logprob <= 0 and len(draw.ids) <= 60
+
+
+def test_source_conditioned_rejects_bad_input():
+    with pytest.raises(CourseInputError, match="empty"):
+        g.SourceConditioned(translators()["transformer"], [])
+    with pytest.raises(CourseInputError, match="translation model"):
+        g.SourceConditioned(gpt(), [4, 5])

@@ -63,6 +63,8 @@ def encode_prompt(vocab, words=()) -> list[int]:
 
 def eos_id_of(model) -> int:
     """The model's ``</s>`` id: from a Hugging Face config, else the course vocabulary's."""
+    if getattr(model, "make_decoder", None) is not None:  # TableLM, SourceConditioned
+        return int(model.eos_id)
     hf = getattr(model, "hf", None)
     if hf is not None and getattr(hf.config, "eos_token_id", None) is not None:
         return int(hf.config.eos_token_id)
@@ -147,14 +149,146 @@ class Decoder:
         return out.logits[:, -1].float().cpu()  # (B, V)
 
 
+class TableDecoder(Decoder):
+    """``Decoder`` for a ``TableLM``: its log-probabilities, as given (they need not sum to 1)."""
+
+    returns_logprobs = True
+
+    def __init__(self, table: "TableLM"):
+        self.model, self.rows = table, []
+
+    def _logits(self, rows: list[list[int]]) -> torch.Tensor:
+        return torch.stack([self.model.logprobs(row) for row in rows])  # (B, V)
+
+    def start(self, prefix: list[int]) -> torch.Tensor:
+        self.rows = [list(prefix)]
+        return self._logits(self.rows)  # (1, V)
+
+    def step(self, parents: list[int], tokens: list[int]) -> torch.Tensor:
+        self.rows = [self.rows[p] + [t] for p, t in zip(parents, tokens)]
+        return self._logits(self.rows)  # (B, V)
+
+
+class TableLM:
+    """A next-word table as a course LM for these strategies: ``lm(words after <s>) -> {word: probability}``.
+
+    ``words``: the vocabulary, ``<s>`` first and ``</s>`` included (e.g. the slide's tree: <s>, yes, ok,
+    </s>). The probabilities are used as they are: a node whose numbers sum to .9 (the book's yes node)
+    keeps .9, nothing is renormalised. Unlisted words get probability 0.
+    """
+
+    returns_logprobs = True
+
+    def __init__(self, lm: Callable, words, *, bos: str = "<s>", eos: str = "</s>"):
+        self.lm, self.itos = lm, list(words)
+        self.stoi = {w: i for i, w in enumerate(self.itos)}
+        if bos not in self.stoi or eos not in self.stoi:
+            raise CourseInputError(f"the vocabulary must hold {bos} and {eos}, got {self.itos}")
+        self.bos_id, self.eos_id, self.vocab_size = self.stoi[bos], self.stoi[eos], len(self.itos)
+
+    def logprobs(self, ids: list[int]) -> torch.Tensor:
+        """log P(· | ids) (V,), -inf for words the table leaves out."""
+        words = tuple(self.itos[i] for i in ids if i != self.bos_id)
+        table = self.lm(words)
+        out = torch.full((self.vocab_size,), -math.inf)
+        for word, p in table.items():
+            if p > 0:
+                out[self.stoi[word]] = math.log(p)
+        return out
+
+    def encode(self, words) -> list[int]:
+        return [self.stoi[w] for w in words]
+
+    def decode(self, ids) -> list[str]:
+        return [self.itos[i] for i in ids]
+
+    def make_decoder(self, use_cache: bool = True) -> Decoder:
+        return TableDecoder(self)
+
+
+class TranslationDecoder(Decoder):
+    """``Decoder`` for a translation model (07's ``Seq2Seq``, 08's ``TransformerTranslator``) and one source.
+
+    The model's own ``start(source)``/``step(state, tokens)`` carry the state (the GRU's hidden state, or
+    the transformer's KV cache); beams reorder it with ``state.select(parents)``. Its scores are
+    log-probabilities already.
+    """
+
+    returns_logprobs = True
+
+    def __init__(self, conditioned: "SourceConditioned"):
+        self.model, self.conditioned = conditioned.model, conditioned
+        self.device = _model_device(conditioned.model)
+        self.state, self.rows = None, []
+
+    @torch.no_grad()
+    def _read(self, tokens: list[int]) -> torch.Tensor:
+        logprobs, self.state, _ = self.model.step(self.state, torch.tensor(tokens, device=self.device))  # (B, V)
+        return logprobs.float().cpu()
+
+    @torch.no_grad()
+    def start(self, prefix: list[int]) -> torch.Tensor:
+        self.rows = [list(prefix)]
+        source = torch.tensor([self.conditioned.source_ids], device=self.device)  # (1, S)
+        self.state = self.model.start(source)
+        for token in prefix:  # <s>, then any forced target words
+            logprobs = self._read([token])  # (1, V)
+        return logprobs
+
+    @torch.no_grad()
+    def step(self, parents: list[int], tokens: list[int]) -> torch.Tensor:
+        self.rows = [self.rows[p] + [t] for p, t in zip(parents, tokens)]
+        self.state = self.state.select(torch.tensor(parents, device=self.device))
+        return self._read(tokens)  # (B, V)
+
+
+class SourceConditioned:
+    """A translation model with its source sentence fixed: the strategies then decode its target side.
+
+    ``SourceConditioned(model, source_ids)``; the prefix is ``[model.bos_id]`` (``target_prefix``), the
+    vocabulary the model's target vocabulary. ``generate(model=SourceConditioned(...), ...)`` works for
+    every strategy here: greedy, beam search, sampling, beam sampling.
+    """
+
+    def __init__(self, model, source_ids):
+        for name in ("start", "step", "bos_id", "eos_id"):
+            if not hasattr(model, name):
+                raise CourseInputError(f"a translation model needs .{name} (07's Seq2Seq or 08's TransformerTranslator)")
+        ids = [check_int("a source id", i, minimum=0) for i in source_ids]
+        if not ids:
+            raise CourseInputError("the source sentence is empty: give at least one word")
+        self.model, self.source_ids = model, ids
+        self.eos_id, self.bos_id = int(model.eos_id), int(model.bos_id)
+        self.vocab_size = model.out.out_features
+
+    @property
+    def target_prefix(self) -> list[int]:
+        return [self.bos_id]
+
+    def make_decoder(self, use_cache: bool = True) -> Decoder:
+        return TranslationDecoder(self)
+
+
+def decoder_for(model, *, use_cache: bool = True) -> Decoder:
+    """The ``Decoder`` that feeds a strategy: the model's own (``make_decoder``) or the generic one."""
+    make = getattr(model, "make_decoder", None)
+    return make(use_cache) if make is not None else Decoder(model, use_cache=use_cache)
+
+
+def step_logprobs(decoder: Decoder, logits: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities (B, V) from what a decoder returned (already log-probabilities for some)."""
+    return logits if getattr(decoder, "returns_logprobs", False) else torch.log_softmax(logits, dim=-1)
+
+
 def next_logits(model, prefix_ids) -> torch.Tensor:
     """The model's float32 next-token logits (V,) after ``prefix_ids`` (any course LM)."""
-    return Decoder(model, use_cache=False).start(_check_prefix(model, prefix_ids))[0]
+    return decoder_for(model, use_cache=False).start(_check_prefix(model, prefix_ids))[0]
 
 
 def next_logprobs(model, prefix_ids) -> torch.Tensor:
     """The model's float32 next-token log-probabilities (V,) after ``prefix_ids`` (any course LM)."""
-    return torch.log_softmax(next_logits(model, prefix_ids), dim=-1)
+    decoder = decoder_for(model, use_cache=False)
+    return step_logprobs(decoder, decoder.start(_check_prefix(model, prefix_ids)))[0]
 
 
 def batch_next_logprobs(model, sequences) -> torch.Tensor:
@@ -162,7 +296,10 @@ def batch_next_logprobs(model, sequences) -> torch.Tensor:
     rows = [_check_prefix(model, s) for s in sequences]
     if len({len(r) for r in rows}) != 1:
         raise CourseInputError("batch_next_logprobs needs sequences of one length")
-    return torch.log_softmax(Decoder(model, use_cache=False)._logits(rows), dim=-1)
+    decoder = decoder_for(model, use_cache=False)
+    if type(decoder) is Decoder:  # one batched call
+        return torch.log_softmax(decoder._logits(rows), dim=-1)
+    return torch.cat([step_logprobs(decoder, decoder_for(model, use_cache=False).start(r)) for r in rows])
 
 
 # ---------------------------------------------------------------- warpers
@@ -230,13 +367,13 @@ def _walk(model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], in
     max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=1)
     _check_room(model, len(prefix), max_new_tokens)
     eos = eos_id_of(model) if eos_id is None else check_int("eos_id", eos_id, minimum=0)
-    decoder = Decoder(model)
+    decoder = decoder_for(model)
     logits = decoder.start(prefix)[0]  # (V,)
     ids, logprob = [], 0.0
     while True:
         token = choose(logits)
         ids.append(token)
-        logprob += float(torch.log_softmax(logits.double(), -1)[token])
+        logprob += float(step_logprobs(decoder, logits.double())[token])
         if token == eos or len(ids) == max_new_tokens:
             break
         logits = decoder.step([0], [token])[0]  # (V,)
@@ -289,12 +426,47 @@ def _divisor(normalisation: str, length_penalty: float, length: int) -> float:
     return ((5.0 + length) / 6.0) ** length_penalty  # GNMT (Wu et al. 2016)
 
 
+@dataclass
+class Candidate:
+    """One continuation a beam step considered: beam ``parent`` (its index in that step's ``beams``) + ``token``.
+
+    ``total``: the running sum of log-probabilities with it; ``status``: "running" (one of the next k
+    beams), "finished" (a complete hypothesis, entered in the finished list), "dropped" (ended, but ranked
+    below k: ``generate()`` does not keep it), "pruned" (did not end, and was not among the best k);
+    ``score``: the normalised score of a finished hypothesis, else None.
+    """
+
+    parent: int
+    token: int
+    total: float
+    status: str
+    score: float | None = None
+
+
+@dataclass
+class BeamStep:
+    """What one beam step saw: the running ``beams`` (their generated ids and running ``totals``) and the 2k
+    ``candidates`` (those with a possible total: the first step's idle copies and -inf ones are left out).
+    A beam whose total is below -1e8 is such an idle copy: ``live`` lists the others."""
+
+    beams: list[list[int]]
+    totals: list[float]
+    candidates: list[Candidate]
+    stopped: bool = False  # the search ended after this step
+
+    @property
+    def live(self) -> list[int]:
+        return [i for i, total in enumerate(self.totals) if total > -1e8]
+
+
 def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalisation, early_stopping, eos_id,
-           pick: Callable[[torch.Tensor, int], torch.Tensor], adjust: Callable[[torch.Tensor], torch.Tensor]):
+           pick: Callable[[torch.Tensor, int], torch.Tensor], adjust: Callable[[torch.Tensor], torch.Tensor],
+           trace: list | None = None):
     """The beam search loop shared by ``beam_search`` and ``beam_sample``.
 
     ``adjust(logprobs (B, V)) -> scores (B, V)`` added to the running sums; ``pick(totals (B*V,), n) -> n
-    candidate indices`` in the order they are considered (best first for beam search).
+    candidate indices`` in the order they are considered (best first for beam search). ``trace``: a list
+    to which one ``BeamStep`` per step is appended (for drawing the search tree).
     """
     prefix = _check_prefix(model, prefix_ids)
     width = check_int("width", width, minimum=1)
@@ -309,7 +481,7 @@ def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalis
     def divisor(length: int) -> float:
         return _divisor(normalisation, length_penalty, length)
 
-    decoder = Decoder(model)
+    decoder = decoder_for(model)
     logits = decoder.start(prefix).expand(width, -1)  # (k, V): k copies of the prefix, as generate() starts
     running_ids: list[list[int]] = [[] for _ in range(width)]  # the generated ids of each running beam
     running = torch.full((width,), -1e9)  # (k,) float32: each beam's raw sum of (adjusted) log-probabilities;
@@ -319,23 +491,28 @@ def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalis
     for step in range(max_new_tokens):
         length = step + 1  # generated tokens after this step
         vocab = logits.shape[-1]
-        totals = (running[:, None] + adjust(torch.log_softmax(logits, dim=-1))).flatten()  # (B*V,)
+        totals = (running[:, None] + adjust(step_logprobs(decoder, logits))).flatten()  # (B*V,)
         chosen = pick(totals, min(2 * width, totals.numel())).tolist()  # 2k candidates: k can continue after </s>
         next_ids, next_scores, parents, tokens = [], [], [], []
-        new_finished = []
+        new_finished, seen = [], []
         for rank, index in enumerate(chosen):
             beam, token = divmod(index, vocab)
             ids = running_ids[beam] + [token]
             if token == eos or length == max_new_tokens:  # the hypothesis ends here
                 if rank < width:  # only the top k candidates may become final (generate()'s rule)
                     new_finished.append((float(totals[index] / divisor(length)), ids))
+                seen.append(Candidate(beam, token, float(totals[index]), "finished" if rank < width else "dropped",
+                                      float(totals[index] / divisor(length)) if rank < width else None))
             else:
                 next_ids.append(ids), next_scores.append(totals[index]), parents.append(beam), tokens.append(token)
+                seen.append(Candidate(beam, token, float(totals[index]), "pruned"))
         full = len(finished) == width
         if can_improve and not (full and early_stopping is True):
             finished = sorted(finished + new_finished, key=lambda s: -s[0])[:width]
         # the next running beams: the best k candidates that did not end, ranked by their raw sums
         order = sorted(range(len(next_ids)), key=lambda i: -float(next_scores[i]))[:width]
+        if trace is not None:
+            _record(trace, running_ids if step else running_ids[:1], running.tolist(), seen, order, finished)
         if not order or (early_stopping is True and len(finished) == width):
             break
         running_ids = [next_ids[i] for i in order]
@@ -348,6 +525,8 @@ def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalis
             can_improve = can_improve and float(running[0] / best) > finished[-1][0]
         if not can_improve:
             break
+        if trace is not None:
+            trace[-1].stopped = False
         rows = [parents[i] if step else 0 for i in order]  # the decoder holds one copy of the prefix
         logits = decoder.step(rows, [tokens[i] for i in order])  # (B, V)
     score, ids = finished[0]
@@ -355,13 +534,27 @@ def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalis
     return Generation(prefix, ids, logprob, score, ids[-1] == eos, [(i, s) for s, i in finished])
 
 
+def _record(trace: list, beams: list[list[int]], totals: list[float], seen: list[Candidate], order: list[int],
+            finished) -> None:
+    """Append this step to ``trace``: mark the continuing candidates, and finished ones that were later bumped."""
+    survivors = [c for c in seen if c.status == "pruned"]
+    for i in order:
+        survivors[i].status = "running"
+    kept = {(tuple(ids), round(score, 9)) for score, ids in finished}
+    for c in seen:
+        if c.status == "finished" and (tuple(beams[c.parent] + [c.token]), round(c.score, 9)) not in kept:
+            c.status = "dropped"  # it entered, but the k finished hypotheses kept were better
+    possible = [c for c in seen if c.total > -1e8]  # not the first step's idle copies (at -1e9), nor -inf
+    trace.append(BeamStep([list(b) for b in beams], totals[:len(beams)], possible, stopped=True))
+
+
 def _sequence_logprob(model, prefix: list[int], ids: list[int]) -> float:
     """log P(ids | prefix) under the model, in nats."""
-    decoder = Decoder(model)
+    decoder = decoder_for(model)
     logits = decoder.start(prefix)[0]
     total = 0.0
     for n, token in enumerate(ids):
-        total += float(torch.log_softmax(logits.double(), -1)[token])
+        total += float(step_logprobs(decoder, logits.double())[token])
         if n + 1 < len(ids):
             logits = decoder.step([0], [token])[0]
     return total
@@ -377,6 +570,7 @@ def beam_search(
     normalisation: str = "hf",
     early_stopping=False,
     eos_id: int | None = None,
+    trace: list | None = None,
 ) -> Generation:
     """Beam search of width k, with ``generate(num_beams=k)``'s semantics.
 
@@ -395,11 +589,13 @@ def beam_search(
     the best running beam's sum, divided by the divisor at the *current* length, cannot beat the worst
     finished score (``generate()``'s heuristic); ``"never"`` uses the most favourable reachable length
     (the canonical rule). With ``normalisation="hf"`` this is ``generate(num_beams=width,
-    length_penalty=..., early_stopping=..., do_sample=False)`` token for token.
+    length_penalty=..., early_stopping=..., do_sample=False)`` token for token. ``trace``: a list that
+    receives one ``BeamStep`` per step (the beams, the 2k candidates, and what became of each).
     """
     return _beams(model, prefix_ids, width=width, max_new_tokens=max_new_tokens, length_penalty=length_penalty,
                   normalisation=normalisation, early_stopping=early_stopping, eos_id=eos_id,
-                  pick=lambda totals, n: torch.topk(totals, n).indices, adjust=lambda logprobs: logprobs)  # fmt: skip
+                  pick=lambda totals, n: torch.topk(totals, n).indices, adjust=lambda logprobs: logprobs,
+                  trace=trace)  # fmt: skip
 
 
 def beam_sample(

@@ -320,6 +320,22 @@ def format_table(rows) -> str:
 # ---------------------------------------------------------------- the beam search curse
 
 
+def _length_curve(jobs, widths, normalisation, *, max_new_tokens: int, early_stopping) -> dict:
+    """{normalisation: {width: mean length}} over ``jobs``: (model, prefix ids, ids → output length)."""
+    norms = (normalisation,) if isinstance(normalisation, str) else tuple(normalisation)
+    widths = [check_int("width", w, minimum=1) for w in widths]
+    curve: dict[str, dict[int, float]] = {}
+    with torch.no_grad():
+        for norm in norms:
+            curve[norm] = {}
+            for width in widths:
+                lengths = [length_of(g.beam_search(model, prefix, width=width, max_new_tokens=max_new_tokens,
+                                                   normalisation=norm, early_stopping=early_stopping))
+                           for model, prefix, length_of in jobs]  # fmt: skip
+                curve[norm][width] = statistics.fmean(lengths)
+    return curve
+
+
 def beam_length_curve(model, vocab, prompts=None, widths=(1, 2, 4, 8, 16), normalisation=("none", "mean"), *,
                       max_new_tokens: int = 40, early_stopping=False) -> dict:
     """Mean output length (words of prompt + output, ``</s>`` not counted) by beam width.
@@ -329,18 +345,25 @@ def beam_length_curve(model, vocab, prompts=None, widths=(1, 2, 4, 8, 16), norma
     curse); length normalisation ("mean": sum ÷ |Y|) counters it.
     """
     prompts = [()] if prompts is None else [_words(p) for p in prompts]
-    norms = (normalisation,) if isinstance(normalisation, str) else tuple(normalisation)
-    widths = [check_int("width", w, minimum=1) for w in widths]
-    curve: dict[str, dict[int, float]] = {}
-    with torch.no_grad():
-        for norm in norms:
-            curve[norm] = {}
-            for width in widths:
-                lengths = []
-                for prompt in prompts:
-                    out = g.beam_search(model, g.encode_prompt(vocab, list(prompt)), width=width,
-                                        max_new_tokens=max_new_tokens, normalisation=norm,
-                                        early_stopping=early_stopping)  # fmt: skip
-                    lengths.append(len(_sentence(vocab, prompt, out)))
-                curve[norm][width] = statistics.fmean(lengths)
+    jobs = [(model, g.encode_prompt(vocab, list(prompt)), lambda out, p=prompt: len(_sentence(vocab, p, out)))
+            for prompt in prompts]  # fmt: skip
+    return _length_curve(jobs, widths, normalisation, max_new_tokens=max_new_tokens, early_stopping=early_stopping)
+
+
+def translation_length_curve(model, source_vocab, pairs, widths=(1, 2, 4, 8, 16), normalisation=("none", "mean"), *,
+                             max_new_tokens: int = 80, early_stopping=False) -> dict:
+    """The same curve for a translation model (07's ``Seq2Seq`` or 08's ``TransformerTranslator``).
+
+    ``pairs``: ``parallel`` pairs (``.source``, ``.target``); lengths are output words (``</s>`` not counted).
+    Returns ``{normalisation: {width: mean length}}`` plus ``"reference"``: the references' mean length.
+    """
+    pairs = list(pairs)
+    if not pairs:
+        raise CourseInputError("give at least one sentence pair")
+    jobs = []
+    for pair in pairs:
+        conditioned = g.SourceConditioned(model, source_vocab.encode(list(pair.source)))
+        jobs.append((conditioned, conditioned.target_prefix, lambda out: len(out.ids) - out.ended))
+    curve = _length_curve(jobs, widths, normalisation, max_new_tokens=max_new_tokens, early_stopping=early_stopping)
+    curve["reference"] = statistics.fmean(len(pair.target) for pair in pairs)
     return curve
