@@ -98,3 +98,15 @@ def test_a_correct_beam_search(k, words, p):
     assert result.best.words == words + (sg.EOS,) and math.isclose(result.best.prob, p)
     assert len(result.finished) <= k
     assert [h.logprob for h in result.finished] == sorted((h.logprob for h in result.finished), reverse=True)
+
+
+def test_the_random_walk_slide_needs_a_multinomial_and_then_samples_the_tree():
+    from collections import Counter
+
+    assert sg.run_slide_random_walk(seed=None).error_type is NameError  # `multinomial` is never defined
+    runs = [sg.run_slide_random_walk(seed=s) for s in range(2000)]
+    assert all(r.error is None and r.result[-1] == sg.EOS for r in runs)
+    counts = Counter(tuple(r.result[1:]) for r in runs)
+    assert counts[("ok", "ok", sg.EOS)] / 2000 == pytest.approx(0.28, abs=0.03)  # the ok subtree sums to 1
+    assert counts[("yes", "yes", sg.EOS)] / 2000 == pytest.approx(0.5 * 0.4 / 0.9, abs=0.03)  # yes's .9, renormalised
+    assert sg.run_slide_random_walk(sg.never_ending_lm, seed=0).error is None  # </s> drawn with p = .2 each step

@@ -20,7 +20,8 @@ Translation", Fig. 13.7; the slide shows it as a picture): V = {yes, ok, </s>}. 
 
 **The pseudocode.** ``GREEDY_SOURCE`` and ``BEAM_SOURCES`` are the slides' code, character for
 character. ``run_slide_greedy`` and ``run_slide_beam`` execute that text (with ``BEAM_FIXES`` applied
-one at a time) on a model with the slide's ``getNextProbs`` and report what happened. What they show:
+one at a time) on a model with the slide's ``getNextProbs`` and report what happened (and
+``run_slide_random_walk`` the random walk's, ``RANDOM_WALK_SOURCE``). What they show:
 
 * ``generateGreedy`` stops only when ``</s>`` is the argmax. On a model that never puts ``</s>`` first
   it recurses until the step bound (``DidNotStop``), or, without one, until Python's recursion limit.
@@ -28,6 +29,8 @@ one at a time) on a model with the slide's ``getNextProbs`` and report what happ
   character, never the token ``'</s>'``;
 * ``while path, path_p in frontier:`` is a SyntaxError; the second slide's version also builds
   ``s+w`` from an undefined ``s`` (NameError);
+* ``generateRandWalk`` calls ``multinomial.draw``, which no library provides (NameError); with a stand-in
+  (``Multinomial``) it is ancestral sampling, and like greedy it stops only at a drawn ``</s>``;
 * with the loop fixed, nothing ever removes a hypothesis from ``frontier`` or keeps only k of them: the
   code expands the top-k children of *every* node, the whole k-ary tree (it counts nodes, not steps),
   and on a model with unbounded length it never ends.
@@ -37,6 +40,7 @@ one at a time) on a model with the slide's ``getNextProbs`` and report what happ
 from __future__ import annotations
 
 import math
+import random
 import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -166,6 +170,16 @@ def generateBeam(model, history, k):
 )
 
 
+RANDOM_WALK_SOURCE = '''\
+def generateRandWalk(model, history='<s>'):
+    vocabProbs = model.getNextProbs(history)
+    history += multinomial.draw(vocabProbs)
+    #random multinomial draw by probs
+    if history[-1] == '</s>': return history
+    else: return generateRandWalk(model, history)
+'''
+
+
 @dataclass(frozen=True)
 class Fix:
     """One bug of the slide's code: what is wrong, and the text replaced."""
@@ -256,8 +270,19 @@ class SlideRun:
     calls: int  # getNextProbs calls: the nodes expanded
 
 
-def _run(source: str, entry: str, model: SlideModel, *args) -> SlideRun:
-    namespace = {"argmax": argmax, "topK": topK}
+class Multinomial:
+    """What the random-walk slide calls ``multinomial``: ``draw(vocabProbs)`` → one word, drawn by probability."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+
+    def draw(self, vocabProbs: Mapping[str, float]) -> str:  # noqa: N803 - the slides' name
+        words = list(vocabProbs)
+        return self.rng.choices(words, weights=[vocabProbs[w] for w in words])[0]
+
+
+def _run(source: str, entry: str, model: SlideModel, *args, extra: dict | None = None) -> SlideRun:
+    namespace = {"argmax": argmax, "topK": topK, **(extra or {})}
     try:
         exec(compile(source, "<slide>", "exec"), namespace)  # noqa: S102 - the slide's own code
         result = namespace[entry](model, *args)
@@ -271,6 +296,13 @@ def run_slide_greedy(lm: LM = jm_tree_lm, history=None, max_steps: int | None = 
     slide's string default. ``max_steps=None`` lets it recurse until Python stops it."""
     history = Tokens((BOS,)) if history is None else history
     return _run(GREEDY_SOURCE, "generateGreedy", SlideModel(lm, max_steps), history)
+
+
+def run_slide_random_walk(lm: LM = jm_tree_lm, *, seed: int | None = 0, max_steps: int | None = 200) -> SlideRun:
+    """Run ``RANDOM_WALK_SOURCE`` as written from ``Tokens(('<s>',))``. The slide never defines ``multinomial``:
+    ``seed=None`` runs it so (NameError); otherwise ``Multinomial(seed)`` stands in for it."""
+    extra = None if seed is None else {"multinomial": Multinomial(seed)}
+    return _run(RANDOM_WALK_SOURCE, "generateRandWalk", SlideModel(lm, max_steps), Tokens((BOS,)), extra=extra)
 
 
 def beam_source(version: int = 0, fixed: int = 0) -> str:
