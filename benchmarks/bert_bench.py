@@ -363,15 +363,15 @@ def markdown(results: dict) -> list[str]:
     return lines
 
 
-def write(path: Path, lines: list[str]) -> None:
-    """Replace this script's section of ``path``; the first time, put it just below run.py's marker line."""
+def write(path: Path, lines: list[str], section: str = SECTION) -> None:
+    """Replace the ``section`` of ``path``; the first time, put it just below run.py's marker line."""
     text = path.read_text(encoding="utf-8")
-    if SECTION not in text:
+    if section not in text:
         if MARKER not in text:
             raise SystemExit(f"{path} has no line starting {MARKER!r}; not writing")
         end = text.index("\n", text.index(MARKER)) + 1
-        path.write_text(text[:end] + "\n" + SECTION + "\n" + text[end:], encoding="utf-8")
-    write_section(path, lines, SECTION)
+        path.write_text(text[:end] + "\n" + section + "\n" + text[end:], encoding="utf-8")
+    write_section(path, lines, section)
 
 
 def main(argv: list[str] | None = None) -> int:

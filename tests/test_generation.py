@@ -81,16 +81,8 @@ def test_beam_normalisations_are_hf_special_cases():
 
 @pytest.mark.parametrize("kwargs", WARPS)
 def test_warped_distributions_match_hf_warpers_at_every_step(kwargs):
-    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
-
     settings = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, **kwargs}
-    warpers = LogitsProcessorList()  # generate()'s order; a warper is left out at its neutral value
-    if settings["temperature"] != 1.0:
-        warpers.append(TemperatureLogitsWarper(settings["temperature"]))
-    if settings["top_k"]:
-        warpers.append(TopKLogitsWarper(settings["top_k"]))
-    if settings["top_p"] < 1.0:
-        warpers.append(TopPLogitsWarper(settings["top_p"]))
+    warpers = g.hf_warpers(**settings)
     ids = prompt("the")
     run = g.sample(gpt(), ids, max_new_tokens=20, generator=torch.Generator().manual_seed(1), **settings)
     for n in range(len(run.ids)):

@@ -358,16 +358,35 @@ def warp(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int = 0, top_
     return torch.log_softmax(_warp_scores(logits.float(), temperature, top_k, top_p), dim=-1)
 
 
+def hf_warpers(*, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0):
+    """Hugging Face's own warpers for the same settings, in ``generate()``'s order (for parity checks).
+
+    Call the result as ``warpers(input_ids (1, T), logits (1, V))``; a warper at its neutral value is left out.
+    """
+    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    temperature, top_k, top_p = _check_warp_args(temperature, top_k, top_p)
+    warpers = LogitsProcessorList()
+    if temperature != 1.0:
+        warpers.append(TemperatureLogitsWarper(temperature))
+    if top_k:
+        warpers.append(TopKLogitsWarper(top_k))
+    if top_p < 1.0:
+        warpers.append(TopPLogitsWarper(top_p))
+    return warpers
+
+
 # ---------------------------------------------------------------- greedy and ancestral sampling
 
 
-def _walk(model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], int], eos_id) -> Generation:
+def _walk(model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], int], eos_id,
+          use_cache: bool = True) -> Generation:
     """One sequence, one token at a time: ``choose(logits (V,)) -> id``."""
     prefix = _check_prefix(model, prefix_ids)
     max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=1)
     _check_room(model, len(prefix), max_new_tokens)
     eos = eos_id_of(model) if eos_id is None else check_int("eos_id", eos_id, minimum=0)
-    decoder = decoder_for(model)
+    decoder = decoder_for(model, use_cache=use_cache)
     logits = decoder.start(prefix)[0]  # (V,)
     ids, logprob = [], 0.0
     while True:
@@ -380,9 +399,13 @@ def _walk(model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], in
     return Generation(prefix, ids, logprob, logprob, ids[-1] == eos)
 
 
-def greedy(model, prefix_ids, max_new_tokens: int = 50, *, eos_id: int | None = None) -> Generation:
-    """The most probable next token each step (the first one on a tie), until </s> or ``max_new_tokens``."""
-    return _walk(model, prefix_ids, max_new_tokens, lambda logits: int(logits.argmax()), eos_id)
+def greedy(model, prefix_ids, max_new_tokens: int = 50, *, eos_id: int | None = None,
+           use_cache: bool = True) -> Generation:
+    """The most probable next token each step (the first one on a tie), until </s> or ``max_new_tokens``.
+
+    ``use_cache=False`` makes ``CourseGPT`` re-read the whole sequence each step (to time the KV cache).
+    """
+    return _walk(model, prefix_ids, max_new_tokens, lambda logits: int(logits.argmax()), eos_id, use_cache)
 
 
 def sample(

@@ -367,3 +367,36 @@ def translation_length_curve(model, source_vocab, pairs, widths=(1, 2, 4, 8, 16)
     curve = _length_curve(jobs, widths, normalisation, max_new_tokens=max_new_tokens, early_stopping=early_stopping)
     curve["reference"] = statistics.fmean(len(pair.target) for pair in pairs)
     return curve
+
+
+# ---------------------------------------------------------------- three length normalisations, one pool
+
+
+def normalised_scores(logprob: float, length: int, alpha: float) -> dict[str, float]:
+    """A finished hypothesis's score under each normalisation (``length`` generated tokens, ``</s>`` included)."""
+    return {"sum": logprob, "eq. 13.16": logprob / g._divisor("mean", alpha, length),
+            f"HF α={alpha:g}": logprob / g._divisor("hf", alpha, length),
+            f"GNMT α={alpha:g}": logprob / g._divisor("gnmt", alpha, length)}  # fmt: skip
+
+
+def rankings(pool, alpha: float) -> dict[str, list[int]]:
+    """Each normalisation's order of ``pool`` [(ids, summed log P)], best first, as indices into the pool."""
+    scores = [normalised_scores(logprob, len(ids), alpha) for ids, logprob in pool]
+    return {name: sorted(range(len(pool)), key=lambda i: -scores[i][name]) for name in scores[0]}
+
+
+def ranking_example(model, vocab, prompts, *, width: int = 16, alpha: float = 0.6, max_new_tokens: int = 30):
+    """The first prompt whose pool of finished beam hypotheses the three normalisations do not all crown alike.
+
+    The pool: the ``width`` finished hypotheses of an unnormalised beam search that never stops early
+    (``early_stopping="never"``), each with its summed log-probability. Returns ``(prompt, pool, rankings)``
+    or None when every prompt's winners agree.
+    """
+    for prompt in prompts:
+        out = g.beam_search(model, g.encode_prompt(vocab, list(prompt)), width=width, max_new_tokens=max_new_tokens,
+                            normalisation="none", early_stopping="never")  # fmt: skip
+        pool = [(ids, score) for ids, score in out.hypotheses]  # "none": the score is the sum of log P
+        order = rankings(pool, alpha)
+        if len({ranked[0] for name, ranked in order.items() if name != "sum"}) > 1:
+            return tuple(prompt), pool, order
+    return None

@@ -1,0 +1,818 @@
+# %% [markdown]
+# # 10 · Generation strategies: greedy, beam search and sampling, judged by the language's own oracle
+#
+# *Accompanies the lecture "Transformer Language Models" (CSE538, part 3, "How to use an LM for Generation": Greedy
+# Search, Beam Search, Random Walk and "Practical Points", eq. 13.16), with Jurafsky & Martin's search tree
+# (*Speech and Language Processing*, 3rd ed., Fig. 13.7).*
+#
+# ### Learning objectives
+#
+# After this notebook you can
+# - run the slides' search tree by hand: greedy finds *yes yes* (p = .20), the best sequence is *ok ok* (p = .28);
+# - say what goes wrong when the slides' `generateGreedy`, `generateBeam` and `generateRandWalk` run as written, and
+#   write the corrected strategies;
+# - write greedy search, beam search (width k, length normalisation, early stopping), ancestral sampling,
+#   temperature, top-k, top-p and beam sampling from scratch, for every course LM and translation model, and check
+#   them token for token against Hugging Face `generate()`;
+# - rank hypotheses by eq. 13.16, by `generate()`'s `length_penalty` and by GNMT's penalty, and see them disagree;
+# - measure what each strategy produces against the truth: the oracle's probability of every generated sentence,
+#   the language's entropy rate, repetition, diversity and length;
+# - find the single most probable sentence of the language exactly, and see that it is not typical;
+# - measure the beam search curse, and what length normalisation does about it.
+#
+# Sections marked *(optional)* go beyond the slides; skip them on a first reading.
+
+# %%
+from course_utils import setup_notebook
+
+device = setup_notebook(seed=0)
+
+# %% [markdown]
+# Every model runs on the CPU, whatever `device` says, so the printed numbers are the same on every machine. The
+# models are the course's shipped checkpoints: the n-gram, FFNN, RNN and LSTM language models of notebooks 04–06,
+# the GPT of notebook 08 (`gpt_lm`, the best course LM), and the translation models of notebooks 07 and 08. Nothing
+# is trained here.
+
+# %%
+import math
+import statistics
+
+import matplotlib.pyplot as plt
+import torch
+
+from course_utils import CourseInputError, budget
+from course_utils.language import best_sentences as bs
+from course_utils.language import parallel
+from course_utils.language.grammar import CourseLanguage
+from course_utils.models import generation as g
+from course_utils.models import generation_analysis as ga
+from course_utils.models import lm_checkpoints as zoo
+from course_utils.models import slide_generation as sg
+from course_utils.models import transformer_checkpoints as tzoo
+from course_utils.models import transformer_translation as tt
+from course_utils.models import translation_checkpoints as tc
+
+lang = CourseLanguage(include_held_out=False)  # the training language, exact
+vocab = zoo.course_vocab()
+gpt = tzoo.load_lm("gpt_lm")
+reference = ga.language_reference(lang)  # 20,000 oracle samples: the entropy rate and the length distribution
+
+
+def words_of(generation, prompt=()):
+    """The prompt and the generated words, </s> left out."""
+    ids = generation.ids[:-1] if generation.ended else generation.ids
+    return tuple(prompt) + tuple(vocab.decode(ids))
+
+
+def verdict(words):
+    """The oracle's verdict on a sentence: ✓ with its log-probability, or ✗."""
+    score = lang.score(words)
+    return f"✓ log p = {score.logprob:6.2f}" if score.grammatical else "✗ not in the language"
+
+
+def shown(words, width=58):
+    """A sentence cut to ``width`` characters for a table."""
+    text = " ".join(words)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+# %% [markdown]
+# ## 1. The slide's search tree
+#
+# The slide "Greedy Search" shows Jurafsky & Martin's Fig. 13.7 as a picture: a search tree over V = {yes, ok,
+# </s>}, and two numbers, p(<s> ok ok </s>) = .28 and p(<s> yes yes </s>) = .20. "Greedy search chooses *yes*
+# followed by *yes*, instead of the globally most probable sequence *ok ok*."
+#
+# The picture's branch probabilities are in the book (the 3rd-edition draft's Fig. 10.11, the same tree):
+# p(· | <s>) = ok .4, yes .5, </s> .1; p(· | ok) = ok .7, yes .2, </s> .1; p(· | yes) = yes .4 and .3, .2 for
+# ok and </s> (the extraction we read lists those two numbers without labels; we take ok .3, </s> .2, and neither
+# choice changes greedy, beam or the best path); </s> for sure after any two words. `slide_generation.JM_TREE`
+# holds them. Listing **every** complete path is the check:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+paths = sg.enumerate_paths()
+for words, p in paths:
+    print(f"  <s> {' '.join(words):14} p = {p:.2f}")
+print(f"the {len(paths)} paths sum to {sum(p for _, p in paths):.2f}, not 1")
+print(f"greedy:         <s> {' '.join(sg.greedy(sg.jm_tree_lm).words)}   p = {sg.greedy(sg.jm_tree_lm).prob:.2f}")
+for k in (1, 2):
+    best = sg.beam_search(sg.jm_tree_lm, k).best
+    print(f"beam, width {k}:  <s> {' '.join(best.words)}   p = {best.prob:.2f}")
+
+# %% [markdown]
+# The slide's numbers hold: greedy takes *yes* (.5 > .4), then *yes* (.4), p = .5 × .4 × 1 = .20, while
+# *ok ok* has .4 × .7 × 1 = .28, the most probable path. A beam of width 2 keeps *ok* alive after the first step
+# and finds it.
+#
+# > **Slide check.** The slide (CSE538, "How to use an LM for Generation", Greedy Search) shows the tree with
+# > V = {yes, ok, <s>}; the tree's third word is </s>, not <s>. In fact the figure's probabilities do not sum
+# > to 1: the *yes* node reads .4, .3 and .2, which is .9, so the seven paths sum to .95. The figure is a made-up
+# > example; its two headline numbers, .28 and .20, are right.
+
+# %% [markdown]
+# ## 2. The slides' pseudocode, run as written
+#
+# `slide_generation` holds the slides' code character for character (`GREEDY_SOURCE`, `BEAM_SOURCES`,
+# `RANDOM_WALK_SOURCE`) and runs it on a model with the slides' `getNextProbs(history)`, counting the calls.
+
+# %%
+print(sg.GREEDY_SOURCE)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def show(run):
+    """What running the slide's code did."""
+    return run.error if run.error else f"returned {run.result} after {run.calls} model calls"
+
+
+print("on the tree, history = ('<s>',):     ", show(sg.run_slide_greedy()))
+print("the default history='<s>' (a string):", show(sg.run_slide_greedy(history="<s>", max_steps=50)))
+print("a model that never puts </s> first:  ", show(sg.run_slide_greedy(sg.never_ending_lm, max_steps=50)))
+
+# %% [markdown]
+# On the tree it works. But `generateGreedy` stops only when `</s>` is the *argmax*: on a model that always prefers
+# some word to `</s>` (`never_ending_lm` gives yes .5, ok .3, </s> .2 after every prefix) it recurses until the step
+# bound, and without one until Python's recursion limit. The string default is a second bug: `history += word`
+# glues characters together and `history[-1]` is then one character, never the token `'</s>'`, so the end is never
+# seen (our `SlideModel` refuses to predict after `</s>` and says so). The corrected `greedy` works on token lists and
+# takes a step bound.
+
+# %%
+print(sg.BEAM_SOURCES[0])
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("as written:", show(sg.run_slide_beam(k=2, fixed=0)))
+print("the second slide's version, loop fixed:", show(sg.run_slide_beam(k=2, version=1, fixed=1)))
+for fix in sg.BEAM_FIXES:
+    print(f"- fix: {fix.bug}")
+print("\nboth fixes, on the tree:", show(sg.run_slide_beam(k=2)))
+depth = 8
+print(f"\na tree {depth} words deep (bounded_lm({depth})), k = 2:")
+print(f"  the slide's code expands {sg.run_slide_beam(sg.bounded_lm(depth), k=2).calls} nodes "
+      f"(the whole binary tree: {sg.full_tree_expansions(sg.bounded_lm(depth), 2)})")
+print(f"  a real beam of width 2 expands {sg.beam_search(sg.bounded_lm(depth), 2).expansions}")
+
+# %% [markdown]
+# > **Slide check.** The slide (CSE538, "Beam Search") says "Restrict to consider the top k (beam width) most
+# > probable per step", and its code does not. `while path, path_p in frontier:` is not Python (SyntaxError); the
+# > second version also builds `s+w` from an undefined `s`. In fact, once the loop is made to run, nothing ever
+# > removes a hypothesis from `frontier` or keeps only k of them: the code takes the top k *children of every node*,
+# > which is the whole k-ary tree (511 expansions at depth 8 for k = 2, against 17 for a real beam), and on a model
+# > whose sentences can be arbitrarily long it never ends. A beam keeps the k best hypotheses **over all beams**
+# > at each step, as `slide_generation.beam_search` and `generation.beam_search` do.
+
+# %%
+print(sg.RANDOM_WALK_SOURCE)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+from collections import Counter
+
+print("as written:", show(sg.run_slide_random_walk(seed=None)))
+walks = Counter(tuple(sg.run_slide_random_walk(seed=s).result[1:]) for s in range(4000))
+print("with a stand-in multinomial, 4000 walks on the tree:")
+for words, p in paths[:3]:
+    print(f"  <s> {' '.join(words):14} drawn {walks[words] / 4000:.2f}, tree {p:.2f}")
+print("on never_ending_lm:", show(sg.run_slide_random_walk(sg.never_ending_lm, seed=0)))
+
+# %% [markdown]
+# `multinomial.draw` is not a library function (NumPy's `np.random.multinomial(1, pvals)` returns counts, not a
+# word), so the slide's code stops at a NameError; with a stand-in it is **ancestral sampling**, each word drawn
+# from P(w | history). Unlike greedy it ends on `never_ending_lm`: a random walk stops with probability 1 whenever
+# `</s>` keeps some probability. (The *yes* branch's walks are drawn from the book's .9 renormalised, so *yes yes*
+# comes out near .5 × .4 / .9 = .22 rather than .20.)
+#
+# ## 3. The random walk's line: P(with | He ate the cake ⟨M⟩)
+#
+# The random-walk slide ends with "Task: Estimate P(wᵢ | w₁, …, wᵢ₋₁): P(masked word given history),
+# P(with | He ate the cake ⟨M⟩) = ?". For a left-to-right model the ⟨M⟩ is simply the next position. The course
+# language has that sentence, so the oracle answers exactly, and every course LM answers too:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+history = ["he", "ate", "the", "cake"]
+exact = lang.next_distribution(history)
+left_to_right = {"trigram": zoo.ngram_models((3,))["trigram"], "FFNN (n=5)": zoo.load_model("ffnn_n5"),
+                 "RNN": zoo.load_model("rnn_lm"), "LSTM": zoo.load_model("lstm_lm"), "GPT (08)": gpt}  # fmt: skip
+print(f"{'':11} P(with | he ate the cake)   P(. | he ate the cake)")
+print(f"{'oracle':11} {exact.get('with', 0):14.2f} {exact.get('.', 0):22.2f}")
+for name, model in left_to_right.items():
+    probs = g.next_logprobs(model, g.encode_prompt(vocab, history)).exp()  # (V,)
+    print(f"{name:11} {probs[vocab.stoi['with']]:14.2f} {probs[vocab.stoi['.']]:22.2f}")
+
+# %% [markdown]
+# > **Slide check.** The slide (CSE538, "Random Walk") writes the task as P(with | He ate the cake ⟨M⟩), a masked
+# > token, for a left-to-right model. In fact a left-to-right model never sees a mask: it estimates
+# > P(w₅ | w₁ … w₄), here P(with | he ate the cake) = .40 exactly (the sentence may also end: "." has .60). The ⟨M⟩
+# > notation is the masked LM's (notebook 09, where BERT answers P(with | he ate the cake ⟨M⟩ the fork .) ≈ 1,
+# > because it also sees "the fork").
+
+# %% [markdown]
+# ## 4. Every strategy, written from scratch, for every course model
+#
+# `course_utils.models.generation` implements each strategy once, from its definition, on one interface: a
+# `Decoder` gives the next-token logits after a batch of prefixes, step after step. For the GPT it keeps a **KV
+# cache** (the keys and values of earlier positions are computed once, and reordered when beams are reordered); the
+# recurrent models re-read the sequence; the n-gram and window models read their last N words. A translation model
+# becomes an LM of its target side once its source is fixed (`SourceConditioned`); the slide's tree is a `TableLM`.
+#
+# | strategy | function | what it does |
+# |---|---|---|
+# | greedy | `greedy` | argmax each step |
+# | beam search | `beam_search(width=k, normalisation=…, early_stopping=…)` | keep the k best hypotheses |
+# | random walk | `sample` | draw each word from P(w \| history) |
+# | temperature, top-k, top-p | `warp`, `sample(temperature=…, top_k=…, top_p=…)` | reshape P before drawing |
+# | "combine beam and random walk" | `beam_sample` | beam search whose candidates are drawn |
+#
+# The same prompt, every LM, greedy and a beam of 4, with the oracle's verdict:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+prompt = ("my", "friend")
+for name, model in left_to_right.items():
+    for label, run in (("greedy", g.greedy(model, g.encode_prompt(vocab, prompt), 30)),
+                       ("beam 4", g.beam_search(model, g.encode_prompt(vocab, prompt), width=4, max_new_tokens=30))):
+        sentence = words_of(run, prompt)
+        print(f"{name:10} {label:7} {shown(sentence):58} {verdict(sentence)}")
+
+# %% [markdown]
+# Greedy search *degenerates* on the weaker models: "that eats the cake that eats the cake …" until the 30-token
+# bound, the loops Holtzman et al. describe. A beam of 4 ends most of them sooner, and shorter (not the RNN's). ("gets paid" is one of the
+# compositions held out of the training language, so the oracle of the training language rejects it; notebook 05
+# has the story.) The same models, drawing at T = 1 and with top-p = 0.9 (seeded: change the seed for other
+# sentences):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+generator = torch.Generator().manual_seed(0)
+for name, model in left_to_right.items():
+    for label, settings in (("T = 1", {}), ("top-p .9", {"top_p": 0.9})):
+        run = g.sample(model, g.encode_prompt(vocab, prompt), max_new_tokens=30, generator=generator, **settings)
+        sentence = words_of(run, prompt)
+        print(f"{name:10} {label:8} {shown(sentence):58} {verdict(sentence)}")
+
+# %% [markdown]
+# The translation models of notebooks 07 (GRU encoder–decoders) and 08 (a transformer) go through the same
+# functions. Their own greedy loops (`model.greedy`) are the check: `tests/test_generation.py` asserts that
+# `generation.greedy` gives the same words.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+source_vocab, target_vocab = tc.vocabularies()
+translators = {"GRU, no attention (07)": tc.load_translator("none_32").eval(),
+               "GRU, additive attention (07)": tc.load_translator("additive_128").eval(),
+               "transformer (08)": tt.load_translation_model("transformer_2x128").eval()}  # fmt: skip
+pair = parallel.load("test")[0]
+print("source:   ", " ".join(pair.source))
+print("reference:", " ".join(pair.target))
+for name, model in translators.items():
+    conditioned = g.SourceConditioned(model, source_vocab.encode(list(pair.source)))
+    own, _ = model.greedy(torch.tensor([conditioned.source_ids]))
+    for label, run in (("greedy", g.greedy(conditioned, conditioned.target_prefix, 40)),
+                       ("beam 4", g.beam_search(conditioned, conditioned.target_prefix, width=4, max_new_tokens=40))):
+        out = run.ids[:-1] if run.ended else run.ids
+        same = "= model.greedy" if label == "greedy" and out == own[0] else ""
+        print(f"  {name:29} {label:7} {' '.join(target_vocab.decode(out))}  {same}")
+
+# %% [markdown]
+# ## 5. Parity with Hugging Face `generate()`
+#
+# The GPT of notebook 08 is a `GPT2LMHeadModel`, so `generate()` runs on it. minGPT's `test_huggingface_import` is
+# the pattern: the same model, the same prompt, the same tokens. The semantics matched here are `generate()`'s:
+# beam search considers 2k candidates per step, a candidate that ends becomes a hypothesis only if it ranks in the
+# top k, finished hypotheses are ranked by sum ÷ |Y|^α (|Y| the generated tokens, `length_penalty` = α), and
+# `early_stopping` is `True`, `False` or `"never"` (see `beam_search`'s docstring). Warpers apply temperature,
+# then top-k, then top-p; top-p keeps the token that crosses p.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def hf_generate(ids, **kwargs):
+    """generate()'s sequence (prompt and generated ids) for one prompt."""
+    idx = torch.tensor([ids])  # (1, T)
+    with torch.no_grad():
+        return gpt.hf.generate(idx, attention_mask=torch.ones_like(idx), **kwargs)[0].tolist()
+
+
+prompts = [g.encode_prompt(vocab, words) for words in ((), ("the",), ("the", "movie", "was"), ("my", "friend"))]
+same = sum(g.greedy(gpt, ids, 30).sequence == hf_generate(ids, max_new_tokens=30, do_sample=False) for ids in prompts)
+print(f"greedy: identical tokens on {same}/{len(prompts)} prompts")
+for width, alpha, early in ((4, 1.0, False), (8, 2.0, "never"), (4, 0.5, True)):
+    same = sum(g.beam_search(gpt, ids, width=width, max_new_tokens=25, length_penalty=alpha,
+                             early_stopping=early).sequence
+               == hf_generate(ids, max_new_tokens=25, num_beams=width, length_penalty=alpha, early_stopping=early,
+                              do_sample=False)
+               for ids in prompts)  # fmt: skip
+    print(f"beam {width}, length_penalty={alpha}, early_stopping={early!s:5}: identical on {same}/{len(prompts)}")
+
+worst = 0.0
+for settings in ({"temperature": 0.7}, {"top_k": 5}, {"top_p": 0.9}, {"temperature": 1.3, "top_k": 40, "top_p": 0.95}):
+    run = g.sample(gpt, prompts[1], max_new_tokens=20, generator=torch.Generator().manual_seed(1), **settings)
+    for n in range(len(run.ids)):  # every step of a sampled sentence
+        prefix = prompts[1] + run.ids[:n]
+        logits = g.next_logits(gpt, prefix)  # (V,)
+        ours = g.warp(logits, **settings).exp()  # (V,)
+        theirs = torch.softmax(g.hf_warpers(**settings)(torch.tensor([prefix]), logits[None].clone()), dim=-1)[0]
+        worst = max(worst, float((ours - theirs).abs().max()))
+print(f"warped distributions, every step: max |ours - HF| ≤ 1e-6: {worst <= 1e-6}")
+
+same = 0
+for seed in range(5):
+    torch.manual_seed(seed)
+    theirs = hf_generate(prompts[1], max_new_tokens=30, do_sample=True, top_p=0.9, top_k=0)
+    torch.manual_seed(seed)
+    same += g.sample(gpt, prompts[1], max_new_tokens=30, top_p=0.9).sequence == theirs
+print(f"sampling with top_p=0.9 under the same seed: identical on {same}/5 seeds")
+
+# %% [markdown]
+# Sampling matches under the same seed because each step makes the draw `generate()` makes: one
+# `torch.multinomial` on the float32 probabilities (1, V), from the global generator. `top_k=0` is passed to
+# `generate()` because its default is 50. The tests also match beam search at widths 4 and 8 under six
+# settings, and beam sampling (`beam_sample` against `generate(num_beams=4, do_sample=True)`).
+#
+# **Speed.** Our loops against `generate()`'s, best of 3, 40 new tokens (`time_generation`), and the KV cache:
+# the time per generated token with and without `use_cache`, as the sequence grows (`time_per_token`).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+timing = g.time_generation(gpt, prompts[1], max_new_tokens=40, width=4)
+for kind, (ours, theirs, ratio) in timing.items():
+    print(f"{kind:7} ours {1000 * ours:6.1f} ms, generate() {1000 * theirs:6.1f} ms: ratio {ratio:.2f}")
+per_token = g.time_per_token(gpt, prompts[1], lengths=budget(full=(8, 16, 32, 64, 120), fast=(8, 32)))
+fig, ax = plt.subplots(figsize=(6, 3.2))
+lengths = list(per_token)
+ax.plot(lengths, [1000 * per_token[n][0] for n in lengths], "o-", label="use_cache=True")
+ax.plot(lengths, [1000 * per_token[n][1] for n in lengths], "s--", label="use_cache=False")
+ax.set(xlabel="tokens generated", ylabel="ms per token", title="generate() on the course GPT, with and without KV cache")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# Without the cache every step re-reads the whole sequence, so a token costs more the longer the sequence; with it
+# each step reads one new token against cached keys and values. On a 2-layer model of 128-token context the gap is a
+# factor of about 2 at 120 tokens (BENCHMARKS.md has the table); on GPT-2-sized models and long contexts it is what
+# makes generation affordable.
+
+# %% [markdown]
+# ## 6. Length normalisation: eq. 13.16, Hugging Face and GNMT
+#
+# Log-probabilities add, and each word's is negative, so the raw score Σ log P favours short hypotheses. The slides'
+# "Practical Points" normalise by length:
+#
+# $$\text{score}(y) = \log P(y \mid x) = \frac{1}{t} \sum_{i=1}^{t} \log P(y_i \mid y_1, \dots, y_{i-1}, x)
+# \qquad (13.16)$$
+#
+# Two variants are in use:
+# - Hugging Face `generate()`: Σ log P ÷ |Y|^α, `length_penalty` = α (default 1.0), |Y| the generated tokens
+#   (prompt excluded, `</s>` included). At α = 1 it *is* eq. 13.16; α = 0 is the raw sum.
+# - GNMT (Wu et al. 2016): Σ log P ÷ ((5 + |Y|) / 6)^α, with α tuned on development data.
+#
+# The three are not the same ranking. A width-16 beam that never stops early (`early_stopping="never"`) finishes 16
+# hypotheses; here is the first test prompt whose 16 hypotheses the scores crown differently (α = 0.6):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+test_prompts = ga.prompts_from_test(40)
+example_prompt, pool, order = ga.ranking_example(gpt, vocab, test_prompts, width=16, alpha=0.6)
+print("prompt:", " ".join(example_prompt))
+for name, ranked in order.items():
+    best = pool[ranked[0]]
+    print(f"  {name:10} best: {' '.join(words_of(g.Generation([], best[0], 0, 0, True), example_prompt)):36} "
+          f"(|Y| = {len(best[0])}, Σ log P = {best[1]:.2f})")
+
+# %% [markdown]
+# The raw sum picks the shortest sentence; eq. 13.16 divides by t and picks a long one; |Y|^0.6 and GNMT's gentler
+# penalty sit in between. Which is "right" is a modelling choice: nothing in the model says how long a sentence
+# should be. Section 8 measures what each choice does to the length of what beam search writes.
+
+# %% [markdown]
+# ## 7. Every strategy, judged by the oracle
+#
+# Holtzman et al. (2020) judged generated text against human text. We have better: the oracle gives the exact
+# probability of every sentence, and the language's entropy rate is known (20,000 oracle samples):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"entropy rate {reference['entropy_rate']:.2f} nats/token (perplexity {reference['perplexity']:.1f}); "
+      f"sentences have {reference['mean_length']:.1f} words on average")
+
+# %% [markdown]
+# For each strategy of the lecture, and the settings people use: 40 prompts (the first one or two words of test
+# sentences); greedy and beam search give one sentence per prompt, each sampling strategy draws five per prompt
+# (200). `judge` reports, for the sentences a strategy wrote (see `generation_analysis`'s docstring):
+# - **gram**: the share the oracle calls grammatical (probability > 0);
+# - **nll/t** and **ppl**: the oracle's negative log-probability per token of the grammatical ones, and its
+#   exponential, beside the language's entropy rate (1.73) and perplexity (5.6). Lower than the language means
+#   *more probable than typical text*: "average sounding";
+# - **d-1, d-2, d-3**: distinct n-grams ÷ all n-grams (diversity); **rep**: the share of sentences with a repeated
+#   bigram or a word said twice in a row (Holtzman's "repetition", adapted to short sentences);
+# - **len**, **med** and **TV**: mean and median length, and the total variation distance between the length
+#   distribution and the language's (0 = the same).
+#
+# The last row samples the oracle itself at T = 1: the language's own numbers.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+rows = ga.strategy_table(gpt, vocab, lang, test_prompts, samples_per_prompt=5, reference=reference)
+rows.append(ga.oracle_samples(lang, 2000, reference=reference))
+by_name = {row["name"]: row for row in rows}
+print(ga.format_table(rows))
+
+# %% [markdown]
+# What the table says, as verdicts that hold on every machine (the exact sampled numbers can move by a sentence or
+# two between CPUs):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+search = [by_name[n] for n in ("greedy", "beam 4", "beam 16")]
+sampled = [by_name[n] for n in ("pure sampling", "T=1.2", "top-k 40", "top-p 0.9", "top-p 0.95")]
+language = reference["entropy_rate"]
+print("greedy and beam search write text more probable than the language's (nll/t < entropy rate):",
+      all(row["nll_per_token"] < language - 0.2 for row in search))
+print("sampling at T ≥ 1, top-k 40 and top-p ≥ .9 does not (nll/t ≥ entropy rate - 0.1):",
+      all(row["nll_per_token"] >= language - 0.1 for row in sampled))
+print("the wider the beam, the shorter the sentence (greedy > beam 4 > beam 16):",
+      by_name["greedy"]["mean_length"] > by_name["beam 4"]["mean_length"] > by_name["beam 16"]["mean_length"])
+print("eq. 13.16 makes beam 16 write longer sentences:",
+      by_name["beam 16 (norm)"]["mean_length"] > by_name["beam 16"]["mean_length"] + 1)
+print("sampled lengths are closer to the language's than beam 16's (TV):",
+      all(row["length_tv"] < by_name["beam 16"]["length_tv"] for row in sampled))
+print("greedy repeats more than the language:", by_name["greedy"]["repetition"] > 2 * by_name["oracle (T=1)"]["repetition"])
+print("lower temperature: more probable, less diverse:",
+      by_name["T=0.5"]["nll_per_token"] < by_name["T=1.2"]["nll_per_token"]
+      and by_name["T=0.5"]["distinct_2"] < by_name["T=1.2"]["distinct_2"])
+print("beam 16 writes only grammatical sentences:", by_name["beam 16"]["grammatical"] == 1.0)
+print("the oracle's own samples reproduce the entropy rate (within 0.05):",
+      abs(by_name["oracle (T=1)"]["nll_per_token"] - language) < 0.05)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+for row in rows:
+    marker = {"greedy": "s", "beam": "D", "sample": "o", "oracle": "*"}[row["kind"]]
+    left.scatter(row["nll_per_token"], row["grammatical"], marker=marker, s=70 if marker == "*" else 40)
+    left.annotate(row["name"], (row["nll_per_token"], row["grammatical"]), fontsize=8, xytext=(3, 3),
+                  textcoords="offset points")
+left.axvline(language, color="k", ls=":", label=f"entropy rate {language:.2f}")
+left.set(xlabel="oracle's NLL per token (nats) of the grammatical sentences", ylabel="share grammatical",
+         title="probable (left) or like the language (the dotted line)?")
+left.legend(loc="lower left")
+lengths = sorted(reference["lengths"])
+right.plot(lengths, [reference["lengths"][n] for n in lengths], "k-", lw=3, alpha=0.4, label="the language")
+for name in ("greedy", "beam 16", "beam 16 (norm)", "pure sampling"):
+    histogram = by_name[name]["length_histogram"]
+    right.plot(lengths, [histogram.get(n, 0) for n in lengths], "o-", ms=3, label=name)
+right.set(xlabel="sentence length (words)", ylabel="share", title="lengths against the language's", xlim=(0, 20))
+right.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# **Holtzman et al. 2020, Table 1, beside ours.** Their "repetition" is the share of GPT-2 Large generations that end
+# in a repeating loop; ours is the share of course sentences with a repeated bigram or a doubled word, and the
+# oracle's samples stand where they had human text.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+print(f"{'method':18} {'Holtzman et al.':>16} {'ours':>7}")
+for method, theirs, ours in ga.holtzman_comparison(rows):
+    print(f"{method:18} {theirs:15.2f}% {ours:6.1f}%")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+repetition = {method: ours for method, _, ours in ga.holtzman_comparison(rows)}
+print("greedy repeats most, as in Holtzman et al.:", repetition["greedy"] == max(repetition.values()))
+print("nucleus (0.95) repeats about as often as the reference text (within 3 points):",
+      abs(repetition["nucleus (p=0.95)"] - repetition["human"]) < 3)
+print("beam 16 repeats less than greedy:", repetition["beam (b=16)"] < repetition["greedy"])
+
+# %% [markdown]
+# Two of Holtzman's findings carry over: greedy decoding loops (*"the hunter hunted the game in the forest in the
+# forest …"*-style repeats), and nucleus sampling repeats about as often as the reference text. The third does not:
+# their beam (b = 16) repeats 29 % of the time, ours almost never. Their generations were 200 tokens long and had to
+# keep going; ours end, and section 8 shows that a wide beam ends *early*, before any loop can start. The other
+# half of their argument, that maximisation writes text far more probable than real text, holds exactly: greedy
+# and beam search sit well left of the entropy rate in the plot.
+
+# %% [markdown]
+# ## 8. "Most probable is not typical", measured
+#
+# The slide: beam search "focuses on the most probable, which is the most typical. Results in very 'average
+# sounding' utterances." The oracle can find the single most probable sentence of the language **exactly**:
+# `best_sentences.most_probable_search` is a best-first (uniform-cost) search over prefixes, each scored by the
+# oracle's forward probability, so the first complete sentences it pops are the most probable ones, in order (the
+# module docstring has the proof).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+found = bs.most_probable_search(lang, k=5)
+print(f"the 5 most probable sentences ({found.expansions} prefixes expanded):")
+for sentence in found.sentences:
+    print(f"  p = {sentence.prob:.4f}  {sentence.text():48} {sentence.length} words, "
+          f"{-sentence.logprob_per_token:.2f} nats/token")
+typical = bs.typicality(lang, found.sentences[0], n=20_000, seed=0)
+print(typical.summary())
+print(f"the median sentence is {math.exp(found.sentences[0].logprob - typical.median_logprob):,.0f} times less "
+      "probable than the most probable one")
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+_, sample_logprobs = bs.sample_logprobs(lang, 20_000, 0)
+fig, ax = plt.subplots(figsize=(7, 3.2))
+ax.hist(sample_logprobs, bins=80, color="tab:blue", alpha=0.7, label="20,000 sentences of the language")
+ax.axvline(found.sentences[0].logprob, color="tab:red", lw=2, label="the most probable sentence")
+ax.set(xlabel="log P(sentence)", ylabel="count", title="the mode is far from where the language lives")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# The most probable sentence has p ≈ 0.007 and 0.49 nats per token; typical sentences have 1.73 nats per token, the
+# entropy rate, and a typical sentence is thousands of times less probable than the mode. So the slide's "the most probable, which is the most
+# typical" is half right: beam search does find very probable text, and very probable text is **not** typical. The
+# typical set of a language (the sentences with about the entropy rate per token) holds nearly all of its
+# probability and contains none of its most probable sentences (Cover & Thomas, ch. 3).
+#
+# > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
+# > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token) is far from
+# > typical: sampled sentences average 1.73 nats/token, the median sentence is about 2,000 times less probable
+# > than the mode, and the mode itself is only 0.7 % of the language. "Average sounding" is right in the sense of
+# > *bland*: the mode, not the average.
+#
+# Stahlberg & Byrne (2019) found the same in machine translation by exact search: the single most probable
+# translation under a transformer NMT model was the **empty** translation for 51.8 % of sentences. The course
+# language has no empty sentence, so the effect shows as shortness rather than emptiness. What does beam search
+# find when asked for the GPT's own mode, from `<s>` alone?
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(f"the language's mode:  {found.sentences[0].text():48} p = {found.sentences[0].prob:.4f}")
+for width in (1, 4, 16, 64):
+    run = g.beam_search(gpt, [vocab.bos_id], width=width, max_new_tokens=30, normalisation="none")
+    sentence = words_of(run)
+    print(f"GPT, beam {width:2}:        {' '.join(sentence):48} {verdict(sentence)}")
+
+# %% [markdown]
+# ## 9. The beam search curse
+#
+# Koehn & Knowles (2017) saw translation quality *fall* as the beam widened. Murray & Chiang (2018), "Correcting
+# Length Bias in Neural Machine Translation", traced this "beam problem" to length: a wider beam is a better search
+# for the highest Σ log P, the highest Σ log P belongs to short outputs, so wider beams write shorter translations;
+# correcting the length bias removes most of the loss. Eq. 13.16 is one correction. Measured on the GPT, 40
+# prompts:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+widths = (1, 2, 4, 8, 16)
+curve = ga.beam_length_curve(gpt, vocab, test_prompts, widths=widths, normalisation=("none", "mean"))
+print(f"{'width':>22} " + " ".join(f"{w:>5}" for w in widths))
+for norm, label in (("none", "Σ log P"), ("mean", "eq. 13.16")):
+    print(f"{label:>22} " + " ".join(f"{curve[norm][w]:5.1f}" for w in widths))
+print(f"{'the language':>22} {reference['mean_length']:5.1f}")
+
+# %% [markdown]
+# And for the translation models, where the reference length is known for each sentence: first the GRU without
+# attention on 20 test passages, then all three on 20 long passages (15–21 source words, longer than the training
+# passages), where the models are less sure:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+long_pairs = parallel.load("test_long_15_21")[:20]
+translation_widths = (1, 4, 16)
+within = ga.translation_length_curve(translators["GRU, no attention (07)"], source_vocab, parallel.load("test")[:20],
+                                     widths=translation_widths, normalisation="none")  # fmt: skip
+print(f"test passages, GRU without attention, Σ log P: reference {within['reference']:.1f}, widths 1/4/16: "
+      + " / ".join(f"{within['none'][w]:.1f}" for w in translation_widths))
+print(f"{'mean output length (reference ' + format(statistics.fmean(len(p.target) for p in long_pairs), '.1f') + ')':44}"
+      + " ".join(f"{'width ' + str(w):>9}" for w in translation_widths))
+translation_curves = {}
+for name, model in translators.items():
+    translation_curves[name] = ga.translation_length_curve(model, source_vocab, long_pairs, widths=translation_widths)
+    for norm, label in (("none", "Σ log P"), ("mean", "eq. 13.16")):
+        values = translation_curves[name][norm]
+        print(f"{name + ', ' + label:44}" + " ".join(f"{values[w]:9.1f}" for w in translation_widths))
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+for norm, label in (("none", "Σ log P"), ("mean", "eq. 13.16")):
+    left.plot(widths, [curve[norm][w] for w in widths], "o-", label=label)
+left.axhline(reference["mean_length"], color="k", ls=":", label="the language")
+left.set(xscale="log", xticks=widths, xticklabels=widths, xlabel="beam width", ylabel="mean length (words)",
+         title="GPT (08), 40 prompts")
+left.legend()
+for name in translators:
+    right.plot(translation_widths, [translation_curves[name]["none"][w] for w in translation_widths], "o-", label=name)
+right.axhline(translation_curves[name]["reference"], color="k", ls=":", label="references")
+right.set(xscale="log", xticks=translation_widths, xticklabels=translation_widths, xlabel="beam width",
+          ylabel="mean output length", title="translation, long passages, Σ log P")
+right.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# On the GPT the curse is plain: a wider beam writes shorter sentences, well below the language's mean; eq. 13.16
+# undoes most of it. Among the translation models the weakest, the GRU without attention, shows it on both sets,
+# and eq. 13.16 brings most of the length back; the attention models are so sure of each word that the search
+# width does not change a single translation. Beam width is not free: it is a knob that
+# trades search error for the model's bias towards short outputs.
+
+# %% [markdown]
+# ## 10. Sampling at T = 1: the oracle's samples against the model's
+#
+# Ancestral sampling at T = 1 from a *perfect* model would reproduce the language: its samples would have the
+# language's entropy rate, lengths and grammaticality. The oracle is that perfect model, so sampling it is the
+# yardstick; the same from the GPT shows the GPT's own errors. Unconditional, 500 sentences each:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+(model_row,) = ga.strategy_table(gpt, vocab, lang, [()], samples_per_prompt=500, seed=1, reference=reference,
+                                 strategies={"GPT, T=1": {"kind": "sample"}})  # fmt: skip
+oracle_row = ga.oracle_samples(lang, 500, seed=2, reference=reference)
+print(ga.format_table([oracle_row, model_row]))
+bad = [s for s in model_row["sentences"] if not lang.score(s).grammatical][:4]
+print("\nsome of the GPT's ungrammatical samples:")
+for sentence in bad:
+    print("  ", " ".join(sentence), "—", lang.score(sentence).failure)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("the oracle's samples: all grammatical, entropy rate within 0.1:",
+      oracle_row["grammatical"] == 1.0 and abs(oracle_row["nll_per_token"] - language) < 0.1)
+print("the GPT's samples: between 80 % and 95 % grammatical:", 0.8 < model_row["grammatical"] < 0.95)
+print("its grammatical samples have the language's entropy rate, within 0.1:",
+      abs(model_row["nll_per_token"] - language) < 0.1)
+print("its lengths are the language's (TV < 0.1):", model_row["length_tv"] < 0.1)
+
+# %% [markdown]
+# The oracle's samples reproduce the language: every sentence grammatical and the entropy rate to within sampling
+# error. The GPT's samples at T = 1 are the GPT's distribution, errors included: its grammatical sentences look
+# like the language's (the same entropy rate, the same lengths), but about one in ten is not a sentence of the
+# language at all, where the GPT put probability that the language does not (most often a long sentence whose
+# agreement or selection fails far from its subject). That is what temperature < 1, top-k and top-p trade against:
+# they cut the tail where those errors live (section 7: more grammatical sentences), and with it some of the
+# language's real variety (lower nll/t, fewer distinct n-grams).
+
+# %% [markdown]
+# ## 11. Widgets
+#
+# **Sampling knobs.** Temperature, top-k and top-p reshape the GPT's next-word distribution (left); the oracle's
+# exact distribution is beside it. Words the cut removes are greyed. *Sample* draws continuations, each with the
+# oracle's verdict. Try T → 0 (greedy), then T = 2, then top-p = 0.5.
+
+# %%
+from course_utils.widgets.sampling_demo import SamplingDemo
+
+sampling_demo = SamplingDemo(model=gpt, vocab=vocab, oracle=lang)
+sampling_demo.box
+
+# %% [markdown]
+# **Beam search, step by step.** The slide's yes/ok tree first: width 1 is greedy (*yes yes*, .20), width 2 finds
+# *ok ok* (.28). Then a course prompt: pruned branches are greyed, finished hypotheses carry their score; switch the
+# length normalisation and watch the winner change.
+
+# %%
+from course_utils.widgets.beam_demo import BeamSearchDemo
+
+beam_demo = BeamSearchDemo(model=gpt, vocab=vocab)
+beam_demo.box
+
+# %% [markdown]
+# ## 12. Bad input gets a clear message
+
+# %%
+# NBVAL_CHECK_OUTPUT
+attempts = {
+    "an unknown word": lambda: g.encode_prompt(vocab, ["the", "zebra"]),
+    "an empty prefix (not even <s>)": lambda: g.greedy(gpt, [], 10),
+    "top-p outside (0, 1]": lambda: g.sample(gpt, prompts[1], top_p=0.0),
+    "a negative temperature": lambda: g.warp(torch.zeros(5), temperature=-1.0),
+    "a beam of width 0": lambda: g.beam_search(gpt, prompts[1], width=0),
+    "an unknown normalisation": lambda: g.beam_search(gpt, prompts[1], normalisation="average"),
+    "more tokens than the GPT's context": lambda: g.greedy(gpt, prompts[1], 500),
+    "an empty source sentence": lambda: g.SourceConditioned(translators["transformer (08)"], []),
+    "a node the slide's tree does not have": lambda: sg.jm_tree_lm(("ok", "ok", "ok")),
+}
+for what, attempt in attempts.items():
+    try:
+        attempt()
+        print(f"{what}: no error!")
+    except CourseInputError as error:
+        print(f"{what}: {error}\n")
+
+# %% [markdown]
+# And T = 0 is not an error: it is the limit of T → 0, all the probability on the most probable word, so sampling
+# at T = 0 *is* greedy search (nanoGPT's `logits / temperature` divides by zero there, nanoGPT#738):
+
+# %%
+# NBVAL_CHECK_OUTPUT
+cold = g.sample(gpt, prompts[1], max_new_tokens=30, temperature=0.0, generator=torch.Generator().manual_seed(0))
+print("sampling at T = 0 gives greedy's sentence:", cold.ids == g.greedy(gpt, prompts[1], 30).ids)
+print("and at T = 1e-6 too:", g.sample(gpt, prompts[1], max_new_tokens=30, temperature=1e-6).ids == cold.ids)
+
+# %% [markdown]
+# ## 13. Exercises
+#
+# **Exercise 1.** Top-p (nucleus) filtering of one next-word distribution: keep the most probable words until their
+# mass reaches p (the word that crosses p is kept), set the others to 0, renormalise.
+
+# %%
+from course_utils.exercises.generation import check_beam_step, check_length_normalised_score, check_top_p
+
+
+def top_p_filter(probs, p):
+    """probs (V,) summing to 1, p in (0, 1] → the filtered, renormalised (V,)."""
+    return None  # your code here
+
+
+_ = check_top_p(top_p_filter)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def top_p_filter(probs, p):
+#     ranked, order = torch.sort(probs, descending=True)           # (V,) most probable first
+#     mass_before = torch.cumsum(ranked, dim=0) - ranked           # the mass of the better words
+#     keep_sorted = mass_before < p                                # the word crossing p is kept
+#     keep = torch.zeros_like(keep_sorted).scatter(0, order, keep_sorted)   # back to vocabulary order
+#     kept = probs * keep
+#     return kept / kept.sum()
+# ```
+# </details>
+#
+# **Exercise 2.** One step of beam search: given each running beam's log-probability (k,) and each beam's
+# next-word log-probabilities (k, V), return the `width` best continuations of all k·V: beam index, word and total.
+
+# %%
+def beam_step(beam_logprobs, next_logprobs, width):
+    """(k,), (k, V), int → beam_index (width,), token (width,), total (width,)."""
+    return None  # your code here
+
+
+_ = check_beam_step(beam_step)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def beam_step(beam_logprobs, next_logprobs, width):
+#     totals = beam_logprobs[:, None] + next_logprobs              # (k, V): log-probabilities add
+#     best = torch.topk(totals.flatten(), width)                   # the width best of all k·V
+#     V = next_logprobs.shape[1]
+#     return best.indices // V, best.indices % V, best.values      # beam, word, total
+# ```
+# </details>
+#
+# **Exercise 3.** The length-normalised score of a finished hypothesis from its t log-probabilities: eq. 13.16
+# (`"mean"`), Hugging Face's `length_penalty` (`"hf"`) and GNMT's (`"gnmt"`).
+
+# %%
+def normalised_score(logprobs, kind, alpha):
+    """logprobs (t,), kind in {"mean", "hf", "gnmt"}, alpha a float → the score."""
+    return None  # your code here
+
+
+_ = check_length_normalised_score(normalised_score)
+
+# %% [markdown]
+# <details><summary>Solution</summary>
+#
+# ```python
+# def normalised_score(logprobs, kind, alpha):
+#     t, total = len(logprobs), float(logprobs.sum())
+#     if kind == "mean":
+#         return total / t                           # eq. 13.16
+#     if kind == "hf":
+#         return total / t ** alpha                  # generate()'s length_penalty
+#     return total / ((5 + t) / 6) ** alpha          # GNMT
+# ```
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - The slide's tree holds: greedy finds *yes yes* (.20), the best is *ok ok* (.28), and a beam of width 2 finds it.
+#   The slides' code does not run as written; fixed, its "beam" searches the whole tree.
+# - Greedy, beam search, ancestral sampling, temperature, top-k, top-p and beam sampling are each a few lines on one
+#   decoder interface, for every course LM and translation model, and give `generate()`'s tokens exactly.
+# - Judged by the oracle, search (greedy, beam) writes sentences far more probable per token than the language's own
+#   and, the wider the beam, shorter ones; sampling at T ≈ 1 (or top-p ≥ .9) writes text with about the language's
+#   entropy rate and lengths, at the price of the model's own errors.
+# - The most probable sentence of the language is not typical: typical text lives at the entropy rate, far below the
+#   mode. Length normalisation (eq. 13.16, HF's α, GNMT) is a choice that changes which hypothesis wins.
+#
+# ## References
+#
+# - D. Jurafsky, J. H. Martin. *Speech and Language Processing*, 3rd ed. draft, ch. 13 (Fig. 13.7, eq. 13.16).
+# - A. Holtzman, J. Buys, L. Du, M. Forbes, Y. Choi (2020). The Curious Case of Neural Text Degeneration. *ICLR*
+#   (Table 1; nucleus sampling).
+# - K. Murray, D. Chiang (2018). Correcting Length Bias in Neural Machine Translation. *WMT*.
+# - P. Koehn, R. Knowles (2017). Six Challenges for Neural Machine Translation. *Workshop on NMT* (beam width).
+# - F. Stahlberg, B. Byrne (2019). On NMT Search Errors and Model Errors: Cat Got Your Tongue? *EMNLP* (51.8 %
+#   empty translations under exact search).
+# - Y. Wu et al. (2016). Google's Neural Machine Translation System (length penalty, α).
+# - A. Fan, M. Lewis, Y. Dauphin (2018). Hierarchical Neural Story Generation (top-k sampling).
+# - T. M. Cover, J. A. Thomas. *Elements of Information Theory*, ch. 3 (the typical set).
+# - Hugging Face, "How to generate text: using different decoding methods for language generation with
+#   Transformers" (blog), and the `generate()` documentation.
