@@ -563,11 +563,11 @@ def _record(trace: list, beams: list[list[int]], totals: list[float], seen: list
     survivors = [c for c in seen if c.status == "pruned"]
     for i in order:
         survivors[i].status = "running"
+    possible = [c for c in seen if c.total > -1e8]  # not the first step's idle copies (at -1e9), nor -inf
     kept = {(tuple(ids), round(score, 9)) for score, ids in finished}
-    for c in seen:
+    for c in possible:
         if c.status == "finished" and (tuple(beams[c.parent] + [c.token]), round(c.score, 9)) not in kept:
             c.status = "dropped"  # it entered, but the k finished hypotheses kept were better
-    possible = [c for c in seen if c.total > -1e8]  # not the first step's idle copies (at -1e9), nor -inf
     trace.append(BeamStep([list(b) for b in beams], totals[:len(beams)], possible, stopped=True))
 
 

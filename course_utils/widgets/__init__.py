@@ -6,6 +6,7 @@ It may import the models, the language and the core; nothing outside it imports 
 - ``agreement_demo``: Widget: does the verb agree with its subject, across attractors? Asked of each model.
 - ``backdrop``: Static backdrops for fast widgets: what never changes is drawn once, as a bitmap.
 - ``backprop_demo``: Widget: step through the forward pass, then the backward pass, of L = c(a + 2b) on its graph.
+- ``beam_demo``: Widget: beam search drawn step by step, pruned branches greyed, with the width and the length normalisation to change.
 - ``bertviz_offline``: bertviz's head and model views with no network (d3 and jQuery from installed packages), and a static picture.
 - ``contextual_demo``: Widget: an ambiguous word's BERT vectors at a chosen layer in 2-D, coloured by sense, with the sense probe's accuracy by layer.
 - ``descent_demo``: Widget: gradient descent (plain, momentum, Adam) on the 2-D loss surface of a linear regression.
@@ -13,6 +14,7 @@ It may import the models, the language and the core; nothing outside it imports 
 - ``fill_mask_demo``: Widget: a sentence with one [MASK]; BERT's guesses for the gap beside the oracle's exact distribution, told the piece count.
 - ``graph_drawing``: Draw a computation graph of ``Value`` nodes with matplotlib alone (no Graphviz ``dot`` needed).
 - ``next_word_demo``: Widget: type the start of a sentence; see each model's next-word distribution beside the oracle's.
+- ``sampling_demo``: Widget: temperature, top-k and top-p sliders reshape a model's next-word distribution; sample, and the oracle judges.
 - ``sequence_demo``: Widget: type a sentence and watch recurrent language models read it, one token at a time.
 - ``translation_demo``: Widget: type or pick a source passage; watch a translation model write it, one decoder step at a time.
 - ``widget_kit``: The frame every projected demo shares: controls, an inline message line, a fixed-height plot.

@@ -220,6 +220,14 @@ class HeatmapPainter:
             pen.text((x + round(1.3 * self.px), y), f"{value:g}", fill="black", font=self.font, anchor="lm")
 
 
+def set_range(slider: widgets.IntSlider, value: int, maximum: int) -> None:
+    """Give ``slider`` the maximum ``maximum`` and ``value`` (≤ maximum), in the order its traits allow."""
+    if maximum >= slider.max:
+        slider.max, slider.value = maximum, value
+    else:
+        slider.value, slider.max = value, maximum
+
+
 class PaintedDemo(Demo):
     """A ``Demo`` that shows one painted picture, and whose callbacks may adjust other controls without a redraw."""
 

@@ -33,7 +33,7 @@ from course_utils.models import translation_metrics as metrics
 from course_utils.models.seq2seq import Seq2Seq
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets.next_word_demo import pillow_font, paste_colour_bar, unknown_words_message, upright_words
-from course_utils.widgets.sequence_demo import PaintedDemo
+from course_utils.widgets.sequence_demo import PaintedDemo, set_range
 from course_utils.widgets.widget_kit import labelled
 
 EXAMPLES = {  # passage -> what it shows
@@ -331,10 +331,7 @@ class TranslationDemo(PaintedDemo):
         step = min(max(step, 1), steps)
         slider = self.controls["step"]
         with self.quietly():
-            if steps >= slider.max:
-                slider.max, slider.value = steps, step
-            else:
-                slider.value, slider.max = step, steps
+            set_range(slider, step, steps)
         return step
 
     # -- the passage, its reference and each model's decoding (cached)

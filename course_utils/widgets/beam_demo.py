@@ -1,0 +1,558 @@
+"""Widget: beam search drawn step by step, as a tree: running beams, pruned branches greyed, finished hypotheses scored.
+
+The picture reads left to right, one column per step. Each node is a word with, below it, its running
+probability (the slide's tree: p = exp of the summed log-probabilities) or its log P (a course model). Running
+beams are blue; pruned branches (not among the best k) and dropped hypotheses (they ended, but were not kept)
+are grey and thin; a finished hypothesis kept by the search is boxed in green with its rank and its normalised
+score; the winner's path is orange once the whole search is drawn. The examples are J&M's yes/ok tree (Fig.
+13.7: width 1 is greedy, *yes yes* .20; width 2 finds *ok ok* .28) and prompts for the course model, whose
+vocabulary has hundreds of words: each step then shows only the 2k candidates ``beam_search`` considers. On the
+slide's tree every branch is drawn, also those outside the 2k.
+
+The readout ranks the finished hypotheses (raw log P, length, normalised score; for the course model the
+oracle's verdict) and says whether widening the beam changes the winner (width 1 = greedy against the width
+chosen). An empty prompt is allowed: the model generates from ``<s>`` alone, and the readout says so. An
+unknown word or a too-long prompt is an inline message.
+
+Speed: every (example or prompt, width, normalisation) is searched once (``generation.beam_search`` with
+``trace``) and kept; the step slider only repaints. The tree is painted with Pillow (matplotlib text is
+slow) and reaches the figure as one bitmap, as in ``sequence_demo``.
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+from PIL import Image, ImageDraw, ImageFont
+
+from course_utils.language.grammar import CourseLanguage
+from course_utils.language.text_pipeline import Vocab, tokenize
+from course_utils.lecture import font_px
+from course_utils.models import generation as g
+from course_utils.models.slide_generation import jm_tree_lm
+from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.widgets.next_word_demo import ExamplesWithAccount, pillow_font, unknown_words_message
+from course_utils.widgets.sequence_demo import PaintedDemo, check_models, set_range
+
+TREE = "the slide's yes/ok tree (J&M Fig. 13.7)"  # the examples dropdown's value for the slide's tree
+TREE_WORDS = ("<s>", "yes", "ok", "</s>")
+EXAMPLES = {  # dropdown label -> prompt for the course model (TREE: the slide's tree)
+    TREE: TREE,
+    "course model: 'the' (the normalisation changes the winner)": "the",
+    "course model: 'the horse which was raced past the barn' (greedy rambles)":
+        "the horse which was raced past the barn",
+    "course model: no prompt (from <s> alone)": "",
+    "course model: 'the hunter' (every width agrees)": "the hunter",
+}
+NORMALISATIONS = {  # button -> (generation.beam_search's normalisation, length_penalty α)
+    "none (sum of log P)": ("none", 1.0),
+    "eq. 13.16: mean": ("mean", 1.0),
+    "GNMT α=0.6": ("gnmt", 0.6),
+}
+MAX_WIDTH = 8
+TREE_MAX_WIDTH = 7  # width 7 keeps all seven complete paths of the slide's tree
+MAX_NEW_TOKENS = 12  # the most steps the picture has room for
+MAX_PROMPT_WORDS = 20
+ALL_BRANCHES_VOCAB = 8  # a model with at most this many tokens has all its branches drawn, not only the 2k
+IDLE = -1e8  # totals below this are beam_search's idle copies, not hypotheses
+RUNNING, FINISHED, GREY, LIGHT, BEST = "#1f77b4", "#1a7f37", "#8c8c8c", "#b8b8b8", "#ff7f0e"
+_CACHE_SIZE = 256  # searches kept
+
+
+@dataclass(frozen=True)
+class Node:
+    """One drawn node: the word chosen at ``step`` (1-based) after ``ids[:-1]``, and what became of it.
+
+    ``status``: "running" (a next beam), "finished" (a complete hypothesis the search kept: ``rank`` 1 is the
+    winner, ``score`` its normalised score), "dropped" (it ended, but was not kept), "pruned" (not among the
+    best k). ``parent``: the index of its parent in the search's node list (-1: the root, the prompt).
+    """
+
+    step: int
+    ids: tuple[int, ...]
+    word: str
+    total: float  # summed log-probabilities of ids (nats)
+    status: str
+    parent: int
+    score: float | None = None
+    rank: int | None = None
+    best: bool = False  # on the winner's path
+
+    @property
+    def prob(self) -> float:
+        return math.exp(self.total)
+
+    @property
+    def greyed(self) -> bool:
+        """Drawn grey and thin: a pruned branch or a dropped hypothesis."""
+        return self.status in ("pruned", "dropped")
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A finished hypothesis the search kept, as the readout ranks it."""
+
+    words: tuple[str, ...]  # generated, </s> included when produced
+    logprob: float
+    score: float
+    verdict: str = ""  # the oracle's, for the course model
+
+
+@dataclass
+class Search:
+    """One beam search, traced and turned into nodes: everything the picture and the readout need."""
+
+    tree: bool
+    prompt: tuple[str, ...]
+    width: int
+    normalisation: str
+    nodes: list[Node]
+    steps: int
+    winner: tuple[str, ...]
+    winner_logprob: float
+    hypotheses: list[Hypothesis]
+    layout: dict = field(default_factory=dict)  # painter px -> Layout, made on first paint
+
+
+def tree_model() -> g.TableLM:
+    """The slide's tree (J&M Fig. 13.7) as a language model; its prefix is ``[bos_id]``."""
+    return g.TableLM(jm_tree_lm, list(TREE_WORDS))
+
+
+def traced_search(model, prefix: list[int], width: int, normalisation: str, max_new_tokens: int):
+    """``generation.beam_search`` with a trace: (Generation, [BeamStep])."""
+    kind, alpha = NORMALISATIONS[normalisation]
+    trace: list[g.BeamStep] = []
+    found = g.beam_search(model, prefix, width=width, max_new_tokens=max_new_tokens, normalisation=kind,
+                          length_penalty=alpha, trace=trace)  # fmt: skip
+    return found, trace
+
+
+def unseen_children(model, prefix: list[int], step: g.BeamStep, parent: int, seen: set[int]) -> list[tuple[int, float]]:
+    """The (token, total) continuations of beam ``parent`` with probability > 0 that are not among the 2k."""
+    logprobs = g.next_logprobs(model, prefix + step.beams[parent])  # (V,)
+    base = step.totals[parent]
+    return [(token, base + float(lp)) for token, lp in enumerate(logprobs.tolist())
+            if math.isfinite(lp) and token not in seen]  # fmt: skip
+
+
+def tree_nodes(model, prefix: list[int], trace: list[g.BeamStep], decode, kept: dict, winner: tuple[int, ...],
+               all_branches: bool) -> list[Node]:  # fmt: skip
+    """The trace as nodes, step by step; ``kept`` maps each kept hypothesis's ids to (rank, score)."""
+    nodes: list[Node] = []
+    beam_node = {(): -1}  # ids of a running beam -> its node
+    for t, step in enumerate(trace, start=1):
+        found: list[tuple[int, int, float, str]] = [(c.parent, c.token, c.total, c.status) for c in step.candidates]
+        if all_branches:
+            for parent in step.live:
+                seen = {c.token for c in step.candidates if c.parent == parent}
+                unseen = unseen_children(model, prefix, step, parent, seen)
+                found += [(parent, token, total, "pruned") for token, total in unseen]
+        next_beams = {}
+        for parent, token, total, status in found:
+            ids = (*step.beams[parent], token)
+            rank, score = kept.get(ids, (None, None))
+            if status in ("finished", "dropped"):
+                status = "finished" if rank is not None else "dropped"
+            node = Node(t, ids, decode([token])[0], total, status, beam_node[tuple(step.beams[parent])], score, rank,
+                        best=winner[:len(ids)] == ids)  # fmt: skip
+            if status == "running":
+                next_beams[ids] = len(nodes)
+            nodes.append(node)
+        beam_node = next_beams
+    return nodes
+
+
+def oracle_verdict(oracle: CourseLanguage, prompt: tuple[str, ...], words: tuple[str, ...], limit: int) -> str:
+    """The oracle's word on a finished hypothesis: grammatical (with its log P) or where it fails."""
+    if not words or words[-1] != "</s>":
+        return f"unfinished: no </s> within {limit} tokens"
+    try:
+        score = oracle.score(prompt + words[:-1])
+    except CourseInputError:  # a vocabulary the oracle does not know
+        return ""
+    if score.grammatical:
+        return f"oracle: ✓ a sentence (oracle log P {score.logprob:.2f})"
+    return f"oracle: ✗ '{score.failure.word}' (word {score.failure.position + 1}) cannot come there"
+
+
+@lru_cache(maxsize=32)
+def _font(size: int, weight: str = "normal") -> ImageFont.FreeTypeFont:
+    return pillow_font(size, weight)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a search's nodes go: font sizes, each node's label lines and position, the root's."""
+
+    size: int  # the word's font size (px); values use a smaller one
+    labels: list[tuple[str, str]]  # per node: (word line, value line)
+    boxes: list[tuple[int, int, int, int]]  # per node: the label's box (left, top, right, bottom)
+    root: tuple[str, tuple[int, int, int, int]]  # the prompt's label and box
+
+
+class TreePainter:
+    """Paints a search as a left-to-right tree on a fixed canvas; lecture mode makes everything larger."""
+
+    def __init__(self):
+        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
+        self.px = round(14 * scale)
+        self.font, self.bold = _font(self.px), _font(self.px, "bold")
+        self.width = round(76 * self.px)
+        self.top = round(2.4 * self.px)  # below the title
+        self.grid_h = round(2 * MAX_WIDTH * 2.3 * self.px)
+        self.key_top = self.top + self.grid_h + self.px // 2
+        self.height = self.key_top + round(2 * self.px)
+        self.static = Image.new("RGBA", (self.width, self.height), "white")
+        self._key(ImageDraw.Draw(self.static))
+
+    def _key(self, pen: ImageDraw.ImageDraw) -> None:
+        """What the colours mean, along the bottom: the part that never changes."""
+        x, y = self.px // 2, self.key_top + self.px
+        for colour, text, thick in ((RUNNING, "running beam", 3), (FINISHED, "finished, kept (#rank, score)", 3),
+                                    (LIGHT, "pruned / dropped", 1), (BEST, "the winner's path", 5)):  # fmt: skip
+            pen.line((x, y, x + 2 * self.px, y), fill=colour, width=thick)
+            x += round(2.4 * self.px)
+            pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
+            x += round(self.font.getlength(text) + 1.5 * self.px)
+
+    # -- layout, once per search
+    def layout(self, search: Search, root: str) -> Layout:
+        """The positions of ``search``'s nodes, at the largest font (up to 1.6 px: a small tree is drawn large)
+        at which all columns and rows fit."""
+        if self.px not in search.layout:
+            rows = max(sum(node.step == step for node in search.nodes) for step in range(1, search.steps + 1))
+            size = min(round(1.6 * self.px), math.floor(self.grid_h / rows / 2.3))
+            while True:
+                columns = self._columns(search, root, size)
+                need = sum(w for w, _ in columns.values()) + round(2.6 * size) * (len(columns) - 1) + self.px
+                if need <= self.width or size <= 0.55 * self.px:
+                    break
+                size = max(round(0.55 * self.px), math.floor(size * self.width / need))
+            search.layout[self.px] = self._place(search, root, size, columns)
+        return search.layout[self.px]
+
+    def _columns(self, search: Search, root: str, size: int) -> dict[int, tuple[int, list[tuple[str, str]]]]:
+        """Column -> (its width in pixels, the label lines of its nodes); column 0 is the root."""
+        word, value = _font(size), _font(round(0.8 * size))
+        labels = {0: [(root, "")]}
+        for node in search.nodes:
+            labels.setdefault(node.step, []).append(node_label(node, search.tree))
+        return {col: (round(max(max(word.getlength(a), value.getlength(b)) for a, b in lines)) + 6, lines)
+                for col, lines in sorted(labels.items())}  # fmt: skip
+
+    def _place(self, search: Search, root: str, size: int, columns) -> Layout:
+        gap = round(2.6 * size)
+        lefts, x = {}, self.px // 2
+        for col, (width, _) in columns.items():
+            lefts[col], x = x, x + width + gap
+        rows = max(len(lines) for _, lines in columns.values())
+        pitch = min(3.2 * size, self.grid_h / rows)
+        centre = {-1: (rows - 1) / 2}  # node -> its row (fractional)
+        by_step: dict[int, list[int]] = {}
+        for i, node in enumerate(search.nodes):
+            by_step.setdefault(node.step, []).append(i)
+        for indices in by_step.values():
+            indices.sort(key=lambda i: (centre[search.nodes[i].parent], -search.nodes[i].total))
+            wanted = _around_parents([centre[search.nodes[i].parent] for i in indices])
+            centre.update(zip(indices, spread(wanted, rows)))
+        half = round(1.05 * size)
+        top = self.top + (self.grid_h - rows * pitch) / 2
+
+        def box(col: int, row: float, width: int) -> tuple[int, int, int, int]:
+            middle = round(top + (row + 0.5) * pitch)
+            return lefts[col], middle - half, lefts[col] + width, middle + half
+
+        boxes, labels = [], []
+        for i, node in enumerate(search.nodes):
+            labels.append(node_label(node, search.tree))
+            boxes.append(box(node.step, centre[i], columns[node.step][0]))
+        return Layout(size, labels, boxes, (root, box(0, centre[-1], columns[0][0])))
+
+    # -- painting, once per redraw
+    def paint(self, search: Search, root: str, shown: int, title: str) -> Image.Image:
+        """The tree up to step ``shown``; the winner's path once every step is shown."""
+        layout = self.layout(search, root)
+        picture = self.static.copy()
+        pen = ImageDraw.Draw(picture)
+        pen.text((self.px // 2, self.px // 2), title, fill="black", font=self.bold, anchor="lt")
+        visible = [i for i, node in enumerate(search.nodes) if node.step <= shown]
+        highlight = shown >= search.steps
+        for i in sorted(visible, key=lambda i: (search.nodes[i].best and highlight, not search.nodes[i].greyed)):
+            self._edge(pen, layout, search.nodes[i], layout.boxes[i], highlight)
+        word_font, bold, value_font = _font(layout.size), _font(layout.size, "bold"), _font(round(0.8 * layout.size))
+        root_text, root_box = layout.root
+        pen.text((root_box[0], (root_box[1] + root_box[3]) // 2), root_text, fill="black", font=bold, anchor="lm")
+        for i in visible:
+            node, (first, second), edges = search.nodes[i], layout.labels[i], layout.boxes[i]
+            colour = {"running": RUNNING, "finished": FINISHED, "dropped": GREY}.get(node.status, LIGHT)
+            if node.status in ("finished", "dropped"):
+                pen.rectangle((edges[0] - 3, edges[1] - 1, edges[2] + 1, edges[3] + 1), fill="white", outline=colour,
+                              width=2 if node.status == "finished" else 1)  # fmt: skip
+            middle = (edges[1] + edges[3]) // 2
+            pen.text((edges[0], middle), first, fill=colour, font=bold if node.best and highlight else word_font,
+                     anchor="ls")  # fmt: skip
+            pen.text((edges[0], middle + 2), second, fill=colour, font=value_font, anchor="lt")
+        return picture
+
+    @staticmethod
+    def _edge(pen: ImageDraw.ImageDraw, layout: Layout, node: Node, box, highlight: bool) -> None:
+        """The line from ``node``'s parent (or the root) to ``node``."""
+        start = layout.root[1] if node.parent < 0 else layout.boxes[node.parent]
+        if node.best and highlight:
+            colour, width = BEST, 5
+        elif node.greyed:
+            colour, width = LIGHT, 1
+        else:
+            colour, width = (FINISHED if node.status == "finished" else RUNNING), 2
+        pen.line((start[2] + 4, (start[1] + start[3]) // 2, box[0] - 5, (box[1] + box[3]) // 2), fill=colour,
+                 width=width)  # fmt: skip
+
+
+def node_label(node: Node, tree: bool) -> tuple[str, str]:
+    """A node's two lines: its word (with the rank of a kept hypothesis), then its p or log P (and score)."""
+    value = probability_text(node.prob) if tree else f"{node.total:.2f}"
+    if node.rank is None:
+        return node.word, value
+    return f"#{node.rank} {node.word}", f"{value} s={node.score:.2f}"
+
+
+def probability_text(p: float) -> str:
+    """.28, .05, .003: the slide's style."""
+    text = f"{p:.2f}" if p >= 0.01 else f"{p:.1g}"
+    return text[1:] if text.startswith("0.") else text
+
+
+def _around_parents(parents: list[float]) -> list[float]:
+    """Wanted rows: the children of each parent centred on its row (the list is grouped by parent)."""
+    wanted, i = [], 0
+    while i < len(parents):
+        j = i
+        while j < len(parents) and parents[j] == parents[i]:
+            j += 1
+        wanted += [parents[i] + k - (j - i - 1) / 2 for k in range(j - i)]
+        i = j
+    return wanted
+
+
+def spread(wanted: list[float], rows: int) -> list[float]:
+    """Rows as close to ``wanted`` (ascending) as possible, one apart, within 0..rows-1."""
+    placed: list[float] = []
+    for row in wanted:  # top to bottom: at least one below the previous
+        placed.append(max(row, placed[-1] + 1) if placed else max(row, 0.0))
+    limit = rows - 1.0
+    for i in range(len(placed) - 1, -1, -1):  # bottom to top: back inside the grid
+        placed[i] = min(placed[i], limit)
+        limit = placed[i] - 1
+    return placed
+
+
+class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
+    """Examples (the slide's tree, course prompts), a prompt box, the beam width, the normalisation and the steps.
+
+    ``model`` is a course LM over ``vocab`` (default: the shipped ``gpt_lm`` and ``course_vocab()``); ``oracle``
+    the course language that judges its finished hypotheses. ``example``: a label of ``EXAMPLES`` (default: the
+    slide's tree) or a prompt for the model. ``tree()`` returns the nodes drawn, ``shown_search`` their search,
+    ``search(words, width, normalisation)`` any search (cached).
+    """
+
+    def __init__(self, model=None, vocab: Vocab | None = None, *, example: str = TREE, width: int = 2,
+                 normalisation: str = next(iter(NORMALISATIONS)), max_new_tokens: int = MAX_NEW_TOKENS,
+                 oracle: CourseLanguage | None = None):  # fmt: skip
+        self.model, self.vocab, self.model_name = self._model_and_vocab(model, vocab)
+        check_models({"model": self.model}, self.vocab, limit=1)
+        self.oracle = CourseLanguage() if oracle is None else oracle
+        self.max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=1, maximum=MAX_NEW_TOKENS)
+        if not isinstance(example, str):
+            raise CourseInputError(f"example must be a string, got {type(example).__name__}")
+        value = EXAMPLES.get(example, example)
+        normalisation = check_choice("normalisation", normalisation, list(NORMALISATIONS))
+        self._tree, self._syncing = value == TREE, False
+        self._cache: dict[tuple, Search] = {}
+        self._shown: tuple[Search | None, int] = (None, 0)
+        self.tree_lm = tree_model()
+        self.painter = TreePainter()
+        self.make_canvas(self.painter.width, self.painter.height)
+        course = [(label, prompt) for label, prompt in EXAMPLES.items() if prompt != TREE]
+        self.examples = widgets.Dropdown(options=[(TREE, TREE), *course], layout=widgets.Layout(width="36em"),
+                                         value=value if value in EXAMPLES.values() else None)  # fmt: skip
+        width_cap = TREE_MAX_WIDTH if self._tree else MAX_WIDTH
+        controls = {
+            "prompt": widgets.Text(value="" if self._tree else value, description="prompt", continuous_update=False,
+                                   placeholder=f"a prompt for {self.model_name}; Enter to search",
+                                   layout=widgets.Layout(width="32em")),  # fmt: skip
+            "width": widgets.IntSlider(value=check_int("width", width, minimum=1, maximum=width_cap), min=1,
+                                       max=width_cap, description="beam width k"),  # fmt: skip
+            "normalisation": widgets.ToggleButtons(options=list(NORMALISATIONS), value=normalisation,
+                                                   description="rank finished by"),  # fmt: skip
+            "step": widgets.IntSlider(value=MAX_NEW_TOKENS, min=1, max=MAX_NEW_TOKENS, description="show steps 1…"),
+        }
+        self.examples.observe(self._on_example, names="value")
+        controls["prompt"].observe(self._on_typed, names="value")  # before the Demo's redraw
+        super().__init__(controls, title="Beam search, step by step: which hypotheses survive?")
+
+    @staticmethod
+    def _model_and_vocab(model, vocab):
+        if vocab is None:
+            from course_utils.models.lm_checkpoints import course_vocab
+
+            vocab = course_vocab()
+        if model is None:
+            from course_utils.models.transformer_checkpoints import load_lm
+
+            return load_lm("gpt_lm"), vocab, "gpt_lm"
+        return model, vocab, "the course model"
+
+    # -- the controls
+    def _on_example(self, change) -> None:
+        """An example sets the source (tree or model) and the prompt, in one redraw."""
+        if change["new"] is None or self._syncing:
+            return
+        self._tree = change["new"] == TREE
+        with self.quietly():
+            self._fit_width()
+            self.controls["prompt"].value = "" if self._tree else change["new"]
+        self.refresh()
+
+    def _on_typed(self, change) -> None:
+        """Typed by hand: the course model, and the dropdown shows the example typed, or none."""
+        if self._quiet:
+            return
+        self._tree, self._syncing = False, True
+        try:
+            self.examples.value = change["new"] if change["new"] in list(EXAMPLES.values())[1:] else None
+        finally:
+            self._syncing = False
+        with self.quietly():
+            self._fit_width()
+
+    def _fit_width(self) -> None:
+        """The width slider's range: 1–4 on the slide's tree (4 follows every branch), else 1–8."""
+        slider, cap = self.controls["width"], TREE_MAX_WIDTH if self._tree else MAX_WIDTH
+        set_range(slider, min(slider.value, cap), cap)
+
+    def _fit_step(self, steps: int, step: int) -> int:
+        """The step slider's range is the search's steps; a slider at its end stays at the end."""
+        slider = self.controls["step"]
+        step = steps if step >= slider.max else min(max(step, 1), steps)
+        with self.quietly():
+            set_range(slider, step, steps)
+        return step
+
+    # -- the searches (cached)
+    def prompt_words(self, prompt: str) -> tuple[str, ...]:
+        """The prompt's words, if the model knows them and the picture has room; empty means from <s> alone."""
+        if not isinstance(prompt, str):
+            raise CourseInputError(f"the prompt must be a string, got {type(prompt).__name__}")
+        words = tuple(tokenize(prompt))
+        unknown = unknown_words_message(self.vocab, words)
+        if unknown:
+            raise CourseInputError(unknown.replace("the models know", f"{self.model_name} knows"))
+        if len(words) > MAX_PROMPT_WORDS:
+            raise CourseInputError(f"the prompt has {len(words)} words; the picture has room for {MAX_PROMPT_WORDS}")
+        return words
+
+    def search(self, words: tuple[str, ...] | None, width: int, normalisation: str) -> Search:
+        """The search after the prompt ``words`` (None: the slide's tree) at this width and normalisation (cached)."""
+        width = check_int("width", width, minimum=1, maximum=MAX_WIDTH)
+        normalisation = check_choice("normalisation", normalisation, list(NORMALISATIONS))
+        key = (words, width, normalisation)
+        if key not in self._cache:
+            if len(self._cache) >= _CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = self._search(words, width, normalisation)
+        return self._cache[key]
+
+    def _search(self, words: tuple[str, ...] | None, width: int, normalisation: str) -> Search:
+        tree = words is None
+        model = self.tree_lm if tree else self.model
+        decode = self.tree_lm.decode if tree else self.vocab.decode
+        prefix = [self.tree_lm.bos_id] if tree else g.encode_prompt(self.vocab, list(words))
+        found, trace = traced_search(model, prefix, width, normalisation, self.max_new_tokens)
+        ranked = [(tuple(ids), score) for ids, score in found.hypotheses if score > IDLE]
+        kept = {ids: (rank, score) for rank, (ids, score) in enumerate(ranked, start=1)}
+        small = getattr(model, "vocab_size", ALL_BRANCHES_VOCAB + 1) <= ALL_BRANCHES_VOCAB
+        nodes = tree_nodes(model, prefix, trace, decode, kept, tuple(found.ids), all_branches=small)
+        totals = {node.ids: node.total for node in nodes}
+        hypotheses = []
+        for ids, score in ranked:
+            generated = tuple(decode(list(ids)))
+            verdict = "" if tree else oracle_verdict(self.oracle, words, generated, self.max_new_tokens)
+            hypotheses.append(Hypothesis(generated, totals.get(ids, found.logprob), score, verdict))
+        return Search(tree, () if tree else words, width, normalisation, nodes, len(trace),
+                      tuple(decode(found.ids)), found.logprob, hypotheses)  # fmt: skip
+
+    @property
+    def shown_search(self) -> Search | None:
+        """The search the picture shows now."""
+        return self._shown[0]
+
+    def tree(self) -> list[Node]:
+        """The nodes the picture shows now (steps 1 to the step slider's), with their status."""
+        search, shown = self._shown
+        return [] if search is None else [node for node in search.nodes if node.step <= shown]
+
+    # -- drawing
+    def draw(self, prompt: str, width: int, normalisation: str, step: int) -> Figure:
+        words = None if self._tree else self.prompt_words(prompt)
+        width = check_int("width", width, minimum=1, maximum=MAX_WIDTH)
+        search = self.search(words, width, normalisation)
+        shown = self._fit_step(search.steps, check_int("step", step, minimum=1))
+        picture = self.painter.paint(search, self._root(search), shown, self._title(search, shown))
+        self.layer.set_pixels(np.asarray(picture))
+        self._shown = (search, shown)
+        self._show_readout(search, shown)
+        return self.figure
+
+    def _root(self, search: Search) -> str:
+        """The root's label: <s> and the prompt's last words."""
+        words = ("<s>", *search.prompt)
+        return " ".join(words) if len(words) <= 3 else "… " + " ".join(words[-2:])
+
+    def _title(self, search: Search, shown: int) -> str:
+        source = "the slide's tree" if search.tree else f"{self.model_name} after '{' '.join(('<s>', *search.prompt))}'"
+        return (f"{source} · width {search.width} · ranked by: {search.normalisation} · "
+                f"steps 1–{shown} of {search.steps}")  # fmt: skip
+
+    @staticmethod
+    def _value(search: Search, logprob: float, *, short: bool = False) -> str:
+        """p=.28 (log P -1.27) on the slide's tree (p=.28 if ``short``), log P -5.88 for a course model."""
+        log = f"log P {logprob:.2f}"
+        if not search.tree:
+            return log
+        return f"p={probability_text(math.exp(logprob))}" + ("" if short else f" ({log})")
+
+    def _show_readout(self, search: Search, shown: int) -> None:
+        """The step shown, the finished hypotheses ranked, and what widening the beam changes."""
+        lines = [f"showing steps 1–{shown} of {search.steps}"]
+        if shown < search.steps:
+            lines[0] += " (move to the last step to see the winner's path)"
+        if not search.tree and not search.prompt:
+            lines[0] += " · empty prompt: the model generates from <s> alone"
+        if search.tree:
+            lines[0] += " · the book's probabilities as printed (its yes node sums to .9)"
+        for rank, hypothesis in enumerate(search.hypotheses, start=1):
+            line = (f"#{rank} {' '.join(hypothesis.words)} · {self._value(search, hypothesis.logprob)} · "
+                    f"{len(hypothesis.words)} tokens · score {hypothesis.score:.2f}")  # fmt: skip
+            line += f" · {hypothesis.verdict}" if hypothesis.verdict else ""
+            lines.append(line + (" ← winner" if rank == 1 else ""))
+        lines.append(self._widening_note(search))
+        escaped = "<br>".join(html.escape(line) for line in lines)
+        self.readout.value = f"<div style='font-size:{font_px(16)}px;line-height:1.35'>{escaped}</div>"
+
+    def _widening_note(self, search: Search) -> str:
+        """Greedy (width 1) against this width (or width 2 when this is greedy): does the winner change?"""
+        words = None if search.tree else search.prompt
+        other = self.search(words, 2 if search.width == 1 else 1, search.normalisation)
+        greedy, wide = (search, other) if search.width == 1 else (other, search)
+        found = f"width 1 = greedy: {' '.join(greedy.winner)} {self._value(search, greedy.winner_logprob, short=True)}"
+        if greedy.winner == wide.winner:
+            return f"{found}; width {wide.width} finds the same"
+        better = f"{' '.join(wide.winner)} {self._value(search, wide.winner_logprob, short=True)}"
+        return f"{found}; width {wide.width} finds {better}"
