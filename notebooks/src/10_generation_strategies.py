@@ -488,9 +488,9 @@ print("nucleus (0.95) repeats about as often as the reference text (within 3 poi
 print("beam 16 repeats less than greedy:", repetition["beam (b=16)"] < repetition["greedy"])
 
 # %% [markdown]
-# Two of Holtzman's findings carry over: greedy decoding loops (*"the hunter hunted the game in the forest in the
-# forest …"*-style repeats), and nucleus sampling repeats about as often as the reference text. The third does not:
-# their beam (b = 16) repeats 29 % of the time, ours almost never. Their generations were 200 tokens long and had to
+# Two of Holtzman's findings carry over: greedy decoding loops (section 4's "my friend that eats the cake that eats
+# the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their beam
+# (b = 16) repeats 29 % of the time, ours not once in 40 sentences. Their generations were 200 tokens long and had to
 # keep going; ours end, and section 8 shows that a wide beam ends *early*, before any loop can start. The other
 # half of their argument, that maximisation writes text far more probable than real text, holds exactly: greedy
 # and beam search sit well left of the entropy rate in the plot.
@@ -553,6 +553,10 @@ for width in (1, 4, 16, 64):
     print(f"GPT, beam {width:2}:        {' '.join(sentence):48} {verdict(sentence)}")
 
 # %% [markdown]
+# Greedy search from `<s>` alone loops into a sentence that is not in the language. Wider beams find more and more
+# probable sentences, and a beam of 64 finds the language's own mode: the GPT has learnt where the mode is. Beam
+# search is a search for the mode, and does it well; the slide's complaint is about what the mode is.
+#
 # ## 9. The beam search curse
 #
 # Koehn & Knowles (2017) saw translation quality *fall* as the beam widened. Murray & Chiang (2018), "Correcting
