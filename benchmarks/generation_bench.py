@@ -25,7 +25,7 @@ from bert_bench import machine, write  # noqa: E402  (one way of naming the mach
 
 SECTION = "## Notebook 10: generation strategies (issue 13)"
 RESULTS = ROOT / "benchmarks" / "results" / "generation_bench.json"
-NEW_TOKENS, REPEATS, WIDTHS = 40, 5, (4, 8)
+NEW_TOKENS, REPEATS, WIDTHS = 40, 10, (4, 8)
 LENGTHS = (8, 16, 32, 64, 120)
 
 

@@ -484,12 +484,13 @@ class BeamStep:
 
 def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalisation, early_stopping, eos_id,
            pick: Callable[[torch.Tensor, int], torch.Tensor], adjust: Callable[[torch.Tensor], torch.Tensor],
-           trace: list | None = None):
+           trace: list | None = None, sums_are_logprobs: bool = False):
     """The beam search loop shared by ``beam_search`` and ``beam_sample``.
 
     ``adjust(logprobs (B, V)) -> scores (B, V)`` added to the running sums; ``pick(totals (B*V,), n) -> n
     candidate indices`` in the order they are considered (best first for beam search). ``trace``: a list
-    to which one ``BeamStep`` per step is appended (for drawing the search tree).
+    to which one ``BeamStep`` per step is appended (for drawing the search tree). ``sums_are_logprobs``: the
+    running sums are the model's log-probabilities (no warping), so the winner's needs no second pass.
     """
     prefix = _check_prefix(model, prefix_ids)
     width = check_int("width", width, minimum=1)
@@ -509,7 +510,7 @@ def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalis
     running_ids: list[list[int]] = [[] for _ in range(width)]  # the generated ids of each running beam
     running = torch.full((width,), -1e9)  # (k,) float32: each beam's raw sum of (adjusted) log-probabilities;
     running[0] = 0.0  # the copies start at -1e9, so the first step draws from one copy only
-    finished: list[tuple[float, list[int]]] = []  # (normalised score, ids), best first, at most `width`
+    finished: list[tuple[float, list[int], float]] = []  # (normalised score, ids, sum), best first, at most k
     can_improve = True
     for step in range(max_new_tokens):
         length = step + 1  # generated tokens after this step
@@ -523,7 +524,7 @@ def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalis
             ids = running_ids[beam] + [token]
             if token == eos or length == max_new_tokens:  # the hypothesis ends here
                 if rank < width:  # only the top k candidates may become final (generate()'s rule)
-                    new_finished.append((float(totals[index] / divisor(length)), ids))
+                    new_finished.append((float(totals[index] / divisor(length)), ids, float(totals[index])))
                 seen.append(Candidate(beam, token, float(totals[index]), "finished" if rank < width else "dropped",
                                       float(totals[index] / divisor(length)) if rank < width else None))
             else:
@@ -552,9 +553,9 @@ def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalis
             trace[-1].stopped = False
         rows = [parents[i] if step else 0 for i in order]  # the decoder holds one copy of the prefix
         logits = decoder.step(rows, [tokens[i] for i in order])  # (B, V)
-    score, ids = finished[0]
-    logprob = _sequence_logprob(model, prefix, ids)
-    return Generation(prefix, ids, logprob, score, ids[-1] == eos, [(i, s) for s, i in finished])
+    score, ids, total = finished[0]
+    logprob = total if sums_are_logprobs else _sequence_logprob(model, prefix, ids)
+    return Generation(prefix, ids, logprob, score, ids[-1] == eos, [(i, s) for s, i, _ in finished])
 
 
 def _record(trace: list, beams: list[list[int]], totals: list[float], seen: list[Candidate], order: list[int],
@@ -564,7 +565,7 @@ def _record(trace: list, beams: list[list[int]], totals: list[float], seen: list
     for i in order:
         survivors[i].status = "running"
     possible = [c for c in seen if c.total > -1e8]  # not the first step's idle copies (at -1e9), nor -inf
-    kept = {(tuple(ids), round(score, 9)) for score, ids in finished}
+    kept = {(tuple(ids), round(score, 9)) for score, ids, _ in finished}
     for c in possible:
         if c.status == "finished" and (tuple(beams[c.parent] + [c.token]), round(c.score, 9)) not in kept:
             c.status = "dropped"  # it entered, but the k finished hypotheses kept were better
@@ -618,7 +619,7 @@ def beam_search(
     return _beams(model, prefix_ids, width=width, max_new_tokens=max_new_tokens, length_penalty=length_penalty,
                   normalisation=normalisation, early_stopping=early_stopping, eos_id=eos_id,
                   pick=lambda totals, n: torch.topk(totals, n).indices, adjust=lambda logprobs: logprobs,
-                  trace=trace)  # fmt: skip
+                  trace=trace, sums_are_logprobs=True)  # fmt: skip
 
 
 def beam_sample(
