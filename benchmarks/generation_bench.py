@@ -29,15 +29,6 @@ NEW_TOKENS, REPEATS, WIDTHS = 40, 10, (4, 8)
 LENGTHS = (8, 16, 32, 64, 120)
 
 
-def _best_of(fn, repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def bench_speed() -> dict:
     """Ours against ``generate()``: greedy and beam search (ratios), tokens/s with and without the KV cache."""
     import torch
@@ -45,6 +36,9 @@ def bench_speed() -> dict:
     from course_utils.models import generation as g
     from course_utils.models.lm_checkpoints import course_vocab
     from course_utils.models.transformer_checkpoints import load_lm
+
+    def _best_of(fn) -> float:
+        return g.best_time(fn, REPEATS)
 
     model, vocab = load_lm("gpt_lm"), course_vocab()
     prefix = g.encode_prompt(vocab, ["the"])

@@ -665,6 +665,16 @@ def beam_sample(
 # ---------------------------------------------------------------- timing
 
 
+def best_time(fn: Callable[[], object], repeats: int = 3) -> float:
+    """The fastest of ``repeats`` runs of ``fn()``, in seconds."""
+    times = []
+    for _ in range(check_int("repeats", repeats, minimum=1)):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def time_generation(model, prefix_ids, *, max_new_tokens: int = 40, width: int = 4, repeats: int = 3) -> dict:
     """Seconds (best of ``repeats``) of this module's greedy and beam search and of ``model.hf.generate()``.
 
@@ -677,12 +687,7 @@ def time_generation(model, prefix_ids, *, max_new_tokens: int = 40, width: int =
     idx = torch.tensor([prefix], device=_model_device(model))
 
     def best(fn) -> float:
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return min(times)
+        return best_time(fn, repeats)
 
     hf_kwargs = {"attention_mask": torch.ones_like(idx), "max_new_tokens": max_new_tokens, "do_sample": False}
     with torch.no_grad():
@@ -710,12 +715,9 @@ def time_per_token(model, prefix_ids, lengths=(8, 16, 32, 64), *, repeats: int =
             _check_room(model, len(prefix), n)
             row = []
             for cache in (True, False):
-                times = []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    model.hf.generate(idx, attention_mask=torch.ones_like(idx), max_new_tokens=n, min_new_tokens=n,
-                                      do_sample=False, use_cache=cache)  # fmt: skip
-                    times.append(time.perf_counter() - start)
-                row.append(min(times) / n)
+                seconds = best_time(lambda: model.hf.generate(idx, attention_mask=torch.ones_like(idx), max_new_tokens=n,
+                                                              min_new_tokens=n, do_sample=False, use_cache=cache),
+                                    repeats)  # fmt: skip
+                row.append(seconds / n)
             out[n] = tuple(row)
     return out
