@@ -560,10 +560,11 @@ for width in (1, 4, 16, 64):
 # ## 9. The beam search curse
 #
 # Koehn & Knowles (2017) saw translation quality *fall* as the beam widened. Murray & Chiang (2018), "Correcting
-# Length Bias in Neural Machine Translation", traced this "beam problem" to length: a wider beam is a better search
-# for the highest Σ log P, the highest Σ log P belongs to short outputs, so wider beams write shorter translations;
-# correcting the length bias removes most of the loss. Eq. 13.16 is one correction. Measured on the GPT, 40
-# prompts:
+# Length Bias in Neural Machine Translation": "whereas a wider beam should in principle help translation, it often
+# hurts NMT", and NMT "has a tendency to produce translations that are too short"; the two problems are one, and
+# "correcting the brevity problem almost eliminates the beam problem". A wider beam is a better search for the
+# highest Σ log P, and the highest Σ log P belongs to short outputs. Eq. 13.16 is one correction. Measured on the
+# GPT, 40 prompts:
 
 # %%
 # NBVAL_CHECK_OUTPUT
