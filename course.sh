@@ -3,6 +3,7 @@
 #   bash course.sh lab     set everything up, then open the course in JupyterLab
 #   bash course.sh test    set everything up, then run the whole test suite (what CI runs)
 #   bash course.sh bench   set everything up, then run the benchmarks (writes BENCHMARKS.md)
+#   bash course.sh site    set everything up, then build the website into build/site/html (no network)
 #   bash course.sh setup   set everything up only
 #
 # Set-up installs into the active virtual or conda environment, else into the python3 on PATH,
@@ -124,8 +125,12 @@ case "$command_name" in
         setup
         exec "$PY" benchmarks/run.py "$@"
         ;;
+    site)
+        setup
+        exec "$PY" scripts/build_site.py "$@"
+        ;;
     *)
-        echo "usage: bash course.sh [lab|test|bench|setup]" >&2
+        echo "usage: bash course.sh [lab|test|bench|site|setup]" >&2
         exit 2
         ;;
 esac

@@ -446,7 +446,7 @@ check_sigmoid_depth(my_depth);
 #   scratch they agree with PyTorch to rounding error, and tanh(z) = 2σ(2z) − 1.
 # - Without non-linear activations, layers collapse into one linear map, and no line separates XOR; a
 #   2-layer ReLU net learns it.
-# - The forward pass is the loop z^[l] = W^[l] a^[l−1] + b^[l], a^[l] = g^[l](z^[l]); W^[l] is (n_l, n_{l−1}).
+# - The forward pass is the loop `z^[l] = W^[l] a^[l−1] + b^[l]`, `a^[l] = g^[l](z^[l])`; `W^[l]` is (n_l, n_{l−1}).
 # - Softmax turns K scores into probabilities; subtracting the maximum first keeps it finite.
 # - Backprop multiplies by g'(z) at every layer. The sigmoid's slope is at most 1/4, so gradients vanish
 #   geometrically with depth; ReLU's slope is 1 where it is active, and the gradients keep their size.

@@ -1,0 +1,105 @@
+"""The website (``scripts/build_site.py``): built from the stored outputs with warnings as errors, links checked.
+
+The build itself fails on a Sphinx warning, a broken internal link or anchor, or a page over 5 MB; these tests
+build it once and check what a reader gets: a page per notebook, the course map as the home page, the teaching
+page, widgets as pictures (never as raw text), and nothing fetched from outside. tests/test_site_browser.py opens
+the pages in a real browser.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning", "ignore::DeprecationWarning")
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def build_site_module():
+    spec = importlib.util.spec_from_file_location("build_site", ROOT / "scripts" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    html_dir = build_site_module().build(out)
+    return html_dir, json.loads((out / "report.json").read_text(encoding="utf-8")), out
+
+
+def page_text(html_dir: Path, name: str) -> str:
+    return (html_dir / name).read_text(encoding="utf-8")
+
+
+def test_every_notebook_has_a_page_and_the_home_page_is_the_course_map(site):
+    html_dir, report, _ = site
+    assert report["pages"] == [path.stem for path in NOTEBOOKS]
+    home = page_text(html_dir, "index.html")
+    assert "Course map" in home and "Teaching with this course" in home
+    for path in NOTEBOOKS:
+        assert (html_dir / f"{path.stem}.html").exists()
+        assert f'href="{path.stem}.html"' in home, path.stem  # the map's link goes to the page
+        assert f"notebooks/{path.name}" in home  # … and its Colab link to the notebook
+    assert home.count(">Open in Colab<") == len(NOTEBOOKS)
+    assert "colab-badge.svg" not in home  # the badge is an external image: a plain link instead
+
+
+def test_the_teaching_page_covers_every_notebook(site):
+    html_dir, _, _ = site
+    teaching = page_text(html_dir, "teaching.html")
+    for path in NOTEBOOKS:
+        assert f'href="{path.stem}.html"' in teaching, path.stem
+
+
+def test_widgets_appear_as_pictures_never_as_raw_text(site):
+    html_dir, report, _ = site
+    views = sum(1 for path in NOTEBOOKS for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                for output in cell.get("outputs", [])
+                if "application/vnd.jupyter.widget-view+json" in output.get("data", {}))  # fmt: skip
+    assert report["widgets"] == views > 0
+    pictures = 0
+    for path in NOTEBOOKS:
+        text = page_text(html_dir, f"{path.stem}.html")
+        for raw in ("VBox(children", "HBox(children", "Error displaying widget", "widget-view+json", "IPY_MODEL_",
+                    "embed-amd.js"):  # fmt: skip
+            assert raw not in text, (path.stem, raw)
+        pictures += text.count("An interactive demo: here is the picture it drew")
+    demos = sum(1 for path in NOTEBOOKS for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                if cell["cell_type"] == "code" and "".join(cell["source"]).rstrip().endswith("demo.box"))  # fmt: skip
+    assert pictures == demos == 15  # the other widget views are training progress bars
+
+
+def test_nothing_is_fetched_from_outside(site):
+    html_dir, _, out = site
+    for path in html_dir.rglob("*.html"):
+        if "_static" in path.relative_to(html_dir).parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        remote = re.findall(r'<(?:script|link|img|iframe)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', text)
+        assert not remote, (path.name, remote)
+    assert (html_dir / "_static" / "MathJax.js").exists()  # equations: MathJax from the installed package
+    external = (out / "external_links.txt").read_text(encoding="utf-8").split()
+    assert external and all(link.startswith("https://colab.research.google.com/") for link in external)
+
+
+def test_pages_are_light(site):
+    _, report, _ = site
+    assert all(size <= 5 * 2**20 for size in report["page_bytes"].values()), report["page_bytes"]
+
+
+def test_the_link_checker_finds_broken_links(tmp_path):
+    checker = build_site_module()
+    (tmp_path / "a.html").write_text('<a href="b.html#here">b</a><a href="missing.html">m</a>'
+                                     '<a href="https://example.org/">x</a><img src="c.png">', encoding="utf-8")  # fmt: skip
+    (tmp_path / "b.html").write_text('<h1 id="elsewhere">b</h1>', encoding="utf-8")
+    problems, external = checker.check_links(tmp_path)
+    assert sorted(problems) == ["a.html: b.html#here → no anchor #here", "a.html: c.png → no such file",
+                                "a.html: missing.html → no such file"]  # fmt: skip
+    assert external == ["https://example.org/"]
