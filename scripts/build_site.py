@@ -73,11 +73,11 @@ def static_outputs(view: dict, state: dict, notebook_name: str) -> list:
     return [nbformat.v4.new_output("display_data", data={"text/markdown": BAR_NOTE.format(text=bar or "(empty)")})]
 
 
-def static_notebook(path: Path) -> tuple[nbformat.NotebookNode, int]:
-    """The notebook with every widget view replaced by static outputs; how many views were replaced."""
+def static_notebook(path: Path) -> tuple[nbformat.NotebookNode, int, int]:
+    """The notebook with every widget view replaced by static outputs; how many views, how many as pictures."""
     notebook = nbformat.read(path, as_version=4)
     state = notebook.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    replaced = 0
+    replaced = pictures = 0
     for cell in notebook.cells:
         outputs = []
         for output in cell.get("outputs", []):
@@ -85,11 +85,13 @@ def static_notebook(path: Path) -> tuple[nbformat.NotebookNode, int]:
             if view is None:
                 outputs.append(output)
                 continue
-            outputs += static_outputs(view, state, path.name)
+            static = static_outputs(view, state, path.name)
+            outputs += static
             replaced += 1
+            pictures += any("image/png" in output.get("data", {}) for output in static)
         if cell.cell_type == "code":
             cell.outputs = outputs
-    return notebook, replaced
+    return notebook, replaced, pictures
 
 
 # ---------------------------------------------------------------- the home page
@@ -120,19 +122,19 @@ def home_page(readme: str, pages: list[str]) -> str:
 
 
 def stage(src: Path) -> dict:
-    """Write the pages Sphinx reads into ``src``; return {"pages": [...], "widgets": n}."""
+    """Write the pages Sphinx reads into ``src``; return the pages, the widget views and how many became pictures."""
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
-    pages, widgets = [], 0
+    pages, widgets, pictures = [], 0, 0
     for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
-        notebook, replaced = static_notebook(path)
+        notebook, replaced, drawn = static_notebook(path)
         nbformat.write(notebook, src / path.name)
         pages.append(path.stem)
-        widgets += replaced
+        widgets, pictures = widgets + replaced, pictures + drawn
     shutil.copy(DOCS / "teaching.md", src / "teaching.md")
     (src / "index.md").write_text(home_page((ROOT / "README.md").read_text(encoding="utf-8"), pages), encoding="utf-8")
-    return {"pages": pages, "widgets": widgets}
+    return {"pages": pages, "widgets": widgets, "pictures": pictures}
 
 
 class _Links(HTMLParser):
@@ -227,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     html_dir = build(args.out, quiet=True)
     report = json.loads((args.out / "report.json").read_text(encoding="utf-8"))
     print(f"[site] built {html_dir} in {time.perf_counter() - started:.0f} s: {len(report['pages'])} notebook pages, "
-          f"{report['widgets']} widgets as pictures, {report['external_links']} external links listed in "
+          f"{report['widgets']} widget views ({report['pictures']} demos as pictures, the rest progress bars as text), "
+          f"{report['external_links']} external links listed in "
           f"{args.out / 'external_links.txt'} (not fetched)")  # fmt: skip
     for name, size in report["page_bytes"].items():
         print(f"[site]   {name}.html with its images: {size / 2**20:.2f} MB")
