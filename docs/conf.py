@@ -30,9 +30,21 @@ html_theme_options = {
 html_last_updated_fmt = None
 html_copy_source = True
 
-# MathJax 2 from the installed package, served from _static: no CDN.
+html_context = {"default_mode": "light"}  # unset, the theme logs "Got invalid theme mode" on a first visit
+
+# MathJax 2 from the installed package, served from _static: no CDN. The package ships the "-full" TeX config and
+# the STIX-Web fonts, not MathJax's TeX fonts, so MathJax is told to use those (and not to probe for others).
 _MATHJAX = Path(jupyter_server_mathjax.__file__).parent / "static"
 html_static_path = [str(_MATHJAX)]
-mathjax_path = "MathJax.js?config=TeX-AMS-MML_HTMLorMML"
-mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
-                               "processRefs": False, "processEnvironments": False}}  # fmt: skip
+mathjax_path = "MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
+mathjax2_config = {
+    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
+                "processRefs": False, "processEnvironments": False,
+                # myst marks each page tex2jax_ignore and re-enables math with a MathJax 3 setting only
+                "processClass": "tex2jax_process|mathjax_process|math|output_area"},
+    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None,
+                 "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "local('MathJax_Blank')"}}},
+    # the hidden MathML for screen readers asks for an AMS font the package does not ship (a 404)
+    "menuSettings": {"assistiveMML": False},
+    "fast-preview": {"disabled": True},
+}

@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from urllib.parse import urlsplit
 from pathlib import Path
 
 import nbformat
@@ -394,3 +395,29 @@ def run_all_or_fail(notebook: "LabNotebook", timeout_s: float) -> None:
     """Run every cell of ``notebook`` in JupyterLab; fail if that does not finish in time or the command fails."""
     ended = wait_or_fail(lambda: notebook.run_all(timeout_s), f"run all did not finish within {timeout_s} s")
     assert ended == "done", f"the run-all command failed: {ended}"
+
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+
+class Offline:
+    """A browser context in which every request outside localhost is aborted and recorded."""
+
+    def __init__(self, browser, viewport: dict | None = None):
+        self.blocked: list[str] = []
+        self.console_errors: list[str] = []
+        self.context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1100})
+        self.context.route("**/*", self._route)
+
+    def _route(self, route):
+        url = route.request.url
+        if urlsplit(url).scheme in ("http", "https", "ws", "wss") and urlsplit(url).hostname not in LOCAL_HOSTS:
+            self.blocked.append(url)
+            route.abort("internetdisconnected")
+        else:
+            route.continue_()
+
+    def open(self, server: LabServer, relative_path: str) -> LabNotebook:
+        page = self.context.new_page()
+        page.on("console", lambda message: message.type == "error" and self.console_errors.append(message.text))
+        return LabNotebook(page, server, relative_path)

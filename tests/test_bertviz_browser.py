@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import nbformat
 import pytest
 
-from browser_support import LabNotebook, LabServer, launched_chromium, run_all_or_fail, wait_or_fail
+from browser_support import LabNotebook, LabServer, Offline, launched_chromium, run_all_or_fail, wait_or_fail
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
 RUN_TIMEOUT_S = 180
 VIEWPORT = {"width": 1400, "height": 1100}
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 JS_ERRORS = ("Javascript Error", "require is not defined")
 LAYERS, HEADS, TOKENS = 2, 2, ["[CLS]", "the", "cat", "sat", "[SEP]"]
 
@@ -95,36 +93,13 @@ def lab(tmp_path_factory):
     server.stop()
 
 
-class Offline:
-    """A browser context in which every request outside localhost is aborted and recorded."""
-
-    def __init__(self, browser):
-        self.blocked: list[str] = []
-        self.console_errors: list[str] = []
-        self.context = browser.new_context(viewport=VIEWPORT)
-        self.context.route("**/*", self._route)
-
-    def _route(self, route):
-        url = route.request.url
-        if urlsplit(url).scheme in ("http", "https", "ws", "wss") and urlsplit(url).hostname not in LOCAL_HOSTS:
-            self.blocked.append(url)
-            route.abort("internetdisconnected")
-        else:
-            route.continue_()
-
-    def open(self, server: LabServer, relative_path: str) -> LabNotebook:
-        page = self.context.new_page()
-        page.on("console", lambda message: message.type == "error" and self.console_errors.append(message.text))
-        return LabNotebook(page, server, relative_path)
-
-
 @contextlib.contextmanager
 def offline_notebook(browser, lab: LabServer, relative_path: str, name: str):
     """The notebook open in a fresh offline context; a screenshot is saved if the block fails."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for stale in ARTIFACTS.glob(f"{name}-*.png"):
         stale.unlink()
-    offline = Offline(browser)
+    offline = Offline(browser, VIEWPORT)
     notebook = None
     try:
         notebook = offline.open(lab, relative_path)
