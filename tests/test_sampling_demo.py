@@ -164,7 +164,7 @@ def test_the_button_draws_judged_samples_reproducibly(model, vocab, lang):
     generator = torch.Generator().manual_seed(3)
     for sample in samples:
         again = g.sample(model, prefix, max_new_tokens=MAX_NEW_TOKENS, temperature=0.8, generator=generator)
-        assert sample["words"] == tuple(vocab.decode(again.ids[:-1] if again.ended else again.ids))
+        assert sample["words"] == tuple(vocab.decode(again.content))
         assert sample["model_logprob"] == pytest.approx(again.logprob) and sample["tokens"] == len(again.ids)
         grammatical, given, failure = judged(lang, sample)
         assert (sample["grammatical"], sample["failure"]) == (grammatical, failure)

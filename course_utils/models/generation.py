@@ -53,6 +53,11 @@ class Generation:
         """Prefix and generated ids together, as ``generate()`` returns them."""
         return self.prefix + self.ids
 
+    @property
+    def content(self) -> list[int]:
+        """The generated ids without the final ``</s>``: the words written."""
+        return self.ids[:-1] if self.ended else self.ids
+
 
 def encode_prompt(vocab, words=()) -> list[int]:
     """The prefix ``[<s>] + ids of words`` (words: a list of words)."""
@@ -155,18 +160,10 @@ class TableDecoder(Decoder):
     returns_logprobs = True
 
     def __init__(self, table: "TableLM"):
-        self.model, self.rows = table, []
+        self.model, self.hf, self.rows = table, None, []  # no cache: start/step re-read the rows
 
     def _logits(self, rows: list[list[int]]) -> torch.Tensor:
         return torch.stack([self.model.logprobs(row) for row in rows])  # (B, V)
-
-    def start(self, prefix: list[int]) -> torch.Tensor:
-        self.rows = [list(prefix)]
-        return self._logits(self.rows)  # (1, V)
-
-    def step(self, parents: list[int], tokens: list[int]) -> torch.Tensor:
-        self.rows = [self.rows[p] + [t] for p, t in zip(parents, tokens)]
-        return self._logits(self.rows)  # (B, V)
 
 
 class TableLM:
@@ -176,8 +173,6 @@ class TableLM:
     </s>). The probabilities are used as they are: a node whose numbers sum to .9 (the book's yes node)
     keeps .9, nothing is renormalised. Unlisted words get probability 0.
     """
-
-    returns_logprobs = True
 
     def __init__(self, lm: Callable, words, *, bos: str = "<s>", eos: str = "</s>"):
         self.lm, self.itos = lm, list(words)

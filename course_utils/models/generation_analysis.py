@@ -242,8 +242,7 @@ def generate(model, vocab, config: dict, prompt, *, max_new_tokens: int, generat
 
 
 def _sentence(vocab, prompt, generation: g.Generation) -> tuple[str, ...]:
-    ids = generation.ids[:-1] if generation.ended else generation.ids
-    return tuple(prompt) + tuple(vocab.decode(ids))
+    return tuple(prompt) + tuple(vocab.decode(generation.content))
 
 
 def strategy_table(model, vocab, lang: CourseLanguage, prompts=None, *, samples_per_prompt: int = 20, seed: int = 0,
@@ -363,7 +362,7 @@ def translation_length_curve(model, source_vocab, pairs, widths=(1, 2, 4, 8, 16)
     jobs = []
     for pair in pairs:
         conditioned = g.SourceConditioned(model, source_vocab.encode(list(pair.source)))
-        jobs.append((conditioned, conditioned.target_prefix, lambda out: len(out.ids) - out.ended))
+        jobs.append((conditioned, conditioned.target_prefix, lambda out: len(out.content)))
     curve = _length_curve(jobs, widths, normalisation, max_new_tokens=max_new_tokens, early_stopping=early_stopping)
     curve["reference"] = statistics.fmean(len(pair.target) for pair in pairs)
     return curve

@@ -25,7 +25,6 @@ is slow) and reach the figure as one bitmap, as in ``sequence_demo``.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import ipywidgets as widgets
 import matplotlib
@@ -44,10 +43,6 @@ from course_utils.widgets.widget_kit import labelled
 
 # ---------------------------------------------------------------- shared painting helpers
 
-
-@lru_cache(maxsize=32)
-def _font(size: int, weight: str = "normal") -> ImageFont.FreeTypeFont:
-    return pillow_font(size, weight)
 
 
 def _rgb(name: str) -> tuple[int, int, int]:
@@ -136,8 +131,8 @@ class QKVPainter:
 
     def __init__(self):
         self.px = px = round(14 * _scale())
-        self.font, self.bold = _font(px), _font(px, "bold")
-        self.big_bold = _font(round(1.2 * px), "bold")
+        self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
+        self.big_bold = pillow_font(round(1.2 * px), "bold")
         self.colors = [_rgb(c) for c in WORD_COLORS]
         self.row_h = round(2.0 * px)
         self.title_h = round(2.6 * px)
@@ -428,7 +423,7 @@ class AttentionPainter:
 
     def __init__(self, words: list[str]):
         self.px = px = round(14 * _scale())
-        self.font, self.bold = _font(px), _font(px, "bold")
+        self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
         self.width = round(62 * px)
         self.title_h = round(2.2 * px)
         self.left = round(max(self.bold.getlength(w) for w in words)) + px  # the row labels
@@ -478,7 +473,7 @@ class AttentionPainter:
             pen.rectangle((x0 - 2, y0 + focus * cell - 2, x0 + T * cell + 1, y0 + (focus + 1) * cell + 1),
                           outline="black", width=line)  # fmt: skip
         size = min(self.px, max(8, round(0.85 * cell)))
-        font, bold = _font(size), _font(size, "bold")
+        font, bold = pillow_font(size), pillow_font(size, "bold")
         for t, word in enumerate(words):
             pen.text((x0 - self.px // 3, y0 + t * cell + cell // 2), word, fill="black",
                      font=bold if t == focus else font, anchor="rm")  # fmt: skip
@@ -500,7 +495,7 @@ class AttentionPainter:
         left, right = self.panel_x, self.width - px // 2
         pen.text((left, self.grid_top - px // 2), _fit(self.bold, title, right - left), fill="black", font=self.bold,
                  anchor="ls")  # fmt: skip
-        font, bold = _font(size), _font(size, "bold")
+        font, bold = pillow_font(size), pillow_font(size, "bold")
         label_w = round(max(bold.getlength(w) for w in words)) + px // 3
         number_w = round(font.getlength("0.00")) + px // 2
         x0, bar_w = left + label_w, right - left - label_w - number_w
@@ -531,10 +526,10 @@ class AttentionPainter:
         slot = (self.width - px) / T
         xs = [round(px // 2 + slot * (t + 0.5)) for t in range(T)]
         widest = max(words, key=len)
-        size = next((size for size in (px, round(0.8 * px)) if _font(size, "bold").getlength(widest) <= slot - 2), None)
+        size = next((size for size in (px, round(0.8 * px)) if pillow_font(size, "bold").getlength(widest) <= slot - 2), None)
         fits = size is not None  # side by side; else written downwards, the slot as the line height
         size = size or min(px, max(8, round(0.8 * slot)))
-        font, bold = _font(size), _font(size, "bold")
+        font, bold = pillow_font(size), pillow_font(size, "bold")
         base = self.grid_top + self.grid_h - (2 * px if fits else self.label_h)  # the line the words hang from
         room = base - (self.title_h + 2 * px)  # the highest arc
         rows = range(T) if focus == EVERY_WORD else [focus]
@@ -674,9 +669,9 @@ class AttentionDemo(PaintedDemo):
         words = tuple(tokenize(sentence))
         if not words:
             raise CourseInputError(f"type a sentence, e.g. '{next(iter(EXAMPLES))}'")
-        unknown = unknown_words_message(self.vocab, words)
+        unknown = unknown_words_message(self.vocab, words, "the model knows")
         if unknown:
-            raise CourseInputError(unknown.replace("the models know", "the model knows"))
+            raise CourseInputError(unknown)
         limit = self.model.max_len
         if len(words) + 1 > limit:
             raise CourseInputError(f"the model reads at most max_len = {limit} tokens; with <s> this sentence has "

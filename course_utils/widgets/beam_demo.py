@@ -23,13 +23,12 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import ipywidgets as widgets
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from course_utils.language.grammar import CourseLanguage
 from course_utils.language.text_pipeline import Vocab, tokenize
@@ -182,10 +181,6 @@ def oracle_verdict(oracle: CourseLanguage, prompt: tuple[str, ...], words: tuple
     return f"oracle: ✗ '{score.failure.word}' (word {score.failure.position + 1}) cannot come there"
 
 
-@lru_cache(maxsize=32)
-def _font(size: int, weight: str = "normal") -> ImageFont.FreeTypeFont:
-    return pillow_font(size, weight)
-
 
 @dataclass(frozen=True)
 class Layout:
@@ -203,7 +198,7 @@ class TreePainter:
     def __init__(self):
         scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
         self.px = round(14 * scale)
-        self.font, self.bold = _font(self.px), _font(self.px, "bold")
+        self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
         self.width = round(76 * self.px)
         self.top = round(2.4 * self.px)  # below the title
         self.grid_h = round(2 * MAX_WIDTH * 2.3 * self.px)
@@ -240,7 +235,7 @@ class TreePainter:
 
     def _columns(self, search: Search, root: str, size: int) -> dict[int, tuple[int, list[tuple[str, str]]]]:
         """Column -> (its width in pixels, the label lines of its nodes); column 0 is the root."""
-        word, value = _font(size), _font(round(0.8 * size))
+        word, value = pillow_font(size), pillow_font(round(0.8 * size))
         labels = {0: [(root, "")]}
         for node in search.nodes:
             labels.setdefault(node.step, []).append(node_label(node, search.tree))
@@ -286,7 +281,7 @@ class TreePainter:
         highlight = shown >= search.steps
         for i in sorted(visible, key=lambda i: (search.nodes[i].best and highlight, not search.nodes[i].greyed)):
             self._edge(pen, layout, search.nodes[i], layout.boxes[i], highlight)
-        word_font, bold, value_font = _font(layout.size), _font(layout.size, "bold"), _font(round(0.8 * layout.size))
+        word_font, bold, value_font = pillow_font(layout.size), pillow_font(layout.size, "bold"), pillow_font(round(0.8 * layout.size))
         root_text, root_box = layout.root
         pen.text((root_box[0], (root_box[1] + root_box[3]) // 2), root_text, fill="black", font=bold, anchor="lm")
         for i in visible:
@@ -451,9 +446,9 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
         if not isinstance(prompt, str):
             raise CourseInputError(f"the prompt must be a string, got {type(prompt).__name__}")
         words = tuple(tokenize(prompt))
-        unknown = unknown_words_message(self.vocab, words)
+        unknown = unknown_words_message(self.vocab, words, f"{self.model_name} knows")
         if unknown:
-            raise CourseInputError(unknown.replace("the models know", f"{self.model_name} knows"))
+            raise CourseInputError(unknown)
         if len(words) > MAX_PROMPT_WORDS:
             raise CourseInputError(f"the prompt has {len(words)} words; the picture has room for {MAX_PROMPT_WORDS}")
         return words

@@ -16,7 +16,6 @@ callback only repaints. The picture is painted with Pillow, as in the other demo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import ipywidgets as widgets
 import matplotlib
@@ -24,7 +23,7 @@ import numpy as np
 import torch
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from course_utils.models import contextual_embeddings as ce
 from course_utils.validation import CourseInputError, check_choice, check_int
@@ -45,10 +44,6 @@ def default_model():
 
     return load_bert("bert_mlm"), load_course_tokenizer()
 
-
-@lru_cache(maxsize=16)
-def _font(size: int, weight: str = "normal") -> ImageFont.FreeTypeFont:
-    return pillow_font(size, weight)
 
 
 def _rgb(name: str) -> tuple[int, int, int]:
@@ -104,8 +99,8 @@ class ContextualPainter:
     def __init__(self, layers: int):
         scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
         self.px = px = round(14 * scale)
-        self.font, self.bold = _font(px), _font(px, "bold")
-        self.small = _font(round(0.85 * px))
+        self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
+        self.small = pillow_font(round(0.85 * px))
         self.layers = layers  # L + 1
         self.title_h = round(2.2 * px)
         self.side = round(28 * px)  # the scatter's square

@@ -248,9 +248,9 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
         k = check_int("k", k, minimum=1, maximum=MAX_K)
         pieces = check_int("pieces", pieces, minimum=1, maximum=MAX_PIECES)
         left, right = split_at_mask(sentence)
-        unknown = unknown_words_message(self.vocab, left + right)
+        unknown = unknown_words_message(self.vocab, left + right, "of the course language")
         if unknown:
-            raise CourseInputError(unknown.replace("the models know", "of the course language"))
+            raise CourseInputError(unknown)
         filling = self.fill(left, right, pieces)
         if filling.account is not None:
             self._account = filling.account

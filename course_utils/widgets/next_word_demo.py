@@ -57,8 +57,9 @@ def default_models() -> dict[str, torch.nn.Module]:
     return {**ngram_models(), "FFNN N=3": load_model("ffnn_n3"), "FFNN N=5": load_model("ffnn_n5")}
 
 
-def unknown_words_message(vocab: Vocab, words) -> str | None:
-    """None if every word is in ``vocab``; otherwise which are not, with the closest words that are."""
+def unknown_words_message(vocab: Vocab, words, knower: str = "the models know") -> str | None:
+    """None if every word is in ``vocab``; otherwise which are not ("not a word {knower}: …"), with the closest
+    words that are."""
     missing = [w for w in dict.fromkeys(words) if w not in vocab.stoi]
     if not missing:
         return None
@@ -67,7 +68,7 @@ def unknown_words_message(vocab: Vocab, words) -> str | None:
     for word in missing[:3]:
         close = difflib.get_close_matches(word, known, n=4)
         hints.append(f"'{word}'" + (f" (closest: {', '.join(close)})" if close else ""))
-    return f"not a word the models know: {'; '.join(hints)}"
+    return f"not a word {knower}: {'; '.join(hints)}"
 
 
 def window_probs(model, vocab: Vocab, words: list[str]) -> np.ndarray:
@@ -143,8 +144,9 @@ class PixelLayer(Artist):
         gc.restore()
 
 
+@lru_cache(maxsize=64)
 def pillow_font(size_px: int, weight: str = "normal") -> ImageFont.FreeTypeFont:
-    """Matplotlib's own font (DejaVu Sans), for Pillow, at ``size_px`` pixels."""
+    """Matplotlib's own font (DejaVu Sans), for Pillow, at ``size_px`` pixels (loaded once per size and weight)."""
     path = font_manager.findfont(font_manager.FontProperties(weight=weight))
     return ImageFont.truetype(path, size_px, layout_engine=ImageFont.Layout.BASIC)
 

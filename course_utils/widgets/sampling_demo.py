@@ -280,9 +280,9 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
             words = tuple(prompt)
         else:
             raise CourseInputError(f"the prompt must be a string or a list of words, got {prompt!r:.60}")
-        unknown = unknown_words_message(self.vocab, words)
+        unknown = unknown_words_message(self.vocab, words, "the model knows")
         if unknown:
-            raise CourseInputError(unknown.replace("the models know", "the model knows"))
+            raise CourseInputError(unknown)
         limit = getattr(self.model, "max_len", None)
         if limit is not None and getattr(self.model, "context_size", None) is None and len(words) + 1 > limit:
             raise CourseInputError(f"the model reads at most max_len = {limit} tokens; with <s> this prompt has "
@@ -408,8 +408,7 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
 
     def _judge(self, words: tuple[str, ...], generation: g.Generation, seed: int) -> dict:
         """One continuation, with the oracle's verdict on the whole sentence."""
-        ids = generation.ids[:-1] if generation.ended else generation.ids
-        new = tuple(self.vocab.decode(ids))
+        new = tuple(self.vocab.decode(generation.content))
         score = self.oracle.score(words + new)
         given_prompt = sum(score.token_logprobs[len(words):]) if score.grammatical else -math.inf
         return {"prompt": words, "words": new, "text": " ".join(words + new), "ended": generation.ended,

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from functools import lru_cache
 
 import ipywidgets as widgets
 import matplotlib
 import numpy as np
 import torch
 from matplotlib.figure import Figure
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.language.translation import Translation, translate_passage
@@ -116,10 +115,6 @@ def decode(model: Seq2Seq, source_vocab: Vocab, target_vocab: Vocab, words: tupl
     return Decoding(tokens, weights, model.encoder.hidden_size)
 
 
-@lru_cache(maxsize=32)
-def _font(size: int, weight: str = "normal") -> ImageFont.FreeTypeFont:
-    return pillow_font(size, weight)
-
 
 class TranslationPainter:
     """Paints either the attention matrix (rows = decoder steps, columns = source words) or, for a model
@@ -128,7 +123,7 @@ class TranslationPainter:
     def __init__(self, source_words: list[str], target_words: list[str]):
         scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
         self.px = round(14 * scale)  # text size in pixels
-        self.font, self.bold = _font(self.px), _font(self.px, "bold")
+        self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
         self.width = round(62 * self.px)
         self.left = round(max(self.bold.getlength(w) for w in target_words)) + self.px  # the target words
         self.right = round(5 * self.px)  # the colour bar and its numbers
@@ -181,7 +176,7 @@ class TranslationPainter:
         pen.rectangle((x0 - 2, y0 + (t - 1) * cell - 2, x0 + columns * cell + 1, y0 + t * cell + 1),
                       outline="black", width=line)  # fmt: skip
         size = min(self.px, max(7, round(0.85 * cell)))
-        font, bold = _font(size), _font(size, "bold")
+        font, bold = pillow_font(size), pillow_font(size, "bold")
         every = -(-8 // cell)  # rows thinner than 8 pixels: label every few rows, and the current one
         for r, (word, colour) in enumerate(rows[:t]):
             if r % every and r != t - 1:
@@ -197,7 +192,7 @@ class TranslationPainter:
         argmax, true = focus
         for i in dict.fromkeys(i for i in (argmax, true) if i is not None):  # repaint only these one or two words
             word = Image.new("RGBA", (self.label_h, cell), "white")
-            font = _font(size, "bold") if i == argmax else _font(size)
+            font = pillow_font(size, "bold") if i == argmax else pillow_font(size)
             ImageDraw.Draw(word).text((2, cell // 2), source[i], fill=MARK_COLOR if i == true else "black", font=font,
                                       anchor="lm")  # fmt: skip
             labels.paste(word.rotate(90, expand=True), (i * cell, 0))

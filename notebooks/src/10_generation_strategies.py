@@ -60,8 +60,7 @@ reference = ga.language_reference(lang)  # 20,000 oracle samples: the entropy ra
 
 def words_of(generation, prompt=()):
     """The prompt and the generated words, </s> left out."""
-    ids = generation.ids[:-1] if generation.ended else generation.ids
-    return tuple(prompt) + tuple(vocab.decode(ids))
+    return tuple(prompt) + tuple(vocab.decode(generation.content))
 
 
 def verdict(words):
@@ -272,9 +271,8 @@ for name, model in translators.items():
     own, _ = model.greedy(torch.tensor([conditioned.source_ids]))
     for label, run in (("greedy", g.greedy(conditioned, conditioned.target_prefix, 40)),
                        ("beam 4", g.beam_search(conditioned, conditioned.target_prefix, width=4, max_new_tokens=40))):
-        out = run.ids[:-1] if run.ended else run.ids
-        same = "= model.greedy" if label == "greedy" and out == own[0] else ""
-        print(f"  {name:29} {label:7} {' '.join(target_vocab.decode(out))}  {same}")
+        same = "= model.greedy" if label == "greedy" and run.content == own[0] else ""
+        print(f"  {name:29} {label:7} {' '.join(target_vocab.decode(run.content))}  {same}")
 
 # %% [markdown]
 # ## 5. Parity with Hugging Face `generate()`
