@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -32,6 +33,10 @@ CHROMIUM_ARGS = [
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 DEMO_CLASS = "course-demo"
+# Text a failed widget or JavaScript output shows on the page, and a widget's repr shown instead of the widget.
+SHOWN_ERRORS = ("Error displaying widget", "Javascript Error")
+WIDGET_LOADING = "Loading widget..."
+WIDGET_AS_TEXT = re.compile(r"^\s*(VBox|HBox|Box|Output|Tab|Accordion|GridBox)\(")
 
 # JupyterLab user settings for the test server: plugin id -> settings.
 LAB_SETTINGS = {
@@ -212,7 +217,15 @@ _CELLS_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets
       .map((o) => o.ename + ': ' + o.evalue),
   }))"""
 
-_OUTPUT_TEXT_JS = """() => Array.from(document.querySelectorAll('.jp-OutputArea-output')).map((o) => o.innerText)"""
+# Each output's text, without its "[n]:" prompt. Not '.jp-OutputArea-output': when a renderer throws (a failed
+# Javascript output), JupyterLab's OutputArea resets that node's classes to 'lm-Widget jp-RenderedText' and appends
+# "<pre>Javascript Error: ...</pre>", so the error is only found as the non-prompt child of '.jp-OutputArea-child'.
+_OUTPUT_TEXT_JS = """() => Array.from(document.querySelectorAll('.jp-OutputArea-child > :not(.jp-OutputArea-prompt)'))
+  .map((o) => o.innerText)"""
+
+# A widget view shows "Loading widget..." until the widget manager finds its model (or gives up and says
+# "Error displaying widget"); true once no output says so.
+_WIDGETS_SETTLED_JS = f"""() => !({_OUTPUT_TEXT_JS})().some((text) => text.startsWith('{WIDGET_LOADING}'))"""
 
 # A demo's state: its picture (the <img> src in its Output), whether that has loaded, and its HTML lines
 # (title, labels, readout, message).
@@ -278,6 +291,40 @@ class LabNotebook:
     def output_texts(self) -> list[str]:
         """The visible text of every output area (to find widget errors shown as text)."""
         return self.page.evaluate(_OUTPUT_TEXT_JS)
+
+    def wait_for_widgets(self, timeout_s: float) -> bool:
+        """Wait until no widget view says "Loading widget..."; False if one still does after ``timeout_s``."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function(_WIDGETS_SETTLED_JS, timeout=timeout_s * 1000, polling=100)
+        except PlaywrightTimeout:
+            return False
+        return True
+
+    def output_problems(self, settle_s: float = 15) -> list[str]:
+        """What is wrong with the run's outputs: error outputs, cells not run, widget or JavaScript errors
+        shown on the page, widgets shown as text or never rendered (after up to ``settle_s`` for them to
+        render), uncaught page errors; empty when nothing is."""
+        cells = self.cells()
+        problems = [
+            f"error output in cell {i} {cell['source']!r}: {error}" for i, cell in enumerate(cells)
+            for error in cell["errors"]
+        ]  # fmt: skip
+        problems += [f"cell did not run: {cell['source']!r}" for cell in cells if cell["count"] is None]
+        self.wait_for_widgets(settle_s)
+        texts = self.output_texts()
+        problems += [f"widget never rendered: {text[:200]!r}" for text in texts if text.startswith(WIDGET_LOADING)]
+        problems += [
+            f"widget or JavaScript error on the page: {text[:200]!r}" for text in texts
+            if any(marker in text for marker in SHOWN_ERRORS)
+        ]  # fmt: skip
+        problems += [
+            f"widget shown as text (the widget manager did not render it): {text[:200]!r}" for text in texts
+            if WIDGET_AS_TEXT.match(text)
+        ]  # fmt: skip
+        problems += [f"uncaught JavaScript error in the page: {error}" for error in self.page_errors]
+        return problems
 
     @property
     def demos(self):
