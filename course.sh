@@ -5,12 +5,17 @@
 #   bash course.sh bench   set everything up, then run the benchmarks (writes BENCHMARKS.md)
 #   bash course.sh site    set everything up, then build the website into build/site/html (no network)
 #   bash course.sh setup   set everything up only
+#   bash course.sh floor   set everything up, then run the parity tests and notebooks 09-10 on the oldest
+#                          transformers that pyproject admits (requirements/floor.txt; part of "test")
+#   bash course.sh lock    refresh requirements/lock.txt to today's newest releases, if they pass (scripts/lock.py)
 #
 # Set-up installs into the active virtual or conda environment, else into the python3 on PATH,
 # or, where that one is managed by the system (Debian, Ubuntu), into ./.venv made with
-# --system-site-packages. Either way a torch you already have is used, never replaced.
-# torch is installed only when none is importable: the CUDA build where nvidia-smi finds a
-# GPU, the CPU build everywhere else (no multi-GB CUDA download on a machine without a GPU).
+# --system-site-packages. It installs the exact versions that CI tested, requirements/lock.txt
+# (COURSE_UNLOCKED=1: the newest releases within pyproject's ranges instead). Either way a torch
+# you already have is used, never replaced: torch is installed only when none is importable, the
+# CUDA build where nvidia-smi finds a GPU, the CPU build everywhere else (no multi-GB CUDA
+# download on a machine without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")"
 command_name=${1:-lab}
@@ -96,13 +101,38 @@ install_browser_if_missing() {
     fi
 }
 
+install_course() {
+    local prefix
+    prefix=$("$PY" -c 'import sys; print(sys.prefix)')
+    if [ -n "${COURSE_UNLOCKED:-}" ]; then
+        log "installing the course with the newest releases within pyproject's ranges (COURSE_UNLOCKED) into $prefix"
+        "$PY" -m pip install -q -e ".[lab,test]"
+        return
+    fi
+    log "installing the course with JupyterLab and the test tools, the versions CI tested (requirements/lock.txt), into $prefix"
+    "$PY" -m pip install -q -r requirements/lock.txt
+    "$PY" -m pip install -q --no-deps -e .
+}
+
 setup() {
     choose_python
     "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
     install_torch_if_missing
-    log "installing the course with JupyterLab and the test tools (pip install -e .[lab,test]) into $("$PY" -c 'import sys; print(sys.prefix)')"
-    "$PY" -m pip install -q -e ".[lab,test]"
+    install_course
     ensure_widget_extension
+}
+
+run_floor() {
+    # The oldest transformers (with its tokenizers and huggingface_hub) in a side folder put first on the path:
+    # pure-Python and abi3 wheels, seconds to install. The rest of the environment is the lock's.
+    local floor=build/floor
+    log "the floor: $(grep -v '^#' requirements/floor.txt | tr '\n' ' ')into $floor"
+    rm -rf "$floor"
+    "$PY" -m pip install -q --no-deps --target "$floor" -r requirements/floor.txt
+    log "running the parity tests and notebooks 09-10 on the floor"
+    COURSE_FAST=${COURSE_FAST:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} PYTHONPATH="$PWD/$floor${PYTHONPATH:+:$PYTHONPATH}" \
+        "$PY" -m pytest -n 2 --dist loadscope -m "parity or nbval" tests notebooks/09_bert.ipynb \
+        notebooks/10_generation_strategies.ipynb "$@"
 }
 
 case "$command_name" in
@@ -119,7 +149,19 @@ case "$command_name" in
         export COURSE_FAST=${COURSE_FAST:-1}
         # Two test workers share two cores: one torch thread each is faster than contending for both.
         export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-        exec "$PY" -m pytest -n 2 --dist loadscope "$@"
+        if [ $# -gt 0 ]; then  # a subset, e.g. bash course.sh test -m "not slow": that alone
+            exec "$PY" -m pytest -n 2 --dist loadscope "$@"
+        fi
+        "$PY" -m pytest -n 2 --dist loadscope --durations=25
+        run_floor
+        ;;
+    floor)
+        setup
+        run_floor "$@"
+        ;;
+    lock)
+        setup
+        exec "$PY" scripts/lock.py "$@"
         ;;
     bench)
         setup
@@ -130,7 +172,7 @@ case "$command_name" in
         exec "$PY" scripts/build_site.py "$@"
         ;;
     *)
-        echo "usage: bash course.sh [lab|test|bench|site|setup]" >&2
+        echo "usage: bash course.sh [lab|test|bench|site|setup|floor|lock]" >&2
         exit 2
         ;;
 esac

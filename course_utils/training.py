@@ -12,12 +12,18 @@ from course_utils.validation import CourseInputError, check_choice, check_int, c
 
 
 class NonFiniteLossError(RuntimeError):
-    """The loss became NaN or infinite. The model keeps its last finite weights; ``history`` is kept."""
+    """The loss became NaN or infinite. That step's update is not applied; ``history`` is kept.
 
-    def __init__(self, step: int, loss: float, history: "TrainingHistory"):
+    The model keeps the weights that gave the bad loss: after a learning rate far too large they may no longer be
+    finite themselves, and the message says so.
+    """
+
+    def __init__(self, step: int, loss: float, history: "TrainingHistory", weights_finite: bool = True):
+        weights = ("the model keeps its weights" if weights_finite else
+                   "the weights themselves are no longer finite: re-create the model or reload a checkpoint")  # fmt: skip
         super().__init__(
-            f"loss became {loss} at step {step}; training stopped before that update, so the model "
-            "keeps the weights of the last finite step. Try a smaller learning rate or clip gradients."
+            f"loss became {loss} at step {step}; training stopped before that step's update ({weights}). "
+            "Try a smaller learning rate or clip gradients."
         )
         self.step, self.loss, self.history = step, loss, history
 
@@ -165,7 +171,8 @@ def train(
             _, loss = model(x, targets)
             loss_value = loss.item()
             if not math.isfinite(loss_value):
-                raise NonFiniteLossError(step, loss_value, history)
+                weights_finite = all(bool(torch.isfinite(p).all()) for p in model.parameters())
+                raise NonFiniteLossError(step, loss_value, history, weights_finite)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if clip_grad_norm is not None:

@@ -1,5 +1,8 @@
-"""Fixtures shared by the widget tests: the full course language and the course vocabulary."""
+"""Fixtures shared by the widget tests (the full course language and the course vocabulary), and one rule for
+every notebook that nbval runs: no cell may print a deprecation warning."""
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -18,3 +21,29 @@ def lang():
 def vocab():
     """The vocabulary every course-language model uses."""
     return course_vocab()
+
+
+# What a library prints when the course calls an API it is about to remove (a FutureWarning or
+# DeprecationWarning, or transformers' logged "... are deprecated. Use ... instead."). The next release
+# turns it into an error, so a notebook must not print one anywhere, checked cell or not.
+DEPRECATION = re.compile(r"(Future|Deprecation)Warning|\b(is|are) deprecated\b")
+
+
+def pytest_collection_modifyitems(items):
+    """nbval's cells carry the ``nbval`` mark; they, the browser tests and the notebook reruns are ``slow``."""
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.nbval)
+        if item.path.suffix == ".ipynb" or item.get_closest_marker("browser") or item.get_closest_marker("notebook"):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """After each notebook cell that nbval ran: fail it if it wrote a deprecation warning to stderr."""
+    result = yield
+    for output in getattr(item, "test_outputs", None) or []:
+        text = output.get("text", "") if output.get("name") == "stderr" else ""
+        if DEPRECATION.search(text):
+            item.raise_cell_error(f"the cell printed a deprecation warning; use the new API:\n{text.strip()}")
+    return result

@@ -156,6 +156,7 @@ def test_encoder_block_matches_the_library_layer(dtype, norm_first):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parity
 def test_bert_layer_recomputed_by_hand(dtype):
     from transformers import BertConfig, BertModel
 

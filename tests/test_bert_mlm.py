@@ -35,6 +35,7 @@ def oracle():
     return CourseLanguage(include_held_out=False)
 
 
+@pytest.mark.parity
 def test_contract_and_shapes(tiny, tokenizer):
     ids = torch.tensor([tokenizer("the cat sleeps .")["input_ids"]])
     logits, loss = tiny(ids)
@@ -50,12 +51,14 @@ def test_contract_and_shapes(tiny, tokenizer):
         bm.bert_config(tokenizer, layers=1, hidden=10, heads=3)
 
 
+@pytest.mark.parity
 def test_padding_does_not_change_the_real_positions(tiny, tokenizer):
     short = tokenizer("the cat sleeps .")["input_ids"]
     padded = torch.tensor([short + [tokenizer.pad_token_id] * 5])
     assert torch.allclose(tiny(torch.tensor([short]))[0], tiny(padded)[0][:, : len(short)], atol=1e-5)
 
 
+@pytest.mark.parity
 def test_mlm_batches_mask_about_15_percent_and_are_seeded(tokenizer):
     ids = bm.encode_sentences(tokenizer, corpus.load_split("valid")[:500])
     x1, y1 = bm.mlm_batches(ids, tokenizer, batch_size=64, seed=3)(1)
@@ -65,6 +68,7 @@ def test_mlm_batches_mask_about_15_percent_and_are_seeded(tokenizer):
     assert 0.08 < (y1 != IGNORE_INDEX).sum() / real.sum() < 0.25
 
 
+@pytest.mark.parity
 def test_word_scorer_reads_each_piece_at_its_mask_then_renormalises(tiny, tokenizer):
     """Brute force: for every candidate, one sentence with k masks, each piece's log-probability at its mask."""
     words = ["cat", "outside", "amazing", "dog", "rabbits", "finds", "tea", "kitchen"]
@@ -86,6 +90,7 @@ def test_word_scorer_reads_each_piece_at_its_mask_then_renormalises(tiny, tokeni
         scorer.log_probs(left, right, 9)
 
 
+@pytest.mark.parity
 def test_whole_word_batches_hide_all_pieces_of_a_chosen_word(tokenizer):
     sentences = corpus.load_split("valid")[:2000]
     masked, labels = bm.whole_word_batches(sentences, tokenizer, batch_size=512, seed=0)(0)
@@ -133,6 +138,7 @@ def test_training_lowers_the_masked_loss(tokenizer):
     assert after < before - 1.0
 
 
+@pytest.mark.parity
 def test_sentiment_model_starts_from_the_masked_lm_encoder(tiny, tokenizer):
     classifier = SentimentBERT.from_masked_lm(tiny)
     for name, value in tiny.hf.bert.state_dict().items():
@@ -148,6 +154,7 @@ def test_sentiment_model_starts_from_the_masked_lm_encoder(tiny, tokenizer):
     assert turns([{"words": ["it", "was", "not", "bad"]}, {"words": ["good"]}]).tolist() == [True, False]
 
 
+@pytest.mark.parity
 def test_checkpoints_are_hugging_face_directories_with_manifests(tmp_path):
     from transformers import AutoTokenizer, BertForMaskedLM
 

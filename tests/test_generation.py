@@ -15,6 +15,8 @@ from course_utils.models.lm_checkpoints import course_vocab, load_model, ngram_m
 from course_utils.models.transformer_checkpoints import load_lm
 from course_utils.validation import CourseInputError
 
+pytestmark = pytest.mark.parity  # a library release can change what this checks (course.sh floor, lock)
+
 PROMPTS = ("", "the", "the movie was", "my friend")
 WARPS = [
     {"temperature": 0.7},

@@ -64,6 +64,17 @@ def test_nan_loss_stops_before_the_bad_update_and_keeps_history():
         train(model, batches, steps=10, lr=0.01, progress=False)
     assert caught.value.history.steps == [1, 2, 3]
     assert all(torch.isfinite(p).all() for p in model.parameters())
+    assert "the model keeps its weights" in str(caught.value)
+
+
+def test_weights_that_blew_up_are_named_in_the_message():
+    seed_everything(0)
+    model = TinyRegressor()
+    with pytest.raises(NonFiniteLossError) as caught:
+        train(model, line_batches, steps=50, lr=1e30, progress=False)
+    weights_finite = all(bool(torch.isfinite(p).all()) for p in model.parameters())
+    assert ("re-create the model" in str(caught.value)) == (not weights_finite)
+    assert caught.value.history.losses and all(math.isfinite(loss) for loss in caught.value.history.losses)
 
 
 @pytest.mark.parametrize("kwargs, message", [({"steps": 0}, "steps"), ({"steps": 5, "lr": -1}, "lr"), ({"steps": 5, "clip_grad_norm": 0}, "clip_grad_norm")])

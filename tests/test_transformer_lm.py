@@ -51,6 +51,7 @@ def gpt():
 # --- the configuration and the LM contract ------------------------------------------------------
 
 
+@pytest.mark.parity
 def test_config_carries_the_course_ids_and_eager_attention():
     vocab = course_vocab()
     config = gpt2_config(vocab, n_layer=2, n_embd=32, n_head=4)
@@ -71,6 +72,7 @@ def test_shapes_and_loss_follow_the_lm_contract(gpt):
     assert loss.ndim == 0 and torch.isclose(loss, lm.lm_loss(logits, targets), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parity
 def test_same_seed_same_weights_and_config_round_trip():
     a, b = small(seed=3), small(seed=3)
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
@@ -124,6 +126,7 @@ def test_bad_targets_and_bad_shapes_are_refused(gpt):
 
 
 @pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-5), (torch.float64, 1e-12)])
+@pytest.mark.parity
 def test_scratch_gpt_gives_the_library_logits(dtype, tolerance):
     model = small(n_embd=32, seed=1).to(dtype)
     scratch = ScratchGPT.from_hf(model)
@@ -134,6 +137,7 @@ def test_scratch_gpt_gives_the_library_logits(dtype, tolerance):
     assert abs(float(my_loss - loss)) <= tolerance
 
 
+@pytest.mark.parity
 def test_scratch_block_gives_the_library_block():
     block = small(n_embd=32, seed=2).double().hf.transformer.h[0]
     x = torch.randn(B, T, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(0))  # (B, T, C)
@@ -147,6 +151,7 @@ def test_scratch_block_gives_the_library_block():
 # --- attention maps ---------------------------------------------------------------------------------
 
 
+@pytest.mark.parity
 def test_attention_maps_are_causal_distributions_and_scratch_agrees(gpt):
     idx = random_idx(shape=(T,))
     maps = attention_maps(gpt, idx)
@@ -156,6 +161,7 @@ def test_attention_maps_are_causal_distributions_and_scratch_agrees(gpt):
     assert (attention_maps(ScratchGPT.from_hf(gpt), idx.tolist()) - maps).abs().max() <= 1e-6
 
 
+@pytest.mark.parity
 def test_the_sdpa_model_is_refused_for_attention_maps():
     model = small()
     model.hf.config._attn_implementation = "sdpa"
@@ -177,6 +183,7 @@ def greedy_by_hand(model, ids, eos_id, max_new_tokens):
     return ids
 
 
+@pytest.mark.parity
 def test_hf_generate_greedy_matches_a_loop_over_forward(gpt):
     prompt = [2, 7, 11]
     out = gpt.hf.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, 3, dtype=torch.long),
@@ -187,6 +194,7 @@ def test_hf_generate_greedy_matches_a_loop_over_forward(gpt):
 # --- checkpoints ------------------------------------------------------------------------------------
 
 
+@pytest.mark.parity
 def test_checkpoint_round_trip(tmp_path, monkeypatch):
     recipe = ({"n_layer": 1, "n_embd": 8, "n_head": 2, "max_len": 64, "dropout": 0.0},
               {"steps": 3, "batch_size": 8, "lr": 1e-3, "seed": 0})  # fmt: skip
@@ -209,6 +217,7 @@ def test_missing_checkpoints_and_unknown_names_are_explained(tmp_path):
         zoo.train_lm("gpt9", steps=1)
 
 
+@pytest.mark.parity
 def test_save_checkpoint_keeps_the_tied_weights_tied(tmp_path):
     model = small()
     save_checkpoint(model, tmp_path / "m", {"model": model.config()})
@@ -272,6 +281,7 @@ def test_shipped_gpt_agrees_across_attractors(shipped, agreement_items):
     assert set(accuracy) == set(range(6)) and min(accuracy.values()) >= MIN_AGREEMENT, accuracy
 
 
+@pytest.mark.parity
 def test_shipped_gpt_generate_matches_the_hand_loop(shipped):
     vocab = course_vocab()
     prompt = [vocab.bos_id] + vocab.encode(["the", "dogs"])

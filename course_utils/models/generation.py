@@ -16,6 +16,7 @@ Nothing here copies Hugging Face code: the semantics were read there and written
 """
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from dataclasses import dataclass, field
@@ -23,12 +24,18 @@ from typing import Callable
 
 import torch
 import torch.nn.functional as F
+import transformers
+from packaging.version import Version
 
 from course_utils.models.lm import _model_device
 from course_utils.validation import CourseInputError, check_choice, check_int, check_number
 
 NORMALISATIONS = ("none", "mean", "hf", "gnmt")
 EARLY_STOPPING = (True, False, "never")
+# transformers 5.24 changed beam sampling: the drawn candidates are sorted by score before they are considered
+# (``_get_top_k_continuations``); up to 5.23 they are considered in the order drawn. ``beam_sample`` follows the
+# installed release, so that it matches ``generate()`` on either side of the change.
+SORTS_DRAWN_BEAMS = Version(transformers.__version__).release >= (5, 24)
 
 
 @dataclass
@@ -119,6 +126,7 @@ class Decoder:
     def __init__(self, model, *, use_cache: bool = True):
         self.model, self.device = model, _model_device(model)
         self.hf = getattr(model, "hf", None) if use_cache else None
+        self.cache_name = cache_argument(self.hf) if self.hf is not None else None
         self.window = getattr(model, "context_size", None)
         self.rows: list[list[int]] = []
         self.cache = None
@@ -138,7 +146,7 @@ class Decoder:
             return self._logits(self.rows)  # (1, V)
         idx = torch.tensor(self.rows, device=self.device)  # (1, T)
         out = self.hf(input_ids=idx, attention_mask=torch.ones_like(idx), use_cache=True)
-        self.cache = out.past_key_values
+        self.cache = out[self.cache_name]
         return out.logits[:, -1].float().cpu()  # (1, V)
 
     @torch.no_grad()
@@ -149,9 +157,18 @@ class Decoder:
         self.cache.reorder_cache(torch.tensor(parents, device=self.device))
         idx = torch.tensor([[t] for t in tokens], device=self.device)  # (B, 1)
         mask = torch.ones(len(tokens), len(self.rows[0]), dtype=torch.long, device=self.device)  # (B, T)
-        out = self.hf(input_ids=idx, attention_mask=mask, past_key_values=self.cache, use_cache=True)
-        self.cache = out.past_key_values
+        out = self.hf(input_ids=idx, attention_mask=mask, use_cache=True, **{self.cache_name: self.cache})
+        self.cache = out[self.cache_name]
         return out.logits[:, -1].float().cpu()  # (B, V)
+
+
+def cache_argument(hf_model) -> str:
+    """The name under which this transformers release passes the KV cache in and out of a model call.
+
+    ``cache`` from transformers 5.24 on (``past_key_values`` still works there, with a deprecation warning);
+    ``past_key_values`` before.
+    """
+    return "cache" if "cache" in inspect.signature(hf_model.forward).parameters else "past_key_values"
 
 
 class TableDecoder(Decoder):
@@ -638,8 +655,9 @@ def beam_sample(
     warped (``warp``'s order, applied to the log-probabilities, not renormalised: at temperature T a beam
     accumulates Σ log P / T; top-k and top-p keep at least 2 tokens, so a beam can go on past </s>); the 2k candidates are drawn *without replacement* from all beams' continuations
     at once, with probability ∝ exp(beam's sum + warped score), by ``torch.multinomial`` (``generator``, or
-    the global RNG). They are considered in the order drawn: the first k may finish, the rest only continue;
-    the next beams are the k best-scoring survivors. Scores, normalisation and stopping as ``beam_search``.
+    the global RNG). They are considered in the order drawn (from transformers 5.24 on, ``generate()`` sorts
+    them by score first, and so does this function there: ``SORTS_DRAWN_BEAMS``): the first k may finish, the
+    rest only continue; the next beams are the k best-scoring survivors. Scores, normalisation and stopping as ``beam_search``.
     When fewer than 2k continuations have non-zero probability, torch's multinomial completes the draw with
     zero-probability ones (score -inf), exactly as in ``generate()``; they rank last.
     """
@@ -648,9 +666,12 @@ def beam_sample(
     def pick(totals: torch.Tensor, n: int) -> torch.Tensor:
         probs = torch.softmax(totals[None], dim=-1)  # (1, B*V)
         try:  # fewer than n possible candidates: torch fills the draw with impossible ones, as generate() gets
-            return torch.multinomial(probs, n, generator=generator)[0]
+            drawn = torch.multinomial(probs, n, generator=generator)[0]  # (n,)
         except RuntimeError:  # a torch that refuses: the possible ones as drawn, the rest best first
             return torch.topk(totals, n).indices
+        if SORTS_DRAWN_BEAMS:
+            drawn = drawn[totals[drawn].sort(descending=True).indices]  # (n,) best first, as generate() does
+        return drawn
 
     return _beams(model, prefix_ids, width=width, max_new_tokens=max_new_tokens, length_penalty=length_penalty,
                   normalisation=normalisation, early_stopping=early_stopping, eos_id=eos_id, pick=pick,
