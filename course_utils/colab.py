@@ -2,7 +2,8 @@
 
 Notebooks cannot import the course before it is installed, so their first cell carries the
 address, and the list of packages it may install (pyproject's core less Colab's own torch,
-ipykernel and ipywidgets), too; ``python -m course_utils.colab`` rewrites those cells and the
+ipykernel and ipywidgets), too. What it installs, it installs at the version in the clone's
+``requirements/lock.txt`` that applies to the runtime's Python; ``python -m course_utils.colab`` rewrites those cells and the
 README's badges from ``REPO_URL`` and pyproject.toml, and a test checks that they agree.
 """
 from __future__ import annotations
@@ -23,12 +24,14 @@ KEPT_ON_COLAB = ("torch", "ipykernel", "ipywidgets")
 # The first code cell of every notebook. Idempotent; does nothing outside Colab.
 SETUP_CELL = '''\
 # Set-up. On Colab this installs the course (once per runtime); elsewhere it does nothing.
-# It keeps Colab's own torch, ipykernel and ipywidgets and installs only what the runtime lacks.
+# It keeps Colab's own torch, ipykernel and ipywidgets and installs only what the runtime lacks,
+# at the versions the course was tested with (requirements/lock.txt).
 import sys
 if "google.colab" in sys.modules:
     import os, subprocess
     from importlib.metadata import PackageNotFoundError, version
     from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
 
     def lacking(requirement):  # not installed, or not in the range the course needs
         requirement = Requirement(requirement)
@@ -36,6 +39,14 @@ if "google.colab" in sys.modules:
             return not requirement.specifier.contains(version(requirement.name), prereleases=True)
         except PackageNotFoundError:
             return True
+
+    def locked(requirement):  # the release CI tested (the course's lock), for this Python
+        name = canonicalize_name(Requirement(requirement).name)
+        for line in open("/content/course/requirements/lock.txt"):
+            pin = Requirement(line.strip()) if line[:1].isalnum() else None
+            if pin and canonicalize_name(pin.name) == name and (pin.marker is None or pin.marker.evaluate()):
+                return f"{{pin.name}}{{pin.specifier}}"
+        return requirement
 
     def pip_install(*args):
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", *args], check=True)
@@ -45,7 +56,7 @@ if "google.colab" in sys.modules:
     if lacking("course-utils"):  # the course itself, without its dependencies,
         pip_install("--no-deps", "-e", "/content/course")
     needs = [{requirements}]  # the course's dependencies less Colab's own
-    missing = [r for r in needs if lacking(r)]  # then only those the runtime lacks
+    missing = [locked(r) for r in needs if lacking(r)]  # then only those the runtime lacks, as tested
     if missing:
         pip_install(*missing)
     if "/content/course" not in sys.path:

@@ -22,6 +22,20 @@ from course_utils import colab
 ROOT = Path(__file__).resolve().parents[1]
 CONTENT = "/content/course"
 COLABS_OWN = {"torch", "ipykernel", "ipywidgets"}
+LOCK = ROOT / "requirements" / "lock.txt"
+
+
+def locked_pins() -> dict[str, str]:
+    """``{name: "name==version"}`` from the lock, for the Python running the tests."""
+    from packaging.requirements import Requirement
+
+    pins = {}
+    for line in LOCK.read_text().splitlines():
+        if line[:1].isalnum():
+            pin = Requirement(line)
+            if pin.marker is None or pin.marker.evaluate():
+                pins[pin.name] = f"{pin.name}{pin.specifier}"
+    return pins
 
 # A runtime like Colab's: its own torch, ipykernel and ipywidgets 7.7.1; an older transformers; no bertviz, no sacrebleu.
 COLAB_LIKE = {"torch": "2.8.0+cu126", "ipykernel": "6.17.1", "ipywidgets": "7.7.1", "numpy": "2.0.2",
@@ -29,10 +43,12 @@ COLAB_LIKE = {"torch": "2.8.0+cu126", "ipykernel": "6.17.1", "ipywidgets": "7.7.
               "transformers": "4.57.1"}  # fmt: skip
 
 FAKE_GIT = """\
-import json, os, sys
+import json, os, shutil, sys
 with open(os.environ["SETUP_LOG"], "a") as log:
     log.write(json.dumps(["git", *sys.argv[1:]]) + "\\n")
 os.makedirs(os.path.join(sys.argv[-1], "notebooks"))
+os.makedirs(os.path.join(sys.argv[-1], "requirements"))
+shutil.copy(os.environ["COURSE_LOCK"], os.path.join(sys.argv[-1], "requirements", "lock.txt"))
 """
 
 FAKE_PIP = """\
@@ -43,7 +59,7 @@ with open(os.environ["SETUP_LOG"], "a") as log:
 editable = [args[i + 1] for i, arg in enumerate(args) if arg == "-e"]
 named = [a for a in args if not a.startswith("-") and a != "install" and a not in editable]
 installs = [("course-utils", "0.1.0") for _ in editable]
-installs += [re.match(r"([\\w.-]+)(?:>=([\\w.]+))?", r).groups() for r in named]  # at its floor version
+installs += [re.match(r"([\\w.-]+)(?:[>=]=([\\w.]+))?", r).groups() for r in named]  # at its pin or floor
 for name, version in installs:
     stem = os.path.join(os.environ["FAKE_SITE"], name.replace("-", "_"))
     for old in glob.glob(stem + "-*.dist-info"):  # an upgrade replaces the old version, as pip does
@@ -88,7 +104,7 @@ def run_setup_cell(tmp_path: Path, installed: dict[str, str]) -> tuple[list[list
     (tmp_path / "cell.py").write_text(source.replace(CONTENT, str(course)))
     (tmp_path / "driver.py").write_text(RUN_CELL_TWICE)
     log = tmp_path / "log.jsonl"
-    env = {**os.environ, "SETUP_LOG": str(log), "FAKE_SITE": str(site), "PYTHONPATH": f"{tools}{os.pathsep}{site}",
+    env = {**os.environ, "SETUP_LOG": str(log), "FAKE_SITE": str(site), "COURSE_LOCK": str(LOCK), "PYTHONPATH": f"{tools}{os.pathsep}{site}",
            "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
     # -S: no site-packages, so the cell sees the simulated runtime only (its pip stand-in is found first).
     done = subprocess.run([sys.executable, "-S", str(tmp_path / "driver.py"), str(tmp_path / "cell.py")],
@@ -108,14 +124,16 @@ def test_on_colab_only_the_lacking_packages_are_installed_and_colabs_own_are_kep
     git, course, packages = first
     assert git[:2] == ["git", "clone"] and git[-2:] == [colab.REPO_URL, after["course"]]
     assert course == ["pip", "install", "-q", "--no-deps", "-e", after["course"]]
+    pins = locked_pins()
     assert packages[:3] == ["pip", "install", "-q"] and sorted(packages[3:]) == [
-        "bertviz>=1.4", "mpld3>=0.5", "sacrebleu>=2.4", "transformers>=5,<6", "xstatic-jquery>=3.5.1.1"]
+        pins[name] for name in ("bertviz", "mpld3", "sacrebleu", "transformers", "xstatic-jquery")]
+    assert all(re.fullmatch(r"[\w.-]+==[\w.]+", p) for p in packages[3:]), "each at the version CI tested"
     assert second == [], "a second run installs nothing"
     assert after["cwd"] == str(Path(after["course"]) / "notebooks") and after["path"].count(after["course"]) == 1
 
 
 def test_a_runtime_with_everything_gets_the_course_alone(tmp_path):
-    everything = {**COLAB_LIKE, "transformers": "5.2.0", "bertviz": "1.4.1", "sacrebleu": "2.6.0", "mpld3": "0.5.12",
+    everything = {**COLAB_LIKE, "transformers": "5.17.0", "bertviz": "1.4.1", "sacrebleu": "2.6.0", "mpld3": "0.5.12",
                   "xstatic-jquery": "3.7.1.1"}
     first, second, _ = run_setup_cell(tmp_path, everything)
     assert [command[:2] for command in first] == [["git", "clone"], ["pip", "install"]]

@@ -6,9 +6,12 @@ all three together: where an extra narrows a core range, it carries the extra's 
 """
 import re
 import tomllib
+from importlib import metadata
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +90,61 @@ def test_the_core_leaves_the_jupyter_stack_to_the_lab_extra():
 
 def test_environment_and_course_sh_install_the_course_with_both_extras():
     assert re.search(r"^\s+-\s+-e \.\[lab,test\]\s*$", (ROOT / "environment.yml").read_text(), re.M)
-    assert re.search(r'pip install -q -e "\.\[lab,test\]"', (ROOT / "course.sh").read_text())
+    course_sh = (ROOT / "course.sh").read_text()
+    assert re.search(r'pip install -q -r requirements/lock\.txt', course_sh), "the tested versions, by default"
+    assert re.search(r'pip install -q -e "\.\[lab,test\]"', course_sh), "the newest within the ranges, on request"
+
+
+# --- the lock: requirements/lock.txt, made by uv from pyproject's ranges (bash course.sh lock) ------------------
+
+
+def locked() -> dict[str, Version]:
+    """The lock's pins that apply to this Python and platform."""
+    pins = {}
+    for line in (ROOT / "requirements" / "lock.txt").read_text().splitlines():
+        if line[:1].isalnum():
+            pin = Requirement(line)
+            if pin.marker is None or pin.marker.evaluate():
+                (spec,) = pin.specifier
+                assert spec.operator == "==", f"the lock pins exact versions: {line}"
+                pins[canonicalize_name(pin.name)] = Version(spec.version)
+    return pins
+
+
+def test_the_lock_pins_every_requirement_within_pyprojects_range_and_leaves_torch_out():
+    pins = locked()
+    for name, spec in pyproject_requirements().items():
+        if name == "torch":
+            assert name not in pins, "torch is whatever the machine has (requirements/kept.txt)"
+            continue
+        assert name in pins, f"{name} is not in requirements/lock.txt: run bash course.sh lock"
+        assert pins[name] in SpecifierSet(spec), f"the lock's {name} {pins[name]} is outside pyproject's {spec}"
+    assert not {"nvidia-cublas-cu12", "triton", "sympy"} & set(pins), "nothing that only torch needs"
+
+
+def test_this_environment_has_the_locked_versions():
+    """course.sh and CI install the lock: what runs the tests is what the lock says."""
+    differing = {}
+    for name, version in locked().items():
+        try:
+            installed = Version(metadata.version(name))
+        except metadata.PackageNotFoundError:
+            differing[name] = (version, None)
+            continue
+        if installed != version:
+            differing[name] = (version, installed)
+    assert not differing, f"(locked, installed): {differing}; bash course.sh setup installs the lock"
+
+
+def test_the_floor_is_pyprojects_lower_bound_for_transformers():
+    floor = {canonicalize_name(r.name): r.specifier for r in map(Requirement, _lines(ROOT / "requirements/floor.txt"))}
+    assert set(floor) == {"transformers", "tokenizers", "huggingface-hub"}
+    lowest, _ = _bounds(pyproject_groups()["core"]["transformers"])
+    assert floor["transformers"] == SpecifierSet(f"=={lowest}"), "the floor CI tests is the oldest release admitted"
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
 def test_torch_is_a_floor_only_so_an_installed_build_is_kept():

@@ -9,6 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.slow  # a venv / real kernels: not in the quick subset
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "nbval_rules"  # under tests/, so tests/conftest.py applies
 
