@@ -241,3 +241,19 @@ def test_one_pass_gives_both_scorings(oracle, tokenizer):
     assert hinted == bm.oracle_scores(oracle, items, tokenizer) and plain == bm.oracle_scores(oracle, items)
     assert all(h <= p + 1e-12 for h, p in zip(hinted[0], plain[0]))  # the hint can only help the truth
     assert bm.scores_with_and_without_hint(oracle.masked_distribution, items)[0] is None
+
+
+def test_top_word_breaks_ties_by_spelling_not_by_the_last_bit():
+    tied = {"dog": 0.25, "cat": 0.25 * (1 + 1e-15), "cow": 0.2}
+    assert bm.top_word(tied) == "cat"
+    assert bm.top_word({"dog": 0.25 * (1 + 1e-15), "cat": 0.25, "cow": 0.2}) == "cat", "the last bit does not decide"
+    assert bm.top_word({"dog": 0.3, "cat": 0.25}) == "dog", "a real difference does"
+
+
+def test_the_oracles_top_1_is_the_same_when_its_sums_are_taken_in_another_order(oracle):
+    items = bm.masked_items(corpus.load_split("valid"), 40, seed=4)
+    for item in items:
+        words, i = item["words"], item["position"]
+        dist = oracle.masked_distribution(words[:i], words[i + 1 :])
+        jittered = {w: p * (1 + 1e-12 * ((len(w) % 3) - 1)) for w, p in dist.items()}  # last-bit-sized moves
+        assert bm.top_word(jittered) == bm.top_word(dist)

@@ -215,3 +215,28 @@ def test_top_k_orders_by_probability_then_id():
     assert len(top_k(probs, VOCAB, 100)) == len(VOCAB)
     with pytest.raises(CourseInputError, match="one vector of 8"):
         top_k(probs[:3], VOCAB, 2)
+
+
+def test_draw_is_the_inverse_cdf_and_never_picks_a_zero():
+    import random
+
+    from course_utils.models.lm import draw
+
+    rng = random.Random(0)
+    counts = [0, 0, 0, 0]
+    for _ in range(20_000):
+        counts[draw([0.5, 0.0, 0.3, 0.2], rng)] += 1
+    assert counts[1] == 0
+    assert all(abs(c / 20_000 - p) < 0.015 for c, p in zip(counts, [0.5, 0.0, 0.3, 0.2]))
+    assert draw([0.0, 2.0, 0.0], random.Random(5)) == 1, "unnormalised weights work"
+    with pytest.raises(CourseInputError):
+        draw([0.0, 0.0], random.Random(0))
+
+
+def test_samples_do_not_depend_on_torchs_random_stream():
+    model = TableLM()
+    torch.manual_seed(123)
+    first = [generate(model, VOCAB, seed=s) for s in range(10)]
+    torch.manual_seed(456)
+    torch.rand(1000)
+    assert [generate(model, VOCAB, seed=s) for s in range(10)] == first

@@ -256,11 +256,24 @@ class WordScorer:
         return dict(sorted(zip(words, logp.exp().tolist()), key=lambda kv: -kv[1]))
 
 
+TIE = 1e-6  # probabilities this close (relative) count as tied: well above float32's last bits (~1e-7)
+
+
+def top_word(dist: dict[str, float]) -> str:
+    """The most probable word of ``dist``; among tied words (within ``TIE`` of the best), the first alphabetically.
+
+    The oracle gives many words exactly the same probability, and a sum computed in another order (another CPU,
+    or Python 3.12's compensated ``sum``) moves their last bits: a fixed order, not the last bit, breaks the tie.
+    """
+    best = max(dist.values())
+    return min(word for word, p in dist.items() if p >= best * (1 - TIE))
+
+
 def _add_score(scores: tuple[list, list], dist: dict[str, float], word: str) -> None:
     """Append the NLL of ``word`` under ``dist`` and the top-1 word of ``dist`` to ``scores``."""
     p = dist.get(word, 0.0)
     scores[0].append(-math.log(p) if p > 0 else math.inf)
-    scores[1].append(max(dist, key=dist.get))
+    scores[1].append(top_word(dist))
 
 
 def hinted_scores(distribution, items: Sequence[dict], tokenizer=None) -> tuple[list[float], list[str]]:
@@ -316,7 +329,7 @@ def bert_scores(scorer: WordScorer, items: Sequence[dict]) -> tuple[list[float],
         if words[i] not in candidates:
             raise CourseInputError(f"{words[i]!r} is not among the scorer's words")
         nlls.append(-logp[candidates.index(words[i])].item())
-        tops.append(candidates[int(logp.argmax())])
+        tops.append(top_word(dict(zip(candidates, logp.exp().tolist()))))
     return nlls, tops
 
 

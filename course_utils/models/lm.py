@@ -5,8 +5,10 @@ A language model here is any ``torch.nn.Module`` with ``model(idx, targets=None)
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
+import random
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -228,19 +230,21 @@ def generate(
 ) -> list[str]:
     """Sample a sentence: ``prefix`` plus up to ``max_tokens`` words, stopping at </s> (left out).
 
-    ``temperature=0`` picks the most likely word each time. <pad>, <s> and <mask> are never sampled.
+    ``temperature=0`` picks the most likely word each time. <pad>, <s> and <mask> are never sampled. Each word is
+    drawn by ``draw``, the course's own inverse-CDF sampler fed by Python's ``random.Random(seed)``: the same
+    sentence on every machine and every release of torch (whose ``multinomial`` stream changed in 2.7).
     """
     max_tokens = check_int("max_tokens", max_tokens, minimum=1)
     temperature = check_positive("temperature", temperature, allow_zero=True)
     _check_vocab(model, vocab)
     words = tokenize(prefix) if isinstance(prefix, str) else list(prefix)
     ids = [vocab.bos_id] + vocab.encode(words)
-    generator = torch.Generator().manual_seed(check_int("seed", seed))
+    rng = random.Random(check_int("seed", seed))
     was_training = model.training
     model.eval()
     try:
         for _ in range(max_tokens):
-            token = _next_token(model, vocab, ids, temperature, generator)
+            token = _next_token(model, vocab, ids, temperature, rng)
             if token == vocab.eos_id:
                 break
             ids.append(token)
@@ -249,7 +253,19 @@ def generate(
     return vocab.decode(ids[1:])
 
 
-def _next_token(model, vocab: Vocab, ids: list[int], temperature: float, generator: torch.Generator) -> int:
+def draw(probs: Sequence[float], rng: random.Random) -> int:
+    """One index drawn with probability ``probs[i]``: u ~ U[0, 1), the first i whose cumulative sum exceeds u·total.
+
+    Indices of probability 0 are never drawn (their cumulative sum does not rise past the previous one).
+    """
+    cumulative = list(itertools.accumulate(float(p) for p in probs))
+    if not cumulative or not cumulative[-1] > 0:
+        raise CourseInputError("draw needs at least one positive probability")
+    index = bisect.bisect_right(cumulative, rng.random() * cumulative[-1])
+    return min(index, max(i for i, p in enumerate(probs) if p > 0))  # u·total rounded up to the total: the last
+
+
+def _next_token(model, vocab: Vocab, ids: list[int], temperature: float, rng: random.Random) -> int:
     """Sample (or, at temperature 0, pick) the token after ``ids``."""
     logits, _ = model(torch.tensor([ids], device=_model_device(model)))  # (1, T, V)
     logits = logits[0, -1].double().cpu().clone()  # (V,)
@@ -261,7 +277,7 @@ def _next_token(model, vocab: Vocab, ids: list[int], temperature: float, generat
         )
     if temperature == 0:
         return int(logits.argmax())
-    return int(torch.multinomial(_probabilities(logits / temperature), 1, generator=generator))
+    return draw(_probabilities(logits / temperature).tolist(), rng)
 
 
 def top_k(probs: torch.Tensor, vocab: Vocab, k: int) -> list[tuple[str, float]]:

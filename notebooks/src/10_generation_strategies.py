@@ -329,6 +329,23 @@ print(f"sampling with top_p=0.9 under the same seed: identical on {same}/5 seeds
 # `generate()` because its default is 50. The tests also match beam search at widths 4 and 8 under six
 # settings, and beam sampling (`beam_sample` against `generate(num_beams=4, do_sample=True)`).
 #
+# **Parity is with a release, not forever.** transformers 5.24 changed two things this section touches, and the
+# course follows each release it admits (5.17 to 5.x; CI checks the oldest and the locked one):
+# - *Beam sampling.* Up to 5.23, the 2k candidates drawn by `torch.multinomial` are considered in the order drawn;
+#   from 5.24 on, `generate()` first sorts them by score. Under the same seed the two releases can keep different
+#   beams, so `beam_sample` checks the installed version (`g.SORTS_DRAWN_BEAMS`) and does what it does. Greedy,
+#   beam search and plain sampling did not change.
+# - *The KV cache's name.* A model call takes the cache as `cache=` from 5.24 on, and `past_key_values=` before; the
+#   old name still works in 5.24 but prints a deprecation warning. `Decoder` asks the model's own signature which
+#   name it takes (`g.cache_argument`). Here:
+
+# %%
+import transformers
+
+print(f"transformers {transformers.__version__}: beam sampling sorts its draws: {g.SORTS_DRAWN_BEAMS}; "
+      f"the cache is passed as {g.cache_argument(gpt.hf)}=")
+
+# %% [markdown]
 # **Speed.** Our loops against `generate()`'s, best of 3, 40 new tokens (`time_generation`), and the KV cache:
 # the time per generated token with and without `use_cache`, as the sequence grows (`time_per_token`).
 
@@ -428,8 +445,8 @@ sampled = [by_name[n] for n in ("pure sampling", "T=1.2", "top-k 40", "top-p 0.9
 language = reference["entropy_rate"]
 print("greedy and beam search write text more probable than the language's (nll/t < entropy rate):",
       all(row["nll_per_token"] < language - 0.2 for row in search))
-print("sampling at T ≥ 1, top-k 40 and top-p ≥ .9 does not (nll/t ≥ entropy rate - 0.1):",
-      all(row["nll_per_token"] >= language - 0.1 for row in sampled))
+print("sampling at T ≥ 1, top-k 40 and top-p ≥ .9 does not (nll/t ≥ entropy rate - 0.2, the same cut):",
+      all(row["nll_per_token"] >= language - 0.2 for row in sampled))
 print("the wider the beam, the shorter the sentence (greedy > beam 4 > beam 16):",
       by_name["greedy"]["mean_length"] > by_name["beam 4"]["mean_length"] > by_name["beam 16"]["mean_length"])
 print("eq. 13.16 makes beam 16 write longer sentences:",
