@@ -59,23 +59,22 @@ def _():
     return f"max|cpu-dev| {diff:.1e}; greedy same as cpu: {g_cpu.ids == g_dev.ids}; beam same: {b_cpu.ids == b_dev.ids}; sample ok; train on {next(model.parameters()).device}"
 
 
-for lm_name in ["rnn_lm", "lstm_lm", "gru_lm", "lstm2_lm"]:
-    @check(f"{lm_name} forward")
-    def _(lm_name=lm_name):
-        from course_utils.models import lm_checkpoints
-        model = lm_checkpoints.load_model(lm_name)
-        ids = torch.randint(4, 100, (4, 10))
-        diff, _ = both(model, ids)
+def _load(module: str, loader: str, name: str):
+    import importlib
+    return getattr(importlib.import_module(f"course_utils.models.{module}"), loader)(name)
+
+
+# (checkpoint, its loader's module and function, the token ids fed: lowest id, highest id, shape)
+FORWARD_CHECKS = [(name, "lm_checkpoints", "load_model", (4, 100, (4, 10)))
+                  for name in ("rnn_lm", "lstm_lm", "gru_lm", "lstm2_lm", "ffnn_n5")]
+FORWARD_CHECKS += [(name, "bert_checkpoints", "load_bert", (5, 500, (4, 12))) for name in ("bert_mlm", "bert_deep")]
+FORWARD_CHECKS += [("bert_sentiment", "bert_checkpoints", "load_sentiment", (5, 500, (4, 12)))]
+
+for name, module, loader, (low, high, shape) in FORWARD_CHECKS:
+    @check(f"{name} forward")
+    def _(name=name, module=module, loader=loader, low=low, high=high, shape=shape):
+        diff, _ = both(_load(module, loader, name), torch.randint(low, high, shape))
         return f"max|cpu-dev| {diff:.1e}"
-
-
-@check("ffnn_n5 forward")
-def _():
-    from course_utils.models import lm_checkpoints
-    model = lm_checkpoints.load_model("ffnn_n5")
-    ids = torch.randint(4, 100, (4, 10))
-    diff, _ = both(model, ids)
-    return f"max|cpu-dev| {diff:.1e}"
 
 
 for name in ["additive_128", "dot_128", "none_128"]:
@@ -110,25 +109,6 @@ def _():
         moved.greedy(dev_batch.source)
         out = "; greedy ok"
     return f"max|cpu-dev| {float((a - b.cpu()).abs().max()):.1e}{out}"
-
-
-for name in ["bert_mlm", "bert_deep"]:
-    @check(f"{name} forward")
-    def _(name=name):
-        from course_utils.models import bert_checkpoints as bc
-        model = bc.load_bert(name)
-        ids = torch.randint(5, 500, (4, 12))
-        diff, _ = both(model, ids)
-        return f"max|cpu-dev| {diff:.1e}"
-
-
-@check("bert_sentiment forward")
-def _():
-    from course_utils.models import bert_checkpoints as bc
-    model = bc.load_sentiment("bert_sentiment")
-    ids = torch.randint(5, 500, (4, 12))
-    diff, _ = both(model, ids)
-    return f"max|cpu-dev| {diff:.1e}"
 
 
 @check("setup_notebook device")
