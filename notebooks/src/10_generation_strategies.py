@@ -443,7 +443,7 @@ print(ga.format_table(rows))
 search = [by_name[n] for n in ("greedy", "beam 4", "beam 16")]
 sampled = [by_name[n] for n in ("pure sampling", "T=1.2", "top-k 40", "top-p 0.9", "top-p 0.95")]
 language = reference["entropy_rate"]
-print("greedy and beam search write text more probable than the language's (nll/t < entropy rate):",
+print("greedy and beam search write text more probable than the language's (nll/t < entropy rate - 0.2):",
       all(row["nll_per_token"] < language - 0.2 for row in search))
 print("sampling at T ≥ 1, top-k 40 and top-p ≥ .9 does not (nll/t ≥ entropy rate - 0.2, the same cut):",
       all(row["nll_per_token"] >= language - 0.2 for row in sampled))
