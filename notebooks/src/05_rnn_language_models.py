@@ -395,7 +395,8 @@ for name, model in models.items():
 # %% [markdown]
 # Six samples are not a measurement; the rates are. On this count the RNN is about as good as the FFNN with five
 # words of context (a few sentences in 50 apart), and both are far better than the trigram. Where a sample is not a
-# sentence, `full_lang.score(sample).failure` names the rule it breaks, as in the cell above.
+# sentence, `full_lang.score(sample).failure` names the rule it breaks (the cell above prints it under each ✗; these
+# six seeds happen to give none).
 
 # %% [markdown]
 # ### The same words, different predictions
