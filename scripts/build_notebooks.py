@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -72,12 +73,82 @@ def build(source: Path) -> nbformat.NotebookNode:
     return notebook
 
 
+# A stall, and its cause. nbclient waits for a cell's execute_reply with one asyncio poll of the shell socket, up to
+# the cell timeout. While it waits, its Output-widget mimic (nbclient.output_widget) sends a comm_msg back on that
+# socket for every output drawn into an Output widget, as the demos' pictures are. jupyter_client's Session.send
+# sends through a blocking shadow of the asyncio socket, and that send consumes the socket's edge-triggered wake-up:
+# when the reply has just arrived, the poll never hears of it and pyzmq finds it only when the poll times out.
+# Notebook 08 sat out the whole cell timeout after QKVDemo's or AttentionDemo's cell in about 1 build in 3 and then
+# went on with no error. The fix: after each send, re-read the socket's events through the asyncio socket, which
+# wakes a waiting poll. As a safety net, every wait polls in slices of POLL_SLICE_S, so any other missed wake-up
+# costs at most a slice, never a cell timeout; messages found that way are reported.
+POLL_SLICE_S = 1.0
+
+
+def wakeful_kernel_manager_class(missed: list):
+    """nbclient's kernel manager, with a client whose channels never sleep through a message that has arrived.
+
+    Each message that a wait found only at the end of a ``POLL_SLICE_S`` slice (a wake-up the event loop missed)
+    is appended to ``missed`` as ``(channel, message type)``.
+    """
+    from queue import Empty
+
+    import zmq
+    from jupyter_client import AsyncKernelClient, AsyncKernelManager
+    from jupyter_client.channels import AsyncZMQSocketChannel
+    from traitlets import Type, default
+
+    class WakefulChannel(AsyncZMQSocketChannel):
+        name = "?"
+
+        def send(self, msg: dict) -> None:
+            super().send(msg)  # through a blocking shadow socket, which may swallow a wake-up ...
+            self.socket.get(zmq.EVENTS)  # ... that the asyncio socket, re-reading its events, passes to a waiting poll
+
+        async def get_msg(self, timeout: float | None = None) -> dict:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while True:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                step = POLL_SLICE_S if left is None else min(POLL_SLICE_S, left)
+                started = time.monotonic()
+                if await self.socket.poll(int(step * 1000)):
+                    msg = await self._recv()
+                    if step > 0 and time.monotonic() - started >= step:
+                        missed.append((self.name, msg["msg_type"]))
+                    return msg
+                if left is not None and left <= step:
+                    raise Empty
+
+    def channel(name: str) -> type:
+        return type(f"Wakeful{name.title()}Channel", (WakefulChannel,), {"name": name})
+
+    class WakefulClient(AsyncKernelClient):
+        shell_channel_class = Type(channel("shell"))
+        iopub_channel_class = Type(channel("iopub"))
+        stdin_channel_class = Type(channel("stdin"))
+        control_channel_class = Type(channel("control"))
+
+    class WakefulKernelManager(AsyncKernelManager):
+        @default("client_factory")
+        def _wakeful_client(self):
+            return WakefulClient
+
+    return WakefulKernelManager
+
+
 def execute(notebook: nbformat.NotebookNode, workdir: Path, timeout: int) -> None:
     from nbclient import NotebookClient
 
     os.environ.pop("COURSE_FAST", None)  # stored outputs are from full mode
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(workdir)}})
+    missed: list = []
+    client = NotebookClient(
+        notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(workdir)}},
+        kernel_manager_class=wakeful_kernel_manager_class(missed),
+    )  # fmt: skip
     client.execute()
+    if missed:
+        print(f"  {len(missed)} kernel message(s) found only by the {POLL_SLICE_S:g} s re-poll after a missed wake-up "
+              f"(a missed shell reply would wait out the {timeout} s cell timeout): {missed}", flush=True)  # fmt: skip
 
 
 def strip_inlined_js(notebook: nbformat.NotebookNode) -> int:
