@@ -164,6 +164,7 @@ case "$command_name" in
         ;;
     lock)
         setup
+        "$PY" -c "import uv" 2>/dev/null || { log "installing uv, which resolves the lock"; "$PY" -m pip install -q uv; }
         exec "$PY" scripts/lock.py "$@"
         ;;
     bench)

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -35,7 +36,7 @@ PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)\s*(?:;\s*(.+?))?\s*$")
 
 def compile_command(output: Path, *, upgrade: bool) -> list[str]:
     """The ``uv pip compile`` call that writes the lock (``upgrade``: newest releases, else keep the pins)."""
-    command = ["uv", "pip", "compile", "pyproject.toml", "--extra", "lab", "--extra", "test", "--universal",
+    command = [sys.executable, "-m", "uv", "pip", "compile", "pyproject.toml", "--extra", "lab", "--extra", "test", "--universal",
                "--python-version", OLDEST_PYTHON, "--excludes", str(KEPT.relative_to(ROOT)), "--quiet",
                "--custom-compile-command", "bash course.sh lock", "--output-file", str(output)]  # fmt: skip
     return command + (["--upgrade"] if upgrade else [])
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="resolve and print what would move; test nothing")
     args = parser.parse_args(argv)
-    if shutil.which("uv") is None:
+    if importlib.util.find_spec("uv") is None:
         print("uv is not installed: pip install uv (bash course.sh lock does it)", file=sys.stderr)
         return 2
     old_text = LOCK.read_text(encoding="utf-8") if LOCK.exists() else ""

@@ -257,6 +257,7 @@ def test_lecture_mode_makes_a_larger_picture(model, vocab):
     assert "font-size:26px" in large.readout.value and "font-size:16px" in normal.readout.value
 
 
+@pytest.mark.slow
 def test_latency(demo):
     """Median callback latency over every control, once each search is cached: at most 50 ms."""
     def drive():

@@ -188,6 +188,7 @@ def shipped_scores(tokenizer, oracle):
     return items, bm.bert_scores(scorer, items), bm.oracle_scores(oracle, items, tokenizer)
 
 
+@pytest.mark.slow
 def test_claim_pretrained_bert_is_close_to_the_oracle_on_one_piece_words_and_loses_on_split_ones(shipped_scores, tokenizer):
     """Measured on the shipped bert_mlm: 1.37 on all 300 items, 1.14 on one-piece words, far worse on split ones."""
     items, (bert_nll, bert_top), (oracle_nll, oracle_top) = shipped_scores
@@ -204,6 +205,7 @@ def test_claim_pretrained_bert_is_close_to_the_oracle_on_one_piece_words_and_los
     assert oracle_right < 0.8
 
 
+@pytest.mark.slow
 def test_claim_the_bilstm_beats_the_tiny_bert_on_the_same_items(shipped_scores, tokenizer, oracle):
     from course_utils.models import lm_checkpoints
     from course_utils.models.recurrent_lm import predict_masked_words
@@ -215,6 +217,7 @@ def test_claim_the_bilstm_beats_the_tiny_bert_on_the_same_items(shipped_scores, 
     assert bm.nll_ratio(bilstm_nll, oracle_nll) < 1.15 < bm.nll_ratio(bert_nll, oracle_nll)
 
 
+@pytest.mark.slow
 def test_claim_cloze_with_the_fork(tokenizer, oracle):
     scorer = bm.WordScorer(zoo.load_bert("bert_mlm"), tokenizer, sorted(oracle.vocabulary))
     left, right = "he ate the cake".split(), "the fork .".split()
@@ -223,12 +226,14 @@ def test_claim_cloze_with_the_fork(tokenizer, oracle):
     assert max(exact, key=exact.get) == "with" == max(model, key=model.get)
 
 
+@pytest.mark.slow
 def test_claim_lm_fine_tuning_lowers_the_review_masked_nll():
     before = zoo.training_record("bert_mlm")["reviews_valid_masked_ratio"]
     after = zoo.training_record("bert_reviews")["reviews_valid_masked_ratio"]
     assert after < before
 
 
+@pytest.mark.slow
 def test_claim_fine_tuned_bert_beats_the_bag_of_embeddings_on_but_not(tokenizer):
     all_, plain, turning = review_accuracy(zoo.load_sentiment(), tokenizer, corpus.load_eval("reviews_test"))
     assert turning > 0.70 > 0.669  # notebook 06's best on but/not reviews: 0.669

@@ -192,6 +192,7 @@ def test_lecture_mode_makes_a_larger_picture(model, tokenizer, items):
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
 
 
+@pytest.mark.slow
 def test_latency(demo):
     """Median callback latency over every word and layer: at most 50 ms."""
     demo.latencies.clear()

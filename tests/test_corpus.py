@@ -23,6 +23,7 @@ def regenerated(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", TEXT_FILES)
 def test_regenerating_gives_the_shipped_files(regenerated, name):
     shipped = (corpus.CORPUS_DIR / name).read_text(encoding="utf-8")

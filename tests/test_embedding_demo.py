@@ -249,6 +249,7 @@ def test_bad_constructor_arguments_raise_clear_errors(embeddings, vocab):
         make_demo(torch.nn.Embedding(len(vocab), 4), vocab)
 
 
+@pytest.mark.slow
 def test_latency(demo):
     """Median callback latency over k moves and word changes (measured and printed, not asserted)."""
     demo.latencies.clear()

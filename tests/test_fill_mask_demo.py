@@ -232,6 +232,7 @@ def test_lecture_mode_makes_a_larger_picture(model, tokenizer, oracle):
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
 
 
+@pytest.mark.slow
 def test_latency(model, tokenizer, oracle):
     """Median callback latency over k and pieces moves, examples and new sentences: at most 50 ms."""
     demo = quiet(FillMaskDemo, model, tokenizer, oracle=oracle)

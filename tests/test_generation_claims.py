@@ -20,6 +20,8 @@ from course_utils.models import translation_checkpoints as tc
 from course_utils.models.lm_checkpoints import course_vocab, load_model
 from course_utils.models.transformer_checkpoints import load_lm
 
+pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
+
 
 @lru_cache(maxsize=None)
 def lang():

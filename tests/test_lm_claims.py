@@ -14,6 +14,8 @@ from course_utils.checkpoints import verify_checkpoint
 from course_utils.language.grammar import CourseLanguage
 from course_utils.validation import CourseInputError
 
+pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
+
 
 @pytest.fixture(scope="module")
 def test_split():

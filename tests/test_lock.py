@@ -49,7 +49,7 @@ def test_the_shipped_lock_reads_and_leaves_torch_out():
 
 def test_the_resolution_is_universal_newest_and_excludes_what_is_kept():
     command = lock.compile_command(Path("/tmp/out.txt"), upgrade=True)
-    assert command[:3] == ["uv", "pip", "compile"] and "--universal" in command and "--upgrade" in command
+    assert command[1:5] == ["-m", "uv", "pip", "compile"] and "--universal" in command and "--upgrade" in command
     assert command[command.index("--excludes") + 1] == "requirements/kept.txt"
     assert command[command.index("--python-version") + 1] == "3.10"
     assert "--upgrade" not in lock.compile_command(Path("/tmp/out.txt"), upgrade=False)

@@ -261,6 +261,7 @@ def test_a_model_over_another_vocabulary_is_refused(vocab, lang):
         make_demo({"odd": small}, vocab, lang)
 
 
+@pytest.mark.slow
 def test_latency_with_five_models(models, vocab, lang):
     """Median callback latency over k moves and new contexts (measured and printed, not asserted)."""
     demo = make_demo(models, vocab, lang)

@@ -33,6 +33,7 @@ def pairs_of(sets, name):
     return sets[name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", TEXT_FILES)
 def test_regenerating_gives_the_shipped_files(regenerated, name):
     shipped = (parallel.PARALLEL_DIR / name).read_bytes()

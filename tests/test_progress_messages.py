@@ -12,6 +12,8 @@ from collections import Counter
 import pytest
 from kernel_support import execute, kernel_environment, running_kernel
 
+pytestmark = pytest.mark.slow  # a real kernel: CI runs it, the quick subset does not
+
 pytest.importorskip("jupyter_client")
 pytest.importorskip("ipykernel")
 pytest.importorskip("ipywidgets")

@@ -18,6 +18,8 @@ from course_utils.checkpoints import verify_checkpoint
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models.recurrent_lm import ElmoClassifier, masked_batches
 
+pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
+
 COMPARED = ("rnn_lm", "gru_lm", "lstm_lm", "lstm2_lm", "rnn_wide_lm", "lstm_wide_lm")
 
 

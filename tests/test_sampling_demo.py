@@ -236,6 +236,7 @@ def test_lecture_mode_makes_a_larger_picture(model, vocab, lang):
     assert "font-size:24px" in large.sample_list.value and "font-size:15px" in normal.sample_list.value
 
 
+@pytest.mark.slow
 def test_latency(model, vocab, lang):
     """Median callback latency over knob moves: at most 50 ms; a click of 'sample' (5 continuations): 200 ms."""
     demo = quiet(SamplingDemo, model, vocab, lang)

@@ -321,6 +321,7 @@ def test_lecture_mode_makes_a_larger_picture(models, vocab, lang):
     assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
 
 
+@pytest.mark.slow
 def test_latency_with_three_models(models, vocab, lang):
     """Median callback latency over position, model and view moves (printed, not asserted: timings vary)."""
     demo = make_demo(models, vocab, lang)

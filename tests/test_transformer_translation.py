@@ -290,12 +290,14 @@ def test_the_shipped_checkpoint_matches_its_manifest_and_recipe():
     assert config["torch_threads"] == 1 and config["valid_exact_match"] >= 0.99
 
 
+@pytest.mark.slow
 def test_within_the_training_lengths_the_transformer_is_nearly_perfect(transformer_table):
     for bucket in list(transformer_table)[:3]:  # measured: 0.998, 0.993, 0.990 exact match
         assert transformer_table[bucket]["exact_match"] >= 0.98
         assert transformer_table[bucket]["bleu"] >= 99
 
 
+@pytest.mark.slow
 def test_beyond_the_training_lengths_the_transformer_fails_like_the_rnns(transformer_table, rnn_long_table):
     long = list(rnn_long_table["dot_128"])
     for bucket in long:  # measured: 0.123, then 0 in every longer bucket
@@ -307,6 +309,7 @@ def test_beyond_the_training_lengths_the_transformer_fails_like_the_rnns(transfo
         assert transformer_table[bucket]["bleu"] > rnn_long_table["dot_128"][bucket]["bleu"]
 
 
+@pytest.mark.slow
 def test_on_long_sources_the_transformer_stops_near_the_longest_training_length(shipped, buckets):
     source_vocab, target_vocab = vocabularies()
     for bucket in list(buckets)[3:]:  # measured: 13.4–13.5 words on average in every long bucket
@@ -314,6 +317,7 @@ def test_on_long_sources_the_transformer_stops_near_the_longest_training_length(
         assert sum(map(len, outputs)) / len(outputs) < parallel.TRAIN_MAX_LENGTH + 1
 
 
+@pytest.mark.slow
 def test_cross_attention_heads_align_better_than_dot_attention_and_worse_than_additive(shipped, test_pairs):
     pairs = test_pairs[:500]
     aer = tt.head_aer(shipped, pairs)  # (L, H); measured 0.12–0.30

@@ -12,6 +12,8 @@ from course_utils.language import parallel
 from course_utils.models import translation_analysis as analysis
 from course_utils.models import translation_checkpoints as zoo
 
+pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
+
 LABELS = {"no attention": None, "additive": "additive", "dot": "dot", "general": "general"}
 ATTENTION = ("additive", "dot", "general")
 
