@@ -83,7 +83,7 @@ def make_side_env(candidate: Path) -> Path:
 def compatibility_subset(python: Path) -> subprocess.CompletedProcess:
     """The parity tests and every notebook under nbval, in the side environment; the output is kept."""
     env = {**os.environ, "COURSE_FAST": "1", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    command = [str(python), "-m", "pytest", "-n", "2", "--dist", "loadscope", "-q", "-m", "parity or notebook",
+    command = [str(python), "-m", "pytest", "-n", "2", "--dist", "loadscope", "-q", "-m", "parity or nbval",
                "tests", "notebooks"]  # fmt: skip
     print("$", " ".join(command), flush=True)
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)

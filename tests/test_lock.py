@@ -59,3 +59,19 @@ def test_the_resolution_is_universal_newest_and_excludes_what_is_kept():
 def test_failures_are_the_summary_lines():
     out = "....F\nFAILED tests/test_a.py::test_b - boom\nERROR notebooks/09_bert.ipynb::Cell 3\n1 failed"
     assert lock.failures(out) == ["FAILED tests/test_a.py::test_b - boom", "ERROR notebooks/09_bert.ipynb::Cell 3"]
+
+
+def test_the_compatibility_subset_is_the_parity_tests_and_every_notebook_cell(monkeypatch):
+    seen = {}
+
+    class Done:
+        returncode, stdout, stderr = 0, "", ""
+
+    def fake_run(command, **kwargs):
+        seen["command"] = command
+        return Done()
+
+    monkeypatch.setattr(lock.subprocess, "run", fake_run)
+    lock.compatibility_subset(Path("/env/bin/python"))
+    command = seen["command"]
+    assert command[command.index("-m", 2) + 1] == "parity or nbval" and command[-2:] == ["tests", "notebooks"]
