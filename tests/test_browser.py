@@ -107,8 +107,8 @@ def _check_demo_responds(notebook: LabNotebook, index: int, name: str) -> None:
     demo.screenshot(path=ARTIFACTS / f"{name}-demo{index}-after.png")
 
 
-@pytest.mark.parametrize("path", _notebook_params())
-def test_notebook_runs_and_every_demo_responds(browser, lab, path):
+def check_notebook_in_the_browser(browser, lab, path: Path) -> None:
+    """Run every cell of ``path`` in JupyterLab, check the outputs, then move a control of each demo."""
     expected = expected_demo_count(path)
     with open_notebook(browser, lab, f"notebooks/{path.name}", path.stem) as notebook:
         _run_all(notebook)
@@ -126,6 +126,20 @@ def test_notebook_runs_and_every_demo_responds(browser, lab, path):
         for index in range(found):
             _check_demo_responds(notebook, index, path.stem)
         assert not notebook.page_errors, f"uncaught JavaScript errors in the page: {notebook.page_errors}"
+
+
+# One class per notebook, so that pytest-xdist's --dist loadscope spreads the notebooks over the workers (a module's
+# functions all go to one worker, which then ran ten notebooks in a row: the suite's longest path). Each worker
+# starts the module's browser and JupyterLab once.
+for _param in _notebook_params():
+    _name = "TestInTheBrowser_" + _param.id[:2]
+
+    @pytest.mark.parametrize("path", [_param])
+    def _test(self, browser, lab, path):
+        check_notebook_in_the_browser(browser, lab, path)
+
+    globals()[_name] = type(_name, (), {"test_notebook_runs_and_every_demo_responds": _test,
+                                        "__doc__": f"{_param.id} in JupyterLab in headless Chromium."})  # fmt: skip
 
 
 def test_lecture_mode_enlarges_demo_text_and_figure(browser, lab):
