@@ -3,8 +3,9 @@
 Notebooks cannot import the course before it is installed, so their first cell carries the
 address, and the list of packages it may install (pyproject's core less Colab's own torch,
 ipykernel and ipywidgets), too. What it installs, it installs at the version in the clone's
-``requirements/lock.txt`` that applies to the runtime's Python; ``python -m course_utils.colab`` rewrites those cells and the
-README's badges from ``REPO_URL`` and pyproject.toml, and a test checks that they agree.
+``requirements/lock.txt`` that applies to the runtime's Python. ``python -m course_utils.colab``
+rewrites those cells and the README's badges from ``REPO_URL`` and pyproject.toml, and a test
+checks that they agree.
 """
 from __future__ import annotations
 
