@@ -1,12 +1,16 @@
 """Real browser: JupyterLab in headless Chromium runs every notebook and moves each demo's controls.
 
-For each ``notebooks/*.ipynb`` (a copy, in a temporary folder) the test runs all cells in fast
-mode, fails on an error output, "Error displaying widget", "Javascript Error" or a missing or
-text-only widget, then moves one control of every course demo and waits for its picture or
-readout to change. Screenshots go to ``tests/artifacts/browser/``.
+For each ``notebooks/*.ipynb`` (a copy, in a temporary folder) the test runs, in fast mode, the cells
+whose saved outputs JupyterLab's renderers draw (every widget, every demo), with the cells they need
+(``browser_support.frontend_cells``). nbval runs every cell and compares their outputs already, so the
+measurements that only print or plot are not run a second time here. The test fails on an error
+output, "Error displaying widget", "Javascript Error" or a missing or text-only widget, then moves
+one control of every course demo and waits for its picture or readout to change. Screenshots go to
+``tests/artifacts/browser/``.
 
     python -m pytest tests/test_browser.py -p no:xdist
     COURSE_BROWSER_NOTEBOOKS=/some/folder python -m pytest tests/test_browser.py   # other notebooks
+    COURSE_BROWSER_ALL_CELLS=1 python -m pytest tests/test_browser.py   # every cell: "Run all", as a student does
 
 Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
 """
@@ -32,6 +36,7 @@ from browser_support import (
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks")).resolve()
 ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
+ALL_CELLS = os.environ.get("COURSE_BROWSER_ALL_CELLS", "").strip() not in {"", "0"}
 RUN_TIMEOUT_S = 240  # a notebook takes up to about 60 s in fast mode; CI machines can be slower
 VIEWPORT = {"width": 1400, "height": 1100}
 
@@ -53,10 +58,11 @@ def browser():
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab serving copies of the notebooks, kernels in fast mode; stopped even on failure."""
+    """JupyterLab serving copies of the notebooks (their frontend cells, or all), kernels in fast mode; stopped
+    even on failure."""
     root = tmp_path_factory.mktemp("lab") / "root"
     root.mkdir()
-    stage_notebooks(NOTEBOOK_DIR, root)
+    stage_notebooks(NOTEBOOK_DIR, root, frontend_only=not ALL_CELLS)
     server = LabServer(root)
     yield server
     server.stop()
