@@ -30,12 +30,17 @@ DEPRECATION = re.compile(r"(Future|Deprecation)Warning|\b(is|are) deprecated\b")
 
 
 def pytest_collection_modifyitems(items):
-    """nbval's cells carry the ``nbval`` mark; they, the browser tests and the notebook reruns are ``slow``."""
+    """nbval's cells carry the ``nbval`` mark; they, the browser tests and the notebook reruns are ``slow``.
+
+    The ``slow`` tests then go first (in their own order), so that pytest-xdist hands out the long modules, the
+    notebooks above all, while the short ones wait to fill the gaps at the end: the two workers finish together.
+    """
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.nbval)
         if item.path.suffix == ".ipynb" or item.get_closest_marker("browser") or item.get_closest_marker("notebook"):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: each notebook's cells in order
 
 
 @pytest.hookimpl(wrapper=True)

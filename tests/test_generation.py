@@ -109,6 +109,25 @@ def test_seeded_sampling_matches_generate(kwargs):
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"temperature": 0.8, "top_k": 40, "top_p": 0.95}])
+def test_seeded_sampling_side_by_side_matches_generate_with_num_return_sequences(kwargs):
+    settings = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, **kwargs}
+    pad = gpt().hf.generation_config.pad_token_id
+    for seed in range(2):
+        ids = prompt("the")
+        torch.manual_seed(seed)
+        idx = torch.tensor([ids])  # (1, T)
+        with torch.no_grad():
+            theirs = gpt().hf.generate(idx, attention_mask=torch.ones_like(idx), max_new_tokens=30, do_sample=True,
+                                       num_return_sequences=8, **settings).tolist()  # fmt: skip
+        torch.manual_seed(seed)
+        ours = g.sample_many(gpt(), ids, 8, max_new_tokens=30, **settings)
+        assert len({len(run.ids) for run in ours}) > 1  # some ended before others
+        for run, row in zip(ours, theirs):
+            assert row[: len(run.sequence)] == run.sequence
+            assert set(row[len(run.sequence):]) <= {pad}  # generate() pads the sequences that ended
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"temperature": 0.8, "top_k": 40, "top_p": 0.95}])
 def test_seeded_beam_sample_matches_generate(kwargs):
     settings = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, **kwargs}
     for seed in range(2):
@@ -135,6 +154,7 @@ def test_every_strategy_runs_on_every_kind_of_lm(name):
         g.sample(model, ids, max_new_tokens=12, generator=gen),
         g.sample(model, ids, max_new_tokens=12, temperature=0.8, top_k=20, top_p=0.9, generator=gen),
         g.beam_sample(model, ids, width=3, max_new_tokens=12, top_p=0.9, generator=gen),
+        *g.sample_many(model, ids, 3, max_new_tokens=12, top_k=20, generator=gen),
     ]
     for run in runs:
         assert run.prefix == ids and 1 <= len(run.ids) <= 12
@@ -182,6 +202,9 @@ def test_bad_arguments_raise_course_errors():
         lambda: g.beam_search(model, ids, normalisation="log"),
         lambda: g.beam_search(model, ids, early_stopping="yes"),
         lambda: g.beam_sample(model, ids, top_p=2.0),
+        lambda: g.sample_many(model, ids, 0),
+        lambda: g.sample_many(model, ids, 2, top_p=0),
+        lambda: g.sample_many(model, [], 2),
         lambda: g.time_generation(zoo()["lstm_lm"], ids),
     ]
     for call in bad:

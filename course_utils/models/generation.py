@@ -447,6 +447,51 @@ def sample(
     return _walk(model, prefix_ids, max_new_tokens, choose, eos_id)
 
 
+def sample_many(
+    model,
+    prefix_ids,
+    n: int,
+    *,
+    max_new_tokens: int = 50,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    generator: torch.Generator | None = None,
+    eos_id: int | None = None,
+) -> list[Generation]:
+    """``n`` samples after one prefix, drawn side by side: one model call a step serves all of them.
+
+    The same random walk as ``sample``, faster, with another random stream: each step makes one
+    ``torch.multinomial`` draw on probabilities of shape (n, V), for every sequence, ended or not (an ended one
+    is fed ``</s>`` and its draws are dropped). That is what ``generate(do_sample=True, num_return_sequences=n)``
+    does, so after the same ``torch.manual_seed`` both give the same ``n`` sequences (checked in the tests).
+    """
+    temperature, top_k, top_p = _check_warp_args(temperature, top_k, top_p)
+    n = check_int("n", n, minimum=1)
+    prefix = _check_prefix(model, prefix_ids)
+    max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=1)
+    _check_room(model, len(prefix), max_new_tokens)
+    eos = eos_id_of(model) if eos_id is None else check_int("eos_id", eos_id, minimum=0)
+    decoder = decoder_for(model)
+    logits = decoder.start(prefix).expand(n, -1)  # (n, V): every sequence starts from the prefix
+    parents = [0] * n  # the first step copies the prefix's row (and its cache) n times
+    ids: list[list[int]] = [[] for _ in range(n)]
+    logprobs = [0.0] * n
+    for step in range(max_new_tokens):
+        probs = torch.softmax(_warp_scores(logits, temperature, top_k, top_p), dim=-1)  # (n, V)
+        tokens = torch.multinomial(probs, 1, generator=generator)[:, 0].tolist()  # (n,)
+        own = step_logprobs(decoder, logits.double())  # (n, V), unwarped
+        for row, token in enumerate(tokens):
+            if not (ids[row] and ids[row][-1] == eos):
+                ids[row].append(token)
+                logprobs[row] += float(own[row, token])
+        if step == max_new_tokens - 1 or all(row[-1] == eos for row in ids):
+            break
+        logits = decoder.step(parents, [row[-1] for row in ids])  # (n, V)
+        parents = list(range(n))
+    return [Generation(prefix, row, logprob, logprob, row[-1] == eos) for row, logprob in zip(ids, logprobs)]
+
+
 # ---------------------------------------------------------------- beam search
 
 

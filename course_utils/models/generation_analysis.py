@@ -241,6 +241,16 @@ def generate(model, vocab, config: dict, prompt, *, max_new_tokens: int, generat
     raise CourseInputError(f"unknown strategy kind {kind!r}: greedy, beam or sample")
 
 
+def generate_many(model, vocab, config: dict, prompt, n: int, *, max_new_tokens: int,
+                  generator=None) -> list[g.Generation]:  # fmt: skip
+    """``n`` samples after ``[<s>] + prompt``, drawn side by side; a deterministic strategy's one generation."""
+    if config["kind"] != "sample":
+        return [generate(model, vocab, config, prompt, max_new_tokens=max_new_tokens)]
+    options = {k: v for k, v in config.items() if k != "kind"}
+    prefix = g.encode_prompt(vocab, list(prompt))
+    return g.sample_many(model, prefix, n, max_new_tokens=max_new_tokens, generator=generator, **options)
+
+
 def _sentence(vocab, prompt, generation: g.Generation) -> tuple[str, ...]:
     return tuple(prompt) + tuple(vocab.decode(generation.content))
 
@@ -253,9 +263,9 @@ def strategy_table(model, vocab, lang: CourseLanguage, prompts=None, *, samples_
     the prompt followed by the generated words (``</s>`` removed). A generation that reaches
     ``max_new_tokens`` without ``</s>`` is judged as if it ended there (the oracle usually rejects it) and
     counted in ``unfinished``. Greedy and beam search are deterministic: they give one sentence per prompt,
-    so give them many prompts (``prompts_from_test``); sampling draws ``samples_per_prompt`` per prompt from a
-    ``torch.Generator`` seeded with ``seed`` (the same seed for every strategy). Each row also keeps its
-    ``sentences``.
+    so give them many prompts (``prompts_from_test``); sampling draws ``samples_per_prompt`` per prompt, side
+    by side (``sample_many``), from a ``torch.Generator`` seeded with ``seed`` (the same seed for every
+    strategy). Each row also keeps its ``sentences``.
     """
     prompts = [()] if prompts is None else [_words(p) for p in prompts]
     if not prompts:
@@ -272,8 +282,8 @@ def strategy_table(model, vocab, lang: CourseLanguage, prompts=None, *, samples_
         sentences, unfinished = [], 0
         with torch.no_grad():
             for prompt in prompts:
-                for _ in range(repeats):
-                    out = generate(model, vocab, config, prompt, max_new_tokens=max_new_tokens, generator=generator)
+                for out in generate_many(model, vocab, config, prompt, repeats, max_new_tokens=max_new_tokens,
+                                         generator=generator):  # fmt: skip
                     sentences.append(_sentence(vocab, prompt, out))
                     unfinished += not out.ended
         seconds = time.perf_counter() - start

@@ -327,7 +327,10 @@ print(f"sampling with top_p=0.9 under the same seed: identical on {same}/5 seeds
 # Sampling matches under the same seed because each step makes the draw `generate()` makes: one
 # `torch.multinomial` on the float32 probabilities (1, V), from the global generator. `top_k=0` is passed to
 # `generate()` because its default is 50. The tests also match beam search at widths 4 and 8 under six
-# settings, and beam sampling (`beam_sample` against `generate(num_beams=4, do_sample=True)`).
+# settings, and beam sampling (`beam_sample` against `generate(num_beams=4, do_sample=True)`). The tables of
+# sections 7 and 10 draw a prompt's samples side by side, `sample_many(gpt, prefix, n)`: one model call a step for
+# all n, and one draw on probabilities (n, V), the draw `generate(do_sample=True, num_return_sequences=n)` makes
+# (also checked in the tests). Same walk, another random stream, several times faster.
 #
 # **Parity is with a release, not forever.** transformers 5.24 changed two things this section touches, and the
 # course follows each release it admits (5.17 to 5.x; CI checks the oldest and the locked one):
