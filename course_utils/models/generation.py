@@ -391,13 +391,18 @@ def hf_warpers(*, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0):
 # ---------------------------------------------------------------- greedy and ancestral sampling
 
 
-def _walk(model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], int], eos_id,
-          use_cache: bool = True) -> Generation:
-    """One sequence, one token at a time: ``choose(logits (V,)) -> id``."""
+def _check_walk(model, prefix_ids, max_new_tokens, eos_id) -> tuple[list[int], int, int]:
+    """The prefix, ``max_new_tokens`` and the id that ends a walk, checked (``CourseInputError`` when wrong)."""
     prefix = _check_prefix(model, prefix_ids)
     max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=1)
     _check_room(model, len(prefix), max_new_tokens)
-    eos = eos_id_of(model) if eos_id is None else check_int("eos_id", eos_id, minimum=0)
+    return prefix, max_new_tokens, eos_id_of(model) if eos_id is None else check_int("eos_id", eos_id, minimum=0)
+
+
+def _walk(model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], int], eos_id,
+          use_cache: bool = True) -> Generation:
+    """One sequence, one token at a time: ``choose(logits (V,)) -> id``."""
+    prefix, max_new_tokens, eos = _check_walk(model, prefix_ids, max_new_tokens, eos_id)
     decoder = decoder_for(model, use_cache=use_cache)
     logits = decoder.start(prefix)[0]  # (V,)
     ids, logprob = [], 0.0
@@ -447,18 +452,9 @@ def sample(
     return _walk(model, prefix_ids, max_new_tokens, choose, eos_id)
 
 
-def sample_many(
-    model,
-    prefix_ids,
-    n: int,
-    *,
-    max_new_tokens: int = 50,
-    temperature: float = 1.0,
-    top_k: int = 0,
-    top_p: float = 1.0,
-    generator: torch.Generator | None = None,
-    eos_id: int | None = None,
-) -> list[Generation]:
+def sample_many(model, prefix_ids, n: int, *, max_new_tokens: int = 50, temperature: float = 1.0, top_k: int = 0,
+                top_p: float = 1.0, generator: torch.Generator | None = None,
+                eos_id: int | None = None) -> list[Generation]:  # fmt: skip
     """``n`` samples after one prefix, drawn side by side: one model call a step serves all of them.
 
     The same random walk as ``sample``, faster, with another random stream: each step makes one
@@ -468,10 +464,7 @@ def sample_many(
     """
     temperature, top_k, top_p = _check_warp_args(temperature, top_k, top_p)
     n = check_int("n", n, minimum=1)
-    prefix = _check_prefix(model, prefix_ids)
-    max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=1)
-    _check_room(model, len(prefix), max_new_tokens)
-    eos = eos_id_of(model) if eos_id is None else check_int("eos_id", eos_id, minimum=0)
+    prefix, max_new_tokens, eos = _check_walk(model, prefix_ids, max_new_tokens, eos_id)
     decoder = decoder_for(model)
     logits = decoder.start(prefix).expand(n, -1)  # (n, V): every sequence starts from the prefix
     parents = [0] * n  # the first step copies the prefix's row (and its cache) n times
