@@ -23,7 +23,7 @@ from course_utils.widgets.attention_demo import (
     weight_text,
 )
 
-from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa: E402
+from widget_support import assert_inline_error, normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
 GOAT = "the goat behind the parks from the boys near the children hides ."
 MAX_LEN = 48  # the small model's: longer than the picture's 41 tokens, so both limits can be met
@@ -42,18 +42,6 @@ def labels_of(demo) -> str:
 
     walk(demo.box.children[1])
     return " ".join(found)
-
-
-def assert_inline_error(demo, name, value, *fragments) -> None:
-    """Setting ``name`` to ``value`` shows an inline message with ``fragments``; the picture and readout stay."""
-    before = (demo.last_png, demo.readout.value)
-    set_value(demo, name, value)
-    assert isinstance(demo.last_error, CourseInputError)
-    message = text_of(demo.message)
-    assert "⚠" in message and "Traceback" not in message
-    for fragment in fragments:
-        assert fragment in message, message
-    assert (demo.last_png, demo.readout.value) == before
 
 
 # ================================================================ QKVDemo

@@ -15,7 +15,6 @@ import tomllib
 from pathlib import Path
 
 import packaging
-import pytest
 
 from course_utils import colab
 

@@ -21,7 +21,7 @@ from course_utils.widgets.fill_mask_demo import (
 )
 from course_utils.widgets.next_word_demo import MAX_K
 
-from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa: E402
+from widget_support import assert_inline_error, normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
 CAKE = "he ate the cake [MASK] the fork ."
 LUCAS = "lucas ate the [MASK] ."
@@ -150,15 +150,6 @@ def test_text_is_lowercased_and_tokenized_and_the_mask_may_be_any_case(demo):
     assert split_at_mask("Lucas ate the [ Mask ].") == (("lucas", "ate", "the"), (".",))
 
 
-def assert_inline_error(demo, text, *words):
-    before = demo.last_png
-    set_value(demo, "sentence", text)
-    assert isinstance(demo.last_error, CourseInputError)
-    message = text_of(demo.message)
-    assert "Traceback" not in message and all(w in message for w in words), message
-    assert demo.last_png == before  # the last good picture stays
-
-
 @pytest.mark.parametrize(
     "text, words",
     [
@@ -171,7 +162,7 @@ def assert_inline_error(demo, text, *words):
     ],
 )
 def test_bad_input_is_an_inline_message(demo, text, words):
-    assert_inline_error(demo, text, *words)
+    assert_inline_error(demo, "sentence", text, *words)
 
 
 def test_a_sentence_no_word_fits_shows_berts_guesses_and_the_oracles_account(demo, oracle):
@@ -191,7 +182,7 @@ def test_a_sentence_no_word_fits_shows_berts_guesses_and_the_oracles_account(dem
 
 def test_a_sentence_longer_than_the_model_reads_is_refused(demo):
     words = " ".join(["the dog runs and"] * 6)  # 24 words: more pieces than max_len = 24
-    assert_inline_error(demo, f"{words} the [MASK] sleeps .", "it reads at most 24")
+    assert_inline_error(demo, "sentence", f"{words} the [MASK] sleeps .", "it reads at most 24")
 
 
 def test_the_demo_recovers_after_bad_input(demo):

@@ -1,7 +1,6 @@
 """The lectures' claims about n-gram and feed-forward LMs, asserted on the shipped checkpoints."""
 from __future__ import annotations
 
-import math
 
 import pytest
 import torch
@@ -11,20 +10,9 @@ from course_utils.models import lm
 from course_utils.models import lm_probes
 from course_utils.models import lm_checkpoints as zoo
 from course_utils.checkpoints import verify_checkpoint
-from course_utils.language.grammar import CourseLanguage
 from course_utils.validation import CourseInputError
 
 pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
-
-
-@pytest.fixture(scope="module")
-def test_split():
-    return corpus.load_split("test")
-
-
-@pytest.fixture(scope="module")
-def oracle_perplexity(test_split):
-    return math.exp(corpus.oracle_entropy(CourseLanguage(include_held_out=False), test_split)[0])
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +26,10 @@ def ffnn():
 
 
 @pytest.fixture(scope="module")
-def perplexities(ngrams, ffnn, test_split):
+def perplexities(ngrams, ffnn, held_out_sentences):
     models = {**ngrams, **{f"ffnn_n{n}": m for n, m in ffnn.items()}}
-    return {name: lm.evaluate(model, zoo.course_vocab(), test_split).perplexity for name, model in models.items()}
+    vocab = zoo.course_vocab()
+    return {name: lm.evaluate(model, vocab, held_out_sentences).perplexity for name, model in models.items()}
 
 
 @pytest.mark.parametrize("name", list(zoo.RECIPES))

@@ -4,7 +4,6 @@ from collections import Counter
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from course_utils import CourseInputError
 from course_utils.models.activations import ACTIVATIONS

@@ -12,6 +12,7 @@ from course_utils.models.lm import IGNORE_INDEX, batch_stream, evaluate, generat
 from course_utils.models.recurrent_lm import RecurrentLM
 from course_utils.language.text_pipeline import Vocab
 from course_utils.training import NonFiniteLossError, train
+from model_support import assert_causal
 
 V, B, T = 19, 3, 8
 VARIANTS = [("rnn", "library", 1), ("gru", "library", 1), ("lstm", "library", 1), ("lstm", "library", 2),
@@ -68,15 +69,6 @@ def test_shapes_and_loss_follow_the_lm_interface(cell, impl, num_layers):
 @pytest.mark.parametrize("t", [0, 4, T - 2])
 def test_logits_at_t_depend_only_on_tokens_up_to_t(cell, impl, num_layers, t):
     assert_causal(small(cell, impl, num_layers), random_idx(), V, t)
-
-
-def assert_causal(model, idx, vocab_size: int, t: int) -> None:
-    """Changing the tokens after position t leaves the logits up to t exactly as they were, and changes the rest."""
-    changed = idx.clone()
-    changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % vocab_size
-    before, after = model(idx)[0], model(changed)[0]
-    assert torch.equal(before[:, : t + 1], after[:, : t + 1])
-    assert not torch.allclose(before[:, t + 1 :], after[:, t + 1 :])
 
 
 def test_an_early_token_changes_every_later_prediction():

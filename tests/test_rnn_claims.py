@@ -29,19 +29,10 @@ def models():
 
 
 @pytest.fixture(scope="module")
-def test_split():
-    return corpus.load_split("test")
-
-
-@pytest.fixture(scope="module")
-def oracle_perplexity(test_split):
-    return math.exp(corpus.oracle_entropy(CourseLanguage(include_held_out=False), test_split)[0])
-
-
-@pytest.fixture(scope="module")
-def ratios(models, test_split, oracle_perplexity):
+def ratios(models, held_out_sentences, oracle_perplexity):
     vocab = zoo.course_vocab()
-    return {name: lm.evaluate(model, vocab, test_split).perplexity / oracle_perplexity for name, model in models.items()}
+    return {name: lm.evaluate(model, vocab, held_out_sentences).perplexity / oracle_perplexity
+            for name, model in models.items()}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +85,8 @@ def test_where_the_dependency_is_long_the_lstm_is_much_closer_to_the_oracle(mode
     assert rnn > 0.5  # nats per verb: the RNN pays for the attractors
 
 
-def test_every_recurrent_lm_beats_the_ffnn_with_a_five_word_window(ratios, test_split, oracle_perplexity):
-    ffnn = lm.evaluate(zoo.load_model("ffnn_n5"), zoo.course_vocab(), test_split).perplexity / oracle_perplexity
+def test_every_recurrent_lm_beats_the_ffnn_with_a_five_word_window(ratios, held_out_sentences, oracle_perplexity):
+    ffnn = lm.evaluate(zoo.load_model("ffnn_n5"), zoo.course_vocab(), held_out_sentences).perplexity / oracle_perplexity
     for name, ratio in ratios.items():
         assert ratio < ffnn, name
 

@@ -8,35 +8,16 @@ import torch.nn.functional as F
 from course_utils.language import parallel
 from course_utils.models import seq2seq as s2s
 from course_utils.models.rnn import gru_step
-from course_utils.models.translation_checkpoints import vocabularies
 from course_utils.training import train
 from course_utils.validation import CourseInputError
+from model_support import step_loop
 
 KINDS = [None, "additive", "dot", "general"]
 
 
-@pytest.fixture(scope="module")
-def vocabs():
-    return vocabularies()
-
-
-@pytest.fixture(scope="module")
-def test_pairs():
-    return parallel.load("test")
-
-
-@pytest.fixture(scope="module")
-def padded_batch(vocabs, test_pairs):
-    """Four pairs of different source and target lengths: padding on both sides."""
-    by_length = sorted(test_pairs[:200], key=lambda p: len(p.source))
-    chosen = [by_length[0], by_length[-1], by_length[60], by_length[140]]
-    assert len({len(p.source) for p in chosen}) == 4
-    return s2s.make_batch(chosen, *vocabs)
-
-
-def tiny_model(vocabs, attention, *, seed=0, hidden=16):
+def tiny_model(translation_vocabs, attention, *, seed=0, hidden=16):
     torch.manual_seed(seed)
-    source_vocab, target_vocab = vocabs
+    source_vocab, target_vocab = translation_vocabs
     return s2s.Seq2Seq(len(source_vocab), len(target_vocab), embed_dim=8, hidden_dim=hidden, attention=attention,
                        pad_id=target_vocab.pad_id, bos_id=target_vocab.stoi["<s>"],
                        eos_id=target_vocab.stoi["</s>"]).eval()  # fmt: skip
@@ -51,17 +32,6 @@ def random_attention_inputs(dtype=torch.float32, seed=0):
     lengths = torch.tensor([7, 4, 1])
     mask = torch.arange(S)[None, :] < lengths[:, None]  # (B, S)
     return queries, keys, mask
-
-
-def step_loop(model, batch):
-    """The per-step decoder under teacher forcing: log-probabilities (B, T, V), weights (B, T, S) or None, last state."""
-    state = model.start(batch.source)
-    log_probs, weights = [], []
-    for t in range(batch.target_in.shape[1]):
-        step_log_probs, state, step_weights = model.step(state, batch.target_in[:, t])
-        log_probs.append(step_log_probs)
-        weights.append(step_weights)
-    return torch.stack(log_probs, dim=1), (None if weights[0] is None else torch.stack(weights, dim=1)), state
 
 
 def step_by_step(model, batch):
@@ -111,11 +81,11 @@ def test_attention_weights_follow_the_decoder_state():
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=str)
-def test_the_per_step_loop_equals_forward_in_float32_and_float64(vocabs, padded_batch, kind):
-    model = tiny_model(vocabs, kind)
+def test_the_per_step_loop_equals_forward_in_float32_and_float64(translation_vocabs, padded_pairs, kind):
+    model = tiny_model(translation_vocabs, kind)
     with torch.no_grad():
-        logits, _, forward_weights = model(padded_batch, return_attention=True)
-        loop, loop_weights = step_by_step(model, padded_batch)
+        logits, _, forward_weights = model(padded_pairs, return_attention=True)
+        loop, loop_weights = step_by_step(model, padded_pairs)
         assert loop.shape == logits.shape
         assert (loop - torch.log_softmax(logits, dim=-1)).abs().max() <= 1e-5
         if kind is None:
@@ -123,39 +93,40 @@ def test_the_per_step_loop_equals_forward_in_float32_and_float64(vocabs, padded_
         else:
             assert (loop_weights - forward_weights).abs().max() <= 1e-6
         model.double()
-        logits64, _ = model(padded_batch)
-        loop64, _ = step_by_step(model, padded_batch)
+        logits64, _ = model(padded_pairs)
+        loop64, _ = step_by_step(model, padded_pairs)
     assert loop64.dtype == torch.float64
     assert (loop64 - torch.log_softmax(logits64, dim=-1)).abs().max() <= 1e-10
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=str)
-def test_a_sentence_gets_the_same_logits_alone_and_in_a_padded_batch(vocabs, test_pairs, kind):
-    model = tiny_model(vocabs, kind)
-    short, long = min(test_pairs[:50], key=lambda p: len(p.source)), max(test_pairs[:50], key=lambda p: len(p.source))
+def test_a_sentence_gets_the_same_logits_alone_and_in_a_padded_batch(translation_vocabs, held_out_pairs, kind):
+    model = tiny_model(translation_vocabs, kind)
+    short = min(held_out_pairs[:50], key=lambda p: len(p.source))
+    long = max(held_out_pairs[:50], key=lambda p: len(p.source))
     with torch.no_grad():
-        alone, _ = model(s2s.make_batch([short], *vocabs))
-        together, _ = model(s2s.make_batch([long, short], *vocabs))
+        alone, _ = model(s2s.make_batch([short], *translation_vocabs))
+        together, _ = model(s2s.make_batch([long, short], *translation_vocabs))
     assert (together[1, : alone.shape[1]] - alone[0]).abs().max() <= 1e-5
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=str)
-def test_forward_without_weights_equals_forward_with_weights(vocabs, padded_batch, kind):
+def test_forward_without_weights_equals_forward_with_weights(translation_vocabs, padded_pairs, kind):
     """Dot and general take torch's fused SDPA kernel when no weights are asked for."""
-    model = tiny_model(vocabs, kind)
+    model = tiny_model(translation_vocabs, kind)
     with torch.no_grad():
-        fast, fast_loss = model(padded_batch, padded_batch.target_out)
-        slow, slow_loss, _ = model(padded_batch, padded_batch.target_out, return_attention=True)
+        fast, fast_loss = model(padded_pairs, padded_pairs.target_out)
+        slow, slow_loss, _ = model(padded_pairs, padded_pairs.target_out, return_attention=True)
     assert (fast - slow).abs().max() <= 1e-5
     assert abs(float(fast_loss) - float(slow_loss)) <= 1e-5
 
 
-def test_the_loss_ignores_padding(vocabs, test_pairs):
+def test_the_loss_ignores_padding(translation_vocabs, held_out_pairs):
     """A padded batch's loss is the token-weighted mean of each sentence's own loss."""
-    model = tiny_model(vocabs, "additive")
-    pairs = [test_pairs[0], test_pairs[1], test_pairs[2]]
+    model = tiny_model(translation_vocabs, "additive")
+    pairs = [held_out_pairs[0], held_out_pairs[1], held_out_pairs[2]]
     def loss_of(batch_pairs):
-        batch = s2s.make_batch(batch_pairs, *vocabs)
+        batch = s2s.make_batch(batch_pairs, *translation_vocabs)
         return float(model(batch, batch.target_out)[1])
 
     with torch.no_grad():
@@ -173,9 +144,9 @@ def test_scratch_gru_step_equals_torch_gru_cell():
     assert (ours - cell(x, h)).abs().max() <= 1e-6
 
 
-def test_make_batch_adds_bos_and_eos_and_pads(vocabs, test_pairs):
-    source_vocab, target_vocab = vocabs
-    pairs = [test_pairs[0], test_pairs[1]]
+def test_make_batch_adds_bos_and_eos_and_pads(translation_vocabs, held_out_pairs):
+    source_vocab, target_vocab = translation_vocabs
+    pairs = [held_out_pairs[0], held_out_pairs[1]]
     batch = s2s.make_batch(pairs, source_vocab, target_vocab)
     for b, pair in enumerate(pairs):
         M = len(pair.target)
@@ -188,13 +159,13 @@ def test_make_batch_adds_bos_and_eos_and_pads(vocabs, test_pairs):
         assert torch.all(batch.target_out[b, M + 1:] == s2s.IGNORE_INDEX)
 
 
-def test_batch_stream_is_deterministic_and_covers_an_epoch(vocabs, test_pairs):
-    pairs = test_pairs[:50]
-    stream, again = (s2s.batch_stream(pairs, *vocabs, batch_size=16, seed=7) for _ in range(2))
+def test_batch_stream_is_deterministic_and_covers_an_epoch(translation_vocabs, held_out_pairs):
+    pairs = held_out_pairs[:50]
+    stream, again = (s2s.batch_stream(pairs, *translation_vocabs, batch_size=16, seed=7) for _ in range(2))
     assert all(torch.equal(stream(i)[0].source, again(i)[0].source) for i in range(5))
     epoch = torch.cat([stream(i)[0].source[:, 0] for i in range(4)])  # 16 + 16 + 16 + 2
     assert epoch.shape == (50,)
-    first_words = sorted(vocabs[0].stoi[p.source[0]] for p in pairs)
+    first_words = sorted(translation_vocabs[0].stoi[p.source[0]] for p in pairs)
     assert sorted(epoch.tolist()) == first_words
     assert not torch.equal(stream(0)[0].source, stream(4)[0].source)  # a new epoch, a new order
 
@@ -203,14 +174,14 @@ def test_batch_stream_is_deterministic_and_covers_an_epoch(vocabs, test_pairs):
 
 
 @pytest.mark.parametrize("kind", [None, "dot"], ids=str)
-def test_greedy_returns_lists_and_stops_at_max_len(vocabs, padded_batch, kind):
-    model = tiny_model(vocabs, kind)
+def test_greedy_returns_lists_and_stops_at_max_len(translation_vocabs, padded_pairs, kind):
+    model = tiny_model(translation_vocabs, kind)
     with torch.no_grad():
         model.out.bias[model.eos_id] = -1e4  # never ends by itself
-    ids, matrices = model.greedy(padded_batch.source, max_len=6)
+    ids, matrices = model.greedy(padded_pairs.source, max_len=6)
     assert isinstance(ids, list) and all(isinstance(row, list) and len(row) == 6 for row in ids)
     assert all(isinstance(i, int) for row in ids for i in row)
-    lengths = (padded_batch.source != model.pad_id).sum(dim=1).tolist()
+    lengths = (padded_pairs.source != model.pad_id).sum(dim=1).tolist()
     if kind is None:
         assert matrices == [None] * 4
     else:
@@ -218,30 +189,30 @@ def test_greedy_returns_lists_and_stops_at_max_len(vocabs, padded_batch, kind):
         assert all(torch.allclose(m.sum(dim=1), torch.ones(6)) for m in matrices)
 
 
-def test_greedy_stops_at_the_end_of_sentence_mark(vocabs, padded_batch):
-    model = tiny_model(vocabs, "dot")
+def test_greedy_stops_at_the_end_of_sentence_mark(translation_vocabs, padded_pairs):
+    model = tiny_model(translation_vocabs, "dot")
     with torch.no_grad():
         model.out.bias[model.eos_id] = 1e4  # ends at once
-    ids, matrices = model.greedy(padded_batch.source, max_len=6)
+    ids, matrices = model.greedy(padded_pairs.source, max_len=6)
     assert ids == [[]] * 4
     assert all(m.shape[0] == 1 for m in matrices)  # the weights of the step that wrote </s>
 
 
-def test_greedy_equals_the_argmax_of_the_step_loop(vocabs, padded_batch):
+def test_greedy_equals_the_argmax_of_the_step_loop(translation_vocabs, padded_pairs):
     """Feeding greedy's own output back under teacher forcing gives the same argmax at every step."""
-    model = tiny_model(vocabs, "general")
-    ids, _ = model.greedy(padded_batch.source[:1], max_len=5)
+    model = tiny_model(translation_vocabs, "general")
+    ids, _ = model.greedy(padded_pairs.source[:1], max_len=5)
     tokens = [model.bos_id] + ids[0]
-    batch = s2s.Seq2SeqBatch(padded_batch.source[:1], torch.tensor([tokens[:-1]]), torch.tensor([tokens[1:]]))
+    batch = s2s.Seq2SeqBatch(padded_pairs.source[:1], torch.tensor([tokens[:-1]]), torch.tensor([tokens[1:]]))
     with torch.no_grad():
         logits, _ = model(batch)
     assert logits.argmax(dim=-1)[0].tolist() == ids[0][: len(tokens) - 1]
 
 
-def test_decoder_state_select_reorders_and_repeats_rows(vocabs, padded_batch):
-    model = tiny_model(vocabs, "dot")
+def test_decoder_state_select_reorders_and_repeats_rows(translation_vocabs, padded_pairs):
+    model = tiny_model(translation_vocabs, "dot")
     with torch.no_grad():
-        state = model.start(padded_batch.source)
+        state = model.start(padded_pairs.source)
     index = torch.tensor([2, 0, 0])
     chosen = state.select(index)
     assert torch.equal(chosen.hidden, state.hidden[index]) and torch.equal(chosen.memory, state.memory[index])
@@ -252,42 +223,42 @@ def test_decoder_state_select_reorders_and_repeats_rows(vocabs, padded_batch):
     assert (part - full[index]).abs().max() <= 1e-6
 
 
-def test_translate_words_and_forced_attention(vocabs, test_pairs):
-    model = tiny_model(vocabs, "additive")
-    sources = [p.source for p in test_pairs[:5]]
-    words = s2s.translate_words(model, *vocabs, sources, batch_size=2)
+def test_translate_words_and_forced_attention(translation_vocabs, held_out_pairs):
+    model = tiny_model(translation_vocabs, "additive")
+    sources = [p.source for p in held_out_pairs[:5]]
+    words = s2s.translate_words(model, *translation_vocabs, sources, batch_size=2)
     assert len(words) == 5 and all(isinstance(w, tuple) for w in words)
-    assert all(set(w) <= set(vocabs[1].itos) for w in words)
-    weights = s2s.forced_attention(model, *vocabs, test_pairs[0])
-    assert weights.shape == (len(test_pairs[0].target), len(test_pairs[0].source))
-    assert torch.allclose(weights.sum(dim=1), torch.ones(len(test_pairs[0].target)))
+    assert all(set(w) <= set(translation_vocabs[1].itos) for w in words)
+    weights = s2s.forced_attention(model, *translation_vocabs, held_out_pairs[0])
+    assert weights.shape == (len(held_out_pairs[0].target), len(held_out_pairs[0].source))
+    assert torch.allclose(weights.sum(dim=1), torch.ones(len(held_out_pairs[0].target)))
     with pytest.raises(CourseInputError, match="no attention"):
-        s2s.forced_attention(tiny_model(vocabs, None), *vocabs, test_pairs[0])
+        s2s.forced_attention(tiny_model(translation_vocabs, None), *translation_vocabs, held_out_pairs[0])
 
 
 # --- bad input -------------------------------------------------------------------------------------
 
 
-def test_an_unknown_attention_kind_raises(vocabs):
+def test_an_unknown_attention_kind_raises(translation_vocabs):
     with pytest.raises(CourseInputError, match="attention"):
-        tiny_model(vocabs, "multiplicative")
+        tiny_model(translation_vocabs, "multiplicative")
     with pytest.raises(CourseInputError):
         s2s.Attention("cosine", 8)
 
 
-def test_an_unknown_word_in_make_batch_names_the_word(vocabs):
+def test_an_unknown_word_in_make_batch_names_the_word(translation_vocabs):
     bad = parallel.Pair(("the", "zebra", "runs", "."), ("ko",) * 4, ())
     with pytest.raises(CourseInputError, match="zebra"):
-        s2s.make_batch([bad], *vocabs)
+        s2s.make_batch([bad], *translation_vocabs)
     with pytest.raises(CourseInputError, match="at least one pair"):
-        s2s.make_batch([], *vocabs)
+        s2s.make_batch([], *translation_vocabs)
 
 
-def test_an_empty_source_raises(vocabs, test_pairs):
-    model = tiny_model(vocabs, "dot")
-    empty = parallel.Pair((), test_pairs[0].target, ())
+def test_an_empty_source_raises(translation_vocabs, held_out_pairs):
+    model = tiny_model(translation_vocabs, "dot")
+    empty = parallel.Pair((), held_out_pairs[0].target, ())
     with pytest.raises(CourseInputError, match="at least one word"):
-        model(s2s.make_batch([test_pairs[0], empty], *vocabs))
+        model(s2s.make_batch([held_out_pairs[0], empty], *translation_vocabs))
     with pytest.raises(CourseInputError, match="at least one word"):
         model.greedy(torch.zeros(1, 3, dtype=torch.long))
 
@@ -295,10 +266,10 @@ def test_an_empty_source_raises(vocabs, test_pairs):
 # --- training and gradients ------------------------------------------------------------------------
 
 
-def test_a_tiny_model_learns_on_the_real_training_split(vocabs):
+def test_a_tiny_model_learns_on_the_real_training_split(translation_vocabs):
     pairs = parallel.load("train")[:3000]
-    model = tiny_model(vocabs, "dot", hidden=32).train()
-    batches = s2s.batch_stream(pairs, *vocabs, batch_size=32, seed=0)
+    model = tiny_model(translation_vocabs, "dot", hidden=32).train()
+    batches = s2s.batch_stream(pairs, *translation_vocabs, batch_size=32, seed=0)
     history = train(model, batches, steps=150, lr=1e-2, progress=False)
     losses = history.losses
     first, last = sum(losses[:10]) / 10, sum(losses[-10:]) / 10
@@ -307,14 +278,14 @@ def test_a_tiny_model_learns_on_the_real_training_split(vocabs):
 
 
 @pytest.mark.parametrize("kind", [None, "dot"], ids=str)
-def test_source_gradient_norms_give_one_norm_per_source_word(vocabs, test_pairs, kind):
-    model = tiny_model(vocabs, kind)
-    length = len(test_pairs[0].source)
-    same = [p for p in test_pairs if len(p.source) == length][:8]
-    norms = s2s.source_gradient_norms(model, *vocabs, same)
+def test_source_gradient_norms_give_one_norm_per_source_word(translation_vocabs, held_out_pairs, kind):
+    model = tiny_model(translation_vocabs, kind)
+    length = len(held_out_pairs[0].source)
+    same = [p for p in held_out_pairs if len(p.source) == length][:8]
+    norms = s2s.source_gradient_norms(model, *translation_vocabs, same)
     assert norms.shape == (length,)
     assert torch.all(torch.isfinite(norms)) and torch.all(norms > 0)
     assert all(p.grad is None for p in model.parameters())  # measuring leaves the model's gradients alone
-    other = next(p for p in test_pairs if len(p.source) != length)
+    other = next(p for p in held_out_pairs if len(p.source) != length)
     with pytest.raises(CourseInputError, match="one source length"):
-        s2s.source_gradient_norms(model, *vocabs, same + [other])
+        s2s.source_gradient_norms(model, *translation_vocabs, same + [other])

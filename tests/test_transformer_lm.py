@@ -29,7 +29,7 @@ from course_utils.models.transformer_lm import (
     subject_attention_by_distance,
 )
 
-from test_recurrent_lm import assert_causal  # noqa: E402  (one causality check for every causal LM)
+from model_support import assert_causal  # noqa: E402  (one causality check for every causal LM)
 
 V, B, T = 23, 3, 9
 

@@ -22,12 +22,12 @@ from course_utils.validation import CourseInputError
 D, HEADS, FFN = 16, 4, 24
 
 
-from test_seq2seq import padded_batch, step_loop, test_pairs, vocabs  # noqa: E402, F401  (the same fixtures as notebook 07's tests)
+from model_support import step_loop  # noqa: E402
 
 
-def tiny_model(vocabs, *, seed=0, layers=2, dtype=torch.float64):
+def tiny_model(translation_vocabs, *, seed=0, layers=2, dtype=torch.float64):
     torch.manual_seed(seed)
-    source_vocab, target_vocab = vocabs
+    source_vocab, target_vocab = translation_vocabs
     model = tt.TransformerTranslator(len(source_vocab), len(target_vocab), layers=layers, d_model=D, heads=HEADS,
                                      ffn_dim=FFN, pad_id=target_vocab.pad_id, bos_id=target_vocab.stoi["<s>"],
                                      eos_id=target_vocab.stoi["</s>"])  # fmt: skip
@@ -104,8 +104,8 @@ def test_scratch_encoder_layer_equals_torch_pre_ln_encoder_layer(dtype, toleranc
 
 
 @pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
-def test_the_whole_model_equals_torch_nn_transformer_with_the_same_weights(vocabs, padded_batch):
-    model = tiny_model(vocabs)
+def test_the_whole_model_equals_torch_nn_transformer_with_the_same_weights(translation_vocabs, padded_pairs):
+    model = tiny_model(translation_vocabs)
     library = nn.Transformer(d_model=D, nhead=HEADS, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=FFN,
                              dropout=0.0, batch_first=True, norm_first=True).double().eval()  # fmt: skip
     for mine, theirs in zip(model.encoder_layers, library.encoder.layers):
@@ -117,14 +117,14 @@ def test_the_whole_model_equals_torch_nn_transformer_with_the_same_weights(vocab
         copy_common(mine, theirs, 3)
     library.encoder.norm.load_state_dict(model.encoder_norm.state_dict())
     library.decoder.norm.load_state_dict(model.decoder_norm.state_dict())
-    source, target = padded_batch.source, padded_batch.target_in
+    source, target = padded_pairs.source, padded_pairs.target_in
     T = target.shape[1]
     embed = lambda embedding, ids: model._embed(embedding, ids)  # noqa: E731
     states = library(embed(model.source_embed, source), embed(model.target_embed, target),
                      tgt_mask=nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64),
                      src_key_padding_mask=source == model.pad_id, memory_key_padding_mask=source == model.pad_id,
                      tgt_is_causal=True)  # fmt: skip
-    logits, _ = model(padded_batch)
+    logits, _ = model(padded_pairs)
     assert (logits - model.out(states)).abs().max() <= 1e-12
 
 
@@ -136,68 +136,68 @@ def test_the_positions_extend_to_any_offset():
 # --- the model: shapes, the step-by-step decoder, masks ---------------------------------------------
 
 
-def test_shapes_of_logits_loss_and_cross_attention(vocabs, padded_batch):
-    model = tiny_model(vocabs)
-    B, T = padded_batch.target_in.shape
-    S = padded_batch.source.shape[1]
-    logits, loss, weights = model(padded_batch, padded_batch.target_out, return_attention=True)
-    assert logits.shape == (B, T, len(vocabs[1])) and loss.dim() == 0 and weights.shape == (B, T, S)
-    cross = model.cross_attention(padded_batch)
+def test_shapes_of_logits_loss_and_cross_attention(translation_vocabs, padded_pairs):
+    model = tiny_model(translation_vocabs)
+    B, T = padded_pairs.target_in.shape
+    S = padded_pairs.source.shape[1]
+    logits, loss, weights = model(padded_pairs, padded_pairs.target_out, return_attention=True)
+    assert logits.shape == (B, T, len(translation_vocabs[1])) and loss.dim() == 0 and weights.shape == (B, T, S)
+    cross = model.cross_attention(padded_pairs)
     assert cross.shape == (2, B, HEADS, T, S)
     assert torch.allclose(cross.sum(-1), torch.ones((), dtype=cross.dtype))
     assert torch.equal(weights, cross[-1].mean(dim=1))
-    lengths = (padded_batch.source != model.pad_id).sum(1)
+    lengths = (padded_pairs.source != model.pad_id).sum(1)
     for b, length in enumerate(lengths.tolist()):
         assert torch.all(cross[:, b, :, :, length:] == 0)  # no weight on padding
 
 
-def test_the_kv_cache_decoder_equals_the_teacher_forced_forward(vocabs, padded_batch):
-    model = tiny_model(vocabs)
-    logits, _, weights = model(padded_batch, return_attention=True)
-    log_probs, step_weights, state = step_loop(model, padded_batch)
+def test_the_kv_cache_decoder_equals_the_teacher_forced_forward(translation_vocabs, padded_pairs):
+    model = tiny_model(translation_vocabs)
+    logits, _, weights = model(padded_pairs, return_attention=True)
+    log_probs, step_weights, state = step_loop(model, padded_pairs)
     assert (log_probs - torch.log_softmax(logits, -1)).abs().max() <= 1e-10
     assert (step_weights - weights).abs().max() <= 1e-10
-    assert torch.equal(state.prefix, padded_batch.target_in)
-    assert state.past[0][0].shape == (4, HEADS, padded_batch.target_in.shape[1], D // HEADS)
+    assert torch.equal(state.prefix, padded_pairs.target_in)
+    assert state.past[0][0].shape == (4, HEADS, padded_pairs.target_in.shape[1], D // HEADS)
 
 
-def test_select_reorders_every_cache(vocabs, padded_batch):
-    model = tiny_model(vocabs)
-    state = model.start(padded_batch.source)
-    _, state, _ = model.step(state, padded_batch.target_in[:, 0])
+def test_select_reorders_every_cache(translation_vocabs, padded_pairs):
+    model = tiny_model(translation_vocabs)
+    state = model.start(padded_pairs.source)
+    _, state, _ = model.step(state, padded_pairs.target_in[:, 0])
     index = torch.tensor([2, 2, 0])
     chosen = state.select(index)
-    log_probs, _, _ = model.step(chosen, padded_batch.target_in[index, 1])
-    again, _, _ = model.step(state, padded_batch.target_in[:, 1])
+    log_probs, _, _ = model.step(chosen, padded_pairs.target_in[index, 1])
+    again, _, _ = model.step(state, padded_pairs.target_in[:, 1])
     assert (log_probs - again[index]).abs().max() <= 1e-12
 
 
-def test_a_later_target_word_does_not_change_earlier_logits(vocabs, padded_batch):
-    model = tiny_model(vocabs)
-    logits, _ = model(padded_batch)
-    changed = padded_batch.target_in.clone()
-    changed[:, 4] = (changed[:, 4] + 7) % len(vocabs[1])
-    new_logits, _ = model(padded_batch._replace(target_in=changed))
+def test_a_later_target_word_does_not_change_earlier_logits(translation_vocabs, padded_pairs):
+    model = tiny_model(translation_vocabs)
+    logits, _ = model(padded_pairs)
+    changed = padded_pairs.target_in.clone()
+    changed[:, 4] = (changed[:, 4] + 7) % len(translation_vocabs[1])
+    new_logits, _ = model(padded_pairs._replace(target_in=changed))
     assert (new_logits[:, :4] - logits[:, :4]).abs().max() <= 1e-12
     assert (new_logits[:, 4:] - logits[:, 4:]).abs().max() > 1e-3
 
 
-def test_source_padding_does_not_change_the_output(vocabs, padded_batch):
-    model = tiny_model(vocabs)
-    logits, _ = model(padded_batch)
+def test_source_padding_does_not_change_the_output(translation_vocabs, padded_pairs):
+    model = tiny_model(translation_vocabs)
+    logits, _ = model(padded_pairs)
     pad = torch.full((4, 5), model.pad_id, dtype=torch.long)
-    longer = padded_batch._replace(source=torch.cat([padded_batch.source, pad], dim=1))
+    longer = padded_pairs._replace(source=torch.cat([padded_pairs.source, pad], dim=1))
     new_logits, _ = model(longer)
     assert (new_logits - logits).abs().max() <= 1e-12
-    real = int((padded_batch.source[0] != model.pad_id).sum())
-    alone, _ = model(s2s.Seq2SeqBatch(padded_batch.source[:1, :real], *(t[:1] for t in padded_batch[1:])))  # no padding
+    real = int((padded_pairs.source[0] != model.pad_id).sum())
+    alone, _ = model(s2s.Seq2SeqBatch(padded_pairs.source[:1, :real], *(t[:1] for t in padded_pairs[1:])))  # no padding
     assert (alone[0] - logits[0]).abs().max() <= 1e-12
 
 
-def test_greedy_matches_a_hand_loop_and_translate_words_takes_the_model(vocabs, test_pairs):
-    model = tiny_model(vocabs, dtype=torch.float32)
-    source_vocab, target_vocab = vocabs
-    batch = s2s.make_batch(test_pairs[:3], *vocabs)
+def test_greedy_matches_a_hand_loop_and_translate_words_takes_the_model(translation_vocabs, held_out_pairs):
+    model = tiny_model(translation_vocabs, dtype=torch.float32)
+    source_vocab, target_vocab = translation_vocabs
+    batch = s2s.make_batch(held_out_pairs[:3], *translation_vocabs)
     ids, weights = model.greedy(batch.source, max_len=6)
     assert len(ids) == 3 and all(len(row) <= 6 for row in ids)
     state, tokens = model.start(batch.source[:1]), torch.tensor([model.bos_id])
@@ -209,20 +209,20 @@ def test_greedy_matches_a_hand_loop_and_translate_words_takes_the_model(vocabs, 
             break
         hand.append(int(tokens))
     assert ids[0] == hand
-    assert weights[0].shape[1] == len(test_pairs[0].source)
-    words = s2s.translate_words(model, source_vocab, target_vocab, [p.source for p in test_pairs[:3]])
+    assert weights[0].shape[1] == len(held_out_pairs[0].source)
+    words = s2s.translate_words(model, source_vocab, target_vocab, [p.source for p in held_out_pairs[:3]])
     assert all(isinstance(w, tuple) for w in words)
 
 
-def test_bad_input_raises_course_errors(vocabs):
-    source_vocab, target_vocab = vocabs
+def test_bad_input_raises_course_errors(translation_vocabs):
+    source_vocab, target_vocab = translation_vocabs
     with pytest.raises(CourseInputError, match="multiple of heads"):
         tt.TransformerTranslator(10, 10, d_model=30, heads=4)
     with pytest.raises(CourseInputError, match="layers"):
         tt.TransformerTranslator(10, 10, layers=0)
     with pytest.raises(CourseInputError, match="dropout"):
         tt.TransformerTranslator(10, 10, dropout=1.5)
-    model = tiny_model(vocabs)
+    model = tiny_model(translation_vocabs)
     with pytest.raises(CourseInputError, match="at least one word"):
         model.start(torch.tensor([[5, 6], [0, 0]]))
     with pytest.raises(CourseInputError, match="batch, length"):
@@ -235,10 +235,11 @@ def test_bad_input_raises_course_errors(vocabs):
         model.greedy(torch.tensor([[5, 6]]), max_len=0)
 
 
-def test_head_aer_is_zero_for_attention_that_follows_the_true_alignment(vocabs, test_pairs, monkeypatch):
+def test_head_aer_is_zero_for_attention_that_follows_the_true_alignment(translation_vocabs, held_out_pairs,
+                                                                       monkeypatch):  # fmt: skip
     """The AER pipeline, checked on an oracle: weights put on the true source word score 0, and uniform ones high."""
-    model = tiny_model(vocabs, dtype=torch.float32)
-    pairs = test_pairs[:20]
+    model = tiny_model(translation_vocabs, dtype=torch.float32)
+    pairs = held_out_pairs[:20]
 
     def oracle(batch):
         L, B, T, S = 2, *batch.target_in.shape, batch.source.shape[1]
@@ -318,8 +319,8 @@ def test_on_long_sources_the_transformer_stops_near_the_longest_training_length(
 
 
 @pytest.mark.slow
-def test_cross_attention_heads_align_better_than_dot_attention_and_worse_than_additive(shipped, test_pairs):
-    pairs = test_pairs[:500]
+def test_cross_attention_heads_align_better_than_dot_attention_and_worse_than_additive(shipped, held_out_pairs):
+    pairs = held_out_pairs[:500]
     aer = tt.head_aer(shipped, pairs)  # (L, H); measured 0.12–0.30
     rnn = {name: analysis.attention_aer(zoo.load_translator(name), pairs) for name in ("dot_128", "additive_128")}
     assert aer.shape == (2, 4)

@@ -28,11 +28,6 @@ def table(models):
     return analysis.length_table(models)
 
 
-@pytest.fixture(scope="module")
-def test_pairs():
-    return parallel.load("test")
-
-
 def test_every_shipped_checkpoint_matches_its_manifest_and_recipe():
     for name in zoo.RECIPES:
         verify_checkpoint(zoo.TRANSLATION_DIR / name)
@@ -66,8 +61,8 @@ def test_no_model_generalises_far_beyond_the_training_lengths(table):
         assert all(row[bucket]["exact_match"] < 0.5 for bucket in list(row)[4:])
 
 
-def test_additive_attention_is_close_to_the_true_alignment_and_dot_attention_is_not(models, test_pairs):
-    pairs = test_pairs[:500]
+def test_additive_attention_is_close_to_the_true_alignment_and_dot_attention_is_not(models, held_out_pairs):
+    pairs = held_out_pairs[:500]
     aer = {label: analysis.attention_aer(models[label], pairs) for label in ATTENTION}
     assert aer["additive"] <= 0.10
     assert aer["dot"] > 0.2
@@ -100,14 +95,16 @@ def test_unseen_combinations_are_translated_by_attention_models(models):
         assert zoo.scores(models[label], pairs)["exact_match"] >= 0.95
 
 
-def test_a_bigger_state_helps_the_model_without_attention_more(test_pairs):
-    exact = {(kind, hidden): zoo.scores(zoo.load_translator(zoo.model_name(kind, hidden)), test_pairs)["exact_match"]
+def test_a_bigger_state_helps_the_model_without_attention_more(held_out_pairs):
+    def exact_match(kind, hidden):
+        return zoo.scores(zoo.load_translator(zoo.model_name(kind, hidden)), held_out_pairs)["exact_match"]
+
+    exact = {(kind, hidden): exact_match(kind, hidden)
              for kind in (None, "dot") for hidden in (zoo.HIDDEN_SIZES[0], zoo.HIDDEN_SIZES[-1])}  # fmt: skip
     small, large = zoo.HIDDEN_SIZES[0], zoo.HIDDEN_SIZES[-1]
     assert exact[(None, large)] - exact[(None, small)] > exact[("dot", large)] - exact[("dot", small)]
     assert exact[("dot", small)] > exact[(None, small)] and exact[("dot", large)] > exact[(None, large)]
-    plain_large = zoo.scores(zoo.load_translator(zoo.model_name(None, large)), test_pairs)["exact_match"]
-    assert plain_large < zoo.scores(zoo.load_translator(zoo.model_name("dot", 128)), test_pairs)["exact_match"]
+    assert exact_match(None, large) < exact_match("dot", 128)
 
 
 def test_the_gradient_reaches_the_first_source_word(models):

@@ -25,7 +25,7 @@ from course_utils.widgets.translation_demo import (
     max_steps,
 )
 
-from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa: E402
+from widget_support import assert_inline_error, normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
 PASSIVE = "the ball was kicked by kayla ."
 ACTIVE = "kayla kicked the ball ."
@@ -236,30 +236,18 @@ def parser_message(text: str) -> str:
     return str(failure.value)
 
 
-def assert_inline_error(demo, text: str, *fragments: str) -> None:
-    """Typing ``text`` shows an inline message with ``fragments``; the picture, slider and readout stay."""
-    before = (demo.last_png, demo.readout.value, demo.controls["step"].value, demo.controls["step"].max)
-    set_value(demo, "sentence", text)
-    assert isinstance(demo.last_error, CourseInputError)
-    message = text_of(demo.message)
-    assert "Traceback" not in message and "⚠" in message
-    for fragment in fragments:
-        assert fragment in message
-    assert (demo.last_png, demo.readout.value, demo.controls["step"].value, demo.controls["step"].max) == before
-
-
 @pytest.mark.parametrize("text", ["", "   "])
 def test_an_empty_passage_asks_for_one(demo, text):
-    assert_inline_error(demo, text, "type a passage")
+    assert_inline_error(demo, "sentence", text, "type a passage")
 
 
 def test_an_unknown_word_gets_the_closest_words_and_the_parsers_explanation(demo):
-    assert_inline_error(demo, "the dgo runs .", "'dgo'", "dog", parser_message("the dgo runs ."))
+    assert_inline_error(demo, "sentence", "the dgo runs .", "'dgo'", "dog", parser_message("the dgo runs ."))
 
 
 @pytest.mark.parametrize("text", ["the dog that ran sleeps .", "kayla kicked the ball", "the dogs runs ."])
 def test_a_passage_outside_the_fragment_gets_the_parsers_own_explanation(demo, text):
-    assert_inline_error(demo, text, parser_message(text))
+    assert_inline_error(demo, "sentence", text, parser_message(text))
 
 
 def test_the_demo_recovers_after_bad_input(demo):
@@ -273,7 +261,7 @@ def test_the_demo_recovers_after_bad_input(demo):
 
 def test_a_passage_longer_than_the_picture_is_refused(demo):
     long = " ".join(["kayla runs ."] * (MAX_WORDS // 3 + 1))
-    assert_inline_error(demo, long, f"room for {MAX_WORDS} source words")
+    assert_inline_error(demo, "sentence", long, f"room for {MAX_WORDS} source words")
 
 
 def test_the_longest_passage_fits(demo):

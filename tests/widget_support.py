@@ -1,4 +1,5 @@
-"""Small helpers shared by the widget tests: run a callback quietly, move a control, read an HTML readout."""
+"""Small helpers shared by the widget tests: run a callback quietly, move a control, read an HTML readout, check an
+inline error."""
 from __future__ import annotations
 
 import contextlib
@@ -33,3 +34,26 @@ def normal_and_lecture(make):
     finally:
         quiet(lecture_mode, False)
     return normal, large
+
+
+def _shown(demo, moved: str) -> tuple:
+    """What a bad value must leave alone: the last picture, the readout, and every other control (value, range)."""
+    readout = getattr(demo, "readout", None)
+    controls = tuple((name, control.value, getattr(control, "max", None))
+                     for name, control in demo.controls.items() if name != moved)  # fmt: skip
+    return demo.last_png, readout.value if readout is not None else None, controls
+
+
+def assert_inline_error(demo, name: str, value, *fragments: str) -> None:
+    """Setting control ``name`` to ``value`` shows an inline "⚠" message holding every one of ``fragments``, no
+    traceback, and leaves the picture, the readout and the other controls as they were."""
+    from course_utils.validation import CourseInputError
+
+    before = _shown(demo, name)
+    set_value(demo, name, value)
+    assert isinstance(demo.last_error, CourseInputError), demo.last_error
+    message = text_of(demo.message)
+    assert "⚠" in message and "Traceback" not in message, message
+    for fragment in fragments:
+        assert fragment in message, message
+    assert _shown(demo, name) == before
