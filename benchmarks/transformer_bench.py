@@ -94,7 +94,7 @@ def target_rows(results: dict) -> list[tuple[str, str, bool | None]]:
     if training:
         lstm = training["rows"]["LSTM LM"]["tokens_per_s"]
         best = max(row["tokens_per_s"] for label, row in training["rows"].items() if label.startswith("GPT"))
-        rows.append((f"one CPU thread, course sentences: the LSTM LM trains more tokens/s than the GPT of similar size "
+        rows.append(("one CPU thread, course sentences: the LSTM LM trains more tokens/s than the GPT of similar size "
                      "(attention's parallelism needs parallel hardware)", f"{lstm:,} vs {best:,} tokens/s", lstm > best))  # fmt: skip
     return rows
 

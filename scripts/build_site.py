@@ -14,7 +14,6 @@ lists the external links (``OUT/external_links.txt``: listed, never fetched) and
 from __future__ import annotations
 
 import argparse
-import base64
 import html
 import json
 import re

@@ -4,6 +4,7 @@ Run from the project root: DEV=cuda python scripts/gpu_probe.py   (DEV=cpu check
 tests/test_gpu_probe.py runs it so, to keep it in step with the code). It exits 1 when a check fails.
 """
 import copy
+import math
 import os
 import sys
 import time
@@ -51,12 +52,16 @@ def _():
     g_dev = generation.greedy(moved, prefix, 20)
     b_cpu = generation.beam_search(gpt, prefix, width=4, max_new_tokens=20)
     b_dev = generation.beam_search(moved, prefix, width=4, max_new_tokens=20)
-    s_dev = generation.sample(moved, prefix, max_new_tokens=20, top_p=0.9, generator=None)
+    sampled = generation.sample(moved, prefix, max_new_tokens=20, top_p=0.9, generator=None)
     from course_utils import training
     batches = (torch.randint(4, 100, (16, 13)) for _ in range(30))
     model = copy.deepcopy(gpt).train()
-    hist = training.train(model, ((b[:, :-1], b[:, 1:]) for b in batches), steps=30, device=DEV, progress=False)
-    return f"max|cpu-dev| {diff:.1e}; greedy same as cpu: {g_cpu.ids == g_dev.ids}; beam same: {b_cpu.ids == b_dev.ids}; sample ok; train on {next(model.parameters()).device}"
+    history = training.train(model, ((b[:, :-1], b[:, 1:]) for b in batches), steps=30, device=DEV, progress=False)
+    if not (sampled.ids and math.isfinite(history.final_loss)):
+        raise RuntimeError(f"sampled {sampled.ids}, final training loss {history.final_loss}")
+    return (f"max|cpu-dev| {diff:.1e}; greedy same as cpu: {g_cpu.ids == g_dev.ids}; beam same: {b_cpu.ids == b_dev.ids}; "
+            f"sampled {len(sampled.ids)} tokens; trained on {next(model.parameters()).device}, final loss "
+            f"{history.final_loss:.2f}")  # fmt: skip
 
 
 def _load(module: str, loader: str, name: str):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from course_utils.language import lexicon as lx
 from course_utils.language import phenomena
-from course_utils.language.grammar import EOS, CourseLanguage
+from course_utils.language.grammar import CourseLanguage
 from course_utils.validation import CourseInputError
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "data" / "course_language"

@@ -42,7 +42,7 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-from course_utils import CourseInputError, budget
+from course_utils import CourseInputError
 from course_utils.language import corpus
 from course_utils.models import lm
 from course_utils.models import rnn_analysis

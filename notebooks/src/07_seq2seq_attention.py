@@ -39,7 +39,7 @@ import torch
 
 from course_utils import CourseInputError, budget
 from course_utils.language import parallel
-from course_utils.language.translation import TAREVI, translate_passage
+from course_utils.language.translation import translate_passage
 from course_utils.models import seq2seq as s2s
 from course_utils.models import translation_analysis as analysis
 from course_utils.models import translation_checkpoints as zoo

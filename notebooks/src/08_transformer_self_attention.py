@@ -34,7 +34,6 @@ device = setup_notebook(seed=0)
 # `python -m course_utils.models.transformer_checkpoints`).
 
 # %%
-import collections
 import inspect
 import math
 

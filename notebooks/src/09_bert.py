@@ -35,9 +35,7 @@ device = setup_notebook(seed=0)
 # directories made by one command, `python -m course_utils.models.bert_checkpoints`).
 
 # %%
-import math
 
-import matplotlib.pyplot as plt
 import torch
 from transformers import pipeline
 
