@@ -158,8 +158,9 @@ case "$command_name" in
         # torch's kernels round differently by vector unit. The stored outputs were built with the ones this kind of
         # machine picks by itself; the suite runs with others (AVX2, most laptops'; "default" where AVX2 is this
         # CPU's own), so nbval compares every checked cell across kernels (tests/test_cpu_capability.py).
-        log "lint: ruff check (pyflakes and syntax errors; pyproject's [tool.ruff])"
+        log "lint: ruff check and ruff format --check (pyproject's [tool.ruff])"
         "$PY" -m ruff check --no-cache .
+        "$PY" -m ruff format --check --no-cache .
         other=$("$PY" -c "import torch; c = torch.backends.cpu.get_cpu_capability().lower(); print('default' if c == 'avx2' else 'avx2')")
         log "torch's $other kernels for the suite (ATEN_CPU_CAPABILITY)"
         ATEN_CPU_CAPABILITY=${ATEN_CPU_CAPABILITY:-$other} "$PY" -m pytest -n 2 --dist loadscope --durations=25

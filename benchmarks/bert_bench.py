@@ -12,6 +12,7 @@ and notebooks 04–06's. The section goes among the hand-measured sections below
 keeps. Raw numbers: ``benchmarks/results/bert_bench.json``. One torch thread throughout; pretraining ``bert_mlm``
 again (4,000 steps) is most of the run, about 3–4 minutes of one core.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,7 +95,9 @@ def bench_pretraining() -> dict:
     recipe = bzoo.RECIPES["bert_mlm"]
     config = bm.bert_config(tok, **{k: recipe[k] for k in ("layers", "hidden", "heads", "max_len")})
     model = bm.CourseBERT(config, seed=recipe["seed"])
-    batches = bm.whole_word_batches(corpus.load_split(recipe["data"]), tok, batch_size=recipe["batch_size"], seed=recipe["seed"])
+    batches = bm.whole_word_batches(
+        corpus.load_split(recipe["data"]), tok, batch_size=recipe["batch_size"], seed=recipe["seed"]
+    )
     points, spent, start = [], 0.0, time.perf_counter()
 
     def evaluate() -> float:
@@ -149,13 +152,20 @@ def bench_finetuning() -> dict:
     def earlier_accuracy(name: str) -> tuple[float, float, float]:  # notebook 06's review_accuracy
         x, labels = zoo.review_tensors("test", zoo.ALL_RECIPES[name][0])
         right = zoo.load_model(name)(x)[0].argmax(-1) == labels
-        return right.double().mean().item(), right[~turning].double().mean().item(), right[turning].double().mean().item()
+        return (
+            right.double().mean().item(),
+            right[~turning].double().mean().item(),
+            right[turning].double().mean().item(),
+        )
 
     rows = {}
     for label, name in (("hand features (04)", "sentiment_features"), ("bag of embeddings (04)", "sentiment_embeddings"),
                         ("bag, FFNN-LM embeddings (04)", "sentiment_pretrained"), ("ELMo mix, frozen (06)", "elmo_sentiment")):  # fmt: skip
         rows[label] = {"checkpoint": name, "accuracy": [round(a, 4) for a in earlier_accuracy(name)]}
-    for label, name in (("BERT, no pretraining", "bert_sentiment_scratch"), ("BERT, pretrained + LM + task fine-tuning", "bert_sentiment")):
+    for label, name in (
+        ("BERT, no pretraining", "bert_sentiment_scratch"),
+        ("BERT, pretrained + LM + task fine-tuning", "bert_sentiment"),
+    ):
         record = bzoo.training_record(name)
         accuracy = review_accuracy(bzoo.load_sentiment(name), tok, reviews)
         rows[label] = {"checkpoint": name, "accuracy": [round(a, 4) for a in accuracy],
@@ -191,7 +201,13 @@ def bench_layers() -> dict:
         timings[f"by_layer_{label}"] = round(time.perf_counter() - began, 1)
 
     def clean(rows):
-        return [{k: (list(v) if isinstance(v, tuple) else (round(v, 4) if isinstance(v, float) else v)) for k, v in row.items()} for row in rows]
+        return [
+            {
+                k: (list(v) if isinstance(v, tuple) else (round(v, 4) if isinstance(v, float) else v))
+                for k, v in row.items()
+            }
+            for row in rows
+        ]
 
     chance = {"sense": ce.majority_accuracy([s["sense"] for s in senses], [s["word"] for s in senses]),
               "number": ce.majority_accuracy([i["label"] for i in number_items])}  # fmt: skip
@@ -216,7 +232,9 @@ def bench_cloze() -> dict:
     truth = [item["words"][item["position"]] for item in items]
     pieces = [bm.piece_count(tok, w) for w in truth]
     word_models = {
-        "window, 4 each side (04)": bm.word_model_distribution(predict_masked, zoo.load_model("masked_concat_w4"), vocab, words),
+        "window, 4 each side (04)": bm.word_model_distribution(
+            predict_masked, zoo.load_model("masked_concat_w4"), vocab, words
+        ),
         "BiLSTM (05)": bm.word_model_distribution(predict_masked_words, zoo.load_model("masked_bilstm"), vocab, words),
     }
     seconds = {}
@@ -229,9 +247,16 @@ def bench_cloze() -> dict:
 
     hinted = {"oracle": timed("oracle, hint", lambda: bm.oracle_scores(lang, items, tok)),
               "BERT 2×64 (bert_mlm)": timed("BERT", lambda: bm.bert_scores(bm.WordScorer(bzoo.load_bert("bert_mlm"), tok, words), items))}  # fmt: skip
-    hinted.update({name: timed(f"{name}, hint", lambda d=dist: bm.hinted_scores(d, items, tok)) for name, dist in word_models.items()})
+    hinted.update(
+        {
+            name: timed(f"{name}, hint", lambda d=dist: bm.hinted_scores(d, items, tok))
+            for name, dist in word_models.items()
+        }
+    )
     unhinted = {"oracle": timed("oracle", lambda: bm.oracle_scores(lang, items))}
-    unhinted.update({name: timed(name, lambda d=dist: bm.hinted_scores(d, items)) for name, dist in word_models.items()})
+    unhinted.update(
+        {name: timed(name, lambda d=dist: bm.hinted_scores(d, items)) for name, dist in word_models.items()}
+    )
 
     def table(scores: dict) -> dict:
         oracle = scores["oracle"][0]
@@ -249,7 +274,12 @@ def bench_cloze() -> dict:
     return {"items": CLOZE_ITEMS, "hinted": table(hinted), "unhinted": table(unhinted), "seconds": seconds}
 
 
-BENCHES = {"pretraining": bench_pretraining, "finetuning": bench_finetuning, "layers": bench_layers, "cloze": bench_cloze}
+BENCHES = {
+    "pretraining": bench_pretraining,
+    "finetuning": bench_finetuning,
+    "layers": bench_layers,
+    "cloze": bench_cloze,
+}
 
 
 # ---------------------------------------------------------------- the section
@@ -300,7 +330,9 @@ def markdown(results: dict) -> list[str]:
         lines += ["", "Probes, same day, one busy core, 400 test items (measured by hand while choosing the recipe; "
                   "not re-run here):", "", "| probe (2 × 64 unless said) | steps | seconds | ÷ oracle |", "|---|---:|---:|---:|"]  # fmt: skip
         for p in pre["probes"]:
-            lines.append(f"| {p['probe']} | {p['steps']:,} | {'—' if p['seconds'] is None else p['seconds']} | {p['ratio']:.2f} |")
+            lines.append(
+                f"| {p['probe']} | {p['steps']:,} | {'—' if p['seconds'] is None else p['seconds']} | {p['ratio']:.2f} |"
+            )
         lines.append("")
 
     fine = results.get("finetuning")
@@ -311,7 +343,11 @@ def markdown(results: dict) -> list[str]:
                   "| classifier | checkpoint | all | plain | but/not | fine-tuning |", "|---|---|---:|---:|---:|---:|"]  # fmt: skip
         for label, row in fine["rows"].items():
             a = row["accuracy"]
-            how = f"{row['steps']:,} steps, {row['train_seconds']:.1f} s ({row['torch_threads']} thr.)" if "steps" in row else "—"
+            how = (
+                f"{row['steps']:,} steps, {row['train_seconds']:.1f} s ({row['torch_threads']} thr.)"
+                if "steps" in row
+                else "—"
+            )
             lines.append(f"| {label} | `{row['checkpoint']}` | {a[0]:.3f} | {a[1]:.3f} | {a[2]:.3f} | {how} |")
         lines.append("")
 
@@ -350,7 +386,7 @@ def markdown(results: dict) -> list[str]:
                   "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
         for name, row in hinted.items():
             other = unhinted.get(name)
-            rest = (f"{other['nll']:.3f} | {other['ratio']:.3f} | {other['top1']:.3f}" if other else "— | — | —")
+            rest = f"{other['nll']:.3f} | {other['ratio']:.3f} | {other['top1']:.3f}" if other else "— | — | —"
             lines.append(f"| {name} | {row['nll']:.3f} | {row['ratio']:.3f} | {row['top1']:.3f} | {rest} |")
         counts = list(hinted["oracle"]["by_pieces"])
         lines += ["", "With the hint, ÷ oracle by the hidden word's piece count (items):", "",

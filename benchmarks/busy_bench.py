@@ -21,6 +21,7 @@ Notebooks run in full mode (no ``COURSE_FAST``) with no thread variable in the k
 ``after`` as they are and ``before`` with ``COURSE_THREADS_BY_LOAD=0``. The tables are
 Markdown, ready for BENCHMARKS.md; raw numbers go to ``benchmarks/results/busy_loop.json`` or ``busy_notebooks.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-THREAD_VARIABLES = ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "GOMP_SPINCOUNT", "MKL_NUM_THREADS", "COURSE_FAST",
-                    "COURSE_THREADS_BY_LOAD")
+THREAD_VARIABLES = (
+    "OMP_WAIT_POLICY",
+    "OMP_NUM_THREADS",
+    "GOMP_SPINCOUNT",
+    "MKL_NUM_THREADS",
+    "COURSE_FAST",
+    "COURSE_THREADS_BY_LOAD",
+)
 LOOP_STEPS = 60
 OFF = {"COURSE_THREADS_BY_LOAD": "0"}  # train() as it was: torch's own thread count, whatever the load
 CONFIGS = {  # name -> variables to set
@@ -171,7 +178,9 @@ def notebook_table(results: dict, variants: list[str]) -> str:
         for variant in variants:
             idle, busy = runs.get(f"{variant}, idle"), runs.get(f"{variant}, busy")
             failed = " ".join(run["error"] for run in (idle, busy) if run and run["error"])
-            ratio = f"failed: {failed}" if failed else f"{busy['wall_s'] / idle['wall_s']:.1f}×" if idle and busy else "–"
+            ratio = (
+                f"failed: {failed}" if failed else f"{busy['wall_s'] / idle['wall_s']:.1f}×" if idle and busy else "–"
+            )
             wall = [f"{run['wall_s']:.0f}" if run else "–" for run in (idle, busy)]
             label = "torch's defaults (before)" if variant == "before" else "threads by load (after)"
             lines.append(f"| {name} | {label} | {wall[0]} | {wall[1]} | {ratio} |")

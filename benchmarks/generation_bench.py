@@ -9,6 +9,7 @@ Measured by hand, like ``bert_bench.py``'s section, and not called by ``benchmar
 It needs the shipped ``gpt_lm`` (``data/checkpoints/08/``). Raw numbers: ``benchmarks/results/generation_bench.json``.
 One torch thread throughout; about a minute.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -81,35 +82,55 @@ def bench_strategies() -> dict:
 
 def markdown(results: dict) -> list[str]:
     m = results["machine"]
-    lines = [f"{SECTION}, {m['date']}", "",
-             f"Measured by `OMP_NUM_THREADS=1 python benchmarks/generation_bench.py --write` on {m['cpu']} "
-             f"({m['cores']} cores, shared; load average {m['load_1min']} at the start), torch {m['torch']} "
-             f"({m['cpu_capability']}), 1 thread, in {results['total_seconds']:.0f} s. The shipped `gpt_lm` "
-             f"(2 layers × 128, notebook 08); prompt `<s> the`; best of {REPEATS}.", "",
-             f"**Ours against `generate()`** ({NEW_TOKENS} new tokens; greedy with `</s>` forbidden so that both "
-             "write all of them; target: ours within 1.5× of `generate()`):", "",
-             "| decoding | ours (ms) | `generate()` (ms) | ours ÷ HF | ours, tokens/s |", "|---|---:|---:|---:|---:|"]
+    lines = [
+        f"{SECTION}, {m['date']}",
+        "",
+        f"Measured by `OMP_NUM_THREADS=1 python benchmarks/generation_bench.py --write` on {m['cpu']} "
+        f"({m['cores']} cores, shared; load average {m['load_1min']} at the start), torch {m['torch']} "
+        f"({m['cpu_capability']}), 1 thread, in {results['total_seconds']:.0f} s. The shipped `gpt_lm` "
+        f"(2 layers × 128, notebook 08); prompt `<s> the`; best of {REPEATS}.",
+        "",
+        f"**Ours against `generate()`** ({NEW_TOKENS} new tokens; greedy with `</s>` forbidden so that both "
+        "write all of them; target: ours within 1.5× of `generate()`):",
+        "",
+        "| decoding | ours (ms) | `generate()` (ms) | ours ÷ HF | ours, tokens/s |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for name, row in results["speed"]["rows"].items():
         rate = f"{NEW_TOKENS / row['ours']:.0f}" if name.startswith("greedy") else "–"
         lines.append(f"| {name} | {1000 * row['ours']:.1f} | {1000 * row['hf']:.1f} | {row['ratio']:.2f} | {rate} |")
-    lines += ["", "**The KV cache**: `generate()`'s time per generated token, against the number generated:", "",
-              "| tokens | with cache (ms/token) | without (ms/token) | without ÷ with |", "|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        "**The KV cache**: `generate()`'s time per generated token, against the number generated:",
+        "",
+        "| tokens | with cache (ms/token) | without (ms/token) | without ÷ with |",
+        "|---:|---:|---:|---:|",
+    ]
     for n, row in results["speed"]["per_token"].items():
         lines.append(f"| {n} | {1000 * row['cache']:.2f} | {1000 * row['no_cache']:.2f} | "
                      f"{row['no_cache'] / row['cache']:.2f} |")  # fmt: skip
     s = results["strategies"]
-    lines += ["", f"**Every strategy judged by the oracle** (notebook 10 §7: 40 test prompts; greedy and beam one "
-              f"sentence each, sampling 5 each; the language's entropy rate {s['entropy_rate']:.3f} ± "
-              f"{s['stderr']:.3f} nats/token from 20,000 oracle samples):", "",
-              "| strategy | n | grammatical | NLL/token | ppl | distinct-1/2/3 | repetition | mean length | length TV | s |",
-              "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        f"**Every strategy judged by the oracle** (notebook 10 §7: 40 test prompts; greedy and beam one "
+        f"sentence each, sampling 5 each; the language's entropy rate {s['entropy_rate']:.3f} ± "
+        f"{s['stderr']:.3f} nats/token from 20,000 oracle samples):",
+        "",
+        "| strategy | n | grammatical | NLL/token | ppl | distinct-1/2/3 | repetition | mean length | length TV | s |",
+        "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+    ]
     for r in s["rows"]:
         lines.append(f"| {r['name']} | {r['n']} | {100 * r['grammatical']:.1f} % | {r['nll_per_token']:.3f} | "
                      f"{r['perplexity']:.2f} | {r['distinct_1']:.2f} / {r['distinct_2']:.2f} / {r['distinct_3']:.2f} | "
                      f"{100 * r['repetition']:.1f} % | {r['mean_length']:.1f} | {r['length_tv']:.2f} | "
                      f"{r['seconds']:.2f} |")  # fmt: skip
-    lines += ["", "Holtzman et al. (2020), Table 1, repetition, beside ours (the oracle's samples for \"human\"):", "",
-              "| method | Holtzman et al. | ours |", "|---|---:|---:|"]
+    lines += [
+        "",
+        'Holtzman et al. (2020), Table 1, repetition, beside ours (the oracle\'s samples for "human"):',
+        "",
+        "| method | Holtzman et al. | ours |",
+        "|---|---:|---:|",
+    ]
     for method, theirs, ours in s["holtzman"]:
         lines.append(f"| {method} | {theirs:.2f} % | {ours:.1f} % |")
     lines.append("")

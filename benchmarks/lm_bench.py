@@ -4,6 +4,7 @@ Called by ``benchmarks/run.py`` (``--skip-language`` leaves it out). Training ti
 shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.models.lm_checkpoints`` made them);
 ``--retrain`` trains the FFNNs again here and times that instead.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ Called by ``benchmarks/run.py`` (``--skip-language`` leaves it out). Training ti
 shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.models.lm_checkpoints --recurrent``
 made them); ``--retrain`` trains the RNN, GRU and LSTM of the comparison again here and times that.
 """
+
 from __future__ import annotations
 
 import json

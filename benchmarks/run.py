@@ -16,6 +16,7 @@ compare each notebook-04 model's test perplexity with the oracle's; the recurren
 scratch against library speed and time per sequence against length.
 Raw numbers go to ``benchmarks/results/*.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -349,7 +350,9 @@ def target_rows(results: dict) -> list[tuple[str, str, str]]:
             rows.append((f"{name}: ≤ {limit:g} s in {mode} mode", measured, _status(ok)))
         peaks = [run["peak_rss_mb"] for run in modes.values()]
         rss_ok = max(peaks) <= RSS_MB if peaks else None
-        rows.append((f"{name}: peak RSS ≤ {RSS_MB / 1000:g} GB", _cell(max(peaks, default=None), " MB"), _status(rss_ok)))
+        rows.append(
+            (f"{name}: peak RSS ≤ {RSS_MB / 1000:g} GB", _cell(max(peaks, default=None), " MB"), _status(rss_ok))
+        )
     for name, demo in results.get("demos", {}).items():
         median = demo["median_ms"]
         if median is not None:
@@ -393,7 +396,10 @@ def markdown(results: dict) -> str:
         "",
     ]
     if info["load_1min"] > 0.5 * info["cores"]:
-        lines += ["**The machine was busy when this started: the times below are inflated. Measure again on an idle machine.**", ""]
+        lines += [
+            "**The machine was busy when this started: the times below are inflated. Measure again on an idle machine.**",
+            "",
+        ]
     if results.get("notebooks"):
         lines += [
             "## Notebooks",
@@ -408,7 +414,8 @@ def markdown(results: dict) -> str:
             fast, full = modes.get("fast", {}), modes.get("full", {})
             errors = "; ".join(f"{mode}: {run['error']}" for mode, run in modes.items() if run["error"]) or "none"
             slowest = "; ".join(
-                f"{mode}: cell {run['slowest_cell']['index']}, {run['slowest_cell']['seconds']} s" for mode, run in modes.items()
+                f"{mode}: cell {run['slowest_cell']['index']}, {run['slowest_cell']['seconds']} s"
+                for mode, run in modes.items()
             )
             lines.append(
                 f"| {name} | {_cell(fast.get('wall_s'))} | {_cell(full.get('wall_s'))} | "
@@ -450,7 +457,14 @@ def markdown(results: dict) -> str:
         lines += transformer_bench.markdown(results["transformer"])
     rows = target_rows(results)
     failed = sum(status == "FAIL" for _, _, status in rows)
-    lines += ["## Targets", "", f"{len(rows) - failed} of {len(rows)} rows pass.", "", "| target | measured | status |", "|---|---:|---|"]
+    lines += [
+        "## Targets",
+        "",
+        f"{len(rows) - failed} of {len(rows)} rows pass.",
+        "",
+        "| target | measured | status |",
+        "|---|---:|---|",
+    ]
     lines += [f"| {target} | {measured} | {status} |" for target, measured, status in rows]
     return "\n".join(lines) + "\n"
 
@@ -461,19 +475,25 @@ KEPT_MARKER = "<!-- Below: sections measured by other scripts (busy_bench.py, by
 def kept_sections(path: Path) -> str:
     """The part of an existing report from ``KEPT_MARKER`` on, which this script does not measure."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    return "\n" + text[text.index(KEPT_MARKER):] if KEPT_MARKER in text else ""
+    return "\n" + text[text.index(KEPT_MARKER) :] if KEPT_MARKER in text else ""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--notebooks", nargs="*", default=[], metavar="PREFIX", help="only notebooks whose names start with these")
+    parser.add_argument(
+        "--notebooks", nargs="*", default=[], metavar="PREFIX", help="only notebooks whose names start with these"
+    )
     parser.add_argument("--notebook-dir", type=Path, default=ROOT / "notebooks", help="folder of the notebooks")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), help="fast and/or full")
     parser.add_argument("--skip-notebooks", action="store_true", help="do not run the notebooks")
     parser.add_argument("--skip-demos", action="store_true", help="do not measure widget callbacks")
     parser.add_argument("--skip-import", action="store_true", help="do not measure the import time")
     parser.add_argument("--skip-language", action="store_true", help="do not run the language benchmarks")
-    parser.add_argument("--retrain", action="store_true", help="time FFNN, RNN, GRU and LSTM training here instead of reading the checkpoints")
+    parser.add_argument(
+        "--retrain",
+        action="store_true",
+        help="time FFNN, RNN, GRU and LSTM training here instead of reading the checkpoints",
+    )
     parser.add_argument("--values", type=int, default=20, help="values per slider")
     parser.add_argument("--repeats", type=int, default=5, help="fresh interpreters per import timing")
     parser.add_argument("--cell-timeout", type=int, default=600, help="seconds per notebook cell")
@@ -486,7 +506,11 @@ def main(argv: list[str] | None = None) -> int:
     now = dt.datetime.now(dt.timezone.utc)
     RESULTS.mkdir(parents=True, exist_ok=True)
     json_path = RESULTS / f"benchmarks-{now:%Y%m%d-%H%M%S}.json"
-    results: dict = {"date": f"{now:%Y-%m-%d %H:%M} UTC", "json": str(json_path.relative_to(ROOT)), "machine": machine()}
+    results: dict = {
+        "date": f"{now:%Y-%m-%d %H:%M} UTC",
+        "json": str(json_path.relative_to(ROOT)),
+        "machine": machine(),
+    }
     if not args.skip_notebooks:
         paths = sorted(args.notebook_dir.resolve().glob("*.ipynb"))
         paths = [p for p in paths if not args.notebooks or any(p.stem.startswith(x) for x in args.notebooks)]

@@ -9,6 +9,7 @@ Called by ``benchmarks/run.py`` as ``transformer_bench.run()`` / ``markdown()`` 
 Alone, ``python benchmarks/transformer_bench.py`` prints the section (about 30 s on an idle machine);
 ``--write`` also replaces its section of BENCHMARKS.md.
 """
+
 from __future__ import annotations
 
 import sys
@@ -32,7 +33,9 @@ def bench_layers() -> dict:
     for d in WIDTHS:
         rows = cost.time_layers(LENGTHS, d, batch=BATCH, repeats=REPEATS, threads=THREADS)
         tables[str(d)] = {
-            "ms": {str(r["n"]): {k: round(1000 * r[f"{k}_s"], 4) for k in ("attention", "lstm", "lstm_cell")} for r in rows},
+            "ms": {
+                str(r["n"]): {k: round(1000 * r[f"{k}_s"], 4) for k in ("attention", "lstm", "lstm_cell")} for r in rows
+            },
             "crossover": cost.measured_crossover(rows),
             "flop_crossover": cost.layer_flops(1, d)["crossover_n"],
         }
@@ -142,7 +145,9 @@ def markdown(results: dict) -> list[str]:
     rows = target_rows(results)
     if rows:
         lines += ["| claim | measured | status |", "|---|---:|---|"]
-        lines += [f"| {t} | {m} | {'not measured' if ok is None else ('PASS' if ok else 'FAIL')} |" for t, m, ok in rows]
+        lines += [
+            f"| {t} | {m} | {'not measured' if ok is None else ('PASS' if ok else 'FAIL')} |" for t, m, ok in rows
+        ]
     return lines + [""]
 
 

@@ -7,6 +7,7 @@ BENCHMARKS.md. Training times come from the shipped checkpoints' ``config.json``
 additive and dot models again here with an evaluation every 250 steps, and reports when each first
 translated ≥ 95% of 300 validation passages exactly.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,7 +39,11 @@ def bench_time_to_target(retrain: bool) -> dict:
     rows = {}
     for label, kind in LABELS.items():
         config = zoo.checkpoint_config(zoo.model_name(kind, 128))
-        rows[label] = {"recipe_seconds": config["train_seconds"], "threads": config["torch_threads"], "how": "checkpoint build"}
+        rows[label] = {
+            "recipe_seconds": config["train_seconds"],
+            "threads": config["torch_threads"],
+            "how": "checkpoint build",
+        }
     if not retrain:
         return rows
     torch.set_num_threads(2)
@@ -140,12 +145,22 @@ def markdown(results: dict) -> list[str]:
                   "then 300 passages per longer bucket):", "",
                   "| model | " + " | ".join(buckets) + " |", "|---|" + "---:|" * len(buckets)]  # fmt: skip
         for label, row in quality["lengths"].items():
-            lines.append(f"| {label} | " + " | ".join(f"{row[b]['exact_match']:.1%} / {row[b]['bleu']:.1f}" for b in buckets) + " |")
-        lines += ["", "| model | AER (test, argmax) | active | passive | unseen combinations |", "|---|---:|---:|---:|---:|"]
+            lines.append(
+                f"| {label} | "
+                + " | ".join(f"{row[b]['exact_match']:.1%} / {row[b]['bleu']:.1f}" for b in buckets)
+                + " |"
+            )
+        lines += [
+            "",
+            "| model | AER (test, argmax) | active | passive | unseen combinations |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for label in quality["voices"]:
             aer = f"{quality['aer'][label]:.3f}" if label in quality["aer"] else "—"
             voices = quality["voices"][label]
-            lines.append(f"| {label} | {aer} | {voices['active']:.1%} | {voices['passive']:.1%} | {quality['unseen'][label]:.1%} |")
+            lines.append(
+                f"| {label} | {aer} | {voices['active']:.1%} | {voices['passive']:.1%} | {quality['unseen'][label]:.1%} |"
+            )
         sizes = list(next(iter(quality["bottleneck"].values())))
         lines += ["", "The bottleneck: exact match on the test split against the hidden size:", "",
                   "| model | " + " | ".join(f"H = {h}" for h in sizes) + " |", "|---|" + "---:|" * len(sizes)]  # fmt: skip
@@ -158,18 +173,26 @@ def markdown(results: dict) -> list[str]:
             t, c = (training or {}).get(label, {}), (cost or {}).get(label, {})
             target = f"{t['target_seconds']} s ({t['target_steps']} steps)" if t.get("target_seconds") else "—"
             recipe = f"{t.get('recipe_seconds')} s ({t.get('threads')} thr., {t.get('how')})" if t else "—"
-            lines.append(f"| {label} | {recipe} | {target} | {c.get('step_ms', '—')} ms | {c.get('tokens_per_s', 0):,} tokens/s |")
+            lines.append(
+                f"| {label} | {recipe} | {target} | {c.get('step_ms', '—')} ms | {c.get('tokens_per_s', 0):,} tokens/s |"
+            )
     rows = target_rows(results)
     if rows:
         lines += ["", "| target | measured | status |", "|---|---:|---|"]
-        lines += [f"| {t} | {m} | {'not measured' if ok is None else ('PASS' if ok else 'FAIL')} |" for t, m, ok in rows]
+        lines += [
+            f"| {t} | {m} | {'not measured' if ok is None else ('PASS' if ok else 'FAIL')} |" for t, m, ok in rows
+        ]
     return lines + [""]
 
 
 def run(retrain: bool = False) -> dict:
     """All translation benchmarks."""
     results = {}
-    for key, bench in (("quality", bench_quality), ("cost", bench_cost), ("training", lambda: bench_time_to_target(retrain))):
+    for key, bench in (
+        ("quality", bench_quality),
+        ("cost", bench_cost),
+        ("training", lambda: bench_time_to_target(retrain)),
+    ):
         print(f"[bench] translation {key} ...", flush=True)
         results[key] = bench()
         print(f"[bench]   {results[key]}", flush=True)

@@ -11,6 +11,7 @@ The package is organised in wings; imports run one way, from the top of this lis
 Importing the package is cheap: it loads only the small core (device, seeds, fast mode,
 offline set-up). Everything else is imported on first use: ``course_utils.models.autograd``.
 """
+
 from __future__ import annotations
 
 import importlib

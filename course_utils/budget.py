@@ -1,4 +1,5 @@
 """Fast mode: CI sets ``COURSE_FAST=1`` to shrink training budgets; students get full mode."""
+
 from __future__ import annotations
 
 import os

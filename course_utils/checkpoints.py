@@ -1,4 +1,5 @@
 """Checkpoints as safetensors weights + a JSON config, checked against a sha256 manifest. No pickle."""
+
 from __future__ import annotations
 
 import hashlib
@@ -65,7 +66,9 @@ def verify_checkpoint(directory) -> None:
         if not path.is_file():
             raise ChecksumError(f"{path} is listed in the manifest but missing")
         if sha256_of(path) != expected:
-            raise ChecksumError(f"{path} does not match its sha256 in {MANIFEST_FILE}: the file is corrupt or was edited")
+            raise ChecksumError(
+                f"{path} does not match its sha256 in {MANIFEST_FILE}: the file is corrupt or was edited"
+            )
 
 
 def load_checkpoint(directory, build_model: Callable[[dict], torch.nn.Module], *, device=None):

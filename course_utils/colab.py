@@ -7,6 +7,7 @@ ipykernel and ipywidgets), too. What it installs, it installs at the version in 
 rewrites those cells and the README's badges from ``REPO_URL`` and pyproject.toml, and a test
 checks that they agree.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,7 @@ PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 KEPT_ON_COLAB = ("torch", "ipykernel", "ipywidgets")
 
 # The first code cell of every notebook. Idempotent; does nothing outside Colab.
-SETUP_CELL = '''\
+SETUP_CELL = """\
 # Set-up. On Colab this installs the course (once per runtime); elsewhere it does nothing.
 # It keeps Colab's own torch, ipykernel and ipywidgets and installs only what the runtime lacks,
 # at the versions the course was tested with (requirements/lock.txt).
@@ -62,7 +63,7 @@ if "google.colab" in sys.modules:
         pip_install(*missing)
     if "/content/course" not in sys.path:
         sys.path.insert(0, "/content/course")
-    os.chdir("/content/course/notebooks")'''
+    os.chdir("/content/course/notebooks")"""
 
 SETUP_CELL_MARKER = "# Set-up. On Colab this installs the course"
 
@@ -91,7 +92,9 @@ def colab_badge(notebook_name: str, url: str = REPO_URL) -> str:
     return f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})"
 
 
-_BADGE_PATTERN = re.compile(r"\[!\[Open in Colab\]\([^)]*\)\]\(https://colab\.research\.google\.com/github/[^)]*/notebooks/([^)]+)\)")
+_BADGE_PATTERN = re.compile(
+    r"\[!\[Open in Colab\]\([^)]*\)\]\(https://colab\.research\.google\.com/github/[^)]*/notebooks/([^)]+)\)"
+)
 
 
 def sync(root: Path) -> list[Path]:

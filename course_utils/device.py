@@ -1,4 +1,5 @@
 """Pick the compute device and seed every random number generator."""
+
 from __future__ import annotations
 
 import os

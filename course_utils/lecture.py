@@ -1,4 +1,5 @@
 """Lecture mode: one call makes plots and widgets readable from the back of a lecture hall."""
+
 from __future__ import annotations
 
 from course_utils.validation import check_positive

@@ -1,4 +1,5 @@
 """The set-up every notebook runs first: device, seeds, plot defaults."""
+
 from __future__ import annotations
 
 import torch

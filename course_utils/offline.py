@@ -1,4 +1,5 @@
 """Offline first: the course never downloads anything unless a student asks for it."""
+
 from __future__ import annotations
 
 import os

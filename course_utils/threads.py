@@ -6,6 +6,7 @@ machine training ran 3-40x slower with one core busy. Fewer threads, one per fre
 an idle machine nothing changes. ``setup_notebook()`` chooses once for the session (``use_free_cores``)
 and ``train()`` again for each loop. ``COURSE_THREADS_BY_LOAD=0`` turns the choice off.
 """
+
 from __future__ import annotations
 
 import contextlib

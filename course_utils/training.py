@@ -1,4 +1,5 @@
 """One small training loop for every model that follows ``forward(x, targets) -> (logits, loss)``."""
+
 from __future__ import annotations
 
 import math

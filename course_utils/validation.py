@@ -1,4 +1,5 @@
 """Argument checks that raise one clear error type, ``CourseInputError``."""
+
 from __future__ import annotations
 
 import math

@@ -4,6 +4,7 @@ The pages are made from the notebooks' stored outputs: nothing is executed (``nb
 nothing is fetched: MathJax comes from the installed ``jupyter-server-mathjax`` package, the theme's assets from
 ``sphinx-book-theme``, and the widgets appear as the pictures they drew when the notebook was built.
 """
+
 from pathlib import Path
 
 import jupyter_server_mathjax
@@ -38,12 +39,21 @@ _MATHJAX = Path(jupyter_server_mathjax.__file__).parent / "static"
 html_static_path = [str(_MATHJAX)]
 mathjax_path = "MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 mathjax2_config = {
-    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
-                "processRefs": False, "processEnvironments": False,
-                # myst marks each page tex2jax_ignore and re-enables math with a MathJax 3 setting only
-                "processClass": "tex2jax_process|mathjax_process|math|output_area"},
-    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None,
-                 "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "local('MathJax_Blank')"}}},
+    "tex2jax": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processRefs": False,
+        "processEnvironments": False,
+        # myst marks each page tex2jax_ignore and re-enables math with a MathJax 3 setting only
+        "processClass": "tex2jax_process|mathjax_process|math|output_area",
+    },
+    "HTML-CSS": {
+        "availableFonts": [],
+        "preferredFont": None,
+        "webFont": "STIX-Web",
+        "imageFont": None,
+        "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "local('MathJax_Blank')"}},
+    },
     # the hidden MathML for screen readers asks for an AMS font the package does not ship (a 404)
     "menuSettings": {"assistiveMML": False},
     "fast-preview": {"disabled": True},

@@ -12,6 +12,7 @@ The stored outputs come from one clean top-to-bottom run in full mode. They neve
 JavaScript: an offline bertviz view (``course_utils.widgets.bertviz_offline``, about 350 KB of inlined d3 and
 jQuery) is replaced by a one-line note; the reader re-runs the cell to see it.
 """
+
 from __future__ import annotations
 
 import argparse

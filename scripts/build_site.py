@@ -11,6 +11,7 @@ by the picture it drew when the notebook was built (kept in the notebook's saved
 to run it live. Then it builds with warnings as errors, checks that every internal link and anchor resolves,
 lists the external links (``OUT/external_links.txt``: listed, never fetched) and prints each page's weight.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -99,13 +100,13 @@ def static_notebook(path: Path) -> tuple[nbformat.NotebookNode, int, int]:
 def _section(text: str, heading: str) -> str:
     start = text.index(heading)
     end = text.find("\n## ", start + len(heading))
-    return text[start:end if end >= 0 else len(text)].rstrip() + "\n"
+    return text[start : end if end >= 0 else len(text)].rstrip() + "\n"
 
 
 def home_page(readme: str, pages: list[str]) -> str:
     """The README's introduction and course map, with links that work on the site, and the table of contents."""
     title, rest = readme.split("\n", 1)
-    intro = rest[:rest.index("\n## ")].strip()
+    intro = rest[: rest.index("\n## ")].strip()
     course_map = _section(readme, "## Course map")
     course_map = re.sub(r"\[!\[Open in Colab\]\([^)]*\)\]\(([^)]*)\)", r"[Open in Colab](\1)", course_map)
     course_map = re.sub(r"\]\(notebooks/([^)]+\.ipynb)\)", r"](\1)", course_map)

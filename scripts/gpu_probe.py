@@ -3,6 +3,7 @@
 Run from the project root: DEV=cuda python scripts/gpu_probe.py   (DEV=cpu checks the probe itself:
 tests/test_gpu_probe.py runs it so, to keep it in step with the code). It exits 1 when a check fails.
 """
+
 import copy
 import math
 import os
@@ -24,9 +25,16 @@ def check(name):
             results.append((name, "ok", detail or "", time.time() - start))
         except Exception as error:  # noqa: BLE001 - the probe reports every failure
             tb = traceback.format_exc().strip().splitlines()
-            results.append((name, "FAIL", f"{type(error).__name__}: {error} | {tb[-3] if len(tb) > 3 else ''}"[:300],
-                            time.time() - start))
+            results.append(
+                (
+                    name,
+                    "FAIL",
+                    f"{type(error).__name__}: {error} | {tb[-3] if len(tb) > 3 else ''}"[:300],
+                    time.time() - start,
+                )
+            )
         return fn
+
     return wrap
 
 
@@ -44,6 +52,7 @@ def both(model, *args, **kw):
 @check("gpt_lm forward + greedy/beam/sample + 30 train steps")
 def _():
     from course_utils.models import generation, transformer_checkpoints as tc
+
     gpt = tc.load_lm("gpt_lm")
     ids = torch.randint(4, gpt.vocab_size if hasattr(gpt, "vocab_size") else 100, (8, 12))
     diff, moved = both(gpt, ids)
@@ -54,6 +63,7 @@ def _():
     b_dev = generation.beam_search(moved, prefix, width=4, max_new_tokens=20)
     sampled = generation.sample(moved, prefix, max_new_tokens=20, top_p=0.9, generator=None)
     from course_utils import training
+
     batches = (torch.randint(4, 100, (16, 13)) for _ in range(30))
     model = copy.deepcopy(gpt).train()
     history = training.train(model, ((b[:, :-1], b[:, 1:]) for b in batches), steps=30, device=DEV, progress=False)
@@ -66,16 +76,20 @@ def _():
 
 def _load(module: str, loader: str, name: str):
     import importlib
+
     return getattr(importlib.import_module(f"course_utils.models.{module}"), loader)(name)
 
 
 # (checkpoint, its loader's module and function, the token ids fed: lowest id, highest id, shape)
-FORWARD_CHECKS = [(name, "lm_checkpoints", "load_model", (4, 100, (4, 10)))
-                  for name in ("rnn_lm", "lstm_lm", "gru_lm", "lstm2_lm", "ffnn_n5")]
+FORWARD_CHECKS = [
+    (name, "lm_checkpoints", "load_model", (4, 100, (4, 10)))
+    for name in ("rnn_lm", "lstm_lm", "gru_lm", "lstm2_lm", "ffnn_n5")
+]
 FORWARD_CHECKS += [(name, "bert_checkpoints", "load_bert", (5, 500, (4, 12))) for name in ("bert_mlm", "bert_deep")]
 FORWARD_CHECKS += [("bert_sentiment", "bert_checkpoints", "load_sentiment", (5, 500, (4, 12)))]
 
 for name, module, loader, (low, high, shape) in FORWARD_CHECKS:
+
     @check(f"{name} forward")
     def _(name=name, module=module, loader=loader, low=low, high=high, shape=shape):
         diff, _ = both(_load(module, loader, name), torch.randint(low, high, shape))
@@ -83,10 +97,12 @@ for name, module, loader, (low, high, shape) in FORWARD_CHECKS:
 
 
 for name in ["additive_128", "dot_128", "none_128"]:
+
     @check(f"seq2seq {name} greedy translation")
     def _(name=name):
         from course_utils.models import translation_checkpoints as tc, seq2seq as s2s
         from course_utils.language import parallel
+
         model = tc.load_translator(name).eval()
         src_vocab, tgt_vocab = tc.vocabularies()
         pairs = parallel.load("test")[:64]
@@ -100,6 +116,7 @@ for name in ["additive_128", "dot_128", "none_128"]:
 def _():
     from course_utils.models import transformer_translation as tt, translation_checkpoints as tc, seq2seq as s2s
     from course_utils.language import parallel
+
     model = tt.load_translation_model("transformer_2x128").eval()
     src_vocab, tgt_vocab = tc.vocabularies()
     pairs = parallel.load("test")[:32]
@@ -119,6 +136,7 @@ def _():
 @check("setup_notebook device")
 def _():
     from course_utils import setup_notebook
+
     return str(setup_notebook(seed=0))
 
 

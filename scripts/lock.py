@@ -14,6 +14,7 @@
    rewritten to install the new pins (``python -m course_utils.colab``). Either way it prints which packages moved
    and, when something failed, what.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -122,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         LOCK.write_text(new_text, encoding="utf-8")
     run([sys.executable, "-m", "course_utils.colab", str(ROOT)], check=True)
-    print(f"\nwrote {LOCK.relative_to(ROOT)}: the compatibility subset passed with the versions above."
-          "\nInstall them here with bash course.sh setup, run the whole suite, and commit the lock.")
+    print(
+        f"\nwrote {LOCK.relative_to(ROOT)}: the compatibility subset passed with the versions above."
+        "\nInstall them here with bash course.sh setup, run the whole suite, and commit the lock."
+    )
     return 0
 
 

@@ -4,6 +4,7 @@ The server runs on copies of the notebooks in a temporary folder (so nothing is 
 ``notebooks/``), with its own settings (no autosave, every cell attached to the page, no news
 pop-up) and ``COURSE_FAST=1`` so kernels run in fast mode.
 """
+
 from __future__ import annotations
 
 import ast

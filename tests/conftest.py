@@ -3,6 +3,7 @@ oracle perplexity, notebook 07's translation vocabularies, test pairs and a padd
 suite runs, and one rule for every notebook that nbval runs: no cell may print a deprecation warning.
 
 Helpers shared by test files live in the ``*_support.py`` modules beside this one; no test file imports another."""
+
 from __future__ import annotations
 
 import math

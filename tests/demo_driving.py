@@ -6,6 +6,7 @@ The demos and the values come from the benchmarks (``benchmarks/run.py``: ``demo
 in an interpreter with another ipywidgets. A report lists, per demo, every problem found: an
 exception, a change that did not redraw, an inline error message, a display without a widget view.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -83,7 +84,9 @@ def report() -> dict:
 
     bench = benchmarks()
     classes, broken = bench.demo_classes()
-    demos = {f"{module} (import)": {"renders": 0, "changes": 0, "problems": [error]} for module, error in broken.items()}
+    demos = {
+        f"{module} (import)": {"renders": 0, "changes": 0, "problems": [error]} for module, error in broken.items()
+    }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for cls in classes:
@@ -95,7 +98,8 @@ def report() -> dict:
     relevant = {
         f"{w.category.__name__}: {w.message} ({Path(w.filename).name}:{w.lineno})"
         for w in caught
-        if not str(w.message).startswith(KNOWN_WARNINGS) and any(p in w.filename for p in ("course_utils", "ipywidgets", "traitlets"))
+        if not str(w.message).startswith(KNOWN_WARNINGS)
+        and any(p in w.filename for p in ("course_utils", "ipywidgets", "traitlets"))
     }
     return {"ipywidgets": ipywidgets.__version__, "demos": demos, "warnings": sorted(relevant)}
 

@@ -6,6 +6,7 @@
 A check passes right answers (prints ✓), fails wrong ones with a hint that contains the given
 words (prints ✗), and fails unfinished or crashing answers without raising.
 """
+
 import pytest
 
 UNFINISHED = [(None, "TypeError"), (lambda *args: None, "not finished"), (lambda *args: 1 / 0, "ZeroDivisionError")]
@@ -32,4 +33,8 @@ def contract_tests(checks, right, wrong):
         out = capsys.readouterr().out
         assert out.startswith("✗") and words in out, out
 
-    return test_checks_pass_right_answers, test_checks_fail_wrong_answers_with_a_hint, test_checks_never_raise_on_unfinished_answers
+    return (
+        test_checks_pass_right_answers,
+        test_checks_fail_wrong_answers_with_a_hint,
+        test_checks_never_raise_on_unfinished_answers,
+    )

@@ -1,4 +1,5 @@
 """Helpers for the tests that talk to a real IPython kernel (ipykernel) through jupyter_client."""
+
 from __future__ import annotations
 
 import contextlib

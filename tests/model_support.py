@@ -1,4 +1,5 @@
 """Helpers shared by the model tests: a causality check for any causal LM, a decoder run one step at a time."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """The activation widget, driven from code: each control redraws, the numbers are the measured ones, bad values become messages."""
+
 import numpy as np
 import pytest
 
@@ -68,7 +69,9 @@ def test_the_axes_stay_fixed_so_depths_compare(demo):
         assert low < drawn.min() and drawn.max() < high
 
 
-@pytest.mark.parametrize("control, value, words", [("depth", 1, "depth"), ("depth", 9, "depth"), ("activation", "swish", "activation")])
+@pytest.mark.parametrize(
+    "control, value, words", [("depth", 1, "depth"), ("depth", 9, "depth"), ("activation", "swish", "activation")]
+)
 def test_a_bad_value_becomes_a_message(demo, control, value, words):
     widget = demo.controls[control]
     if control == "depth":
@@ -82,7 +85,9 @@ def test_a_bad_value_becomes_a_message(demo, control, value, words):
     assert demo.last_error is None and demo.message.value == ""
 
 
-@pytest.mark.parametrize("kwargs", [{"activation": "step"}, {"depth": 1}, {"depth": 9, "max_depth": 8}, {"max_depth": 101}])
+@pytest.mark.parametrize(
+    "kwargs", [{"activation": "step"}, {"depth": 1}, {"depth": 9, "max_depth": 8}, {"max_depth": 101}]
+)
 def test_bad_constructor_arguments_raise_clear_errors(kwargs):
     with pytest.raises(CourseInputError):
         ActivationDemo(**{"max_depth": 8, "depth": 4, **kwargs})

@@ -1,4 +1,5 @@
 """The scratch activations and derivatives agree with PyTorch, stay finite, and reject bad input."""
+
 import math
 
 import pytest
@@ -17,7 +18,12 @@ from course_utils.models.activations import (
     tanh,
 )
 
-GRID = torch.cat([torch.linspace(-8, 8, 801, dtype=torch.float64), torch.tensor([0.0, -50.0, 50.0, -800.0, 800.0], dtype=torch.float64)])
+GRID = torch.cat(
+    [
+        torch.linspace(-8, 8, 801, dtype=torch.float64),
+        torch.tensor([0.0, -50.0, 50.0, -800.0, 800.0], dtype=torch.float64),
+    ]
+)
 NAMES = list(ACTIVATIONS)
 
 
@@ -71,7 +77,9 @@ def test_gelu_is_the_exact_erf_form_not_the_tanh_approximation():
     assert torch.allclose(gelu(z), F.gelu(z, approximate="none"), atol=1e-15, rtol=0)
     assert (gelu(z) - F.gelu(z, approximate="tanh")).abs().max() > 1e-5
     assert standard_normal_cdf(torch.tensor([0.0])).item() == 0.5
-    assert math.isclose(standard_normal_cdf(torch.tensor([1.0], dtype=torch.float64)).item(), 0.8413447460685429, rel_tol=1e-12)
+    assert math.isclose(
+        standard_normal_cdf(torch.tensor([1.0], dtype=torch.float64)).item(), 0.8413447460685429, rel_tol=1e-12
+    )
 
 
 def test_relu_derivative_is_zero_at_zero_like_pytorch():

@@ -1,4 +1,5 @@
 """The agreement widget driven from code: bars = each model's P(verb forms), accuracies = lm_probes', bad input."""
+
 import contextlib
 import io
 import statistics
@@ -193,10 +194,22 @@ def test_a_kind_without_items_is_an_inline_message(models, vocab, items):
         ({"vocab": ["the", "cat"]}, "Vocab"),
         ({"items": []}, "non-empty list"),
         ({"items": [{"prefix": ["the", "cat"]}]}, "prefix, correct, wrong, attractors, number"),
-        ({"items": [{"prefix": ["the", "zebrafish"], "correct": "runs", "wrong": "run", "attractors": 0,
-                     "number": "sg"}]}, "outside the vocabulary"),  # fmt: skip
-        ({"items": [{"prefix": ["the", "cat"], "correct": "runs", "wrong": "run", "attractors": 0,
-                     "number": "dual"}]}, "number"),  # fmt: skip
+        (
+            {
+                "items": [
+                    {"prefix": ["the", "zebrafish"], "correct": "runs", "wrong": "run", "attractors": 0, "number": "sg"}
+                ]
+            },
+            "outside the vocabulary",
+        ),
+        (
+            {
+                "items": [
+                    {"prefix": ["the", "cat"], "correct": "runs", "wrong": "run", "attractors": 0, "number": "dual"}
+                ]
+            },
+            "number",
+        ),
         ({"seed": -1}, "seed"),
     ],
 )

@@ -1,4 +1,5 @@
 """Notebook 08's attention from scratch: the slide's numbers, parity with the library, masks, positions, blocks."""
+
 import math
 
 import pytest
@@ -23,7 +24,9 @@ def test_thinking_machines_gives_the_slides_numbers():
     assert (scores / 8).tolist() == [14.0, 12.0]
     weights = torch.softmax(scores / 8, dim=0)
     assert [round(w, 2) for w in weights.tolist()] == [0.88, 0.12]
-    out, w = att.scaled_dot_product_attention(v["q1"][None], torch.stack([v["k1"], v["k2"]]), torch.stack([v["v1"], v["v2"]]))
+    out, w = att.scaled_dot_product_attention(
+        v["q1"][None], torch.stack([v["k1"], v["k2"]]), torch.stack([v["v1"], v["v2"]])
+    )
     assert torch.allclose(w[0], weights) and torch.allclose(out[0], weights[0] * v["v1"] + weights[1] * v["v2"])
 
 
@@ -199,7 +202,9 @@ def test_shipped_position_models_learned_and_none_extrapolate_better_than_sinuso
     from course_utils.models.transformer_checkpoints import POSITION_LENGTH, load_position_lm
 
     vocab = zoo.course_vocab()
-    idx, targets = lm.make_batch(lm.encode_sentences(vocab, [s for s in corpus.load_split("test") if len(s) >= 14]), vocab)
+    idx, targets = lm.make_batch(
+        lm.encode_sentences(vocab, [s for s in corpus.load_split("test") if len(s) >= 14]), vocab
+    )
     oracle = nll_by_position(OracleLM(CourseLanguage(include_held_out=False), vocab), idx, targets)
     excess = {kind: nll_by_position(load_position_lm(kind), idx, targets) - oracle for kind in POSITIONS}
     seen = {kind: float(e[:POSITION_LENGTH].mean()) for kind, e in excess.items()}

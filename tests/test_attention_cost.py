@@ -1,6 +1,7 @@
 """attention_cost: Table 1's counts by hand, the crossover, the timed layers (shapes, parity, causality),
 well-formed timing rows, training throughput, bad input. No speed is asserted: speed is a benchmark
 (benchmarks/transformer_bench.py)."""
+
 import pytest
 import torch
 from torch import nn

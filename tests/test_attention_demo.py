@@ -1,4 +1,5 @@
 """The two demos of notebook 08: the slide's Q·K·V step-through and the explorer of the course GPT's attention."""
+
 import html
 import math
 

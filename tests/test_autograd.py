@@ -1,4 +1,5 @@
 """The scalar autograd engine: the lecture's numbers, every operation, parity with PyTorch, bad input."""
+
 import math
 import random
 
@@ -152,8 +153,12 @@ def random_program(rng: random.Random, n_inputs: int, depth: int):
         return ("input", rng.randrange(n_inputs))
     if rng.random() < 0.5:
         return ("unary", rng.randrange(len(UNARY)), random_program(rng, n_inputs, depth - 1))
-    return ("binary", rng.randrange(len(BINARY)), random_program(rng, n_inputs, depth - 1),
-            random_program(rng, n_inputs, depth - 1))
+    return (
+        "binary",
+        rng.randrange(len(BINARY)),
+        random_program(rng, n_inputs, depth - 1),
+        random_program(rng, n_inputs, depth - 1),
+    )
 
 
 def evaluate(program, inputs):
@@ -198,8 +203,13 @@ def engine_mlp_loss(x, layers, activation, y):
 def test_small_mlps_match_torch(seed, activation):
     gen = torch.Generator().manual_seed(seed)
     sizes = [int(s) for s in torch.randint(1, 5, (3,), generator=gen)] + [1]  # input, hidden, hidden, output
-    weights = [(torch.randn(n_out, n_in, generator=gen, dtype=torch.float64),
-                torch.randn(n_out, generator=gen, dtype=torch.float64)) for n_in, n_out in zip(sizes, sizes[1:])]
+    weights = [
+        (
+            torch.randn(n_out, n_in, generator=gen, dtype=torch.float64),
+            torch.randn(n_out, generator=gen, dtype=torch.float64),
+        )
+        for n_in, n_out in zip(sizes, sizes[1:])
+    ]
     x = torch.randn(sizes[0], generator=gen, dtype=torch.float64)  # (D,)
     y = float(seed % 2)
 

@@ -1,4 +1,5 @@
 """The forward/backward stepping widget, driven from code: every step redraws, bad input shows inline."""
+
 import statistics
 
 import pytest

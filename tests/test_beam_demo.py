@@ -1,5 +1,6 @@
 """The beam search widget of notebook 10, driven from code with the shipped gpt_lm: the slide's yes/ok tree
 (greedy .20, width 2 .28), the tree step by step with pruned branches greyed, normalisation, bad input inline."""
+
 import math
 import statistics
 
@@ -260,6 +261,7 @@ def test_lecture_mode_makes_a_larger_picture(model, vocab):
 @pytest.mark.slow
 def test_latency(demo):
     """Median callback latency over every control, once each search is cached: at most 50 ms."""
+
     def drive():
         for prompt in (TREE, THE, "the horse which was raced past the barn"):
             choose(demo, prompt)

@@ -1,4 +1,5 @@
 """BERT's parameter counts (``bert_sizes``): the meta-device count equals the closed form and the known totals."""
+
 from __future__ import annotations
 
 import pytest

@@ -13,6 +13,7 @@ blocking works. Screenshots go to ``tests/artifacts/browser/``.
 
 Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -129,8 +130,10 @@ def test_offline_views_draw_with_the_network_blocked(browser, lab):
         page = notebook.page
         wait_or_fail(
             lambda: page.wait_for_function(_VIEWS_DRAWN_JS, arg=2, timeout=30_000),
-            lambda: f"the two bertviz views drew no SVG lines within 30 s: {page.evaluate(_VIEWS_JS)}; "
-            f"outputs: {[t[:200] for t in page.evaluate(_OUTPUT_TEXTS_JS)]}",
+            lambda: (
+                f"the two bertviz views drew no SVG lines within 30 s: {page.evaluate(_VIEWS_JS)}; "
+                f"outputs: {[t[:200] for t in page.evaluate(_OUTPUT_TEXTS_JS)]}"
+            ),
         )
         head, model = page.evaluate(_VIEWS_JS)
         length = len(TOKENS)

@@ -3,6 +3,7 @@
 A tiny random ``BertModel`` gives real attention tensors (2 layers × 2 heads). The browser half of the
 check (the views really draw with the network blocked) is ``tests/test_bertviz_browser.py``.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,7 +81,9 @@ def test_the_view_inlines_d3_and_jquery_and_the_requirejs_stand_in(views, kind):
     assert html.count(D3_HEADER) == 1 and html.count(JQUERY_HEADER) == 1
     assert "function requirejs(deps, f)" in html and "requirejs(['jquery', 'd3']" in html
     assert html.count("<script") - html.count("</script>") <= 2, "inlined libraries mention <script> only in strings"
-    assert html.rstrip().endswith("</script>") and html.lower().count("</script") == 1, "nothing closes the script early"
+    assert html.rstrip().endswith("</script>") and html.lower().count("</script") == 1, (
+        "nothing closes the script early"
+    )
     assert 300_000 < len(html) < 450_000
     assert all(token in html for token in TOKENS)
 
@@ -219,7 +222,10 @@ def test_build_notebooks_strips_inlined_js_and_keeps_everything_else(views):
     outputs = round_trip.cells[0].outputs
     assert outputs[0].text == "hello\n" and outputs[2].data["text/html"] == "<b>kept</b>"
     for index in (1, 3):
-        assert outputs[index].data == {"text/markdown": build_notebooks.VIEW_NOTE, "text/plain": build_notebooks.VIEW_NOTE}
+        assert outputs[index].data == {
+            "text/markdown": build_notebooks.VIEW_NOTE,
+            "text/plain": build_notebooks.VIEW_NOTE,
+        }
     stored = nbformat.writes(round_trip)
     nbformat.validate(nbformat.reads(stored, as_version=4))
     assert not [s for s in SIGNATURES if s in stored]
@@ -236,4 +242,6 @@ def test_no_stored_notebook_output_holds_third_party_js(path):
         for signature in SIGNATURES
         if signature in json.dumps(output)
     ]
-    assert not found, f"{path.name}: outputs hold third-party JS (cell, signature) {found}; rebuild with scripts/build_notebooks.py"
+    assert not found, (
+        f"{path.name}: outputs hold third-party JS (cell, signature) {found}; rebuild with scripts/build_notebooks.py"
+    )

@@ -1,4 +1,5 @@
 """The oracle's most probable sentences: exact, sorted, distinct, and unlike typical sentences."""
+
 from __future__ import annotations
 
 import math
@@ -77,7 +78,11 @@ class _AmbiguousLanguage:
 
     def edges(self, stack):
         if stack == ("S",):
-            return (Edge("a", 0.3, ("X",), None, "S"), Edge("a", 0.3, ("Y",), None, "S"), Edge("b", 0.4, ("Z",), None, "S"))
+            return (
+                Edge("a", 0.3, ("X",), None, "S"),
+                Edge("a", 0.3, ("Y",), None, "S"),
+                Edge("b", 0.4, ("Z",), None, "S"),
+            )
         return (Edge(EOS, 1.0, (), None, stack[0]),)
 
 

@@ -14,6 +14,7 @@ one control of every course demo and waits for its picture or readout to change.
 
 Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -11,6 +11,7 @@ the page so that a check no longer saw its failure, this test fails.
 
 Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
 """
+
 from __future__ import annotations
 
 import nbformat

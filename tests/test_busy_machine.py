@@ -5,6 +5,7 @@ has paused, and training ran 3-40x slower (``benchmarks/busy_bench.py`` measures
 many cores others keep busy, uses one thread per free core for the loop, and gives the old count back after.
 The busy cores here are real: processes that spin on the CPU.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -1,10 +1,18 @@
 """Checkpoints: safetensors + JSON config + sha256 manifest; tampering is caught."""
+
 import pytest
 import torch
 from torch import nn
 
 from course_utils import CourseInputError, seed_everything
-from course_utils.checkpoints import CONFIG_FILE, MANIFEST_FILE, WEIGHTS_FILE, ChecksumError, load_checkpoint, save_checkpoint
+from course_utils.checkpoints import (
+    CONFIG_FILE,
+    MANIFEST_FILE,
+    WEIGHTS_FILE,
+    ChecksumError,
+    load_checkpoint,
+    save_checkpoint,
+)
 
 
 class TiedModel(nn.Module):

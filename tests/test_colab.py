@@ -5,6 +5,7 @@ that sees only a simulated Colab runtime (``*.dist-info`` folders, as pip leaves
 ``google.colab`` module in ``sys.modules`` and stand-ins for ``git`` and ``pip`` that record
 their arguments and "install" by writing a dist-info folder. Nothing touches the network.
 """
+
 import json
 import os
 import re
@@ -35,6 +36,7 @@ def locked_pins() -> dict[str, str]:
             if pin.marker is None or pin.marker.evaluate():
                 pins[pin.name] = f"{pin.name}{pin.specifier}"
     return pins
+
 
 # A runtime like Colab's: its own torch, ipykernel and ipywidgets 7.7.1; an older transformers; no bertviz, no sacrebleu.
 COLAB_LIKE = {"torch": "2.8.0+cu126", "ipykernel": "6.17.1", "ipywidgets": "7.7.1", "numpy": "2.0.2",
@@ -111,7 +113,7 @@ def run_setup_cell(tmp_path: Path, installed: dict[str, str]) -> tuple[list[list
     assert done.returncode == 0, done.stderr
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     second = entries.index(["run", 2])
-    return entries[1:second], entries[second + 1:], {**json.loads(done.stdout), "course": str(course)}
+    return entries[1:second], entries[second + 1 :], {**json.loads(done.stdout), "course": str(course)}
 
 
 def _installed_names(command: list) -> set[str]:
@@ -125,15 +127,22 @@ def test_on_colab_only_the_lacking_packages_are_installed_and_colabs_own_are_kep
     assert course == ["pip", "install", "-q", "--no-deps", "-e", after["course"]]
     pins = locked_pins()
     assert packages[:3] == ["pip", "install", "-q"] and sorted(packages[3:]) == [
-        pins[name] for name in ("bertviz", "mpld3", "sacrebleu", "transformers", "xstatic-jquery")]
+        pins[name] for name in ("bertviz", "mpld3", "sacrebleu", "transformers", "xstatic-jquery")
+    ]
     assert all(re.fullmatch(r"[\w.-]+==[\w.]+", p) for p in packages[3:]), "each at the version CI tested"
     assert second == [], "a second run installs nothing"
     assert after["cwd"] == str(Path(after["course"]) / "notebooks") and after["path"].count(after["course"]) == 1
 
 
 def test_a_runtime_with_everything_gets_the_course_alone(tmp_path):
-    everything = {**COLAB_LIKE, "transformers": "5.17.0", "bertviz": "1.4.1", "sacrebleu": "2.6.0", "mpld3": "0.5.12",
-                  "xstatic-jquery": "3.7.1.1"}
+    everything = {
+        **COLAB_LIKE,
+        "transformers": "5.17.0",
+        "bertviz": "1.4.1",
+        "sacrebleu": "2.6.0",
+        "mpld3": "0.5.12",
+        "xstatic-jquery": "3.7.1.1",
+    }
     first, second, _ = run_setup_cell(tmp_path, everything)
     assert [command[:2] for command in first] == [["git", "clone"], ["pip", "install"]]
     assert "--no-deps" in first[1] and second == []
@@ -166,15 +175,24 @@ def test_setup_cell_is_colab_only_and_uses_no_drive_or_login():
 
 def test_badge_points_at_the_notebook_in_the_repository():
     badge = colab.colab_badge("01_x.ipynb")
-    assert badge.endswith("/github/" + colab.REPO_URL.removeprefix("https://github.com/") + "/blob/main/notebooks/01_x.ipynb)")
+    assert badge.endswith(
+        "/github/" + colab.REPO_URL.removeprefix("https://github.com/") + "/blob/main/notebooks/01_x.ipynb)"
+    )
 
 
 def test_sync_rewrites_a_stale_url(tmp_path, monkeypatch):
     (tmp_path / "notebooks").mkdir()
     stale_cell = colab.setup_cell_source("https://github.com/old/place")
-    notebook = {"cells": [{"cell_type": "code", "source": stale_cell, "metadata": {}, "outputs": [], "execution_count": None}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [{"cell_type": "code", "source": stale_cell, "metadata": {}, "outputs": [], "execution_count": None}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (tmp_path / "notebooks" / "01_x.ipynb").write_text(json.dumps(notebook))
-    (tmp_path / "README.md").write_text("| 01 | " + colab.colab_badge("01_x.ipynb", "https://github.com/old/place") + " |\n")
+    (tmp_path / "README.md").write_text(
+        "| 01 | " + colab.colab_badge("01_x.ipynb", "https://github.com/old/place") + " |\n"
+    )
     changed = colab.sync(tmp_path)
     assert len(changed) == 2
     source = json.loads((tmp_path / "notebooks" / "01_x.ipynb").read_text())["cells"][0]["source"]

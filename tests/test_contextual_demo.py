@@ -1,4 +1,5 @@
 """The contextual-embedding widget of notebook 09: an ambiguous word's vectors by layer, coloured by sense."""
+
 import contextlib
 import io
 import statistics

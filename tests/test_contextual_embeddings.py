@@ -2,6 +2,7 @@
 
 A tiny randomly initialised CourseBERT (2 layers × 32) and the course's WordPiece tokenizer (trained once here).
 """
+
 from __future__ import annotations
 
 import random
@@ -94,7 +95,9 @@ def test_dropout_is_off_and_the_training_mode_comes_back(tokenizer):
 def test_the_type_vector_is_the_embedding_table_row(model, tokenizer):
     items = [{"words": ["he", "paid", "the", "fine", "."], "position": 3}]
     (piece,) = tokenizer.convert_tokens_to_ids(tokenizer.tokenize("fine"))
-    torch.testing.assert_close(ce.type_vectors(model, tokenizer, items)[0], model.bert.embeddings.word_embeddings.weight[piece])
+    torch.testing.assert_close(
+        ce.type_vectors(model, tokenizer, items)[0], model.bert.embeddings.word_embeddings.weight[piece]
+    )
 
 
 def test_a_masked_position_is_one_piece(model, tokenizer):
@@ -212,7 +215,13 @@ def test_identical_vectors_count_each_tied_neighbour_and_never_a_copy():
 def test_sense_probe_by_layer_rows(model, tokenizer):
     items = _sense_subset()
     rows = ce.sense_probe_by_layer(model, tokenizer, items, all_words=True)
-    assert [row["representation"] for row in rows] == ["word type", "position only", "layer 0 (embeddings)", "layer 1", "layer 2"]
+    assert [row["representation"] for row in rows] == [
+        "word type",
+        "position only",
+        "layer 0 (embeddings)",
+        "layer 1",
+        "layer 2",
+    ]
     assert rows[0]["per_word"] == 0.5  # one vector per word cannot tell its senses apart
     assert all(0 <= row["per_word"] <= 1 and 0 <= row["all_words"] <= 1 for row in rows)
     assert rows[1]["nearest_neighbour"] is None and 0 <= rows[4]["nearest_neighbour"] <= 1

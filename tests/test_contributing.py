@@ -1,5 +1,6 @@
 """CONTRIBUTING.md keeps up with the code: it names every file that enforces the course's structure, and every
 command, path and test it names exists."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,4 +1,5 @@
 """The shipped corpus: regenerating it gives the same files; splits and evaluation sets are well-formed."""
+
 from __future__ import annotations
 
 import json
@@ -119,7 +120,9 @@ def test_reviews_are_labelled_by_their_last_clause():
     for item in items:
         words = item["words"]
         if "but" not in words and "not" not in words and "no" not in words and "will" not in words:
-            polar = [w for w in words if w in lx.POSITIVE + lx.NEGATIVE + ("loved", "liked", "enjoyed", "hated", "disliked")]
+            polar = [
+                w for w in words if w in lx.POSITIVE + lx.NEGATIVE + ("loved", "liked", "enjoyed", "hated", "disliked")
+            ]
             expected = "pos" if polar[-1] in lx.POSITIVE + ("loved", "liked", "enjoyed") else "neg"
             assert item["label"] == expected, " ".join(words)
     balance = sum(item["label"] == "pos" for item in items) / len(items)

@@ -8,6 +8,7 @@ suite, nbval's run of every notebook included, with ``ATEN_CPU_CAPABILITY=avx2``
 ``default`` where the CPU picks AVX2 itself), and its floor stage runs notebooks 09-10 with ``default``. So each
 checked cell is compared across kernels without running every notebook once more: these tests check that it is so.
 """
+
 import os
 import subprocess
 import sys
@@ -22,14 +23,18 @@ def own_capability() -> str:
     """The kernels torch picks on this CPU by itself ("avx2", "avx512", …), in a fresh interpreter."""
     code = "import torch; print(torch.backends.cpu.get_cpu_capability().lower())"
     env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.strip()
 
 
 def capability_in_use(capability: str) -> str:
     """The kernels torch reports with ``ATEN_CPU_CAPABILITY=capability`` (a CPU without AVX2 falls back)."""
     code = "import torch; print(torch.backends.cpu.get_cpu_capability().lower())"
     env = {**os.environ, "ATEN_CPU_CAPABILITY": capability}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.strip()
 
 
 def test_forcing_a_capability_changes_what_torch_uses():

@@ -1,4 +1,5 @@
 """The gradient-descent widget, driven from code: redraws, convergence, crawling, divergence, bad values."""
+
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -1,4 +1,5 @@
 """Device choice and seeding."""
+
 import random
 
 import numpy as np

@@ -1,4 +1,5 @@
 """The bidirectional masked-word LSTM and ELMo: what each position reads, padding, learning, ScalarMix, frozen ELMo."""
+
 import itertools
 
 import pytest
@@ -29,6 +30,7 @@ MEALS = [[s, v, "the", food, prep, "the", thing, "."]
 POSITIVE, NEGATIVE = ("good", "great", "fine"), ("bad", "awful", "dull")
 REVIEWS = [(["the", film, "was", word, "."], word in POSITIVE)
            for film, word in itertools.product(["movie", "show", "film", "play"], POSITIVE + NEGATIVE)]  # fmt: skip
+
 
 def random_sentences(seed=0, lengths=(7, 5, 7)):
     """Right-padded rows of ids in 5..V-1, framed by 2 (<s>) and 3 (</s>), padded with 0."""
@@ -86,7 +88,9 @@ def test_masked_batches_frame_whole_sentences_and_target_every_word():
     assert targets[:, 0].eq(IGNORE_INDEX).all()
     words = (idx != vocab.pad_id) & (idx != vocab.bos_id) & (idx != vocab.eos_id)
     assert torch.equal(targets[words], idx[words]) and targets[~words].eq(IGNORE_INDEX).all()
-    assert torch.equal(frame_sentences(ids[:2], vocab), torch.tensor([[vocab.bos_id, *ids[i], vocab.eos_id] for i in (0, 1)]))
+    assert torch.equal(
+        frame_sentences(ids[:2], vocab), torch.tensor([[vocab.bos_id, *ids[i], vocab.eos_id] for i in (0, 1)])
+    )
 
 
 def test_the_bidirectional_model_learns_with_from_the_right_context():

@@ -1,4 +1,5 @@
 """The embedding explorer: word classes, PCA against NumPy, cosine neighbours, and the widget driven from code."""
+
 import contextlib
 import io
 import statistics
@@ -125,7 +126,7 @@ def hand_made():
     """Five words in 2-D; the special tokens point the same way as 'a' but must never be neighbours."""
     vocab = Vocab(["a", "b", "c", "d", "e"])
     vectors = {"a": (1, 0), "b": (2, 0.2), "c": (0, 3), "d": (-1, 0), "e": (1, 1)}
-    rows = [(5.0, 0.0)] * len(SPECIALS) + [vectors[w] for w in vocab.itos[len(SPECIALS):]]
+    rows = [(5.0, 0.0)] * len(SPECIALS) + [vectors[w] for w in vocab.itos[len(SPECIALS) :]]
     return torch.tensor(rows, dtype=torch.float64), vocab, vectors
 
 
@@ -143,7 +144,13 @@ def test_nearest_words_are_the_true_cosine_neighbours(hand_made):
 
 @pytest.mark.parametrize(
     "word, k, words",
-    [("f", 2, "'f'"), ("<s>", 2, "special token"), ("", 2, "type a word"), ("a", 0, "k must be"), ("a", 5, "k must be")],
+    [
+        ("f", 2, "'f'"),
+        ("<s>", 2, "special token"),
+        ("", 2, "type a word"),
+        ("a", 0, "k must be"),
+        ("a", 5, "k must be"),
+    ],
 )
 def test_nearest_words_rejects_bad_input(hand_made, word, k, words):
     embeddings, vocab, _ = hand_made

@@ -1,4 +1,5 @@
 """The self-checks of notebook 03: each passes the right answer, fails wrong and unfinished ones, never raises."""
+
 import numpy as np
 import pytest
 import torch

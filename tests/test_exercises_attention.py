@@ -1,4 +1,5 @@
 """The self-checks of notebook 08: each passes right answers, fails wrong and unfinished ones, never raises."""
+
 import math
 
 import numpy as np
@@ -195,10 +196,16 @@ RIGHT = [
     (check_attention_head, head_in_loops),
     (check_attention_head, head_with_additive_mask),
     (check_attention_head, lambda x, W_q, W_k, W_v, mask=None: head(x, W_q, W_k, W_v, mask, fill=-1e9)),
-    (check_attention_head, lambda x, W_q, W_k, W_v, mask=None:
-        list(attention.scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v, mask))),  # fmt: skip
-    (check_attention_head, lambda x, W_q, W_k, W_v, mask=None:
-        attention_head(x.float(), W_q.float(), W_k.float(), W_v.float(), mask)),  # fmt: skip
+    (
+        check_attention_head,
+        lambda x, W_q, W_k, W_v, mask=None: list(
+            attention.scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v, mask)
+        ),
+    ),
+    (
+        check_attention_head,
+        lambda x, W_q, W_k, W_v, mask=None: attention_head(x.float(), W_q.float(), W_k.float(), W_v.float(), mask),
+    ),
     (check_positional_encoding, positional_encoding),
     (check_positional_encoding, pe_in_numpy),
     (check_positional_encoding, pe_float32),

@@ -1,4 +1,5 @@
 """The self-checks of notebook 02: each passes the right answer, fails wrong and unfinished ones, never raises."""
+
 import math
 
 import pytest
@@ -48,8 +49,18 @@ def softplus_raises(x):
     raise RuntimeError("oops")
 
 
-@pytest.mark.parametrize("wrong", [softplus_wrong_derivative, softplus_disconnected, softplus_composed,
-                                   softplus_raises, lambda x: None, lambda x: 1.0, lambda x: x.exp()])
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        softplus_wrong_derivative,
+        softplus_disconnected,
+        softplus_composed,
+        softplus_raises,
+        lambda x: None,
+        lambda x: 1.0,
+        lambda x: x.exp(),
+    ],
+)
 def test_softplus_check_fails_wrong_answers(wrong, capsys):
     assert check_softplus(wrong) is False
     assert "✗" in capsys.readouterr().out
@@ -60,14 +71,17 @@ def test_softplus_check_passes_the_right_answer(capsys):
     assert "✓" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("wrong", [
-    lambda h, a, y: None,
-    lambda h, a, y: ([a - y] * len(h), a - y),           # forgot the activation
-    lambda h, a, y: ([(y - a) * v for v in h], y - a),    # sign flipped
-    lambda h, a, y: ([(a - y) * v for v in h[:-1]], a - y),  # one short
-    lambda h, a, y: 3.0,                                   # not a pair
-    lambda h, a, y: 1 / 0,                                 # raises
-])
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        lambda h, a, y: None,
+        lambda h, a, y: ([a - y] * len(h), a - y),  # forgot the activation
+        lambda h, a, y: ([(y - a) * v for v in h], y - a),  # sign flipped
+        lambda h, a, y: ([(a - y) * v for v in h[:-1]], a - y),  # one short
+        lambda h, a, y: 3.0,  # not a pair
+        lambda h, a, y: 1 / 0,  # raises
+    ],
+)
 def test_output_layer_check_fails_wrong_answers(wrong, capsys):
     assert check_output_layer_grads(wrong) is False
     assert "✗" in capsys.readouterr().out

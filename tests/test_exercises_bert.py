@@ -1,4 +1,5 @@
 """The self-checks of notebook 09: each passes right answers, fails wrong and unfinished ones, never raises."""
+
 import numpy as np
 import pytest
 import torch
@@ -80,7 +81,9 @@ def masking(input_ids, mask_id, vocab_size, special_ids, generator, *, p=0.15, m
             use_generator=True, inverted=False):  # fmt: skip
     """The reference with one knob turned: the usual mistakes."""
     gen = {"generator": generator} if use_generator else {}
-    special = torch.isin(input_ids, torch.tensor(special_ids)) if specials else torch.zeros_like(input_ids, dtype=torch.bool)
+    special = (
+        torch.isin(input_ids, torch.tensor(special_ids)) if specials else torch.zeros_like(input_ids, dtype=torch.bool)
+    )
     chosen = (torch.rand(input_ids.shape, **gen) < p) & ~special
     if inverted:
         chosen = ~chosen & ~special
@@ -92,7 +95,11 @@ def masking(input_ids, mask_id, vocab_size, special_ids, generator, *, p=0.15, m
     else:
         swap = chosen & (fate >= mask_share) & (fate < mask_share + random_share)
     masked[to_mask] = mask_id
-    drawn = torch.randint(vocab_size, input_ids.shape, **gen) if fixed_random is None else torch.full_like(input_ids, fixed_random)
+    drawn = (
+        torch.randint(vocab_size, input_ids.shape, **gen)
+        if fixed_random is None
+        else torch.full_like(input_ids, fixed_random)
+    )
     masked[swap] = drawn[swap]
     source = masked if labels_from_masked else input_ids
     labels = torch.where(chosen, source, torch.full_like(input_ids, ignore))
@@ -212,8 +219,12 @@ RIGHT = [
     (check_mask_batch, mask_batch),
     (check_mask_batch, library_masking),
     (check_mask_batch, exact_count_masking),
-    (check_mask_batch, lambda *a: mlm_masking.mask_tokens(a[0], mask_id=a[1], vocab_size=a[2], special_ids=a[3],
-                                                          generator=a[4], count="batch")),  # fmt: skip
+    (
+        check_mask_batch,
+        lambda *a: mlm_masking.mask_tokens(
+            a[0], mask_id=a[1], vocab_size=a[2], special_ids=a[3], generator=a[4], count="batch"
+        ),
+    ),
     (check_mask_batch, numpy_masking),
     (check_mask_batch, lambda *a: list(mask_batch(*a))),
     (check_mask_batch, lambda *a: masking(*a)),
@@ -239,13 +250,17 @@ WRONG = [
     (check_mask_batch, lambda *a: masking(*a, p=0.2), "chosen: 0.2"),
     (check_mask_batch, lambda *a: masking(*a, p=0.1), "BERT's is 0.15"),
     (check_mask_batch, lambda *a: masking(*a, inverted=True), "inverted"),
-    (check_mask_batch, lambda *a: masking(*a, specials=False), "special tokens were chosen ([CLS], [PAD], [SEP], [UNK])"),
+    (
+        check_mask_batch,
+        lambda *a: masking(*a, specials=False),
+        "special tokens were chosen ([CLS], [PAD], [SEP], [UNK])",
+    ),
     (check_mask_batch, lambda *a: masking(*a, labels_from_masked=True), "the labels hold the masked ids"),
     (check_mask_batch, lambda *a: masking(*a, ignore=0), "labels must be -100"),
     (check_mask_batch, lambda *a: (a[0], a[0]), "labels must be -100"),
     (check_mask_batch, lambda *a: masking(*a, fixed_random=7), "only 1 different ids"),
     (check_mask_batch, lambda *a: masking(*a, use_generator=False), "the same seed gave another masking"),
-    (check_mask_batch, lambda *a: (masking(*a, fixed_random=700)), "[0, 600)"),
+    (check_mask_batch, lambda *a: masking(*a, fixed_random=700), "[0, 600)"),
     (check_mask_batch, lambda *a: mask_batch(*a)[::-1], "(masked, labels) in this order"),
     (check_mask_batch, lambda *a: mask_batch(*a)[0], "a pair (masked, labels)"),
     (check_mask_batch, lambda *a: tuple(t.numpy() for t in mask_batch(*a)), "torch.from_numpy"),
@@ -257,16 +272,26 @@ WRONG = [
     (check_wordpiece_encode, encode_shortest, "not the shortest"),
     (check_wordpiece_encode, encode_keeping_pieces, "not the pieces so far plus [UNK]"),
     (check_wordpiece_encode, encode_without_prefix, "looked up with ## in front"),
-    (check_wordpiece_encode, lambda w, v: encode_without_prefix(w, v) if len(w) > 9 else encode_word(w, v),
-     "with the course's vocabulary"),  # fmt: skip
+    (
+        check_wordpiece_encode,
+        lambda w, v: encode_without_prefix(w, v) if len(w) > 9 else encode_word(w, v),
+        "with the course's vocabulary",
+    ),
     (check_wordpiece_encode, encode_backtracking, "greedy does not back off"),
     (check_wordpiece_encode, lambda w, v: " ".join(encode_word(w, v)), "return a list of pieces"),
     (check_wordpiece_encode, lambda w, v: [sorted(v).index(p) for p in encode_word(w, v)], "not their ids"),
-    (check_wordpiece_encode, lambda w, v: encode_word(w, v) if len(w) < 10 else encode_shortest(w, v),
-     "with the course's vocabulary"),  # fmt: skip
+    (
+        check_wordpiece_encode,
+        lambda w, v: encode_word(w, v) if len(w) < 10 else encode_shortest(w, v),
+        "with the course's vocabulary",
+    ),
     (check_wordpiece_encode, lambda w, v: [w] if w in v else encode_word(w, v)[:1], "your pieces spell only 'ab'"),
     (check_wordpiece_encode, lambda w, v: [w[0]] + ["##" + c for c in w[1:]], "not the shortest"),
-    (check_wordpiece_encode, lambda w, v: ["##" + w] if "##" + w in v else encode_word(w, v), "'##a' is an entry that only continues a word"),
+    (
+        check_wordpiece_encode,
+        lambda w, v: ["##" + w] if "##" + w in v else encode_word(w, v),
+        "'##a' is an entry that only continues a word",
+    ),
     (check_wordpiece_encode, lambda w, v: v, "return a list of pieces (strings); got set"),
     (check_layer_strategy, sum_last_four, "concatenate them instead"),
     (check_layer_strategy, lambda h: h[-4:], "torch.stack adds an axis"),

@@ -1,4 +1,5 @@
 """The self-checks of notebook 10: each passes right answers, fails wrong and unfinished ones, never raises."""
+
 import math
 
 import numpy as np
@@ -161,26 +162,44 @@ WRONG = [
     (check_beam_step, lambda b, n, w: beam_step_with(b, n, w, largest=False), "*largest*"),
     (check_beam_step, lambda b, n, w: beam_step_with(b, n, w, per_beam=True), "different (beam, token) pairs"),
     (check_beam_step, lambda b, n, w: beam_step_with(b, n, w, divide_by=len(b)), "i // V"),
-    (check_beam_step, lambda b, n, w: (beam_step(b, n, w)[1], beam_step(b, n, w)[0], beam_step(b, n, w)[2]),
-     "swapped"),  # fmt: skip
+    (
+        check_beam_step,
+        lambda b, n, w: (beam_step(b, n, w)[1], beam_step(b, n, w)[0], beam_step(b, n, w)[2]),
+        "swapped",
+    ),
     (check_beam_step, lambda b, n, w: beam_step(b, n, w)[:2], "three tensors"),
     (check_beam_step, lambda b, n, w: (*beam_step(b, n, w)[:2], beam_step(b, n, w)[2].exp()), "log space"),
     (check_beam_step, lambda b, n, w: beam_step(b, n, w)[::-1], "whole numbers"),
     (check_length_normalised_score, lambda lp, kind, a: float(lp.sum()), "the score is normalised"),
-    (check_length_normalised_score, lambda lp, kind, a: score_with(lp, kind, a, mean=lambda t, a: t**a),
-     "alpha plays no part"),  # fmt: skip
-    (check_length_normalised_score, lambda lp, kind, a: score_with(lp, kind, a, hf=lambda t, a: t * a),
-     "not by |Y| · alpha"),  # fmt: skip
+    (
+        check_length_normalised_score,
+        lambda lp, kind, a: score_with(lp, kind, a, mean=lambda t, a: t**a),
+        "alpha plays no part",
+    ),
+    (
+        check_length_normalised_score,
+        lambda lp, kind, a: score_with(lp, kind, a, hf=lambda t, a: t * a),
+        "not by |Y| · alpha",
+    ),
     (check_length_normalised_score, lambda lp, kind, a: score_with(lp, kind, a, hf=lambda t, a: t), "not by |Y|"),
-    (check_length_normalised_score, lambda lp, kind, a: score_with(lp, kind, a, gnmt=lambda t, a: (5 + t) ** a),
-     "divide 5 + |Y| by 6"),  # fmt: skip
-    (check_length_normalised_score, lambda lp, kind, a: score_with(lp, kind, a, gnmt=lambda t, a: (5 + t) / 6),
-     "raise it to the power alpha"),  # fmt: skip
+    (
+        check_length_normalised_score,
+        lambda lp, kind, a: score_with(lp, kind, a, gnmt=lambda t, a: (5 + t) ** a),
+        "divide 5 + |Y| by 6",
+    ),
+    (
+        check_length_normalised_score,
+        lambda lp, kind, a: score_with(lp, kind, a, gnmt=lambda t, a: (5 + t) / 6),
+        "raise it to the power alpha",
+    ),
     (check_length_normalised_score, lambda lp, kind, a: score_with(lp, kind, a, gnmt=lambda t, a: t**a), "that is hf"),
-    (check_length_normalised_score, lambda lp, kind, a: float(lp.sum()) * _divisor(kind, a, len(lp)),
-     "do not multiply"),  # fmt: skip
+    (
+        check_length_normalised_score,
+        lambda lp, kind, a: float(lp.sum()) * _divisor(kind, a, len(lp)),
+        "do not multiply",
+    ),
     (check_length_normalised_score, lambda lp, kind, a: lp / len(lp), "return one number"),
-    (check_length_normalised_score, lambda lp, kind, a: lp.exp().sum() / len(lp), "not the \"mean\" score yet"),
+    (check_length_normalised_score, lambda lp, kind, a: lp.exp().sum() / len(lp), 'not the "mean" score yet'),
 ]
 
 

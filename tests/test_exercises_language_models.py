@@ -1,4 +1,5 @@
 """The self-checks of notebook 04: each passes right answers, fails wrong and unfinished ones, never raises."""
+
 import math
 import statistics
 from collections import Counter

@@ -1,4 +1,5 @@
 """The self-checks of notebook 06: each passes right answers, fails wrong and unfinished ones, never raises."""
+
 import numpy as np
 import torch
 from exercise_contract import contract_tests
@@ -87,7 +88,10 @@ RIGHT = [
     (check_lstm_step, step_by_slices),
     (check_scalar_mix, lambda layers, w, gamma: gamma * (torch.softmax(w, dim=0)[:, None, None] * layers).sum(0)),
     (check_scalar_mix, lambda layers, w, gamma: gamma * torch.einsum("l,ltd->td", w.exp() / w.exp().sum(), layers)),
-    (check_scalar_mix, lambda layers, w, gamma: sum(s * layer for s, layer in zip(torch.softmax(w, 0), layers)) * gamma),
+    (
+        check_scalar_mix,
+        lambda layers, w, gamma: sum(s * layer for s, layer in zip(torch.softmax(w, 0), layers)) * gamma,
+    ),
     (check_cell_gradient, lambda forget, k, t: forget[k + 1 : t + 1].prod(dim=0)),
     (check_cell_gradient, lambda forget, k, t: torch.exp(torch.log(forget[k + 1 : t + 1]).sum(0))),
     (check_cell_gradient, cell_path_gradient),
@@ -111,14 +115,21 @@ WRONG = [
     (check_scalar_mix, lambda layers, w, gamma: gamma * torch.tensordot(w / w.sum(), layers, dims=1), "not a softmax"),
     (check_scalar_mix, lambda layers, w, gamma: (torch.softmax(w, 0)[:, None, None] * layers).sum(0), "scale γ"),
     (check_scalar_mix, lambda layers, w, gamma: gamma * layers.mean(0), "plain mean"),
-    (check_scalar_mix, lambda layers, w, gamma: gamma * torch.softmax(w, 0)[:, None, None] * layers, "shape of one layer"),
+    (
+        check_scalar_mix,
+        lambda layers, w, gamma: gamma * torch.softmax(w, 0)[:, None, None] * layers,
+        "shape of one layer",
+    ),
     (check_scalar_mix, lambda layers, w, gamma: layers.sum(0) + gamma, "γ · Σ_j"),
     (check_cell_gradient, lambda forget, k, t: forget[k : t + 1].prod(0), "starts at f_{k+1}"),
     (check_cell_gradient, lambda forget, k, t: forget[k + 1 : t].prod(0), "stops at f_t"),
     (check_cell_gradient, lambda forget, k, t: forget[k + 1 : t + 1].sum(0), "not a sum"),
     (check_cell_gradient, lambda forget, k, t: forget[k + 1 : t + 1].prod(), "one number per unit"),
-    (check_cell_gradient, lambda forget, k, t: forget[k + 1 : t + 1].prod(0) if t > k else torch.zeros(forget.shape[1]),
-     "vector of ones"),
+    (
+        check_cell_gradient,
+        lambda forget, k, t: forget[k + 1 : t + 1].prod(0) if t > k else torch.zeros(forget.shape[1]),
+        "vector of ones",
+    ),
     (check_cell_gradient, lambda forget, k, t: 1 - forget[k + 1 : t + 1].prod(0), "f_{k+1} ⊙ f_{k+2}"),
     (check_lstm_parameters, lambda d, h: h * d + h * h + 2 * h, "an RNN's count"),
     (check_lstm_parameters, lambda d, h: 4 * (h * d + h * h + h), "two bias vectors"),

@@ -1,4 +1,5 @@
 """The self-checks of notebook 05: each passes right answers, fails wrong and unfinished ones, never raises."""
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -78,22 +79,37 @@ WRONG = [
     (check_elman_step, lambda x, h, W, U, b: torch.tanh(U @ h + W @ x + b), "one row per example"),
     (check_elman_step, lambda x, h, W, U, b: torch.tanh(h @ U.T + x @ W.T + b)[0], "shape (B, H)"),
     (check_elman_step, lambda x, h, W, U, b: torch.tanh(h @ U.T + x @ W.T + b).numpy(), "torch tensor"),
-    (check_sequence_loss, lambda lo, ta: F.cross_entropy(lo.flatten(0, 1), ta.flatten(), ignore_index=-100,
-                                                         reduction="sum"), "divide the sum"),
+    (
+        check_sequence_loss,
+        lambda lo, ta: F.cross_entropy(lo.flatten(0, 1), ta.flatten(), ignore_index=-100, reduction="sum"),
+        "divide the sum",
+    ),
     (check_sequence_loss, lambda lo, ta: -loss_by_hand(lo, ta), "negative"),
     (check_sequence_loss, lambda lo, ta: torch.log_softmax(lo, -1).gather(-1, ta.unsqueeze(-1)).mean(), "padding"),
     (check_sequence_loss, lambda lo, ta: loss_by_hand(lo, ta) * (ta != -100).sum() / ta.numel(), "not by B·T"),
-    (check_sequence_loss, lambda lo, ta: torch.stack([loss_by_hand(lo[b:b + 1], ta[b:b + 1]) for b in range(len(ta))]).mean(),
-     "not per sentence first"),
-    (check_sequence_loss, lambda lo, ta: loss_by_hand(lo, ta) - torch.logsumexp(lo, -1).mul(ta != -100).sum() / (ta != -100).sum(),
-     "log_softmax"),
+    (
+        check_sequence_loss,
+        lambda lo, ta: torch.stack([loss_by_hand(lo[b : b + 1], ta[b : b + 1]) for b in range(len(ta))]).mean(),
+        "not per sentence first",
+    ),
+    (
+        check_sequence_loss,
+        lambda lo, ta: loss_by_hand(lo, ta) - torch.logsumexp(lo, -1).mul(ta != -100).sum() / (ta != -100).sum(),
+        "log_softmax",
+    ),
     (check_sequence_loss, lambda lo, ta: loss_by_hand(lo, ta).unsqueeze(0).repeat(2), "one number"),
     (check_clip_by_norm, lambda grads, m: [g * min(1.0, m / g.norm().item()) for g in grads], "joint norm"),
     (check_clip_by_norm, lambda grads, m: [g.clamp(-m, m) for g in grads], "clamping"),
-    (check_clip_by_norm, lambda grads, m: [g * m / torch.sqrt(sum((x**2).sum() for x in grads)) for g in grads],
-     "only when the norm is larger"),
-    (check_clip_by_norm, lambda grads, m: [g * min(1.0, m / sum((x**2).sum() for x in grads).item()) for g in grads],
-     "square root"),
+    (
+        check_clip_by_norm,
+        lambda grads, m: [g * m / torch.sqrt(sum((x**2).sum() for x in grads)) for g in grads],
+        "only when the norm is larger",
+    ),
+    (
+        check_clip_by_norm,
+        lambda grads, m: [g * min(1.0, m / sum((x**2).sum() for x in grads).item()) for g in grads],
+        "square root",
+    ),
     (check_clip_by_norm, clip_in_place, "changed the gradients"),
     (check_clip_by_norm, lambda grads, m: torch.cat([g.flatten() for g in grads]), "list of tensors"),
     (check_clip_by_norm, lambda grads, m: clip_by_hand(grads, m)[:1], "one tensor per gradient"),

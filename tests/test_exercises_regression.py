@@ -1,4 +1,5 @@
 """Notebook 01's self-checks pass the right answers, fail wrong or unfinished ones, and never raise."""
+
 import numpy as np
 import pytest
 import torch
@@ -60,8 +61,15 @@ def test_stable_lr_check_passes_the_right_answer(capsys):
 def test_stable_lr_check_fails_wrong_answers(capsys, kind):
     X = stable_lr_exercise_data().X
     lam = np.linalg.eigvalsh(X.T @ X / len(X)).max()
-    answer = {"gram": 2 / lam, "half": 1 / (2 * lam), "other": 0.1, "none": None, "text": "0.1",
-              "nan": float("nan"), "vector": [0.1, 0.2]}[kind]
+    answer = {
+        "gram": 2 / lam,
+        "half": 1 / (2 * lam),
+        "other": 0.1,
+        "none": None,
+        "text": "0.1",
+        "nan": float("nan"),
+        "vector": [0.1, 0.2],
+    }[kind]
     assert check_max_stable_lr(answer) is False
     assert capsys.readouterr().out.startswith("✗")
 
@@ -105,13 +113,26 @@ def test_fit_check_accepts_a_tensor():
     assert check_fit(torch.tensor(beta)) is True
 
 
-@pytest.mark.parametrize("kind, hint", [("bias last", "wrong order"), ("near", "close"), ("zeros", "away"),
-                                        ("none", "not answered"), ("short", "expected 4")])
+@pytest.mark.parametrize(
+    "kind, hint",
+    [
+        ("bias last", "wrong order"),
+        ("near", "close"),
+        ("zeros", "away"),
+        ("none", "not answered"),
+        ("short", "expected 4"),
+    ],
+)
 def test_fit_check_fails_wrong_answers(capsys, kind, hint):
     data = fit_exercise_data()
     beta = np.linalg.lstsq(data.X, data.y, rcond=None)[0]
-    answer = {"bias last": np.roll(beta, -1), "near": beta + 1e-3, "zeros": np.zeros(4), "none": None,
-              "short": beta[1:]}[kind]
+    answer = {
+        "bias last": np.roll(beta, -1),
+        "near": beta + 1e-3,
+        "zeros": np.zeros(4),
+        "none": None,
+        "short": beta[1:],
+    }[kind]
     assert check_fit(answer) is False
     out = capsys.readouterr().out
     assert out.startswith("✗") and hint in out

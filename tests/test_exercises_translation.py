@@ -1,4 +1,5 @@
 """The self-checks of notebook 07: each passes right answers, fails wrong and unfinished ones, never raises."""
+
 import math
 from collections import Counter
 
@@ -8,7 +9,13 @@ import torch
 import torch.nn.functional as F
 from exercise_contract import contract_tests
 
-from course_utils.exercises.translation import aer_cases, bleu_cases, check_aer, check_dot_attention, check_sentence_bleu
+from course_utils.exercises.translation import (
+    aer_cases,
+    bleu_cases,
+    check_aer,
+    check_dot_attention,
+    check_sentence_bleu,
+)
 from course_utils.language import parallel
 from course_utils.models.seq2seq import library_dot_attention
 from course_utils.models.translation_metrics import alignment_error_rate, argmax_alignment, bleu
@@ -69,7 +76,10 @@ def ngram_counts(words, n):
 def precisions(hypothesis, reference, clip=True):
     found = [ngram_counts(hypothesis, n) for n in range(1, 5)]
     wanted = [ngram_counts(reference, n) for n in range(1, 5)]
-    return [sum(min(c, w[g]) if clip else c * (g in w) for g, c in f.items()) / sum(f.values()) for f, w in zip(found, wanted)]
+    return [
+        sum(min(c, w[g]) if clip else c * (g in w) for g, c in f.items()) / sum(f.values())
+        for f, w in zip(found, wanted)
+    ]
 
 
 def brevity(hypothesis, reference):
@@ -93,7 +103,9 @@ def bleu_arithmetic(hypothesis, reference):
 
 def bleu_inverted_brevity(hypothesis, reference):
     c, r = len(hypothesis), len(reference)
-    return sentence_bleu(hypothesis, reference) / brevity(hypothesis, reference) * (1.0 if c > r else math.exp(1 - c / r))
+    return (
+        sentence_bleu(hypothesis, reference) / brevity(hypothesis, reference) * (1.0 if c > r else math.exp(1 - c / r))
+    )
 
 
 # ----- answers to the AER exercise -----
@@ -143,17 +155,27 @@ RIGHT = [
 WRONG = [
     (check_dot_attention, lambda q, k, m: masked_softmax(q, k, torch.ones_like(m)), "padding gets weight"),
     (check_dot_attention, lambda q, k, m: masked_softmax(q, k, m, dim=1), "softmax over the wrong dim"),
-    (check_dot_attention, lambda q, k, m: masked_softmax(q, k, torch.ones_like(m), dim=1), "softmax over the wrong dim"),
+    (
+        check_dot_attention,
+        lambda q, k, m: masked_softmax(q, k, torch.ones_like(m), dim=1),
+        "softmax over the wrong dim",
+    ),
     (check_dot_attention, scores_returned, "those are the scores"),
     (check_dot_attention, softmax_then_mask, "mask before the softmax"),
     (check_dot_attention, lambda q, k, m: masked_softmax(q, k, m, scale=q.shape[-1] ** -0.5), "no 1/√H scaling"),
     (check_dot_attention, lambda q, k, m: masked_softmax(q, k, m, scale=-1.0), "weights = softmax(q·kᵀ"),
     (check_dot_attention, lambda q, k, m: dot_attention(q, k, m)[::-1], "(context, weights) in this order"),
-    (check_dot_attention, lambda q, k, m: (dot_attention(q, k, m)[0], dot_attention(q, k, m)[1].transpose(1, 2)),
-     "come out transposed"),
+    (
+        check_dot_attention,
+        lambda q, k, m: (dot_attention(q, k, m)[0], dot_attention(q, k, m)[1].transpose(1, 2)),
+        "come out transposed",
+    ),
     (check_dot_attention, lambda q, k, m: (q, dot_attention(q, k, m)[1][:, 0]), "wrong shape"),
-    (check_dot_attention, lambda q, k, m: (k.mean(1, keepdim=True).expand_as(q), dot_attention(q, k, m)[1]),
-     "weights @ keys"),
+    (
+        check_dot_attention,
+        lambda q, k, m: (k.mean(1, keepdim=True).expand_as(q), dot_attention(q, k, m)[1]),
+        "weights @ keys",
+    ),
     (check_dot_attention, lambda q, k, m: dot_attention(q, k, m)[0], "a pair (context, weights)"),
     (check_dot_attention, lambda q, k, m: tuple(t.numpy() for t in dot_attention(q, k, m)), "torch tensors"),
     (check_sentence_bleu, bleu_without_clipping, "clip the counts"),
@@ -202,5 +224,7 @@ def test_the_attention_reference_equals_torch_sdpa_with_padding():
     query, keys = torch.randn(3, 4, 6, dtype=torch.float64), torch.randn(3, 5, 6, dtype=torch.float64)
     mask = torch.arange(5)[None, :] < torch.tensor([5, 2, 1])[:, None]
     context, weights = dot_attention(query, keys, mask)
-    assert torch.allclose(context, F.scaled_dot_product_attention(query, keys, keys, attn_mask=mask[:, None, :], scale=1.0))
+    assert torch.allclose(
+        context, F.scaled_dot_product_attention(query, keys, keys, attn_mask=mask[:, None, :], scale=1.0)
+    )
     assert torch.all(weights[~mask[:, None, :].expand_as(weights)] == 0)

@@ -1,4 +1,5 @@
 """Forward pass, softmax, XOR and the vanishing-gradient measurement: parity, claims and bad input."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -21,7 +22,9 @@ from course_utils.models.feedforward import (
 
 def random_layers(sizes, seed=0):
     generator = torch.Generator().manual_seed(seed)
-    weights = [torch.randn(n_out, n_in, generator=generator, dtype=torch.float64) for n_in, n_out in zip(sizes, sizes[1:])]
+    weights = [
+        torch.randn(n_out, n_in, generator=generator, dtype=torch.float64) for n_in, n_out in zip(sizes, sizes[1:])
+    ]
     biases = [torch.randn(n_out, generator=generator, dtype=torch.float64) for n_out in sizes[1:]]
     return weights, biases
 
@@ -66,7 +69,12 @@ def test_the_slides_single_unit():
 def test_forward_matches_nn_sequential_for_one_input_and_a_batch():
     weights, biases = random_layers([3, 4, 5, 3])
     net = torch.nn.Sequential(
-        torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 5), torch.nn.GELU(), torch.nn.Linear(5, 3), torch.nn.Softmax(dim=-1)
+        torch.nn.Linear(3, 4),
+        torch.nn.Tanh(),
+        torch.nn.Linear(4, 5),
+        torch.nn.GELU(),
+        torch.nn.Linear(5, 3),
+        torch.nn.Softmax(dim=-1),
     ).double()
     with torch.no_grad():
         for layer, W, b in zip((net[0], net[2], net[4]), weights, biases):
@@ -202,7 +210,9 @@ def test_a_shallow_stack_is_the_start_of_a_deeper_one():
     shallow, readout = deep_stack("tanh", 3, width=5, seed=1)
     deep, same_readout = deep_stack("tanh", 9, width=5, seed=1)
     assert all(torch.equal(a, b) for a, b in zip(shallow, deep)) and torch.equal(readout, same_readout)
-    assert torch.allclose(layer_gradient_norms("tanh", 3, width=5), gradient_norm_table("tanh", 9, width=5)[2, :3], rtol=1e-5)
+    assert torch.allclose(
+        layer_gradient_norms("tanh", 3, width=5), gradient_norm_table("tanh", 9, width=5)[2, :3], rtol=1e-5
+    )
 
 
 def test_initial_weights_follow_the_gain():

@@ -1,4 +1,5 @@
 """The fill-mask widget of notebook 09: BERT's guesses beside the oracle's, the piece count, bad input as a message."""
+
 import contextlib
 import io
 import statistics
@@ -107,7 +108,9 @@ def test_the_readout_gives_the_probability_of_the_oracles_top_word(demo, oracle,
     share = sum(p for w, p in full.items() if bert_mlm.piece_count(tokenizer, w) == 2)
     assert numbers["share"] == pytest.approx(share)
     readout = text_of(demo.readout)
-    assert f"the oracle's most likely 2-piece word is '{top}': oracle {exact[top]:.3f}, BERT {guesses[top]:.3f}" in readout
+    assert (
+        f"the oracle's most likely 2-piece word is '{top}': oracle {exact[top]:.3f}, BERT {guesses[top]:.3f}" in readout
+    )
     assert f"2-piece words hold {share:.0%} of the oracle's probability" in readout
 
 
@@ -238,7 +241,7 @@ def test_latency(model, tokenizer, oracle):
         moves = list(demo.latencies)
         for sentence in ("the cat [MASK] the dog .", "the [MASK] sleeps .", "kayla [MASK] the cake with the fork ."):
             demo.controls["sentence"].value = sentence
-    fresh = demo.latencies[len(moves):]
+    fresh = demo.latencies[len(moves) :]
     ms = lambda xs: f"median {1000 * statistics.median(xs):.1f} ms, max {1000 * max(xs):.1f} ms"  # noqa: E731
     print(f"\nFillMaskDemo: moves and examples {ms(moves)}; new sentences {ms(fresh)}")
     assert demo.last_error is None

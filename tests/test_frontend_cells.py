@@ -1,4 +1,5 @@
 """Which cells the browser test runs (``browser_support.frontend_cells``): what JupyterLab draws, and what it needs."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,10 @@ TEXT = {"output_type": "stream", "name": "stdout", "text": "a number\n"}
 
 def notebook(*cells) -> nbformat.NotebookNode:
     """Code cells from (source, outputs) pairs, with a markdown cell in front."""
-    code = [nbformat.v4.new_code_cell(source, outputs=[nbformat.from_dict(output) for output in outputs])
-            for source, outputs in cells]
+    code = [
+        nbformat.v4.new_code_cell(source, outputs=[nbformat.from_dict(output) for output in outputs])
+        for source, outputs in cells
+    ]
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# title"), *code])
 
 

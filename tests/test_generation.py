@@ -2,6 +2,7 @@
 
 The pattern of minGPT's ``test_huggingface_import``: the same model, the same prompt, the same tokens.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,8 +59,10 @@ def test_greedy_matches_generate(words):
 
 
 @pytest.mark.parametrize("width", [4, 8])
-@pytest.mark.parametrize("length_penalty,early_stopping", [(1.0, False), (0.0, "never"), (2.0, "never"),
-                                                           (2.0, True), (-1.0, False), (0.5, True)])
+@pytest.mark.parametrize(
+    "length_penalty,early_stopping",
+    [(1.0, False), (0.0, "never"), (2.0, "never"), (2.0, True), (-1.0, False), (0.5, True)],
+)
 def test_beam_search_matches_generate(width, length_penalty, early_stopping):
     for words in PROMPTS[1:3]:
         ids = prompt(words)
@@ -124,7 +127,7 @@ def test_seeded_sampling_side_by_side_matches_generate_with_num_return_sequences
         assert len({len(run.ids) for run in ours}) > 1  # some ended before others
         for run, row in zip(ours, theirs):
             assert row[: len(run.sequence)] == run.sequence
-            assert set(row[len(run.sequence):]) <= {pad}  # generate() pads the sequences that ended
+            assert set(row[len(run.sequence) :]) <= {pad}  # generate() pads the sequences that ended
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"temperature": 0.8, "top_k": 40, "top_p": 0.95}])
@@ -229,8 +232,10 @@ def slide_tree():
     return g.TableLM(jm_tree_lm, ["<s>", "yes", "ok", "</s>"])
 
 
-@pytest.mark.parametrize("width,best,p", [(1, ["yes", "yes", "</s>"], 0.20), (2, ["ok", "ok", "</s>"], 0.28),
-                                          (3, ["ok", "ok", "</s>"], 0.28)])
+@pytest.mark.parametrize(
+    "width,best,p",
+    [(1, ["yes", "yes", "</s>"], 0.20), (2, ["ok", "ok", "</s>"], 0.28), (3, ["ok", "ok", "</s>"], 0.28)],
+)
 def test_table_lm_runs_the_slide_tree_unnormalised(width, best, p):
     tree = slide_tree()
     out = g.beam_search(tree, [tree.bos_id], width=width, max_new_tokens=5, normalisation="none")
@@ -285,8 +290,9 @@ def test_translation_models_decode_through_every_strategy(name):
         assert ours.ended and ours.ids[:-1] == reference[0]
         beam = g.beam_search(conditioned, conditioned.target_prefix, width=4, max_new_tokens=60, normalisation="none")
         assert beam.logprob >= ours.logprob - 1e-4  # a width-4 beam finds at least greedy's probability here
-        draw = g.sample(conditioned, conditioned.target_prefix, max_new_tokens=60,
-                        generator=torch.Generator().manual_seed(0))
+        draw = g.sample(
+            conditioned, conditioned.target_prefix, max_new_tokens=60, generator=torch.Generator().manual_seed(0)
+        )
         assert draw.logprob <= 0 and len(draw.ids) <= 60
 
 

@@ -1,4 +1,5 @@
 """Generation strategies judged by the oracle (issue 13 §4), on the shipped ``gpt_lm``: small and fast."""
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,10 @@ def test_holtzman_table_1_and_strategies():
              "pure sampling", "T=0.5", "T=0.8", "T=1.2", "top-k 5", "top-k 40", "top-p 0.5", "top-p 0.9",
              "top-p 0.95"}  # fmt: skip
     assert set(ga.STRATEGIES) == names
-    assert ga.STRATEGIES["beam 16"]["normalisation"] == "none" and ga.STRATEGIES["beam 16 (norm)"]["normalisation"] == "mean"
+    assert (
+        ga.STRATEGIES["beam 16"]["normalisation"] == "none"
+        and ga.STRATEGIES["beam 16 (norm)"]["normalisation"] == "mean"
+    )
 
 
 def test_repetition_and_distinct_definitions():
@@ -105,7 +109,7 @@ def test_greedy_and_beam_are_mostly_grammatical_on_gpt_lm():
         assert row["n"] == 8  # deterministic: one sentence per prompt
         assert row["grammatical"] >= 0.75, (row["name"], row["sentences"])
         assert row["nll_per_token"] < reference()["entropy_rate"]  # most probable is not typical
-        assert all(s[:len(p)] == p for s, p in zip(row["sentences"], prompts))
+        assert all(s[: len(p)] == p for s, p in zip(row["sentences"], prompts))
     text = ga.format_table(rows)
     assert "greedy" in text and "entropy rate" in text
 

@@ -3,6 +3,7 @@
 The slide tree, the slides' code and the most probable sentence have their own tests
 (test_slide_generation.py, test_best_sentences.py); parity with generate() is in test_generation.py.
 """
+
 from __future__ import annotations
 
 import math

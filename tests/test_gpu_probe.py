@@ -1,4 +1,5 @@
 """scripts/gpu_probe.py, which a GPU machine runs (scripts/gpu_check.sh), works with today's code: run it on the CPU."""
+
 import os
 import subprocess
 import sys

@@ -1,4 +1,5 @@
 """Finite-difference gradient checks: accuracy, agreement with backprop (engine and torch), bad input."""
+
 import math
 
 import pytest

@@ -1,4 +1,5 @@
 """Graph drawing with matplotlib alone: the layout, the boxes' texts and colours, DOT text, bad input."""
+
 import os
 import random
 import subprocess
@@ -60,8 +61,10 @@ def draw_on_new_axes(root):
 
 
 def box_texts(picture):
-    return {n.label: f"{node_title(n)}|{v.get_text()}|{g.get_text()}"
-            for n, v, g in zip(picture.nodes, picture.values, picture.grads)}
+    return {
+        n.label: f"{node_title(n)}|{v.get_text()}|{g.get_text()}"
+        for n, v, g in zip(picture.nodes, picture.values, picture.grads)
+    }
 
 
 def rgb(colour):

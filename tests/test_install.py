@@ -4,6 +4,7 @@ pyproject.toml splits them: the core (what the notebooks import; all Colab may i
 extra (the local Jupyter stack) and the ``test`` extra. environment.yml is the local environment,
 all three together: where an extra narrows a core range, it carries the extra's range.
 """
+
 import re
 import tomllib
 from importlib import metadata
@@ -81,7 +82,9 @@ def test_an_extra_only_narrows_a_core_range():
 
 def test_the_core_leaves_the_jupyter_stack_to_the_lab_extra():
     groups = pyproject_groups()
-    assert not JUPYTER_STACK & set(groups["core"]), "Colab's set-up installs the core: it must not replace Colab's Jupyter"
+    assert not JUPYTER_STACK & set(groups["core"]), (
+        "Colab's set-up installs the core: it must not replace Colab's Jupyter"
+    )
     assert {"jupyterlab", "ipykernel", "ipywidgets"} <= set(groups["lab"])
     core_widgets, lab_widgets = SpecifierSet(groups["core"]["ipywidgets"]), SpecifierSet(groups["lab"]["ipywidgets"])
     assert "7.7.1" in core_widgets and "8.1.5" in core_widgets, "the core admits Colab's ipywidgets 7.7 and 8"
@@ -91,7 +94,7 @@ def test_the_core_leaves_the_jupyter_stack_to_the_lab_extra():
 def test_environment_and_course_sh_install_the_course_with_both_extras():
     assert re.search(r"^\s+-\s+-e \.\[lab,test\]\s*$", (ROOT / "environment.yml").read_text(), re.M)
     course_sh = (ROOT / "course.sh").read_text()
-    assert re.search(r'pip install -q -r requirements/lock\.txt', course_sh), "the tested versions, by default"
+    assert re.search(r"pip install -q -r requirements/lock\.txt", course_sh), "the tested versions, by default"
     assert re.search(r'pip install -q -e "\.\[lab,test\]"', course_sh), "the newest within the ranges, on request"
 
 

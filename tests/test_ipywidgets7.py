@@ -6,6 +6,7 @@ runs in it and in this interpreter: it builds every Demo in ``course_utils/widge
 its defaults, displays it, and drives each control through a few values. Without the package
 index the test is skipped, except in CI (``CI=true``), where it fails.
 """
+
 import json
 import os
 import shutil

@@ -1,4 +1,5 @@
 """The course language's oracle is exact: distributions, sentence scores, sampling, failures."""
+
 import math
 import re
 from collections import Counter
@@ -329,7 +330,11 @@ def test_every_noun_spells_its_plural_by_the_english_rules_or_is_a_listed_irregu
     from course_utils.language.lexicon import NOUNS
 
     nouns = [noun for group in NOUNS.values() for noun in group]
-    wrong = [(n.singular, n.plural) for n in nouns if n.plural != IRREGULAR_PLURALS.get(n.singular, _english_plural(n.singular))]
+    wrong = [
+        (n.singular, n.plural)
+        for n in nouns
+        if n.plural != IRREGULAR_PLURALS.get(n.singular, _english_plural(n.singular))
+    ]
     assert not wrong, f"misspelled plurals: {wrong}"
     assert {"beaches", "churches", "libraries", "foxes", "cherries", "monkeys", "keys"} <= {n.plural for n in nouns}
 

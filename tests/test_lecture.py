@@ -1,4 +1,5 @@
 """Lecture mode enlarges plots and widget labels, and switches back."""
+
 import matplotlib as mpl
 import pytest
 

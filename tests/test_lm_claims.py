@@ -1,4 +1,5 @@
 """The lectures' claims about n-gram and feed-forward LMs, asserted on the shipped checkpoints."""
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """The shared LM utilities, checked against a tiny hand-made model with a fixed probability table."""
+
 import math
 
 import pytest
@@ -76,7 +77,12 @@ def test_encode_and_lm_example_frame_a_sentence():
 
 def test_as_id_lists_takes_words_or_ids_and_rejects_the_rest():
     assert as_id_lists(VOCAB, [["a", "b"]]) == as_id_lists(VOCAB, [[A, B]]) == [[A, B]]
-    for bad, message in [([], "at least one"), (["a b"], "not a string"), ([["a", 6]], "not a mix"), ([[99]], r"\[0, 7\]")]:
+    for bad, message in [
+        ([], "at least one"),
+        (["a b"], "not a string"),
+        ([["a", 6]], "not a mix"),
+        ([[99]], r"\[0, 7\]"),
+    ]:
         with pytest.raises(CourseInputError, match=message):
             as_id_lists(VOCAB, bad)
 
@@ -176,7 +182,9 @@ def test_next_token_probs_and_the_short_context_error():
         next_token_probs(model, VOCAB, [], from_sentence_start=False)
     with pytest.raises(CourseInputError, match="did you mean"):
         next_token_probs(model, VOCAB, ["aa"])
-    assert torch.equal(next_token_probs(model, VOCAB, ["zzz"], unknown="unk"), next_token_probs(model, VOCAB, ["<unk>"]))
+    assert torch.equal(
+        next_token_probs(model, VOCAB, ["zzz"], unknown="unk"), next_token_probs(model, VOCAB, ["<unk>"])
+    )
 
 
 def test_token_logprobs_include_the_end_of_sentence():

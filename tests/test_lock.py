@@ -1,5 +1,6 @@
 """scripts/lock.py (bash course.sh lock): what it reports and how it resolves. The real refresh needs the package
 index and the whole compatibility subset, so it is run by hand; here its parts are checked on real lock text."""
+
 import sys
 from pathlib import Path
 

@@ -1,10 +1,17 @@
 """The fixed-window masked-word predictor: windows and padding, the lecture's limitations, prediction, bad input."""
+
 import pytest
 import torch
 
 from course_utils import CourseInputError
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.masked_lm import WindowMaskedLM, example_batches, masked_examples, masked_window, predict_masked
+from course_utils.models.masked_lm import (
+    WindowMaskedLM,
+    example_batches,
+    masked_examples,
+    masked_window,
+    predict_masked,
+)
 from course_utils.language.text_pipeline import MASK, Vocab
 from course_utils.training import train
 
@@ -62,14 +69,24 @@ def test_the_hidden_word_may_be_unknown(vocab):
 
 @pytest.mark.parametrize(
     "tokens, position",
-    [([], 0), ("he ate".split(), 2), ("he ate".split(), -1), ("he ate".split(), 1.0), ("he <mask> the".split(), 2), ("he ate zzz".split(), 0), (42, 0)],
+    [
+        ([], 0),
+        ("he ate".split(), 2),
+        ("he ate".split(), -1),
+        ("he ate".split(), 1.0),
+        ("he <mask> the".split(), 2),
+        ("he ate zzz".split(), 0),
+        (42, 0),
+    ],
 )
 def test_masked_window_refuses_bad_input(vocab, tokens, position):
     with pytest.raises(CourseInputError):
         masked_window(tokens, position, 2, vocab)
 
 
-@pytest.mark.parametrize("id_lists, width", [([], 2), ([[], []], 2), ([[5, 6]], 0), ([[5, 999]], 2), ([[5, 6.5]], 2), ([["he"]], 2)])
+@pytest.mark.parametrize(
+    "id_lists, width", [([], 2), ([[], []], 2), ([[5, 6]], 0), ([[5, 999]], 2), ([[5, 6.5]], 2), ([["he"]], 2)]
+)
 def test_masked_examples_refuse_bad_input(vocab, id_lists, width):
     with pytest.raises(CourseInputError):
         masked_examples(id_lists, vocab, width)
@@ -182,7 +199,8 @@ def test_forward_refuses_bad_input(windows, targets):
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"combine": "mean"}, {"width": 0}, {"vocab_size": 1}, {"pad_id": 20}, {"activation": "step"}, {"embed_dim": 0}]
+    "kwargs",
+    [{"combine": "mean"}, {"width": 0}, {"vocab_size": 1}, {"pad_id": 20}, {"activation": "step"}, {"embed_dim": 0}],
 )
 def test_bad_constructor_arguments_are_refused(kwargs):
     with pytest.raises(CourseInputError):

@@ -1,4 +1,5 @@
 """The measurements notebook 04 makes on the fixed-window masked-word models: slot similarity and mass at the mask."""
+
 import pytest
 import torch
 

@@ -1,4 +1,5 @@
 """BERT's masking from the paper (``mlm_masking``): exact counts, specials, labels, seeds, parity with the library."""
+
 from __future__ import annotations
 
 import math

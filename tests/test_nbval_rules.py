@@ -3,6 +3,7 @@
 One pytest run (a subprocess, as CI runs it) executes three throwaway notebooks; each test reads its notebook's
 cells from that run's JUnit report.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """The feed-forward (Bengio) LM: the LM interface, causality, the window, scratch parity, learning, checkpoints."""
+
 import math
 from collections import Counter
 
@@ -129,7 +130,10 @@ def test_scratch_forward_of_one_window():
     assert torch.allclose(probabilities, bengio_forward_scratch(model, windows)[1], rtol=0, atol=1e-7)
 
 
-@pytest.mark.parametrize("window_ids", [torch.tensor([[1, 2]]), torch.tensor([1, 2]), torch.tensor([[[1, 2, 3]]]), torch.tensor([[1, 2, V]]), [1, 2, 3]])
+@pytest.mark.parametrize(
+    "window_ids",
+    [torch.tensor([[1, 2]]), torch.tensor([1, 2]), torch.tensor([[[1, 2, 3]]]), torch.tensor([[1, 2, V]]), [1, 2, 3]],
+)
 def test_scratch_forward_needs_windows_of_n_ids(window_ids):
     with pytest.raises(CourseInputError):
         bengio_forward_scratch(model_of(), window_ids)
@@ -141,7 +145,12 @@ def test_scratch_forward_needs_windows_of_n_ids(window_ids):
 def tiny_corpus():
     """A deterministic little language: who does what to what, each subject with its own verb."""
     subjects = {"the cat": "eats", "the dog": "chases", "a bird": "sings", "my friend": "reads"}
-    objects = {"eats": ["fish", "cake"], "chases": ["the ball", "a cat"], "sings": ["songs", "loudly"], "reads": ["books", "poems"]}
+    objects = {
+        "eats": ["fish", "cake"],
+        "chases": ["the ball", "a cat"],
+        "sings": ["songs", "loudly"],
+        "reads": ["books", "poems"],
+    }
     return [f"{s} {v} {o} .".split() for s, v in subjects.items() for o in objects[v]]
 
 

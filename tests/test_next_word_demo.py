@@ -1,4 +1,5 @@
 """The next-word widget, driven from code: panels match the models and the oracle, bad input becomes a message."""
+
 import contextlib
 import io
 import math
@@ -272,7 +273,7 @@ def test_latency_with_five_models(models, vocab, lang):
         cached = list(demo.latencies)
         for context in EXAMPLES[1:] + ("the dogs near the barn", "we made sure that our truck"):
             demo.controls["context"].value = context
-    fresh = demo.latencies[len(cached):]
+    fresh = demo.latencies[len(cached) :]
     ms = lambda xs: f"median {1000 * statistics.median(xs):.1f} ms, max {1000 * max(xs):.1f} ms"  # noqa: E731
     print(f"\nNextWordDemo, 5 models: k moves {ms(cached)}; new contexts {ms(fresh)}")
     assert demo.last_error is None

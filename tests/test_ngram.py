@@ -1,4 +1,5 @@
 """N-gram language models: counts against hand counts, smoothing sums to 1, the LM interface, bad input."""
+
 import math
 import random
 

@@ -1,4 +1,5 @@
 """Every notebook follows the course template, matches its source, and was stored from a clean run."""
+
 import json
 import re
 import sys
@@ -57,11 +58,19 @@ def test_template_parts_are_there(stem):
     assert markdown.lstrip().startswith("# "), "a title first"
     for heading in ("objectives", "exercise", "summary", "references"):
         assert re.search(rf"^#+ .*{heading}", markdown, re.I | re.M), f"no '{heading}' section"
-    assert re.search(r"accompan\w* .*(lecture|slides)", markdown[:1500], re.I | re.S), "the top says which lecture it accompanies"
+    assert re.search(r"accompan\w* .*(lecture|slides)", markdown[:1500], re.I | re.S), (
+        "the top says which lecture it accompanies"
+    )
     assert code[0] == setup_cell_source(), "the first code cell is the Colab set-up cell"
     assert "setup_notebook" in code[1], "the second code cell runs setup_notebook"
     assert any("NBVAL_CHECK_OUTPUT" in c for c in code), "worked examples are checked outputs"
-    widget_outputs = [o for c in cells if c["cell_type"] == "code" for o in c["outputs"] if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    widget_outputs = [
+        o
+        for c in cells
+        if c["cell_type"] == "code"
+        for o in c["outputs"]
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
     assert widget_outputs, "at least one widget an instructor can project"
 
 
@@ -113,7 +122,7 @@ def slide_checks(stem: str) -> list[str]:
         for i, line in enumerate(lines):
             if "Slide check" in line:
                 block = [line]
-                for following in lines[i + 1:]:
+                for following in lines[i + 1 :]:
                     if not following.startswith(">"):
                         break
                     block.append(following)
@@ -131,4 +140,6 @@ def test_every_slide_check_has_the_one_format(stem):
 @pytest.mark.parametrize(("prefix", "quote"), REQUIRED_SLIDE_CHECKS)
 def test_the_loose_slides_get_a_slide_check(prefix, quote):
     stem = next(s for s in SOURCE_IDS if s.startswith(prefix))
-    assert any(re.search(quote, callout) for callout in slide_checks(stem)), f"{stem} has no slide check quoting {quote!r}"
+    assert any(re.search(quote, callout) for callout in slide_checks(stem)), (
+        f"{stem} has no slide check quoting {quote!r}"
+    )

@@ -1,4 +1,5 @@
 """Importing the course switches the Hugging Face hub to offline, unless downloads are allowed."""
+
 import os
 import subprocess
 import sys
@@ -7,12 +8,16 @@ import pytest
 
 pytestmark = pytest.mark.parity  # a library release can change what this checks (course.sh floor, lock)
 
-PROBE = "import os, course_utils; print(os.environ.get('HF_HUB_OFFLINE'), os.environ.get('HF_HUB_DISABLE_PROGRESS_BARS'))"
+PROBE = (
+    "import os, course_utils; print(os.environ.get('HF_HUB_OFFLINE'), os.environ.get('HF_HUB_DISABLE_PROGRESS_BARS'))"
+)
 
 
 def run_probe(**env):
     clean = {k: v for k, v in os.environ.items() if not k.startswith("HF_") and k != "COURSE_ALLOW_DOWNLOADS"}
-    return subprocess.run([sys.executable, "-c", PROBE], env={**clean, **env}, capture_output=True, text=True, check=True).stdout.split()
+    return subprocess.run(
+        [sys.executable, "-c", PROBE], env={**clean, **env}, capture_output=True, text=True, check=True
+    ).stdout.split()
 
 
 def test_import_sets_offline_variables():

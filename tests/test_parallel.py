@@ -1,4 +1,5 @@
 """The shipped parallel corpus: regenerating it gives the same files; its sets are what the datasheet says."""
+
 from __future__ import annotations
 
 import statistics

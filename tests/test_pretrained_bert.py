@@ -1,4 +1,5 @@
 """The real BERT when online (``pretrained_bert``): the offline fallback is fast, a saved directory loads intact."""
+
 from __future__ import annotations
 
 import importlib

@@ -4,6 +4,7 @@ Every widget refresh is one or more ``comm_msg`` messages on the kernel's iopub 
 bar over thousands of steps floods that channel (nbval then loses the kernel's final "idle" message and
 fails with "Timeout ... waiting for output"), and JupyterLab has to draw every update.
 """
+
 from __future__ import annotations
 
 import textwrap

@@ -1,4 +1,5 @@
 """RecurrentLM: the LM interface, causality, scratch = library, gates, learning, generation, bad input, checkpoints."""
+
 import math
 from collections import Counter
 
@@ -230,7 +231,9 @@ def test_bad_construction_gets_a_clear_message(kwargs, match):
 # --- checkpoints -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cell, impl, num_layers", [("rnn", "scratch", 1), ("gru", "library", 1), ("lstm", "library", 2)])
+@pytest.mark.parametrize(
+    "cell, impl, num_layers", [("rnn", "scratch", 1), ("gru", "library", 1), ("lstm", "library", 2)]
+)
 def test_config_and_checkpoint_round_trip(tmp_path, cell, impl, num_layers):
     model = small(cell, impl, num_layers, seed=2, max_len=20)
     with torch.no_grad():

@@ -1,4 +1,5 @@
 """course_utils.models.regression: analytic β, gradients, GD/momentum/Adam from scratch, the PyTorch pair, bad input."""
+
 import numpy as np
 import pytest
 import torch

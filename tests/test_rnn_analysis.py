@@ -1,5 +1,6 @@
 """rnn_analysis: ‖∂L_t/∂h_k‖ by autograd = the Jacobian product; decay curve, exploding, clipping, timing, gates;
 a number unit, every word scored from one or both sides, one side of a BiLSTM's gap at a time."""
+
 import math
 
 import pytest
@@ -353,7 +354,6 @@ def test_gate_activations_rejects_bad_arguments():
         gate_activations(tiny("lstm", max_len=3), VOCAB, "the cat sleeps .")
 
 
-
 # --- states after prefixes, and the number unit --------------------------------------------------
 
 
@@ -496,7 +496,6 @@ def test_masked_word_by_side_rejects_bad_arguments():
         masked_word_by_side(model, VOCAB, "the <mask> near the <mask> sleep .", means)
     with pytest.raises(CourseInputError, match="MaskedBiLSTM"):
         mean_side_states(tiny("lstm"), VOCAB, SENTENCES)
-
 
 
 # --- one of ELMo's layers alone ------------------------------------------------------------------

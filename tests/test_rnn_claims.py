@@ -3,6 +3,7 @@
 rnn_lm, gru_lm and lstm_lm share one recipe (hidden 128, the same steps and data), so they compare
 cells, not budgets. rnn_wide_lm and lstm_wide_lm double the hidden state: the honest counterpoint.
 """
+
 from __future__ import annotations
 
 import math

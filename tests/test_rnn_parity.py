@@ -1,4 +1,5 @@
 """The scratch Elman RNN and LSTM against nn.RNN / nn.LSTM: outputs, final states and gradients; the gate equations."""
+
 import pytest
 import torch
 from torch import nn
@@ -82,8 +83,13 @@ def test_gradients_of_a_loss_match_the_library(kind, case, dtype):
     weights = torch.randn(B, T, H, dtype=dtype, generator=torch.Generator().manual_seed(seed + 200))
     (library(x_library)[0] * weights).square().sum().backward()
     (scratch(x_scratch)[0] * weights).square().sum().backward()
-    pairs = [(scratch.W, library.weight_ih_l0), (scratch.U, library.weight_hh_l0), (x_scratch, x_library),
-             (scratch.b, library.bias_ih_l0), (scratch.b, library.bias_hh_l0)]  # b = b_ih + b_hh: both get b's gradient
+    pairs = [
+        (scratch.W, library.weight_ih_l0),
+        (scratch.U, library.weight_hh_l0),
+        (x_scratch, x_library),
+        (scratch.b, library.bias_ih_l0),
+        (scratch.b, library.bias_hh_l0),
+    ]  # b = b_ih + b_hh: both get b's gradient
     for mine, theirs in pairs:
         scale = max(1.0, theirs.grad.abs().max().item())  # gradients here reach ~20: compare relative to their size
         assert max_diff(mine.grad, theirs.grad) <= TOLERANCE[dtype] * scale
@@ -154,7 +160,9 @@ def test_kept_gates_rebuild_the_hidden_states():
     assert all(value.shape == (2, 7, 5) for value in gates.values())
     assert torch.allclose(outputs, gates["output"] * torch.tanh(gates["cell"]))
     assert torch.equal(gates["cell"][:, -1], c_T) and torch.equal(states[-1], h_T)
-    assert all(((value > 0) & (value < 1)).all() for name, value in gates.items() if name in ("input", "forget", "output"))
+    assert all(
+        ((value > 0) & (value < 1)).all() for name, value in gates.items() if name in ("input", "forget", "output")
+    )
 
 
 # --- construction ----------------------------------------------------------------------------

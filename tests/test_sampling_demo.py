@@ -1,4 +1,5 @@
 """Notebook 10's sampling-knobs widget: the distribution drawn is ``generation.warp``'s; the oracle judges samples."""
+
 import contextlib
 import io
 import math
@@ -138,7 +139,9 @@ def test_an_ungrammatical_prompt_shows_the_model_and_says_the_oracle_gives_it_ze
     set_value(demo, "prompt", "the dog the")
     assert isinstance(demo.last_error, CourseInputError) and demo.last_png != before
     message = text_of(demo.message)
-    assert "'the' (word 3) cannot follow 'the dog'" in message and "The oracle gives this prompt probability 0" in message
+    assert (
+        "'the' (word 3) cannot follow 'the dog'" in message and "The oracle gives this prompt probability 0" in message
+    )
     raw, _ = expected(model, vocab, ("the", "dog", "the"))
     np.testing.assert_allclose(demo.numbers.model, raw, rtol=1e-5, atol=1e-7)
     assert demo.numbers.oracle is None and demo.shown["oracle"] is None and len(demo.shown["model"]) == 15
@@ -150,7 +153,7 @@ def test_an_ungrammatical_prompt_shows_the_model_and_says_the_oracle_gives_it_ze
 def judged(lang, sample):
     """The oracle's verdict recomputed: grammatical, log P(continuation | prompt), the failure's text."""
     score = lang.score(sample["prompt"] + sample["words"])
-    given = sum(score.token_logprobs[len(sample["prompt"]):]) if score.grammatical else -math.inf
+    given = sum(score.token_logprobs[len(sample["prompt"]) :]) if score.grammatical else -math.inf
     return score.grammatical, given, None if score.grammatical else str(score.failure)
 
 
@@ -254,7 +257,7 @@ def test_latency(model, vocab, lang):
         demo.controls["temperature"].value = 0.8
         for _ in range(6):
             demo.sample_button.click()
-    fresh = demo.latencies[len(moves):]
+    fresh = demo.latencies[len(moves) :]
     ms = lambda xs: f"median {1000 * statistics.median(xs):.1f} ms, max {1000 * max(xs):.1f} ms"  # noqa: E731
     print(f"\nSamplingDemo: knob moves {ms(moves)}; new prompts {ms(fresh)}; sample clicks {ms(demo.sample_latencies)}")
     assert demo.last_error is None and len(demo.sample_latencies) == 6

@@ -1,4 +1,5 @@
 """Sentiment: the lecture's x1..x6 by hand, pooling, both classifiers learn, bad input."""
+
 import math
 
 import pytest
@@ -18,7 +19,9 @@ from course_utils.models.sentiment import (
 from course_utils.language.text_pipeline import Vocab
 from course_utils.training import train
 
-LEXICON = SentimentLexicon(positive={"great", "nice", "loved", "fun"}, negative={"dull", "hokey", "second-rate", "boring"})
+LEXICON = SentimentLexicon(
+    positive={"great", "nice", "loved", "fun"}, negative={"dull", "hokey", "second-rate", "boring"}
+)
 
 # A review in the style of the lecture's example, its features counted by hand.
 REVIEW = "i loved it ! the cast is great and the music is nice . no surprises , but you will not find it dull .".split()
@@ -31,8 +34,22 @@ REVIEW_FEATURES = [
     math.log(25),  # x6: 25 tokens
 ]
 
-POSITIVE = ["the film was great fun .", "i loved it", "nice and fun !", "great music", "we loved the cast", "fun , fun , fun"]
-NEGATIVE = ["the film was dull .", "boring and hokey", "a second-rate film", "dull music", "we found it boring", "hokey , hokey"]
+POSITIVE = [
+    "the film was great fun .",
+    "i loved it",
+    "nice and fun !",
+    "great music",
+    "we loved the cast",
+    "fun , fun , fun",
+]
+NEGATIVE = [
+    "the film was dull .",
+    "boring and hokey",
+    "a second-rate film",
+    "dull music",
+    "we found it boring",
+    "hokey , hokey",
+]
 
 
 def test_the_lecture_features_of_a_review_counted_by_hand():

@@ -1,4 +1,5 @@
 """The encoder-decoder: scratch attention against torch's kernel, the per-step decoder against the batched one."""
+
 from __future__ import annotations
 
 import pytest
@@ -125,6 +126,7 @@ def test_the_loss_ignores_padding(translation_vocabs, held_out_pairs):
     """A padded batch's loss is the token-weighted mean of each sentence's own loss."""
     model = tiny_model(translation_vocabs, "additive")
     pairs = [held_out_pairs[0], held_out_pairs[1], held_out_pairs[2]]
+
     def loss_of(batch_pairs):
         batch = s2s.make_batch(batch_pairs, *translation_vocabs)
         return float(model(batch, batch.target_out)[1])
@@ -151,12 +153,12 @@ def test_make_batch_adds_bos_and_eos_and_pads(translation_vocabs, held_out_pairs
     for b, pair in enumerate(pairs):
         M = len(pair.target)
         assert [source_vocab.itos[i] for i in batch.source[b, : len(pair.source)]] == list(pair.source)
-        assert torch.all(batch.source[b, len(pair.source):] == source_vocab.pad_id)
+        assert torch.all(batch.source[b, len(pair.source) :] == source_vocab.pad_id)
         assert batch.target_in[b, 0] == target_vocab.stoi["<s>"]
-        assert [target_vocab.itos[i] for i in batch.target_in[b, 1: M + 1]] == list(pair.target)
+        assert [target_vocab.itos[i] for i in batch.target_in[b, 1 : M + 1]] == list(pair.target)
         assert [target_vocab.itos[i] for i in batch.target_out[b, :M]] == list(pair.target)
         assert batch.target_out[b, M] == target_vocab.stoi["</s>"]
-        assert torch.all(batch.target_out[b, M + 1:] == s2s.IGNORE_INDEX)
+        assert torch.all(batch.target_out[b, M + 1 :] == s2s.IGNORE_INDEX)
 
 
 def test_batch_stream_is_deterministic_and_covers_an_epoch(translation_vocabs, held_out_pairs):

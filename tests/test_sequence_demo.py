@@ -1,4 +1,5 @@
 """The sequence widget driven from code: heatmap = the model's states, bars = model and oracle, bad input inline."""
+
 import contextlib
 import io
 import statistics
@@ -336,7 +337,7 @@ def test_latency_with_three_models(models, vocab, lang):
         moves = list(demo.latencies)
         for sentence in list(EXAMPLES)[1:]:
             demo.examples.value = sentence
-    fresh = demo.latencies[len(moves):]
+    fresh = demo.latencies[len(moves) :]
     ms = lambda xs: f"median {1000 * statistics.median(xs):.1f} ms, max {1000 * max(xs):.1f} ms"  # noqa: E731
     print(f"\nSequenceDemo, 3 models: moves {ms(moves)}; new sentences {ms(fresh)}")
     assert demo.last_error is None

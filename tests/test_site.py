@@ -5,6 +5,7 @@ build it once and check what a reader gets: a page per notebook, the course map 
 page, widgets as pictures (never as raw text), and nothing fetched from outside. tests/test_site_browser.py opens
 the pages in a real browser.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -14,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.filterwarnings("ignore::PendingDeprecationWarning", "ignore::DeprecationWarning")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::PendingDeprecationWarning", "ignore::DeprecationWarning"),
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

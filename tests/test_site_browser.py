@@ -14,6 +14,7 @@ for "attention" on ``search.html`` and waits for a result, so the search works o
 
 Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,7 +46,9 @@ _BROKEN_IMAGES_JS = """() => Array.from(document.images)
   .filter((img) => !(img.complete && img.naturalWidth > 0))
   .map((img) => img.getAttribute('src') || img.currentSrc || '(no src)')"""
 _IMAGES_SETTLED_JS = """() => Array.from(document.images).every((img) => img.complete)"""
-_EAGER_IMAGES_JS = """() => document.querySelectorAll('img[loading="lazy"]').forEach((img) => { img.loading = 'eager'; })"""
+_EAGER_IMAGES_JS = (
+    """() => document.querySelectorAll('img[loading="lazy"]').forEach((img) => { img.loading = 'eager'; })"""
+)
 # Each link's href as written and as the browser resolves it.
 _LINKS_JS = """() => Array.from(document.querySelectorAll('a[href]'))
   .map((a) => ({raw: a.getAttribute('href'), url: a.href}))"""
@@ -217,8 +220,10 @@ def test_search_finds_a_word_offline(site, site_page):
     site_page.open(f"search.html?q={SEARCH_WORD}")
     wait_or_fail(
         lambda: site_page.page.wait_for_function(f"() => ({_SEARCH_RESULTS_JS})().length > 0", timeout=LOAD_TIMEOUT_MS),
-        lambda: f"searching {SEARCH_WORD!r} on search.html showed no result link within {LOAD_TIMEOUT_MS / 1000:.0f} s; "
-        f"problems: {site_page.problems(site)}",
+        lambda: (
+            f"searching {SEARCH_WORD!r} on search.html showed no result link within {LOAD_TIMEOUT_MS / 1000:.0f} s; "
+            f"problems: {site_page.problems(site)}"
+        ),
     )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     site_page.page.screenshot(path=ARTIFACTS / "search-results.png", full_page=True)

@@ -1,4 +1,5 @@
 """The generation slides, exactly: the yes/ok tree, and the slides' greedy and beam code run as written."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """The text pipeline: any plain-text file -> tokens -> sentences -> vocabulary -> ids -> batches."""
+
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,18 @@ it was not.
 
 def test_tokenize_lowercases_and_separates_words_numbers_and_punctuation():
     assert tokenize('Eleni wasn\u2019t late, at 9.30 or 1,000 "Caf\u00e9s"!') == [
-        "eleni", "wasn't", "late", ",", "at", "9.30", "or", "1,000", '"', "cafés", '"', "!"
+        "eleni",
+        "wasn't",
+        "late",
+        ",",
+        "at",
+        "9.30",
+        "or",
+        "1,000",
+        '"',
+        "cafés",
+        '"',
+        "!",
     ]
     assert tokenize("well-known...") == ["well", "-", "known", ".", ".", "."]
     assert tokenize("in 2020.") == ["in", "2020", "."]
@@ -66,7 +78,8 @@ def _bad_path(folder: Path, kind: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    "kind, message", [("missing", "no file at"), ("folder", "is a folder"), ("empty", "is empty"), ("blank", "only white space")]
+    "kind, message",
+    [("missing", "no file at"), ("folder", "is a folder"), ("empty", "is empty"), ("blank", "only white space")],
 )
 def test_read_text_file_explains_bad_paths(tmp_path, kind, message):
     with pytest.raises(CourseInputError, match=message):
@@ -102,7 +115,10 @@ def test_build_orders_by_frequency_then_alphabet_and_applies_min_count_and_max_s
         Vocab.build(["a sentence as one string"])
 
 
-@pytest.mark.parametrize("words, message", [(["a", "a"], "repeated"), (["two words"], "without spaces"), ([""], "non-empty"), ([3], "strings")])
+@pytest.mark.parametrize(
+    "words, message",
+    [(["a", "a"], "repeated"), (["two words"], "without spaces"), ([""], "non-empty"), ([3], "strings")],
+)
 def test_vocab_rejects_bad_word_lists(words, message):
     with pytest.raises(CourseInputError, match=message):
         Vocab(words)

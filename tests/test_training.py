@@ -1,4 +1,5 @@
 """The shared training loop."""
+
 import math
 
 import pytest
@@ -42,7 +43,15 @@ def test_iterable_batches_and_evaluation_curve():
     model = TinyRegressor()
     batches = [line_batches(s) for s in range(20)]
     x_eval, y_eval = line_batches(999)
-    history = train(model, batches, steps=20, lr=0.05, progress=False, evaluate=lambda: model(x_eval, y_eval)[1].item(), eval_every=5)
+    history = train(
+        model,
+        batches,
+        steps=20,
+        lr=0.05,
+        progress=False,
+        evaluate=lambda: model(x_eval, y_eval)[1].item(),
+        eval_every=5,
+    )
     assert history.eval_steps == [5, 10, 15, 20]
     assert history.eval_losses[-1] < history.eval_losses[0]
 
@@ -77,7 +86,10 @@ def test_weights_that_blew_up_are_named_in_the_message():
     assert caught.value.history.losses and all(math.isfinite(loss) for loss in caught.value.history.losses)
 
 
-@pytest.mark.parametrize("kwargs, message", [({"steps": 0}, "steps"), ({"steps": 5, "lr": -1}, "lr"), ({"steps": 5, "clip_grad_norm": 0}, "clip_grad_norm")])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"steps": 0}, "steps"), ({"steps": 5, "lr": -1}, "lr"), ({"steps": 5, "clip_grad_norm": 0}, "clip_grad_norm")],
+)
 def test_bad_arguments(kwargs, message):
     with pytest.raises(CourseInputError, match=message):
         train(TinyRegressor(), line_batches, progress=False, **kwargs)

@@ -3,6 +3,7 @@
 The claim tests at the end read the shipped checkpoint ``data/checkpoints/08/gpt_lm``; their thresholds
 were measured on it (with a small margin), not tuned until they passed.
 """
+
 import math
 
 import pytest

@@ -1,5 +1,6 @@
 """The transformer translator of notebook 08: scratch layers against torch's, the KV-cache decoder against the
 batched one, masks, and the claims measured on the shipped checkpoint."""
+
 from __future__ import annotations
 
 
@@ -244,7 +245,7 @@ def test_head_aer_is_zero_for_attention_that_follows_the_true_alignment(translat
     def oracle(batch):
         L, B, T, S = 2, *batch.target_in.shape, batch.source.shape[1]
         weights = torch.zeros(L, B, HEADS, T, S)
-        for b, pair in enumerate(pairs[: B]):
+        for b, pair in enumerate(pairs[:B]):
             for s, t in pair.alignment:
                 weights[:, b, :2, t, s] = 1.0  # heads 0 and 1 follow the alignment
         weights[:, :, 2:] = 1.0 / S  # heads 2 and 3 spread evenly
@@ -305,8 +306,12 @@ def test_beyond_the_training_lengths_the_transformer_fails_like_the_rnns(transfo
         assert transformer_table[bucket]["exact_match"] < 0.2
     assert all(transformer_table[bucket]["exact_match"] == 0 for bucket in long[1:])
     first = long[0]  # 15–21: fewer exact translations than either RNN (0.123 against 0.217 and 0.223) ...
-    assert all(transformer_table[first]["exact_match"] < table[first]["exact_match"] for table in rnn_long_table.values())
-    for bucket in long:  # ... but a higher BLEU than dot attention in every long bucket (65.9/38.0/22.3/13.6 vs 61.9/32.7/19.2/12.5)
+    assert all(
+        transformer_table[first]["exact_match"] < table[first]["exact_match"] for table in rnn_long_table.values()
+    )
+    for bucket in (
+        long
+    ):  # ... but a higher BLEU than dot attention in every long bucket (65.9/38.0/22.3/13.6 vs 61.9/32.7/19.2/12.5)
         assert transformer_table[bucket]["bleu"] > rnn_long_table["dot_128"][bucket]["bleu"]
 
 

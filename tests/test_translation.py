@@ -1,4 +1,5 @@
 """The invented target language: parsing the subset, reordering, the lexicon and exact alignments."""
+
 import random
 import re
 
@@ -277,8 +278,14 @@ def test_empty_or_non_text_input_raises_course_input_error(bad):
 
 @pytest.mark.parametrize(
     "fields",
-    [{"word_order": "SVX"}, {"past_suffix": "ri"}, {"plural_suffix": "Ri"}, {"vowels": ""}, {"consonants": "ba"},
-     {"seed": "0"}],  # fmt: skip
+    [
+        {"word_order": "SVX"},
+        {"past_suffix": "ri"},
+        {"plural_suffix": "Ri"},
+        {"vowels": ""},
+        {"consonants": "ba"},
+        {"seed": "0"},
+    ],
 )
 def test_a_badly_specified_target_language_raises_course_input_error(fields):
     with pytest.raises(CourseInputError):

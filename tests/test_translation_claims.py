@@ -3,6 +3,7 @@
 Every model shares one recipe (2,000 steps, the same batches); only the attention and the hidden size
 differ, so the comparisons are of architectures, not budgets.
 """
+
 from __future__ import annotations
 
 import pytest

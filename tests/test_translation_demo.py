@@ -1,5 +1,6 @@
 """The translation widget driven from code: the attention matrix grows step by step, the true alignment
 is overlaid where translate_passage puts it, models toggle, bad input is explained inline."""
+
 import io
 import statistics
 

@@ -1,4 +1,5 @@
 """BLEU from scratch against sacrebleu on real targets; exact match, token accuracy; alignment error rate."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """The argument checks every public function uses."""
+
 import math
 
 import numpy as np
@@ -7,7 +8,10 @@ import pytest
 from course_utils.validation import CourseInputError, check_choice, check_int, check_positive, check_same_length
 
 
-@pytest.mark.parametrize("bad, message", [(0, "> 0"), (-0.1, "> 0"), (math.nan, "finite"), (math.inf, "finite"), ("0.1", "number"), (True, "number")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [(0, "> 0"), (-0.1, "> 0"), (math.nan, "finite"), (math.inf, "finite"), ("0.1", "number"), (True, "number")],
+)
 def test_check_positive_rejects(bad, message):
     with pytest.raises(CourseInputError, match=message):
         check_positive("learning rate", bad)
@@ -44,7 +48,10 @@ def test_check_same_length():
         check_same_length("X", 3, "y", 4)
 
 
-@pytest.mark.parametrize("bad, message", [("1", "real number"), (None, "real number"), (False, "real number"), (math.nan, "finite"), (-math.inf, "finite")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [("1", "real number"), (None, "real number"), (False, "real number"), (math.nan, "finite"), (-math.inf, "finite")],
+)
 def test_check_number_rejects(bad, message):
     from course_utils.validation import check_number
 

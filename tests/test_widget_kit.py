@@ -1,4 +1,5 @@
 """The demo frame: redraws on change, shows errors inline, keeps its latencies."""
+
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 

@@ -1,5 +1,6 @@
 """`course_utils` is organised in wings, and imports run one way: widgets and exercises → models →
 language → the set-up core. Checked from the source with ``ast``, so a lazy import inside a function counts too."""
+
 import ast
 import re
 from pathlib import Path
@@ -8,7 +9,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "course_utils"
-CORE = {"__init__", "budget", "checkpoints", "colab", "device", "lecture", "notebook", "offline", "threads", "training", "validation"}
+CORE = {
+    "__init__",
+    "budget",
+    "checkpoints",
+    "colab",
+    "device",
+    "lecture",
+    "notebook",
+    "offline",
+    "threads",
+    "training",
+    "validation",
+}
 WINGS = ("language", "models", "widgets", "exercises")
 MAY_IMPORT = {
     "core": {"core"},
@@ -32,9 +45,13 @@ def course_imports(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "course_utils"]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "course_utils":
+        elif (
+            isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "course_utils"
+        ):
             if node.module == "course_utils":  # from course_utils import models / budget / CourseInputError
-                found += [(node.lineno, f"course_utils.{a.name}" if a.name in WINGS else "course_utils") for a in node.names]
+                found += [
+                    (node.lineno, f"course_utils.{a.name}" if a.name in WINGS else "course_utils") for a in node.names
+                ]
             else:
                 found.append((node.lineno, node.module))
         elif isinstance(node, ast.ImportFrom) and node.level > 0:
@@ -54,12 +71,16 @@ def test_imports_run_one_way(path):
     wing = wing_of(".".join(path.relative_to(ROOT).with_suffix("").parts))
     wrong = [f"line {line}: {name} ({wing_of(name)})" for line, name in course_imports(path)
              if wing_of(name) not in MAY_IMPORT[wing]]  # fmt: skip
-    assert not wrong, f"{path.relative_to(ROOT)} is in {wing!r}, which may import only {sorted(MAY_IMPORT[wing])}: {wrong}"
+    assert not wrong, (
+        f"{path.relative_to(ROOT)} is in {wing!r}, which may import only {sorted(MAY_IMPORT[wing])}: {wrong}"
+    )
 
 
 def test_the_checker_sees_a_wrong_way_import(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from course_utils.widgets.widget_kit import Demo\n    from course_utils import models\n")
+    bad.write_text(
+        "def f():\n    from course_utils.widgets.widget_kit import Demo\n    from course_utils import models\n"
+    )
     assert [name for _, name in course_imports(bad)] == ["course_utils.widgets.widget_kit", "course_utils.models"]
     assert {wing_of(name) for _, name in course_imports(bad)} - MAY_IMPORT["language"] == {"widgets", "models"}
 
@@ -79,6 +100,8 @@ def test_the_readme_layout_shows_every_wing_and_module():
         assert re.search(rf"^\s+{wing}/", layout, flags=re.M), f"the README's Layout does not show {wing}/"
         for module in (PACKAGE / wing).glob("*.py"):
             if module.stem != "__init__":
-                assert re.search(rf"\b{module.stem}\b", layout), f"the README's Layout does not name {wing}/{module.name}"
+                assert re.search(rf"\b{module.stem}\b", layout), (
+                    f"the README's Layout does not name {wing}/{module.name}"
+                )
     for module in CORE - {"__init__"}:
         assert re.search(rf"\b{module}\b", layout), f"the README's Layout does not name the core module {module}"

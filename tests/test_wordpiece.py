@@ -1,4 +1,5 @@
 """WordPiece: the library's trained tokenizer, the scratch encoder's parity with it, special tokens, pairs, reload."""
+
 import pytest
 
 from course_utils import CourseInputError
@@ -38,7 +39,9 @@ def test_vocabulary_is_smaller_than_the_word_count_so_rare_words_split(tokenizer
 
 
 def test_scratch_encoder_agrees_with_the_library_on_every_vocabulary_entry(tokenizer, encoder):
-    disagreements = [t for t in tokenizer.get_vocab() if t not in SPECIAL_TOKENS and encoder.tokenize(t) != tokenizer.tokenize(t)]
+    disagreements = [
+        t for t in tokenizer.get_vocab() if t not in SPECIAL_TOKENS and encoder.tokenize(t) != tokenizer.tokenize(t)
+    ]
     assert disagreements == []
 
 
@@ -48,7 +51,9 @@ def test_scratch_encoder_agrees_with_the_library_on_the_test_split(tokenizer, en
         assert encoder.encode(text) == {k: v for k, v in tokenizer(text).items()}, text
 
 
-@pytest.mark.parametrize("text", ["Zebra!! x", "the [MASK] cat .", "naïve Ça va?", "a" * 150, "hello,world", "[CLS]x[SEP]", ""])
+@pytest.mark.parametrize(
+    "text", ["Zebra!! x", "the [MASK] cat .", "naïve Ça va?", "a" * 150, "hello,world", "[CLS]x[SEP]", ""]
+)
 def test_scratch_encoder_agrees_on_odd_text(tokenizer, encoder, text):
     assert encoder.tokenize(text) == tokenizer.tokenize(text)
 
@@ -98,4 +103,5 @@ def test_shipped_tokenizer_is_the_recipe(tokenizer):
     assert [shipped.convert_ids_to_tokens(i) for i in range(5)] == list(SPECIAL_TOKENS)
     assert len(set(shipped.get_vocab()) & set(tokenizer.get_vocab())) >= 0.97 * COURSE_VOCAB_SIZE
     assert list(shipped.get_vocab()) and sorted(shipped.get_vocab(), key=shipped.get_vocab().get)[5:] == sorted(
-        t for t in shipped.get_vocab() if t not in SPECIAL_TOKENS)  # numbered A-Z after the specials
+        t for t in shipped.get_vocab() if t not in SPECIAL_TOKENS
+    )  # numbered A-Z after the specials

@@ -1,5 +1,6 @@
 """Small helpers shared by the widget tests: run a callback quietly, move a control, read an HTML readout, check an
 inline error."""
+
 from __future__ import annotations
 
 import contextlib

@@ -16,6 +16,7 @@ wing and the core, never the widgets.
 - ``bert``: notebook 09 (BERT's 15 % masking with 80/10/10, WordPiece encoding of a word, the last four layers as features).
 - ``generation``: notebook 10 (top-p filtering of a distribution, one beam-search step, the length-normalised score).
 """
+
 from __future__ import annotations
 
 import copy

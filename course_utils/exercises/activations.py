@@ -1,4 +1,5 @@
 """Self-checks for notebook 03's exercises: each prints ✓ or ✗ with a hint and returns a bool."""
+
 from __future__ import annotations
 
 import math
@@ -49,7 +50,9 @@ def check_xor_network(W1, b1, W2, b2) -> bool:
         return _verdict(False, "", f"the output layer must have one unit; yours gives {output.numel() // 4} per input")
     predictions = (output > 0.5).double()
     ok = bool(torch.equal(predictions, y.double()))
-    table = ", ".join(f"{tuple(int(v) for v in point)} → {value:.2f}" for point, value in zip(x.tolist(), output.tolist()))
+    table = ", ".join(
+        f"{tuple(int(v) for v in point)} → {value:.2f}" for point, value in zip(x.tolist(), output.tolist())
+    )
     return _verdict(ok, f"your network computes XOR: {table}", f"not XOR yet (ŷ > 0.5 should mean 1): {table}")
 
 
@@ -59,6 +62,6 @@ def check_sigmoid_depth(answer) -> bool:
     if isinstance(answer, bool) or not isinstance(answer, numbers.Integral):
         return _verdict(False, "", "answer with a whole number of layers, e.g. 7")
     if answer < expected:
-        return _verdict(False, "", f"too few: (1/4)^{answer} = {0.25 ** answer:.1e} is still above 1e-6")
+        return _verdict(False, "", f"too few: (1/4)^{answer} = {0.25**answer:.1e} is still above 1e-6")
     ok = answer == expected
-    return _verdict(ok, f"L = {expected}: (1/4)^{expected} = {0.25 ** expected:.1e} < 1e-6", "not the smallest such L")
+    return _verdict(ok, f"L = {expected}: (1/4)^{expected} = {0.25**expected:.1e} < 1e-6", "not the smallest such L")

@@ -12,6 +12,7 @@ hint saying how to convert it) an additive float mask (0 = attend, -inf = blocke
 ``nn.Transformer.generate_square_subsequent_mask`` builds): the notebook feeds the student's mask to
 ``masked_fill(~mask, -inf)``, which needs booleans.
 """
+
 from __future__ import annotations
 
 import math
@@ -70,7 +71,7 @@ def _mask_variants(length: int) -> dict[str, Tensor]:
         "(s ≤ t), e.g. .tril() instead of .triu()": ones.triu(),
         "nothing is masked: position t may attend only to the positions s ≤ t (the lower triangle)": ones,
         "everything is masked: True marks the positions s ≤ t that position t may attend to": ~ones,
-    }  # fmt: skip
+    }
 
 
 def _mask_problem(answer, length: int) -> str | None:
@@ -318,7 +319,9 @@ def check_positional_encoding(fn) -> bool:
             if _same(pe, expected.T, atol=1e-5):
                 hint = f"the shape is transposed: {hint}, not (d_model, length)"
             return verdict(False, f"wrong shape ({case}): got {tuple(pe.shape)}. Hint: {hint}")
-        hint = next((name for name, variant in _pe_variants(length, d_model).items() if _same(pe, variant, atol=1e-5)),
-                    "PE(pos, 2i) = sin(pos / 10000^(2i/d_model)) and PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))")
+        hint = next(
+            (name for name, variant in _pe_variants(length, d_model).items() if _same(pe, variant, atol=1e-5)),
+            "PE(pos, 2i) = sin(pos / 10000^(2i/d_model)) and PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))",
+        )
         return verdict(False, f"not the sinusoidal encoding yet ({case}). Hint: {hint}")
     return verdict(True, f"your encoding matches sinusoidal_positions on {len(_PE_CASES)} sizes")

@@ -3,6 +3,7 @@
 Each check prints a ✓ or ✗ line and returns True or False; it never raises, so an
 unfinished exercise (one that still returns ``None``) just says what is missing.
 """
+
 from __future__ import annotations
 
 import math
@@ -56,13 +57,20 @@ def check_softplus(softplus) -> bool:
             if not isinstance(out, Value):
                 return verdict(False, f"softplus must return a Value, got {type(out).__name__}")
             if out.parents != (x,):
-                return verdict(False, "build softplus as one new node: Value(data, parents=(x,), local_grads=(...,), op=...)")
+                return verdict(
+                    False, "build softplus as one new node: Value(data, parents=(x,), local_grads=(...,), op=...)"
+                )
             if not _close(out.data, math.log1p(math.exp(p))):
-                return verdict(False, f"softplus({p:g}) should be log(1 + e^{p:g}) = {math.log1p(math.exp(p)):.6f}, got {out.data:.6f}")
+                return verdict(
+                    False,
+                    f"softplus({p:g}) should be log(1 + e^{p:g}) = {math.log1p(math.exp(p)):.6f}, got {out.data:.6f}",
+                )
             out.backward()
             expected = 1 / (1 + math.exp(-p))
             if not _close(x.grad, expected):
-                return verdict(False, f"at x = {p:g} backprop gives {x.grad:.6f}, but d softplus/dx = σ(x) = {expected:.6f}")
+                return verdict(
+                    False, f"at x = {p:g} backprop gives {x.grad:.6f}, but d softplus/dx = σ(x) = {expected:.6f}"
+                )
         except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
             return verdict(False, f"softplus raised {type(error).__name__}: {error}")
     return verdict(True, "softplus computes log(1 + eˣ) and passes σ(x)·upstream back to x")
@@ -100,7 +108,9 @@ def check_output_layer_grads(output_layer_grads) -> bool:
             your_dw, your_db = result
             your_dw = list(your_dw)
         except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
-            return verdict(False, f"output_layer_grads raised or returned the wrong shape ({type(error).__name__}: {error})")
+            return verdict(
+                False, f"output_layer_grads raised or returned the wrong shape ({type(error).__name__}: {error})"
+            )
         if len(your_dw) != len(dw):
             return verdict(False, f"∂L/∂W2 needs one entry per hidden unit ({len(dw)}), got {len(your_dw)}")
         if not _close(your_db, db):

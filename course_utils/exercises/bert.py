@@ -7,6 +7,7 @@ of those 80 % ``[MASK]``, 10 % a random id, 10 % unchanged; labels -100 elsewher
 on a large batch since a masking is random; ``course_utils.models.wordpiece.WordPieceEncoder`` for greedy
 longest-match-first encoding; ``contextual_embeddings.LAYER_STRATEGIES`` for Devlin et al.'s layer choices.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,13 @@ PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)  # the course tokenizer's spe
 SPECIAL_NAMES = {PAD_ID: "[PAD]", UNK_ID: "[UNK]", CLS_ID: "[CLS]", SEP_ID: "[SEP]", MASK_ID: "[MASK]"}
 VOCAB_SIZE = 600
 _ROWS = 1000
-_LENGTHS = (20, 40, 60, 80, 100)  # maskable tokens per row: 15 % of each is a whole number, so any count rule gives 0.15
+_LENGTHS = (
+    20,
+    40,
+    60,
+    80,
+    100,
+)  # maskable tokens per row: 15 % of each is a whole number, so any count rule gives 0.15
 _SEED = 9
 _SES = 5.0  # a share passes within 5 binomial standard errors (deterministic: the batch and the seeds are fixed)
 _SHARES = {"chosen": 0.15, "mask": 0.8, "random": 0.1, "unchanged": 0.1}
@@ -139,7 +146,9 @@ def check_mask_batch(fn) -> bool:
             return verdict(False, "the labels hold the masked ids. Hint: a label is the *original* id, what the "
                                   "model must recover: take it from input_ids before replacing anything "
                                   "(masked = input_ids.clone())")  # fmt: skip
-        return verdict(False, "at a chosen position the label must be the original id (input_ids there), elsewhere -100")
+        return verdict(
+            False, "at a chosen position the label must be the original id (input_ids there), elsewhere -100"
+        )
     changed = ~chosen & (masked != ids)  # (B, T)
     if bool(changed.any()):
         where = "special tokens among them" if bool((changed & special).any()) else "none of them special"
@@ -247,7 +256,7 @@ def _pieces_problem(answer) -> str | None:
 
 def _encoding_hint(word: str, vocab, got: list[str], expected: list[str]) -> str | None:
     """Name the rule a wrong answer broke, if it is one of the usual ones."""
-    spelled = "".join(p[len(CONTINUATION):] if i and p.startswith(CONTINUATION) else p for i, p in enumerate(got))
+    spelled = "".join(p[len(CONTINUATION) :] if i and p.startswith(CONTINUATION) else p for i, p in enumerate(got))
     if expected == [UNK] and UNK not in got and spelled == word and all(p in vocab for p in got):
         return ("greedy does not back off: take the longest match at each point and never undo it; if a rest then "
                 "matches nothing, the whole word is ['[UNK]'], even when another split would spell it")  # fmt: skip
@@ -411,7 +420,9 @@ def check_layer_strategy(fn, strategy: str = "concat last four hidden") -> bool:
         if hint is None and answer.shape != expected.shape:
             hint = f"the features of '{name}' are (N, {expected.shape[1] // width}·C) = {tuple(expected.shape)}"
         if hint is None:
-            hint = f"'{name}' takes layers {', '.join(map(str, reference.layers(layers)))} of hidden (0 = the embeddings)"
+            hint = (
+                f"'{name}' takes layers {', '.join(map(str, reference.layers(layers)))} of hidden (0 = the embeddings)"
+            )
         return verdict(False, f"not '{name}' yet ({case}, you return shape {tuple(answer.shape)}). Hint: {hint}")
     return verdict(True, f"your features match '{name}' (Devlin et al., Table 7) for models of "
                          f"{', '.join(str(c[0]) for c in _LAYER_CASES)} layers")  # fmt: skip

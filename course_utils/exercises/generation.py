@@ -9,6 +9,7 @@ and ``beam_search``'s divisors for the normalised score of a finished hypothesis
 (1/t) Σ log P), ``"hf"`` (sum / |Y|^α, ``generate()``'s ``length_penalty``) and ``"gnmt"``
 (sum / ((5 + |Y|) / 6)^α, Wu et al. 2016).
 """
+
 from __future__ import annotations
 
 import math
@@ -150,8 +151,10 @@ def check_top_p(fn) -> bool:
             hint = f"the result must sum to 1 (yours sums to {float(answer.sum()):.4g}): renormalise the kept mass"
         shown = ""
         if len(probs) <= 4:
-            shown = (f" For probs = {[round(v, 3) for v in probs.tolist()]}, p = {p:g} the nucleus is "
-                     f"{[round(v, 3) for v in expected.tolist()]}, yours {[round(v, 3) for v in answer.tolist()]}.")
+            shown = (
+                f" For probs = {[round(v, 3) for v in probs.tolist()]}, p = {p:g} the nucleus is "
+                f"{[round(v, 3) for v in expected.tolist()]}, yours {[round(v, 3) for v in answer.tolist()]}."
+            )
         return verdict(False, f"not the nucleus yet ({about}).{shown} Hint: {hint}")
     return verdict(True, f"your top-p matches warp(..., top_p=p) on {len(cases)} distributions: the crossing token "
                          "is kept, p = 1 keeps all, a tiny p keeps the top token, ties are handled")  # fmt: skip
@@ -219,8 +222,10 @@ def _beam_hint(beam: Tensor, token: Tensor, total: Tensor, beams: Tensor, nexts:
                 "over the (k, V) totals, beam = i // V and token = i % V")  # fmt: skip
     own = beams[beam] + nexts[beam, token]  # (width,): the totals of the continuations named
     if torch.allclose(torch.sort(total).values, best, atol=1e-6):
-        return ("the totals are right but they are not those of the (beam_index, token) pairs returned: from a flat "
-                "index i over the (k, V) totals, beam = i // V and token = i % V (V = next_logprobs.shape[1])")
+        return (
+            "the totals are right but they are not those of the (beam_index, token) pairs returned: from a flat "
+            "index i over the (k, V) totals, beam = i // V and token = i % V (V = next_logprobs.shape[1])"
+        )
     if torch.allclose(total, nexts[beam, token], atol=1e-6) and bool(beams[beam].abs().max() > 1e-6):
         return ("the total is the running sum: add each beam's log-probability so far, "
                 "total = beam_logprobs[b] + next_logprobs[b, w]")  # fmt: skip
@@ -365,5 +370,8 @@ def check_length_normalised_score(fn) -> bool:
         scores = [numeric_answer(fn, (torch.tensor(s, dtype=torch.float64), kind, _RANK_ALPHA))[0]
                   for s in (SHORT, LONG)]  # fmt: skip
         rankings.append(f"{kind} prefers the {'long' if scores[1] > scores[0] else 'short'} one")
-    return verdict(True, f"your scores match beam_search's on {len(cases)} cases. On a short (2 tokens, Σ = -2.5) "
-                         f"and a long (8 tokens, Σ = -5.0) hypothesis, α = {_RANK_ALPHA}: {'; '.join(rankings)}")
+    return verdict(
+        True,
+        f"your scores match beam_search's on {len(cases)} cases. On a short (2 tokens, Σ = -2.5) "
+        f"and a long (8 tokens, Σ = -5.0) hypothesis, α = {_RANK_ALPHA}: {'; '.join(rankings)}",
+    )

@@ -4,6 +4,7 @@ Each check prints one ✓ or ✗ line with a hint and returns a bool; it never r
 unfinished (``None``) or crashing answer. The references are the course's own models:
 ``NGramLM`` for the counts, ``course_utils.models.lm.evaluate`` for perplexity, ``FeedForwardLM`` for e.
 """
+
 from __future__ import annotations
 
 import math

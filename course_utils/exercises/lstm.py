@@ -5,6 +5,7 @@ unfinished (``None``) or crashing answer. The references are the course's own co
 ``course_utils.models.rnn.lstm_step`` for the cell, ``ScalarMix`` for ELMo's mix, autograd for the
 cell-state gradient and ``nn.LSTM`` for the parameter count.
 """
+
 from __future__ import annotations
 
 import torch
@@ -101,7 +102,9 @@ def check_lstm_step(fn) -> bool:
         if hint is None and parts[1].shape == expected[1].shape and _same(parts[1], expected[1]):
             hint = "c_t is right; h_t = o ⊙ tanh(c_t) with o = σ(W_o x + U_o h_{t-1} + b_o)"
         if hint is None:
-            hint = "follow the equations: i, f, o = σ(...), g = tanh(...), c_t = f ⊙ c_{t-1} + i ⊙ g, h_t = o ⊙ tanh(c_t)"
+            hint = (
+                "follow the equations: i, f, o = σ(...), g = tanh(...), c_t = f ⊙ c_{t-1} + i ⊙ g, h_t = o ⊙ tanh(c_t)"
+            )
         return verdict(False, f"not the LSTM step yet (batch {batch}, D={d}, H={h}). Hint: {hint}")
     return verdict(True, f"your step matches lstm_step (and so nn.LSTM) on {len(_STEP_CASES)} cases")
 

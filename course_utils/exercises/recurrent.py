@@ -5,6 +5,7 @@ unfinished (``None``) or crashing answer. The references are the course's own co
 ``course_utils.models.rnn.elman_step``, ``F.cross_entropy`` with ``IGNORE_INDEX``,
 ``torch.nn.utils.clip_grad_norm_`` and the parameters of a scratch ``RecurrentLM``.
 """
+
 from __future__ import annotations
 
 import torch
@@ -38,7 +39,10 @@ def _elman_hint(answer: Tensor, x_t, h_prev, W, U, b) -> str:
         (torch.relu(z), "the Elman RNN of the slides uses tanh, not ReLU"),
         (torch.tanh(h_prev @ U.T + x_t @ W.T), "add the bias b inside the tanh"),
         (torch.tanh(x_t @ W.T + b), "add U h_{t-1}: the previous state is what makes the network recurrent"),
-        (torch.tanh(h_prev @ U + x_t @ W.T + b), "rows are examples, so U acts from the right transposed: h_prev @ U.T"),
+        (
+            torch.tanh(h_prev @ U + x_t @ W.T + b),
+            "rows are examples, so U acts from the right transposed: h_prev @ U.T",
+        ),
         (torch.tanh(h_prev @ U.T + b), "add W x_t: the step must read the input"),
     ]
     if answer.shape == z.shape:
@@ -107,8 +111,10 @@ def _loss_hint(answer: float, logits: Tensor, targets: Tensor) -> str:
         (-logp.sum(), "average over the targets: divide the sum by how many real targets there are"),
         (logp.sum() / n, "the loss is the *negative* log-probability: −log ŷ_t[target]"),
         (-logp.sum() / logp.numel(), "divide by the number of real targets, not by B·T: padding is not a prediction"),
-        ((-logp.sum(1) / keep.sum(1)).mean(), "average over all real targets of the batch at once, "
-                                              "not per sentence first (long sentences count more)"),
+        (
+            (-logp.sum(1) / keep.sum(1)).mean(),
+            "average over all real targets of the batch at once, not per sentence first (long sentences count more)",
+        ),
         (-chosen_logit.sum() / n, "take log_softmax of the logits first: a logit is not a log-probability"),
         (-prob.sum() / n, "take the log of the probability: −log ŷ_t[target]"),
     ]
@@ -167,13 +173,23 @@ def _clip_hint(answer: list[Tensor], grads: list[Tensor], max_norm: float) -> st
     norm = torch.sqrt(sum((g**2).sum() for g in grads))
     each = [g * min(1.0, max_norm / g.norm().item()) for g in grads]
     mistakes = [
-        (each, "clip by the joint norm of all tensors together, not each tensor by its own norm: "
-               "a separate scale per tensor changes the gradient's direction"),  # fmt: skip
-        ([g.clamp(-max_norm, max_norm) for g in grads], "clipping by norm rescales the whole gradient; "
-                                                       "clamping each number changes its direction"),
-        ([g * max_norm / norm for g in grads], "rescale only when the norm is larger than max_norm; leave smaller "
-                                               "gradients unchanged"),  # fmt: skip
-        ([g * min(1.0, max_norm / (norm**2).item()) for g in grads], "the norm is the square root of the sum of squares"),
+        (
+            each,
+            "clip by the joint norm of all tensors together, not each tensor by its own norm: "
+            "a separate scale per tensor changes the gradient's direction",
+        ),
+        (
+            [g.clamp(-max_norm, max_norm) for g in grads],
+            "clipping by norm rescales the whole gradient; clamping each number changes its direction",
+        ),
+        (
+            [g * max_norm / norm for g in grads],
+            "rescale only when the norm is larger than max_norm; leave smaller gradients unchanged",
+        ),
+        (
+            [g * min(1.0, max_norm / (norm**2).item()) for g in grads],
+            "the norm is the square root of the sum of squares",
+        ),
     ]
     for value, hint in mistakes:
         if all(torch.allclose(a, v, rtol=1e-4, atol=1e-7) for a, v in zip(answer, value)):
@@ -224,8 +240,10 @@ def _count_hint(answer: float, V: int, d: int, H: int, varies: bool) -> str:
     if varies:
         return "the same weights serve every step, so the count must not depend on the length T"
     mistakes = [
-        (V * d + H * d + H * H + 2 * H + V * H + V, "that is nn.RNN's count, with two bias vectors (bias_ih, bias_hh); "
-                                                    "the slide's model has one b_1"),  # fmt: skip
+        (
+            V * d + H * d + H * H + 2 * H + V * H + V,
+            "that is nn.RNN's count, with two bias vectors (bias_ih, bias_hh); the slide's model has one b_1",
+        ),
         (H * d + H * H + H + V * H + V, "count the embedding matrix E (V × d) too: it is learned"),
         (V * d + H * d + H * H + V * H, "count the biases b_1 (H) and b_2 (V)"),
         (V * d + H * d + H * H + H + V * H, "count the output bias b_2 (V)"),

@@ -1,10 +1,17 @@
 """Self-checks for notebook 01's exercises: each prints ✓ or ✗ with a hint and returns a bool, never raises."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from course_utils.exercises import verdict
-from course_utils.models.regression import RegressionData, analytic_solution, make_regression_data, max_stable_lr, mse_gradient
+from course_utils.models.regression import (
+    RegressionData,
+    analytic_solution,
+    make_regression_data,
+    max_stable_lr,
+    mse_gradient,
+)
 
 
 def _as_vector(answer, size: int) -> np.ndarray | str:

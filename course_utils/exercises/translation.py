@@ -6,6 +6,7 @@ unfinished (``None``) or crashing answer. The references are the course's own co
 corpus BLEU) on real pairs of ``data/translation/test.jsonl``, and ``argmax_alignment`` with
 ``alignment_error_rate`` for the AER.
 """
+
 from __future__ import annotations
 
 import functools
@@ -125,8 +126,10 @@ def _shipped_cases(build):
     try:
         return build(), None
     except Exception as error:  # noqa: BLE001 - the corpus is shipped; say so if it is missing
-        return None, (f"could not read the test pairs ({type(error).__name__}: {error}); "
-                      f"regenerate them with `{parallel.REGENERATE}`")
+        return None, (
+            f"could not read the test pairs ({type(error).__name__}: {error}); "
+            f"regenerate them with `{parallel.REGENERATE}`"
+        )
 
 
 def bleu_cases() -> tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]:
@@ -147,10 +150,10 @@ def bleu_cases() -> tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]:
     m = once(fifth)
     cases = [
         (first, first, "the reference itself"),
-        (second[:k] + [foreign(second)] + second[k + 1:], second, "one word replaced"),
-        (third[:r + 1] + [third[r]] * 2 + third[r + 1:], third, "one word said three times"),
+        (second[:k] + [foreign(second)] + second[k + 1 :], second, "one word replaced"),
+        (third[: r + 1] + [third[r]] * 2 + third[r + 1 :], third, "one word said three times"),
         (fourth[:-3], fourth, "the last three words dropped"),
-        (fifth[:m + 1] + [fifth[m]] + fifth[m + 1:-4], fifth, "a word said twice, the end dropped"),
+        (fifth[: m + 1] + [fifth[m]] + fifth[m + 1 : -4], fifth, "a word said twice, the end dropped"),
     ]
     return tuple((tuple(h), tuple(ref), what) for h, ref, what in cases)
 
@@ -159,8 +162,8 @@ def _counts(hypothesis, reference, clip: bool = True) -> tuple[list[float], floa
     """Modified n-gram precisions p_1..p_4 (0–1; unclipped if ``clip`` is False) and the brevity penalty."""
     precisions = []
     for n in range(1, 5):
-        found = Counter(tuple(hypothesis[i:i + n]) for i in range(len(hypothesis) - n + 1))
-        wanted = Counter(tuple(reference[i:i + n]) for i in range(len(reference) - n + 1))
+        found = Counter(tuple(hypothesis[i : i + n]) for i in range(len(hypothesis) - n + 1))
+        wanted = Counter(tuple(reference[i : i + n]) for i in range(len(reference) - n + 1))
         matched = sum(min(c, wanted[g]) if clip else c * (g in wanted) for g, c in found.items())
         precisions.append(matched / max(len(hypothesis) - n + 1, 1))
     c, r = len(hypothesis), len(reference)

@@ -29,6 +29,7 @@ the best one's probability, to show how far a derivation search would be off.
 Cost: every prefix more probable than the k-th best sentence is expanded once, so the work is bounded
 by ``max_expansions`` (an error says so when it is reached, rather than returning a non-exact answer).
 """
+
 from __future__ import annotations
 
 import heapq

@@ -7,6 +7,7 @@ Regenerate everything in ``data/course_language`` with one command::
 Splits are sampled from the training language (the held-out compositions have probability 0
 there, so the oracle is exact for them); each split has its own seed, so they are deterministic.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -168,7 +169,7 @@ regenerates it and checks that every file here matches.
 ## How it was generated
 - A probabilistic grammar (`course_utils/language/grammar.py`, words in `course_utils/language/lexicon.py`) whose
   rules recurse only at the right end, so it is a finite-state source with
-  {stats['grammar_states']:,} states (stacks of symbols still to expand).
+  {stats["grammar_states"]:,} states (stacks of symbols still to expand).
 - Sentence types: declaratives with subject modifiers (prepositional phrases, relative clauses),
   passives, the "... make sure that the cat gets fed" frame, short reviews, and frames for
   polysemous words. Words are chosen within their class with Zipf weights (1/rank).
@@ -179,7 +180,7 @@ regenerates it and checks that every file here matches.
   words separated by single spaces; `</s>` is not written but counts as a token below.
 
 ## Sizes, vocabulary and the oracle's entropy
-The grammar can emit {stats['grammar_vocabulary']} word types; {stats['train_types']} occur in train.
+The grammar can emit {stats["grammar_vocabulary"]} word types; {stats["train_types"]} occur in train.
 Entropy is the oracle's exact mean negative log-probability per token on each split
 (`</s>` included): the floor that no model can beat on average.
 

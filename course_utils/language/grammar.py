@@ -14,6 +14,7 @@ still to expand, and there are finitely many stacks. From that follow:
 
 Words are chosen within their class with Zipf weights (``course_utils.language.lexicon``).
 """
+
 from __future__ import annotations
 
 import bisect
@@ -156,7 +157,7 @@ def _object(cls: str) -> list[Rule]:
 
 
 def _instrument(verb_base: str) -> list[Rule]:
-    """ "... with the fork": the instrument depends on the verb."""
+    """Rules for "... with the fork": the instrument depends on the verb."""
     verb = next(v for v in lx.VERBS if v.base == verb_base)
     rules: list[Rule] = [(0.6, ())]
     for noun in verb.instruments:
@@ -177,7 +178,7 @@ def _participle_of(cls: str) -> list[Rule]:
 
 
 def _passive() -> list[Rule]:
-    """ "the ball was kicked by kayla": the object class first, then a verb that takes it."""
+    """Rules for "the ball was kicked by kayla": the object class first, then a verb that takes it."""
     classes = {"food": 0.3, "thing": 0.25, "vehicle": 0.15, "animal": 0.15, "readable": 0.15}
     return [(0.5 * p, (("NP", number, cls), ("BE_PAST", number), ("PASSIVE_VP", cls), "."))
             for number in NUMBERS for cls, p in classes.items()]  # fmt: skip
@@ -197,13 +198,18 @@ def _agent(classes: tuple[str, ...]) -> list[Rule]:
 
 
 def _gets(include_held_out: bool) -> list[Rule]:
-    """ "i have to make sure that the cat gets fed": what happens depends on the noun's class."""
+    """Rules for "i have to make sure that the cat gets fed": what happens depends on the noun's class."""
     rules = []
     for w, intro in zip(lx.zipf_weights(len(lx.GETS_INTROS)), lx.GETS_INTROS):
         for cls in lx.GETS_PARTICIPLES:
             for number, p in (("sg", 0.7), ("pl", 0.3)):
-                rhs = _words(intro) + (("GETS_DET", number), ("GETS_N", cls, number, include_held_out),
-                                       "gets" if number == "sg" else "get", ("GETS_PART", cls), ".")
+                rhs = _words(intro) + (
+                    ("GETS_DET", number),
+                    ("GETS_N", cls, number, include_held_out),
+                    "gets" if number == "sg" else "get",
+                    ("GETS_PART", cls),
+                    ".",
+                )
                 rules.append((w * p / len(lx.GETS_PARTICIPLES), rhs))
     return rules
 
@@ -266,17 +272,50 @@ def _sense_frames() -> list[Rule]:
     frames: list[tuple] = [
         (subj, ("FEEL",), sense("fine", "healthy"), "."),
         (subj, "paid", "the", sense("fine", "penalty"), "."),
-        ("there", "was", "a", sense("great", "large"), ("ONE_OF", "storm crowd flood fire"), "near", "the",
-         ("N", "place", "sg"), "."),
+        (
+            "there",
+            "was",
+            "a",
+            sense("great", "large"),
+            ("ONE_OF", "storm crowd flood fire"),
+            "near",
+            "the",
+            ("N", "place", "sg"),
+            ".",
+        ),
         (subj, ("ONE_OF", "won lost"), "the", sense("game", "match"), "."),
-        ("the", ("ONE_OF", "hunter hunters"), "hunted", "the", sense("game", "wild animals"), "in", "the", "forest", "."),
+        (
+            "the",
+            ("ONE_OF", "hunter hunters"),
+            "hunted",
+            "the",
+            sense("game", "wild animals"),
+            "in",
+            "the",
+            "forest",
+            ".",
+        ),
         (subj, "rolled", "the", sense("die", "cube"), "."),
-        ("the", ("ONE_OF", "flowers plants trees roses"), sense("die", "death"), "in", "the",
-         ("ONE_OF", "winter cold dark"), "."),
+        (
+            "the",
+            ("ONE_OF", "flowers plants trees roses"),
+            sense("die", "death"),
+            "in",
+            "the",
+            ("ONE_OF", "winter cold dark"),
+            ".",
+        ),
         (subj, "took", "a", sense("rest", "break"), "."),
         (subj, "ate", "the", sense("rest", "remainder"), "of", "the", ("N", "food", "sg"), "."),
-        (("ONE_OF", "my her his"), "business", sense("partner", "business"), "sold", "the",
-         ("ONE_OF", "shop house farm"), "."),
+        (
+            ("ONE_OF", "my her his"),
+            "business",
+            sense("partner", "business"),
+            "sold",
+            "the",
+            ("ONE_OF", "shop house farm"),
+            ".",
+        ),
         (("ONE_OF", "my her his"), "dance", sense("partner", "dance"), ("ONE_OF", "smiled laughed danced"), "."),
         (subj, ("BE_NOW",), sense("lying", "resting"), "on", "the", ("ONE_OF", "bed grass beach sofa"), "."),
         (subj, ("BE_NOW",), sense("lying", "deceiving"), "to", ("ONE_OF", "me us them her him"), "."),
@@ -494,9 +533,7 @@ class CourseLanguage:
                     merged[key][1] += edge.prob
                 else:
                     merged[key] = [edge, edge.prob]
-            self._edges[stack] = tuple(
-                Edge(e.word, p, e.next_stack, e.tag, e.source) for e, p in merged.values()
-            )
+            self._edges[stack] = tuple(Edge(e.word, p, e.next_stack, e.tag, e.source) for e, p in merged.values())
         return self._edges[stack]
 
     def _expand(self, stack: tuple, prob: float, tag, source):
@@ -640,7 +677,9 @@ class CourseLanguage:
     def vocabulary(self) -> frozenset[str]:
         """Every word the grammar can emit (``</s>`` excluded)."""
         if not hasattr(self, "_vocabulary"):
-            self._vocabulary = frozenset(w for stack in self.reachable_stacks() for w in self._word_table(stack)) - {EOS}
+            self._vocabulary = frozenset(w for stack in self.reachable_stacks() for w in self._word_table(stack)) - {
+                EOS
+            }
         return self._vocabulary
 
     def reachable_stacks(self) -> list[tuple]:

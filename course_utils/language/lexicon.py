@@ -4,6 +4,7 @@ Each class is an ordered list; a word's rank in its list sets its frequency (Zip
 ``1 / rank``), so the corpus has a few common words and a long tail of rare ones, like English.
 The grammar in ``course_utils.language.grammar`` decides which classes may go together.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -84,9 +85,7 @@ NOUNS: dict[str, tuple[Noun, ...]] = {
         "tower, church, farm, field, road, village, castle, beach, library, kitchen"
     ),
     "plant": _nouns("tree, flower, plant, rose, bush, tulip, vine"),
-    "utensil": _nouns(
-        "fork, spoon, knife/knives, saw, pen, pencil, marker, hammer, wrench, sponge, brush, hose"
-    ),
+    "utensil": _nouns("fork, spoon, knife/knives, saw, pen, pencil, marker, hammer, wrench, sponge, brush, hose"),
 }
 
 # Drinks are mass nouns: only one form ("the tea").
@@ -164,7 +163,13 @@ GETS_PARTICIPLES = {
     "readable": ("sent", "signed", "printed"),
 }
 # One noun per class never appears in the frame in training: "the dog gets fed" is held out.
-HELD_OUT_IN_GETS_FRAME = {"animal": "dog", "person": "teacher", "vehicle": "truck", "plant": "rose", "readable": "letter"}
+HELD_OUT_IN_GETS_FRAME = {
+    "animal": "dog",
+    "person": "teacher",
+    "vehicle": "truck",
+    "plant": "rose",
+    "readable": "letter",
+}
 GETS_INTROS = (
     "i have to make sure that", "i forgot to make sure that", "we made sure that",
     "please make sure that", "you have to check that",

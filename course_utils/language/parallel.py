@@ -10,6 +10,7 @@ rules (declaratives without subject modifiers, and passives); ``translate_passag
 and the word alignment, which stays exact however long the passage. Training passages are at most
 ``TRAIN_MAX_LENGTH`` source words; the long test sets reach several times that.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,16 @@ import statistics
 from pathlib import Path
 
 from course_utils.language.grammar import CourseLanguage, rules
-from course_utils.language.translation import (TAREVI, NounPhrase, Token, Translation, analyses, parse,
-                                                split_sentences, translate_passage)
+from course_utils.language.translation import (
+    TAREVI,
+    NounPhrase,
+    Token,
+    Translation,
+    analyses,
+    parse,
+    split_sentences,
+    translate_passage,
+)
 from course_utils.validation import CourseInputError
 
 PARALLEL_DIR = Path(__file__).resolve().parents[2] / "data" / "translation"
@@ -210,7 +219,7 @@ def reorders(pair: Pair) -> bool:
 def crossing_share(pair: Pair) -> float:
     """The share of aligned word pairs whose order the target reverses (0: monotone)."""
     order = [s for s, _ in sorted(pair.alignment, key=lambda link: link[1])]
-    pairs = [(a, b) for i, a in enumerate(order) for b in order[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(order) for b in order[i + 1 :]]
     return sum(a > b for a, b in pairs) / len(pairs) if pairs else 0.0
 
 
@@ -299,8 +308,8 @@ regenerates it and checks that every file here matches.
   `alignment` as "source-target" index pairs (the Pharaoh format of fast_align and Moses).
 
 ## Sizes, lengths, reordering, passives
-Vocabularies (`vocabularies()`, every word the fragment can produce): {stats['source_vocab']} source words,
-{stats['target_vocab']} target words. "Reordered" is the share of passages whose target changes the word
+Vocabularies (`vocabularies()`, every word the fragment can produce): {stats["source_vocab"]} source words,
+{stats["target_vocab"]} target words. "Reordered" is the share of passages whose target changes the word
 order; "crossing" the mean share of word pairs whose order the target reverses.
 
 | set | passages | source words | target words | length | reordered | crossing | passive clauses |

@@ -11,6 +11,7 @@ d. ``sense_items``: polysemous words with their sense in context.
 e. ``voice_pairs``: active and passive forms of the same event.
 f. ``review_items``: short reviews with their sentiment.
 """
+
 from __future__ import annotations
 
 import random

@@ -1,4 +1,5 @@
 """From any plain-text file to word ids: read, tokenize, split into sentences, build a vocabulary."""
+
 from __future__ import annotations
 
 import difflib
@@ -98,9 +99,13 @@ class Vocab:
             if isinstance(sentence, str):
                 raise CourseInputError("Vocab.build needs sentences as lists of words; use split_sentences(text)")
             counts.update(sentence)
-        ranked = sorted((w for w, n in counts.items() if n >= min_count and w not in SPECIALS), key=lambda w: (-counts[w], w))
+        ranked = sorted(
+            (w for w, n in counts.items() if n >= min_count and w not in SPECIALS), key=lambda w: (-counts[w], w)
+        )
         if not ranked:
-            raise CourseInputError(f"no word occurs at least min_count={min_count} times: the vocabulary would be empty")
+            raise CourseInputError(
+                f"no word occurs at least min_count={min_count} times: the vocabulary would be empty"
+            )
         return cls(ranked[:max_size])
 
     def __len__(self) -> int:
@@ -113,7 +118,7 @@ class Vocab:
         return isinstance(other, Vocab) and self.itos == other.itos
 
     def __repr__(self) -> str:
-        words = self.itos[len(SPECIALS):]
+        words = self.itos[len(SPECIALS) :]
         preview = " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
         return f"Vocab({len(self)} entries: 5 special tokens + {len(words)} words: {preview})"
 
@@ -135,7 +140,7 @@ class Vocab:
 
     def _unknown_message(self, missing: list) -> str:
         """Name the unknown words and the closest vocabulary words."""
-        words = self.itos[len(SPECIALS):]
+        words = self.itos[len(SPECIALS) :]
         hints = []
         for word in missing[:5]:
             close = difflib.get_close_matches(str(word), words, n=3) if isinstance(word, str) else []
@@ -166,7 +171,9 @@ class Vocab:
         except json.JSONDecodeError as err:
             raise CourseInputError(f"{str(path)!r} is not a saved vocabulary (invalid JSON: {err})") from None
         if not isinstance(words, list) or words[: len(SPECIALS)] != list(SPECIALS):
-            raise CourseInputError(f"{str(path)!r} is not a saved vocabulary: expected a JSON list starting with {list(SPECIALS)}")
+            raise CourseInputError(
+                f"{str(path)!r} is not a saved vocabulary: expected a JSON list starting with {list(SPECIALS)}"
+            )
         return cls(words)
 
 

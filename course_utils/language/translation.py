@@ -10,6 +10,7 @@ and participle are suffixes), so every target word knows its source word: the al
 exact, a bijection between source and target positions. Another target language is one more
 ``TargetLanguage(...)``.
 """
+
 from __future__ import annotations
 
 import itertools

@@ -4,6 +4,7 @@ Each function takes a floating-point torch tensor and works elementwise, so auto
 differentiate through it. ``ACTIVATIONS`` holds them by name, next to torch's own version
 (for parity checks); ``get_activation(name)`` looks one up.
 """
+
 from __future__ import annotations
 
 import math

@@ -7,6 +7,7 @@ Masks follow ``torch.nn.functional.scaled_dot_product_attention``: a boolean mas
 query **may attend** to a key. (``nn.MultiheadAttention``'s ``key_padding_mask`` is the other way round:
 ``True`` there means *ignore*; ``library_key_padding_mask`` converts.)
 """
+
 from __future__ import annotations
 
 import math

@@ -14,6 +14,7 @@ slower layer. ``training_throughput`` compares whole language models on the cour
 training tokens per second of notebook 08's GPT against notebook 06's LSTM, at a similar parameter
 count (``comparison_models``).
 """
+
 from __future__ import annotations
 
 import statistics

@@ -12,6 +12,7 @@ rule at every node: ``parent.grad += local derivative × node.grad``.
 A plain number in an expression is a constant: it is written into the op label
 (``2 * b`` has op ``"2*"``) and gets no node and no gradient of its own.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,7 +31,9 @@ class Value:
         self.local_grads = tuple(check_number("local derivative", g) for g in local_grads)
         self.op = op
         if len(self.parents) != len(self.local_grads):
-            raise CourseInputError(f"{len(self.parents)} parents need {len(self.parents)} local derivatives, got {len(self.local_grads)}")
+            raise CourseInputError(
+                f"{len(self.parents)} parents need {len(self.parents)} local derivatives, got {len(self.local_grads)}"
+            )
         if not all(isinstance(p, Value) for p in self.parents):
             raise CourseInputError("parents must all be Value objects")
 
@@ -51,8 +54,12 @@ class Value:
         derivatives with respect to self (x) and to other (y).
         """
         if isinstance(other, Value):
-            return Value(data(self.data, other.data), parents=(self, other), op=op,
-                         local_grads=(d_self(self.data, other.data), d_other(self.data, other.data)))
+            return Value(
+                data(self.data, other.data),
+                parents=(self, other),
+                op=op,
+                local_grads=(d_self(self.data, other.data), d_other(self.data, other.data)),
+            )
         k = check_number("the other operand", other)
         label = f"{k:g}{op}" if reflected else f"{op}{k:g}"
         return Value(data(self.data, k), parents=(self,), local_grads=(d_self(self.data, k),), op=label)
@@ -78,12 +85,16 @@ class Value:
     def __truediv__(self, other) -> Value:
         if (other.data if isinstance(other, Value) else other) == 0:
             raise CourseInputError("division by zero")
-        return self._binary(other, "/", data=lambda x, y: x / y, d_self=lambda x, y: 1 / y, d_other=lambda x, y: -x / y**2)
+        return self._binary(
+            other, "/", data=lambda x, y: x / y, d_self=lambda x, y: 1 / y, d_other=lambda x, y: -x / y**2
+        )
 
     def __rtruediv__(self, other) -> Value:
         if self.data == 0:
             raise CourseInputError("division by zero")
-        return self._binary(other, "/", data=lambda x, y: y / x, d_self=lambda x, y: -y / x**2, d_other=None, reflected=True)
+        return self._binary(
+            other, "/", data=lambda x, y: y / x, d_self=lambda x, y: -y / x**2, d_other=None, reflected=True
+        )
 
     def __pow__(self, exponent) -> Value:
         if isinstance(exponent, Value):
@@ -100,8 +111,9 @@ class Value:
     def __rpow__(self, base) -> Value:
         if check_number("base", base) <= 0:
             raise CourseInputError(f"a number raised to a Value needs a positive base, got {base!r}")
-        return self._binary(base, "**", data=lambda x, k: k**x, d_self=lambda x, k: k**x * math.log(k), d_other=None,
-                            reflected=True)
+        return self._binary(
+            base, "**", data=lambda x, k: k**x, d_self=lambda x, k: k**x * math.log(k), d_other=None, reflected=True
+        )
 
     def __neg__(self) -> Value:
         return Value(-self.data, parents=(self,), local_grads=(-1.0,), op="neg")

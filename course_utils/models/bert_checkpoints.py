@@ -16,6 +16,7 @@ Each is a Hugging Face directory (``model.safetensors``, ``config.json``, ``toke
 ``from_pretrained`` offline) plus the course's ``training.json`` (recipe, seconds, threads, validation score)
 and a sha256 ``manifest.sha256`` over every file, checked before loading.
 """
+
 from __future__ import annotations
 
 import json
@@ -140,10 +141,14 @@ def load_sentiment(name: str = "bert_sentiment", directory: Path | str | None = 
 
 
 def _sentences(data: str) -> list[list[str]]:
-    return corpus.load_split(data) if data in ("train", "valid", "test") else [r["words"] for r in corpus.load_eval(data)]
+    return (
+        corpus.load_split(data) if data in ("train", "valid", "test") else [r["words"] for r in corpus.load_eval(data)]
+    )
 
 
-def train_masked_lm(name: str = "bert_mlm", *, steps: int | None = None, tokenizer=None, start=None, progress: bool = True):
+def train_masked_lm(
+    name: str = "bert_mlm", *, steps: int | None = None, tokenizer=None, start=None, progress: bool = True
+):
     """Train the masked LM ``name`` by its recipe (``steps`` overrides it); return (model, history).
 
     ``bert_mlm`` starts from random weights; ``bert_reviews`` from ``start`` (default: the shipped ``bert_mlm``).
@@ -161,7 +166,9 @@ def train_masked_lm(name: str = "bert_mlm", *, steps: int | None = None, tokeniz
     if recipe["masking"] == "whole_word":
         batches = bert_mlm.whole_word_batches(sentences, tokenizer, batch_size=size, seed=seed)
     else:  # the library's token masking
-        batches = bert_mlm.mlm_batches(bert_mlm.encode_sentences(tokenizer, sentences), tokenizer, batch_size=size, seed=seed)
+        batches = bert_mlm.mlm_batches(
+            bert_mlm.encode_sentences(tokenizer, sentences), tokenizer, batch_size=size, seed=seed
+        )
     history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
                     clip_grad_norm=recipe["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
     return model, history
@@ -245,7 +252,9 @@ BUILDERS: dict[str, Callable[[Path | None], dict]] = {
 
 def main(argv=None) -> None:
     """Command line: train and save the named models (default: all)."""
-    build_command(BUILDERS, argv, description="Train and save notebook 09's tokenizer and BERTs.", folder="data/checkpoints/09/")
+    build_command(
+        BUILDERS, argv, description="Train and save notebook 09's tokenizer and BERTs.", folder="data/checkpoints/09/"
+    )
 
 
 if __name__ == "__main__":

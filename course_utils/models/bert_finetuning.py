@@ -6,6 +6,7 @@ contextual vector of ``[CLS]`` from the last layer, and the whole stack is train
 ``model(input_ids, labels=None) -> (logits, loss)``; ``from_masked_lm`` starts it from a pretrained
 ``CourseBERT`` (the encoder's weights are copied; the pooler and the classifier start fresh).
 """
+
 from __future__ import annotations
 
 import copy

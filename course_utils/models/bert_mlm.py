@@ -16,6 +16,7 @@ running words are one piece, for which the hint says nothing new about the word.
 
     masked NLL ratio = exp(mean model NLL - mean oracle NLL)     (1 = the truth; the masked analogue of perplexity ÷ oracle)
 """
+
 from __future__ import annotations
 
 import copy
@@ -87,13 +88,17 @@ class CourseBERT(nn.Module):
     @torch.no_grad()
     def hidden_states(self, input_ids: Tensor) -> tuple[Tensor, ...]:
         """Layer 0 (embeddings) to layer L, each (B, T, C)."""
-        out = self.hf.bert(input_ids=input_ids, attention_mask=(input_ids != self.pad_id).long(), output_hidden_states=True)
+        out = self.hf.bert(
+            input_ids=input_ids, attention_mask=(input_ids != self.pad_id).long(), output_hidden_states=True
+        )
         return out.hidden_states
 
     @torch.no_grad()
     def attentions(self, input_ids: Tensor) -> tuple[Tensor, ...]:
         """Per layer, the attention weights (B, H, T, T)."""
-        out = self.hf.bert(input_ids=input_ids, attention_mask=(input_ids != self.pad_id).long(), output_attentions=True)
+        out = self.hf.bert(
+            input_ids=input_ids, attention_mask=(input_ids != self.pad_id).long(), output_attentions=True
+        )
         return out.attentions
 
 

@@ -17,6 +17,7 @@ L = layers (every ``Linear`` has a weight and a bias, every ``LayerNorm`` a scal
 BERT-base (L=12, H=768, I=3072, V=30522, P=512, S=2) has 109,482,240 parameters with the pooler, BERT-large
 (L=24, H=1024, I=4096) 335,141,888: the paper's "110M" and "340M". Per layer that is 4H² + 2HI + 9H + I.
 """
+
 from __future__ import annotations
 
 import copy

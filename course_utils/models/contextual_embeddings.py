@@ -32,6 +32,7 @@ so copies of one sentence are always kept in one fold: a probe is scored on sent
 A randomly initialised BERT already mixes the context words into every vector, so its upper layers score
 well above chance too: compare a trained model with an untrained one of the same shape.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -121,7 +122,9 @@ def _hidden_states(model, input_ids: Tensor, attention_mask: Tensor) -> Tensor:
     was_training = encoder.training
     encoder.eval()
     try:
-        out = encoder(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device), output_hidden_states=True)
+        out = encoder(
+            input_ids=input_ids.to(device), attention_mask=attention_mask.to(device), output_hidden_states=True
+        )
     finally:
         encoder.train(was_training)
     return torch.stack(out.hidden_states).float().cpu()  # (L+1, B, T, C)
@@ -325,8 +328,13 @@ def _fit_logistic(xs: list[Tensor], ys: list[Tensor], classes: list[int], *, epo
         class_penalty[p, 0, kp:] = -1e9
     weight = torch.zeros(problems, width, most, dtype=x.dtype, requires_grad=True)
     bias = torch.zeros(problems, 1, most, dtype=x.dtype, requires_grad=True)
-    optimizer = torch.optim.LBFGS([weight, bias], max_iter=epochs, line_search_fn="strong_wolfe",
-                                  tolerance_grad=TOLERANCE_GRAD, tolerance_change=TOLERANCE_CHANGE)
+    optimizer = torch.optim.LBFGS(
+        [weight, bias],
+        max_iter=epochs,
+        line_search_fn="strong_wolfe",
+        tolerance_grad=TOLERANCE_GRAD,
+        tolerance_change=TOLERANCE_CHANGE,
+    )
 
     def closure():
         optimizer.zero_grad()
@@ -587,7 +595,9 @@ def sentence_vectors(model, tokenizer, sentences, *, layer: int = -1, pooling: s
         hidden = _hidden_states(model, input_ids, attention_mask)  # (L+1, B, T, C)
         depth = hidden.shape[0] - 1
         if not -(depth + 1) <= layer <= depth:
-            raise CourseInputError(f"layer must be in {-(depth + 1)}..{depth} for this {depth}-layer model; got {layer}")
+            raise CourseInputError(
+                f"layer must be in {-(depth + 1)}..{depth} for this {depth}-layer model; got {layer}"
+            )
         if pooling == "cls":
             chunks.append(hidden[layer, :, 0])  # (B, C)
         else:
@@ -597,7 +607,9 @@ def sentence_vectors(model, tokenizer, sentences, *, layer: int = -1, pooling: s
     return torch.cat(chunks)  # (N, C)
 
 
-def nearest_sentences(query: Tensor, vectors: Tensor, k: int = 5, *, exclude: int | None = None) -> tuple[Tensor, Tensor]:
+def nearest_sentences(
+    query: Tensor, vectors: Tensor, k: int = 5, *, exclude: int | None = None
+) -> tuple[Tensor, Tensor]:
     """The ``k`` rows of ``vectors`` (N, C) most cosine-similar to ``query`` (C,): (indices (k,), similarities (k,)).
 
     ``exclude``: a row to leave out (the query's own, when it is one of ``vectors``). ``k`` is capped at what is left.

@@ -9,6 +9,7 @@ This is the "post-LN" order of the paper, of BERT and of ``nn.TransformerEncoder
 GPT-2 normalises first ("pre-LN", ``norm_first=True``). With a causal mask the same block is a
 decoder-only (GPT-style) block: nothing in it knows which way the mask points.
 """
+
 from __future__ import annotations
 
 import math

@@ -7,6 +7,7 @@ Here: the forward pass, softmax, the XOR data, a small classifier (``FeedForward
 reaches, and the per-layer gradient norms of deep stacks, with backprop written out (the
 vanishing-gradient measurement: ``layer_gradient_norms``, ``gradient_norm_table``).
 """
+
 from __future__ import annotations
 
 import math
@@ -116,7 +117,8 @@ class FeedForwardNet(torch.nn.Module):
         gain = get_activation(activation).init_gain
         generator = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
         self.weights = torch.nn.ParameterList(
-            torch.nn.Parameter(initial_weight(n_out, n_in, gain, generator)) for n_in, n_out in zip(sizes[:-1], sizes[1:])
+            torch.nn.Parameter(initial_weight(n_out, n_in, gain, generator))
+            for n_in, n_out in zip(sizes[:-1], sizes[1:])
         )
         self.biases = torch.nn.ParameterList(torch.nn.Parameter(torch.zeros(n_out)) for n_out in sizes[1:])
         self.activations = [activation] * (len(sizes) - 2) + ["identity"]

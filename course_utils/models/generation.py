@@ -14,6 +14,7 @@ of ids the model reads first, normally ``[<s>] + words`` (``encode_prompt``); ev
 Checked token for token against ``generate()`` on the shipped ``gpt_lm`` (tests/test_generation.py).
 Nothing here copies Hugging Face code: the semantics were read there and written again.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -134,7 +135,7 @@ class Decoder:
     @torch.no_grad()
     def _logits(self, rows: list[list[int]]) -> torch.Tensor:
         if self.window is not None:  # n-gram / FFNN: the last N ids decide (shorter rows are read after <s> padding)
-            rows = [r[-max(1, self.window):] for r in rows]
+            rows = [r[-max(1, self.window) :] for r in rows]
         idx = torch.tensor(rows, device=self.device)  # (B, T)
         logits, _ = self.model(idx)  # (B, T, V)
         return logits[:, -1].float().cpu()  # (B, V)
@@ -265,7 +266,9 @@ class SourceConditioned:
     def __init__(self, model, source_ids):
         for name in ("start", "step", "bos_id", "eos_id"):
             if not hasattr(model, name):
-                raise CourseInputError(f"a translation model needs .{name} (07's Seq2Seq or 08's TransformerTranslator)")
+                raise CourseInputError(
+                    f"a translation model needs .{name} (07's Seq2Seq or 08's TransformerTranslator)"
+                )
         ids = [check_int("a source id", i, minimum=0) for i in source_ids]
         if not ids:
             raise CourseInputError("the source sentence is empty: give at least one word")
@@ -399,8 +402,9 @@ def _check_walk(model, prefix_ids, max_new_tokens, eos_id) -> tuple[list[int], i
     return prefix, max_new_tokens, eos_id_of(model) if eos_id is None else check_int("eos_id", eos_id, minimum=0)
 
 
-def _walk(model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], int], eos_id,
-          use_cache: bool = True) -> Generation:
+def _walk(
+    model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], int], eos_id, use_cache: bool = True
+) -> Generation:
     """One sequence, one token at a time: ``choose(logits (V,)) -> id``."""
     prefix, max_new_tokens, eos = _check_walk(model, prefix_ids, max_new_tokens, eos_id)
     decoder = decoder_for(model, use_cache=use_cache)
@@ -416,8 +420,9 @@ def _walk(model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], in
     return Generation(prefix, ids, logprob, logprob, ids[-1] == eos)
 
 
-def greedy(model, prefix_ids, max_new_tokens: int = 50, *, eos_id: int | None = None,
-           use_cache: bool = True) -> Generation:
+def greedy(
+    model, prefix_ids, max_new_tokens: int = 50, *, eos_id: int | None = None, use_cache: bool = True
+) -> Generation:
     """The most probable next token each step (the first one on a tie), until </s> or ``max_new_tokens``.
 
     ``use_cache=False`` makes ``CourseGPT`` re-read the whole sequence each step (to time the KV cache).
@@ -532,9 +537,21 @@ class BeamStep:
         return [i for i, total in enumerate(self.totals) if total > -1e8]
 
 
-def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalisation, early_stopping, eos_id,
-           pick: Callable[[torch.Tensor, int], torch.Tensor], adjust: Callable[[torch.Tensor], torch.Tensor],
-           trace: list | None = None, sums_are_logprobs: bool = False):
+def _beams(
+    model,
+    prefix_ids,
+    *,
+    width,
+    max_new_tokens,
+    length_penalty,
+    normalisation,
+    early_stopping,
+    eos_id,
+    pick: Callable[[torch.Tensor, int], torch.Tensor],
+    adjust: Callable[[torch.Tensor], torch.Tensor],
+    trace: list | None = None,
+    sums_are_logprobs: bool = False,
+):
     """The beam search loop shared by ``beam_search`` and ``beam_sample``.
 
     ``adjust(logprobs (B, V)) -> scores (B, V)`` added to the running sums; ``pick(totals (B*V,), n) -> n
@@ -575,8 +592,15 @@ def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalis
             if token == eos or length == max_new_tokens:  # the hypothesis ends here
                 if rank < width:  # only the top k candidates may become final (generate()'s rule)
                     new_finished.append((float(totals[index] / divisor(length)), ids, float(totals[index])))
-                seen.append(Candidate(beam, token, float(totals[index]), "finished" if rank < width else "dropped",
-                                      float(totals[index] / divisor(length)) if rank < width else None))
+                seen.append(
+                    Candidate(
+                        beam,
+                        token,
+                        float(totals[index]),
+                        "finished" if rank < width else "dropped",
+                        float(totals[index] / divisor(length)) if rank < width else None,
+                    )
+                )
             else:
                 next_ids.append(ids), next_scores.append(totals[index]), parents.append(beam), tokens.append(token)
                 seen.append(Candidate(beam, token, float(totals[index]), "pruned"))
@@ -608,8 +632,9 @@ def _beams(model, prefix_ids, *, width, max_new_tokens, length_penalty, normalis
     return Generation(prefix, ids, logprob, score, ids[-1] == eos, [(i, s) for s, i, _ in finished])
 
 
-def _record(trace: list, beams: list[list[int]], totals: list[float], seen: list[Candidate], order: list[int],
-            finished) -> None:
+def _record(
+    trace: list, beams: list[list[int]], totals: list[float], seen: list[Candidate], order: list[int], finished
+) -> None:
     """Append this step to ``trace``: mark the continuing candidates, and finished ones that were later bumped."""
     survivors = [c for c in seen if c.status == "pruned"]
     for i in order:
@@ -619,7 +644,7 @@ def _record(trace: list, beams: list[list[int]], totals: list[float], seen: list
     for c in possible:
         if c.status == "finished" and (tuple(beams[c.parent] + [c.token]), round(c.score, 9)) not in kept:
             c.status = "dropped"  # it entered, but the k finished hypotheses kept were better
-    trace.append(BeamStep([list(b) for b in beams], totals[:len(beams)], possible, stopped=True))
+    trace.append(BeamStep([list(b) for b in beams], totals[: len(beams)], possible, stopped=True))
 
 
 def _sequence_logprob(model, prefix: list[int], ids: list[int]) -> float:
@@ -687,7 +712,7 @@ def beam_sample(
     generator: torch.Generator | None = None,
     eos_id: int | None = None,
 ) -> Generation:
-    """"Combine beam and random walk": beam search whose 2k candidates are drawn, not taken best first.
+    """The slide's "Combine beam and random walk": beam search whose 2k candidates are drawn, not taken best first.
 
     Semantics (those of ``generate(num_beams=k, do_sample=True)``): each beam's log-probabilities are
     warped (``warp``'s order, applied to the log-probabilities, not renormalised: at temperature T a beam

@@ -33,6 +33,7 @@ The language's statistics (entropy rate, length distribution) come from ``langua
 ``n`` sentences sampled from the oracle (20 000 by default, cached), so the entropy rate is a Monte
 Carlo estimate (its standard error is printed by ``language_reference``'s ``stderr``).
 """
+
 from __future__ import annotations
 
 import collections
@@ -133,7 +134,7 @@ def language_reference(lang: CourseLanguage, n: int = 20_000, seed: int = 0) -> 
 
 def ngrams(words, n: int) -> list[tuple[str, ...]]:
     """The n-grams of one sentence (words only)."""
-    return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
 
 
 def is_repetitive(words) -> bool:
@@ -255,8 +256,18 @@ def _sentence(vocab, prompt, generation: g.Generation) -> tuple[str, ...]:
     return tuple(prompt) + tuple(vocab.decode(generation.content))
 
 
-def strategy_table(model, vocab, lang: CourseLanguage, prompts=None, *, samples_per_prompt: int = 20, seed: int = 0,
-                   max_new_tokens: int = 40, strategies: dict | None = None, reference: dict | None = None) -> list[dict]:
+def strategy_table(
+    model,
+    vocab,
+    lang: CourseLanguage,
+    prompts=None,
+    *,
+    samples_per_prompt: int = 20,
+    seed: int = 0,
+    max_new_tokens: int = 40,
+    strategies: dict | None = None,
+    reference: dict | None = None,
+) -> list[dict]:
     """One row per strategy: ``judge``'s numbers on the sentences it generates, and how long it took.
 
     ``prompts``: word lists after ``<s>``; default ``[()]``, unconditional generation. The judged sentence is
@@ -345,8 +356,16 @@ def _length_curve(jobs, widths, normalisation, *, max_new_tokens: int, early_sto
     return curve
 
 
-def beam_length_curve(model, vocab, prompts=None, widths=(1, 2, 4, 8, 16), normalisation=("none", "mean"), *,
-                      max_new_tokens: int = 40, early_stopping=False) -> dict:
+def beam_length_curve(
+    model,
+    vocab,
+    prompts=None,
+    widths=(1, 2, 4, 8, 16),
+    normalisation=("none", "mean"),
+    *,
+    max_new_tokens: int = 40,
+    early_stopping=False,
+) -> dict:
     """Mean output length (words of prompt + output, ``</s>`` not counted) by beam width.
 
     Returns ``{normalisation: {width: mean length}}``. Murray & Chiang (2018), "Correcting length bias in
@@ -359,8 +378,16 @@ def beam_length_curve(model, vocab, prompts=None, widths=(1, 2, 4, 8, 16), norma
     return _length_curve(jobs, widths, normalisation, max_new_tokens=max_new_tokens, early_stopping=early_stopping)
 
 
-def translation_length_curve(model, source_vocab, pairs, widths=(1, 2, 4, 8, 16), normalisation=("none", "mean"), *,
-                             max_new_tokens: int = 80, early_stopping=False) -> dict:
+def translation_length_curve(
+    model,
+    source_vocab,
+    pairs,
+    widths=(1, 2, 4, 8, 16),
+    normalisation=("none", "mean"),
+    *,
+    max_new_tokens: int = 80,
+    early_stopping=False,
+) -> dict:
     """The same curve for a translation model (07's ``Seq2Seq`` or 08's ``TransformerTranslator``).
 
     ``pairs``: ``parallel`` pairs (``.source``, ``.target``); lengths are output words (``</s>`` not counted).

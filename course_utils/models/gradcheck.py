@@ -9,6 +9,7 @@ per input, which is why training uses backprop and only tests use this.
     result = gradcheck(lambda a, b, c: c * (a + 2 * b), [3, 1, -2], backend="torch")
     result.max_abs_error, result.max_rel_error, result.passed()
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

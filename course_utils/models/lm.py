@@ -3,6 +3,7 @@
 A language model here is any ``torch.nn.Module`` with ``model(idx, targets=None) -> (logits, loss)``:
 ``idx`` (B, T) input ids, ``logits`` (B, T, V) unnormalised log-probabilities of the next token.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -128,7 +129,9 @@ def as_id_lists(vocab: Vocab, sentences) -> list[list[int]]:
     if not sentences:
         raise CourseInputError("give at least one sentence (a list of words or of ids)")
     if any(isinstance(s, str) for s in sentences):
-        raise CourseInputError("each sentence must be a list of words (or of ids), not a string; use split_sentences(text)")
+        raise CourseInputError(
+            "each sentence must be a list of words (or of ids), not a string; use split_sentences(text)"
+        )
     if all(all(isinstance(w, str) for w in s) for s in sentences):
         return encode_sentences(vocab, sentences)
     if any(isinstance(i, (str, float, bool)) for ids in sentences for i in ids):
@@ -149,7 +152,9 @@ def _check_vocab(model: torch.nn.Module, vocab: Vocab) -> None:
     """The model must predict over this vocabulary."""
     size = getattr(model, "vocab_size", None)
     if size is not None and size != len(vocab):
-        raise CourseInputError(f"the model predicts {size} token types but the vocabulary has {len(vocab)}: they must match")
+        raise CourseInputError(
+            f"the model predicts {size} token types but the vocabulary has {len(vocab)}: they must match"
+        )
 
 
 @torch.no_grad()
@@ -198,7 +203,9 @@ def _context_ids(model, vocab: Vocab, context, from_sentence_start: bool, unknow
             "Give more words, or use from_sentence_start=True to read the context as the start of a sentence."
         )
     if not ids:
-        raise CourseInputError("an empty context only makes sense at the start of a sentence: use from_sentence_start=True")
+        raise CourseInputError(
+            "an empty context only makes sense at the start of a sentence: use from_sentence_start=True"
+        )
     return ids
 
 
@@ -284,7 +291,9 @@ def top_k(probs: torch.Tensor, vocab: Vocab, k: int) -> list[tuple[str, float]]:
     """The ``k`` most probable tokens as ``(word, probability)``, most probable first (ties: smaller id)."""
     k = check_int("k", k, minimum=1)
     if probs.dim() != 1 or len(probs) != len(vocab):
-        raise CourseInputError(f"probs must be one vector of {len(vocab)} probabilities, got shape {tuple(probs.shape)}")
+        raise CourseInputError(
+            f"probs must be one vector of {len(vocab)} probabilities, got shape {tuple(probs.shape)}"
+        )
     values = probs.tolist()
     order = sorted(range(len(vocab)), key=lambda i: (-values[i], i))[:k]
     return [(vocab.itos[i], values[i]) for i in order]

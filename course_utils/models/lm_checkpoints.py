@@ -9,6 +9,7 @@ training time and the validation score) + a sha256 manifest (``course_utils.chec
 N-gram models are not shipped: counting the training split takes seconds and gives the same
 tables every time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,13 @@ from course_utils.language.grammar import CourseLanguage
 from course_utils.models.masked_lm import WindowMaskedLM, example_batches, masked_examples
 from course_utils.models.neural_lm import FeedForwardLM
 from course_utils.models.ngram import NGramLM
-from course_utils.models.sentiment import EmbeddingClassifier, FeatureClassifier, SentimentLexicon, feature_matrix, pad_batch
+from course_utils.models.sentiment import (
+    EmbeddingClassifier,
+    FeatureClassifier,
+    SentimentLexicon,
+    feature_matrix,
+    pad_batch,
+)
 from course_utils.language.text_pipeline import Vocab
 from course_utils.training import train
 from course_utils.validation import CourseInputError
@@ -48,8 +55,11 @@ RECIPES = {
     "sentiment_features": ("features", {"n_features": 6, "hidden_dim": 16}, SENTIMENT_TRAINING),
     "sentiment_embeddings": ("embeddings", {"embed_dim": 64, "hidden_dim": 16}, SENTIMENT_TRAINING),
     # the same classifier, its embeddings started from the trained ffnn_n5's: "benefit 2" of a neural LM
-    "sentiment_pretrained": ("embeddings", {"embed_dim": 64, "hidden_dim": 16}, {**SENTIMENT_TRAINING,
-                                                                                "init_embeddings": "ffnn_n5"}),
+    "sentiment_pretrained": (
+        "embeddings",
+        {"embed_dim": 64, "hidden_dim": 16},
+        {**SENTIMENT_TRAINING, "init_embeddings": "ffnn_n5"},
+    ),
 }
 
 

@@ -4,6 +4,7 @@ Every function takes a model with the LM interface (``course_utils.models.lm``) 
 evaluation set (``course_utils.language.corpus.load_eval``). The oracle's answers come from
 ``oracle_probs``, so a table can always show how far a model is from the truth.
 """
+
 from __future__ import annotations
 
 import collections

@@ -18,6 +18,7 @@ Windows are padded at the sentence edges with ``<s>`` (left) and ``</s>`` (right
 ``<pad>``, whose embedding is fixed at zero (so the bag ignores it). Example: width 3, the first
 word of "the cat sat ." reads ``[<pad>, <pad>, <s>]`` and ``[cat, sat, .]``.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -151,7 +152,9 @@ def predict_masked(model: WindowMaskedLM, vocab: Vocab, words) -> Tensor:
     """P(word at the one ``<mask>`` | its window): float64 probabilities (V,)."""
     words = as_words(words)
     if len(vocab) != model.vocab_size:
-        raise CourseInputError(f"the vocabulary has {len(vocab)} words but the model {model.vocab_size}: not its vocabulary")
+        raise CourseInputError(
+            f"the vocabulary has {len(vocab)} words but the model {model.vocab_size}: not its vocabulary"
+        )
     positions = [i for i, word in enumerate(words) if word == MASK]
     if len(positions) != 1:
         raise CourseInputError(
@@ -183,17 +186,21 @@ def slot_similarity(model: WindowMaskedLM) -> Tensor:
     cosine similarity of that vector for slots p and q, averaged over every word with a non-zero embedding
     (``<pad>``'s is fixed at 0). Near 0: what the model learned about a word in one slot does not carry over.
     """
-    blocks = model.position_weights()                            # (2w, H, d)
-    embeddings = model.embedding.weight                          # (V, d)
-    embeddings = embeddings[embeddings.norm(dim=-1) > 0]         # (V', d): without <pad>
-    effects = torch.einsum("phd,vd->pvh", blocks, embeddings)    # (2w, V', H): word v in slot p
+    blocks = model.position_weights()  # (2w, H, d)
+    embeddings = model.embedding.weight  # (V, d)
+    embeddings = embeddings[embeddings.norm(dim=-1) > 0]  # (V', d): without <pad>
+    effects = torch.einsum("phd,vd->pvh", blocks, embeddings)  # (2w, V', H): word v in slot p
     return F.cosine_similarity(effects[:, None], effects[None, :], dim=-1).mean(-1)  # (2w, 2w)
 
 
-def example_batches(x: Tensor, targets: Tensor, *, batch_size: int, seed: int = 0) -> Callable[[int], tuple[Tensor, Tensor]]:
+def example_batches(
+    x: Tensor, targets: Tensor, *, batch_size: int, seed: int = 0
+) -> Callable[[int], tuple[Tensor, Tensor]]:
     """``step -> (x, targets)``: ``batch_size`` rows drawn at random, the same rows for the same step and seed."""
     if len(x) != len(targets) or len(x) == 0:
-        raise CourseInputError(f"x and targets must hold the same, non-zero number of rows; got {len(x)} and {len(targets)}")
+        raise CourseInputError(
+            f"x and targets must hold the same, non-zero number of rows; got {len(x)} and {len(targets)}"
+        )
     batch_size = check_int("batch_size", batch_size, minimum=1)
     seed = check_int("seed", seed, minimum=0)
 

@@ -26,6 +26,7 @@ original looks "unchanged", and a library draw of ``[MASK]`` looks like a ``[MAS
 observed "random" share is 0.1 · (1 − 1/595) here and 0.1 · (1 − 2/600) in the library, a difference of
 0.0001, far below the standard errors of 100k tokens (``expected_shares`` gives the exact values).
 """
+
 from __future__ import annotations
 
 import math

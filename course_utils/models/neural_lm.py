@@ -11,6 +11,7 @@ with logits for every position at once (pad + unfold, no loop over positions);
 ``bengio_forward_scratch`` is the same forward pass written out step by step, for parity checks.
 ``seeded`` and ``check_ids`` are shared with the masked-word and sentiment models.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager

@@ -17,6 +17,7 @@ P(w | h) with h the last N-1 words, each sentence read as ``<s>`` x (N-1), w1 ..
 The model follows the course's LM interface, ``model(idx, targets) -> (logits, loss)``, with float64
 log-probabilities as logits (``-inf`` where the probability is 0).
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -44,12 +45,12 @@ def _group_by_context(ngrams: Counter) -> dict[tuple, dict[int, int]]:
 class NGramLM(torch.nn.Module):
     """An N-gram language model estimated by counting (``order`` = N: 1 unigram, 2 bigram, 3 trigram ...)."""
 
-    def __init__(
-        self, vocab: Vocab, order: int, *, smoothing: str = "add-k", k: float = 1.0, discount: float = 0.75
-    ):
+    def __init__(self, vocab: Vocab, order: int, *, smoothing: str = "add-k", k: float = 1.0, discount: float = 0.75):
         super().__init__()
         if not isinstance(vocab, Vocab):
-            raise CourseInputError(f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(vocab).__name__}")
+            raise CourseInputError(
+                f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(vocab).__name__}"
+            )
         self.vocab = vocab
         self.order = check_int("order", order, minimum=1, maximum=10)
         self.smoothing = check_choice("smoothing", smoothing, SMOOTHINGS)

@@ -12,6 +12,7 @@ positions on is one fixed rotation per pair: PE(pos + k) = PE(pos) · M_k for ev
 are learned, sinusoidal, or absent; trained on short sentences only, it shows what each kind of position
 does at lengths it never saw.
 """
+
 from __future__ import annotations
 
 

@@ -13,6 +13,7 @@ The rules, in order:
 Models load with ``attn_implementation="eager"``, the implementation that returns attention weights
 (sdpa returns none, silently). Every call returns ``(model, tokenizer, message)``.
 """
+
 from __future__ import annotations
 
 import os

@@ -14,6 +14,7 @@ library's (``nn.RNN``, ``nn.GRU``, ``nn.LSTM``) or the scratch loop of ``course_
 is a forward and a backward stacked LSTM LM whose layers ``ScalarMix`` mixes for a downstream task
 (``ElmoClassifier``). These read whole sentences, ``[<s>, w1..wn, </s>]``, padded on the right.
 """
+
 from __future__ import annotations
 
 import copy
@@ -42,7 +43,9 @@ def check_sequences(idx, vocab_size: int, max_len: int) -> Tensor:
     """``idx`` must be a non-empty (B, T) LongTensor of ids with T ≤ ``max_len``."""
     check_ids("idx", idx, vocab_size, ndim=2)
     if idx.shape[0] == 0 or idx.shape[1] == 0:
-        raise CourseInputError(f"idx is empty (shape {list(idx.shape)}): give at least one sequence of at least one token")
+        raise CourseInputError(
+            f"idx is empty (shape {list(idx.shape)}): give at least one sequence of at least one token"
+        )
     if idx.shape[1] > max_len:
         raise CourseInputError(
             f"this model reads at most max_len={max_len} tokens per sequence; idx has {idx.shape[1]}. "
@@ -55,7 +58,9 @@ def sequence_loss(logits: Tensor, targets, vocab_size: int) -> Tensor:
     """Mean cross-entropy of ``logits`` (B, T, V) over the ``targets`` (B, T) that are not ``IGNORE_INDEX``."""
     check_ids("targets", targets, vocab_size, ndim=2, allow_ignore=True)
     if targets.shape != logits.shape[:2]:
-        raise CourseInputError(f"targets must have the shape of idx {list(logits.shape[:2])}; got {list(targets.shape)}")
+        raise CourseInputError(
+            f"targets must have the shape of idx {list(logits.shape[:2])}; got {list(targets.shape)}"
+        )
     return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE_INDEX)  # mean over kept
 
 
@@ -95,7 +100,9 @@ class RecurrentLM(nn.Module):
         self.cell = check_choice("cell", cell, CELLS)
         self.impl = check_choice("impl", impl, IMPLS)
         if impl == "scratch" and cell not in SCRATCH_CELLS:
-            raise CourseInputError(f"there is no scratch {cell.upper()} in the course: use impl='library' for cell={cell!r}")
+            raise CourseInputError(
+                f"there is no scratch {cell.upper()} in the course: use impl='library' for cell={cell!r}"
+            )
         embed_dim = check_int("embed_dim", embed_dim, minimum=1)
         hidden_dim = check_int("hidden_dim", hidden_dim, minimum=1)
         self.num_layers = check_int("num_layers", num_layers, minimum=1)
@@ -319,7 +326,9 @@ def predict_masked_words(model: MaskedBiLSTM, vocab: Vocab, words) -> Tensor:
     """P(word at the one ``<mask>`` | every other word of the sentence): float64 probabilities (V,)."""
     words = as_words(words)
     if len(vocab) != model.vocab_size:
-        raise CourseInputError(f"the vocabulary has {len(vocab)} words but the model {model.vocab_size}: not its vocabulary")
+        raise CourseInputError(
+            f"the vocabulary has {len(vocab)} words but the model {model.vocab_size}: not its vocabulary"
+        )
     if words.count(MASK) != 1:
         example = f"'he ate the cake {MASK} the fork .'"
         raise CourseInputError(f"put exactly one {MASK} where the hidden word goes, e.g. {example}; "

@@ -5,6 +5,7 @@ Everything runs in float64 on the CPU: the problem is tiny, and the numbers are 
 on every machine. The loss is the mean squared error, as ``torch.nn.MSELoss`` computes it:
 ``L(β) = mean((y - Xβ)²)``, with gradient ``-2/N Xᵀ(y - Xβ)`` and Hessian ``2XᵀX/N``.
 """
+
 from __future__ import annotations
 
 import math

@@ -15,6 +15,7 @@ gates' weights stacked in torch's order (rows i, f, g, o of W, U and b), so W_i 
 A fresh module draws its weights exactly as torch does (same order, same ranges), so under the
 same seed it starts from the same numbers as the library module.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,6 +26,7 @@ from torch import nn
 from course_utils.validation import CourseInputError, check_int
 
 Tensor = torch.Tensor
+
 
 def elman_step(x_t: Tensor, h_prev: Tensor, W: Tensor, U: Tensor, b: Tensor) -> Tensor:
     """One step of the lecture's loop: h_t = tanh(U h_{t-1} + W x_t + b), for a batch of rows."""
@@ -53,10 +55,10 @@ def lstm_step(x_t: Tensor, state: tuple[Tensor, Tensor], params: tuple[Tensor, T
 def gru_step(x_t: Tensor, h_prev: Tensor, params: tuple[Tensor, Tensor, Tensor, Tensor]) -> Tensor:
     """One GRU step in torch's convention; ``params`` = (W (3H, D), U (3H, H), b_W (3H,), b_U (3H,)), rows r, z, n.
 
-        r_t = σ(W_r x_t + b_Wr + U_r h_{t-1} + b_Ur)          reset gate
-        z_t = σ(W_z x_t + b_Wz + U_z h_{t-1} + b_Uz)          update gate
-        n_t = tanh(W_n x_t + b_Wn + r_t ⊙ (U_n h_{t-1} + b_Un))  candidate
-        h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t-1}
+    r_t = σ(W_r x_t + b_Wr + U_r h_{t-1} + b_Ur)          reset gate
+    z_t = σ(W_z x_t + b_Wz + U_z h_{t-1} + b_Uz)          update gate
+    n_t = tanh(W_n x_t + b_Wn + r_t ⊙ (U_n h_{t-1} + b_Un))  candidate
+    h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t-1}
     """
     W, U, b_W, b_U = params
     from_input = x_t @ W.T + b_W  # (B, 3H)
@@ -98,9 +100,13 @@ class _ScratchRecurrence(nn.Module):
     def from_torch(cls, module: nn.Module, layer: int = 0):
         """A scratch module holding a copy of layer ``layer`` of a library ``nn.RNN`` / ``nn.LSTM``."""
         if type(module) is not cls.library:
-            raise CourseInputError(f"{cls.__name__}.from_torch takes an {cls.library.__name__}; got {type(module).__name__}")
+            raise CourseInputError(
+                f"{cls.__name__}.from_torch takes an {cls.library.__name__}; got {type(module).__name__}"
+            )
         if module.bidirectional or getattr(module, "proj_size", 0):
-            raise CourseInputError("from_torch copies one direction of a plain layer: no bidirectional or proj_size modules")
+            raise CourseInputError(
+                "from_torch copies one direction of a plain layer: no bidirectional or proj_size modules"
+            )
         if getattr(module, "nonlinearity", "tanh") != "tanh":
             raise CourseInputError(f"the scratch RNN uses tanh; this nn.RNN uses {module.nonlinearity}")
         layer = check_int("layer", layer, minimum=0, maximum=module.num_layers - 1)
@@ -181,5 +187,7 @@ class ScratchLSTM(_ScratchRecurrence):
         if keep_states:
             result += (states,)
         if keep_gates:
-            result += ({name: torch.stack([g[name] for g in gate_steps], dim=1) for name in gate_steps[0]},)  # (B, T, H)
+            result += (
+                {name: torch.stack([g[name] for g in gate_steps], dim=1) for name in gate_steps[0]},
+            )  # (B, T, H)
         return result

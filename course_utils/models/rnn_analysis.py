@@ -22,6 +22,7 @@ the subject's number (chosen on half of the agreement items, tested on the other
 ``masked_word_by_side`` hides one side of the gap at a time;
 ``pooled_layers`` and ``train_feature_head`` test one of ELMo's layers alone on a task.
 """
+
 from __future__ import annotations
 
 import collections
@@ -58,7 +59,9 @@ Tensor = torch.Tensor
 def _check_recurrent_lm(model) -> RecurrentLM:
     """``model`` must be a RecurrentLM whose cell has a scratch version (rnn or lstm)."""
     if not isinstance(model, RecurrentLM):
-        raise CourseInputError(f"model must be a course_utils.models.recurrent_lm.RecurrentLM; got {type(model).__name__}")
+        raise CourseInputError(
+            f"model must be a course_utils.models.recurrent_lm.RecurrentLM; got {type(model).__name__}"
+        )
     if model.cell not in SCRATCH_CELLS:
         raise CourseInputError(
             f"the measurement runs the scratch loop, which exists for {', '.join(SCRATCH_CELLS)}; "
@@ -379,7 +382,9 @@ def number_unit(states: Tensor, items) -> NumberUnit:
 
 
 @torch.no_grad()
-def word_prediction_scores(model: torch.nn.Module, vocab: Vocab, sentences, *, batch_size: int = 500) -> tuple[float, float]:
+def word_prediction_scores(
+    model: torch.nn.Module, vocab: Vocab, sentences, *, batch_size: int = 500
+) -> tuple[float, float]:
     """(top-1 accuracy, mean NLL in nats) over every word of ``sentences`` (not ``</s>``).
 
     A ``MaskedBiLSTM`` predicts each word from the words on both sides of it; any other language
@@ -395,7 +400,9 @@ def word_prediction_scores(model: torch.nn.Module, vocab: Vocab, sentences, *, b
     right, nll, words = 0, 0.0, 0
     try:
         for start in range(0, len(id_lists), batch_size):
-            idx = frame_sentences(id_lists[start : start + batch_size], vocab).to(device)  # (B, T): <s> w1..wn </s> <pad>..
+            idx = frame_sentences(id_lists[start : start + batch_size], vocab).to(
+                device
+            )  # (B, T): <s> w1..wn </s> <pad>..
             if isinstance(model, MaskedBiLSTM):
                 logits, target = model(idx)[0], idx  # (B, T, V): position t predicts idx[:, t] from both sides
             else:
@@ -428,7 +435,9 @@ def gap_states(model: MaskedBiLSTM, idx: Tensor) -> tuple[Tensor, Tensor]:
 
 def _check_bilstm(model, vocab: Vocab) -> MaskedBiLSTM:
     if not isinstance(model, MaskedBiLSTM):
-        raise CourseInputError(f"model must be a MaskedBiLSTM (it reads both sides of a gap); got {type(model).__name__}")
+        raise CourseInputError(
+            f"model must be a MaskedBiLSTM (it reads both sides of a gap); got {type(model).__name__}"
+        )
     lm._check_vocab(model, vocab)
     return model
 

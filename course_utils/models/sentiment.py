@@ -11,6 +11,7 @@ features instead: the word embeddings of a document of any length are pooled int
 embedding" (their mean, or their element-wise max), then the same hidden layer and softmax.
 Both follow ``forward(x, targets=None) -> (logits, loss)``, so ``course_utils.training.train`` trains them.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,7 +43,9 @@ POOLING_MODES = ("mean", "max")
 def _word_set(name: str, words) -> frozenset[str]:
     """``words`` as a frozen set of lowercase strings."""
     if isinstance(words, str) or not all(isinstance(w, str) for w in words):
-        raise CourseInputError(f"{name} must be a collection of words (strings), e.g. {{'great', 'fine'}}; got {words!r}")
+        raise CourseInputError(
+            f"{name} must be a collection of words (strings), e.g. {{'great', 'fine'}}; got {words!r}"
+        )
     return frozenset(w.lower() for w in words)
 
 
@@ -130,7 +133,9 @@ class _Classifier(nn.Module):
 class FeatureClassifier(_Classifier):
     """A feed-forward classifier on hand-built features: x (B, n_features) → hidden → C classes."""
 
-    def __init__(self, n_features: int = 6, hidden_dim: int = 16, *, n_classes: int = 2, activation: str = "tanh", seed: int = 0):
+    def __init__(
+        self, n_features: int = 6, hidden_dim: int = 16, *, n_classes: int = 2, activation: str = "tanh", seed: int = 0
+    ):
         super().__init__()
         self.n_features = check_int("n_features", n_features, minimum=1)
         with seeded(seed):

@@ -15,6 +15,7 @@ and every step's attention in one batched call), which is fast. ``Seq2Seq.start`
 ``Seq2Seq.step`` are the same model one step at a time, written from scratch (``gru_step`` and
 ``attend``): greedy decoding here and beam search in notebook 10 use them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -217,7 +218,12 @@ class Seq2Seq(nn.Module):
     def step(self, state: DecoderState, tokens: Tensor) -> tuple[Tensor, DecoderState, Tensor | None]:
         """Read the previous words ``tokens`` (B,): log-probabilities of the next word (B, V), the new state,
         and the attention weights of this step (B, S) or None."""
-        params = (self.decoder.weight_ih_l0, self.decoder.weight_hh_l0, self.decoder.bias_ih_l0, self.decoder.bias_hh_l0)
+        params = (
+            self.decoder.weight_ih_l0,
+            self.decoder.weight_hh_l0,
+            self.decoder.bias_ih_l0,
+            self.decoder.bias_hh_l0,
+        )
         hidden = gru_step(self.target_embed(tokens), state.hidden, params)  # (B, H): s_t
         logits, weights = self._predict(hidden[:, None, :], state.memory, state.mask)  # (B, 1, V), (B, 1, S)
         new_state = DecoderState(hidden, state.memory, state.mask)
@@ -249,7 +255,7 @@ class Seq2Seq(nn.Module):
             length = row.index(self.eos_id) if self.eos_id in row else len(row)
             results.append(row[:length])
             real = int(state.mask[b].sum())
-            matrices.append(None if weights[0] is None else torch.stack([w[b, :real] for w in weights[:length + 1]]))
+            matrices.append(None if weights[0] is None else torch.stack([w[b, :real] for w in weights[: length + 1]]))
         return results, matrices
 
 
@@ -263,7 +269,7 @@ def translate_words(model: Seq2Seq, source_vocab: Vocab, target_vocab: Vocab, so
     model.eval()
     device = next(model.parameters()).device
     for start in range(0, len(sources), batch_size):
-        chunk = [source_vocab.encode(words) for words in sources[start:start + batch_size]]
+        chunk = [source_vocab.encode(words) for words in sources[start : start + batch_size]]
         ids, _ = model.greedy(pad(chunk, source_vocab.pad_id).to(device))
         results += [tuple(target_vocab.itos[i] for i in row) for row in ids]
     return results

@@ -5,6 +5,7 @@ running it meets them, each as (what is wrong, the text on the slide, the correc
 ``run_slide_code(fixed, x)`` applies the first ``fixed`` fixes, runs the code, and reports what happened:
 the error it raised, or its output. ``SelfAttention`` is the corrected one-head class.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ from torch import nn
 
 from course_utils.validation import CourseInputError, check_int
 
-SLIDE_SOURCE = '''\
+SLIDE_SOURCE = """\
 import nn.functional as f
 
 class SelfAttention(nn.Module):
@@ -35,7 +36,7 @@ class SelfAttention(nn.Module):
         attn_probs = self.dropout(attn_probs)
         context = torch.matmul(attn_probs, v)
         return context
-'''
+"""
 
 
 @dataclass(frozen=True)

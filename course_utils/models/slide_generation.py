@@ -37,6 +37,7 @@ one at a time) on a model with the slide's ``getNextProbs`` and report what happ
 
 ``greedy`` and ``beam_search`` are the corrected versions (beam width k, J&M's shrinking beam).
 """
+
 from __future__ import annotations
 
 import math
@@ -123,17 +124,17 @@ def enumerate_paths(model=JM_TREE, max_length: int = 20) -> list[tuple[tuple[str
 
 # ---------------------------------------------------------------- the slides' code, as written
 
-GREEDY_SOURCE = '''\
+GREEDY_SOURCE = """\
 def generateGreedy(model, history='<s>'):
     vocabProbs = model.getNextProbs(history)
     history += argmax(vocabProbs)
                 #word with maximum prob
     if history[-1] == '</s>': return history
     else: return generateGreedy(model, history)
-'''
+"""
 
 BEAM_SOURCES = (
-    '''\
+    """\
 def generateBeam(model, history='<s>', init_prob=1, k=4):
     frontier = [(history, init_prob)]
     max_path = []
@@ -149,8 +150,8 @@ def generateBeam(model, history='<s>', init_prob=1, k=4):
             for w, p in nextWPs.items():
                 frontier.append((path+w, path_p*p))
     return max_path, max_path_p
-''',
-    '''\
+""",
+    """\
 def generateBeam(model, history, k):
     frontier = [(history, 1.0)]
     max_path = []
@@ -166,18 +167,18 @@ def generateBeam(model, history, k):
             for w, p in nextWPs.items():
                 frontier.append((s+w, path_p*p))
     return max_path, max_path_p
-''',
+""",
 )
 
 
-RANDOM_WALK_SOURCE = '''\
+RANDOM_WALK_SOURCE = """\
 def generateRandWalk(model, history='<s>'):
     vocabProbs = model.getNextProbs(history)
     history += multinomial.draw(vocabProbs)
     #random multinomial draw by probs
     if history[-1] == '</s>': return history
     else: return generateRandWalk(model, history)
-'''
+"""
 
 
 @dataclass(frozen=True)

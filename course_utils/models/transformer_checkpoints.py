@@ -10,6 +10,7 @@ recipe in ``transformer_translation``), and ``positions_learned`` / ``positions_
 Each checkpoint is safetensors weights + config.json (the model's arguments, the recipe, the training
 time, the threads it used and a validation score) + a sha256 manifest (``course_utils.checkpoints``).
 """
+
 from __future__ import annotations
 
 import json
@@ -153,14 +154,19 @@ def load_position_lm(kind: str, directory: Path | str | None = None) -> Position
 # name -> a function that trains and saves that model into a folder (None: data/checkpoints/08/)
 BUILDERS: dict[str, Callable[[Path | None], dict]] = {
     **{name: (lambda directory, name=name: build_lm_checkpoint(name, directory)) for name in LM_RECIPES},
-    **{name: (lambda directory, name=name: build_translation_checkpoint(name, directory)) for name in TRANSLATION_RECIPES},
+    **{
+        name: (lambda directory, name=name: build_translation_checkpoint(name, directory))
+        for name in TRANSLATION_RECIPES
+    },
     **{name: (lambda directory, name=name: build_position_checkpoint(name, directory)) for name in POSITION_RECIPES},
 }
 
 
 def main(argv=None) -> None:
     """Command line: train and save the named models (default: all)."""
-    build_command(BUILDERS, argv, description="Train and save notebook 08's transformer models.", folder="data/checkpoints/08/")
+    build_command(
+        BUILDERS, argv, description="Train and save notebook 08's transformer models.", folder="data/checkpoints/08/"
+    )
 
 
 if __name__ == "__main__":

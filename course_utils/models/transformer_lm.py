@@ -13,6 +13,7 @@ the output layer, which shares its weights with the token embedding (tied), give
 ``scaled_dot_product_attention``; ``ScratchGPT.from_hf`` copies the weights, so the two can be compared.
 Both follow the course's LM contract ``model(idx, targets=None) -> (logits, loss)``.
 """
+
 from __future__ import annotations
 
 import collections
@@ -141,7 +142,9 @@ class CourseGPT(nn.Module):
         found = self.hf(input_ids=idx, attention_mask=_no_padding_mask(idx), use_cache=False,
                         output_attentions=True).attentions  # fmt: skip
         if not found:  # sdpa returns () without a word
-            raise CourseInputError("this model returned no attention weights: build it with attn_implementation='eager'")
+            raise CourseInputError(
+                "this model returned no attention weights: build it with attn_implementation='eager'"
+            )
         return list(found)
 
 

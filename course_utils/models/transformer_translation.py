@@ -20,6 +20,7 @@ the keys and values of the words already read (a KV cache) instead of re-reading
 
     python -m course_utils.models.transformer_checkpoints transformer_2x128   # retrain -> data/checkpoints/08/
 """
+
 from __future__ import annotations
 
 import json
@@ -101,19 +102,20 @@ class DecoderLayer(nn.Module):
         if past is not None:
             keys, values = torch.cat([past[0], keys], dim=2), torch.cat([past[1], values], dim=2)  # (B, H, P+T, d_k)
         seen, new = keys.shape[2], y.shape[1]
-        causal = causal_mask(seen, device=y.device)[seen - new:]  # (T, P+T): the rows of the new positions
+        causal = causal_mask(seen, device=y.device)[seen - new :]  # (T, P+T): the rows of the new positions
         attended, _ = self.self_attention.attend(h, (keys, values), causal)  # (B, T, D)
         y = y + self.dropout(attended)  # (B, T, D)
         attended, cross = self.cross_attention.attend(self.norm2(y), memory, memory_mask[:, None, None, :])
         y = y + self.dropout(attended)  # (B, T, D); cross (B, H, T, S)
         return y + self.dropout(self.ffn(self.norm3(y))), (keys, values), cross  # (B, T, D)
 
-
     @classmethod
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> "DecoderLayer":
         """A scratch copy of a pre-LN, ReLU ``nn.TransformerDecoderLayer`` (batch_first), weights included."""
         if not layer.norm_first or layer.activation is not F.relu:
-            raise CourseInputError("copy an nn.TransformerDecoderLayer built with norm_first=True and activation='relu'")
+            raise CourseInputError(
+                "copy an nn.TransformerDecoderLayer built with norm_first=True and activation='relu'"
+            )
         attention = layer.self_attn
         mine = cls(attention.embed_dim, attention.num_heads, layer.linear1.out_features, 0.0)
         mine = mine.to(layer.linear1.weight.dtype)
@@ -335,7 +337,7 @@ def head_aer(model: TransformerTranslator, pairs, *, batch_size: int = 256) -> T
     L, H = len(model.decoder_layers), model.heads
     predicted = [[[] for _ in range(H)] for _ in range(L)]
     for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start:start + batch_size]
+        chunk = pairs[start : start + batch_size]
         weights = model.cross_attention(s2s.make_batch(chunk, source_vocab, target_vocab))  # (L, B, H, T, S)
         for layer in range(L):
             for head in range(H):
@@ -355,7 +357,7 @@ def layer_mean_aer(model: TransformerTranslator, pairs, *, batch_size: int = 256
     model.eval()
     predicted = [[] for _ in model.decoder_layers]
     for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start:start + batch_size]
+        chunk = pairs[start : start + batch_size]
         weights = model.cross_attention(s2s.make_batch(chunk, source_vocab, target_vocab)).mean(dim=2)  # (L, B, T, S)
         for layer, layer_weights in enumerate(weights):
             predicted[layer] += _argmax_links(layer_weights, chunk)

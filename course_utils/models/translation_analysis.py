@@ -3,6 +3,7 @@
 Every function takes trained ``Seq2Seq`` models (the shipped ones from ``translation_checkpoints``)
 and the sets of ``course_utils.language.parallel``, and returns plain numbers for a table.
 """
+
 from __future__ import annotations
 
 import statistics

@@ -7,6 +7,7 @@ Every model has the same recipe (AdamW, cosine schedule, clipping, the same batc
 attention and the hidden size differ. Each checkpoint is safetensors weights + config.json (the model's
 arguments, the recipe, the training time, the validation scores) + a sha256 manifest.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -10,6 +10,7 @@ Sentences are tuples of words (already tokenized). ``bleu`` matches sacrebleu's 
 ``tokenize="none"``; ``smooth="exp"`` is sacrebleu's default smoothing, which only matters when some
 n-gram order has no match at all.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,7 @@ class BleuScore:
 
 def ngrams(words: Sequence[str], n: int) -> Counter:
     """The n-grams of a sentence with their counts."""
-    return Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+    return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
 
 
 def _as_words(sentence, role: str) -> tuple[str, ...]:
@@ -110,7 +111,9 @@ def argmax_alignment(weights) -> set[tuple[int, int]]:
     """For each target position t (a row of the (M, S) weights), the link (source argmax, t)."""
     weights = torch.as_tensor(weights)
     if weights.dim() != 2 or weights.numel() == 0:
-        raise CourseInputError(f"attention weights must be a non-empty (target, source) matrix, got shape {tuple(weights.shape)}")
+        raise CourseInputError(
+            f"attention weights must be a non-empty (target, source) matrix, got shape {tuple(weights.shape)}"
+        )
     return {(int(s), t) for t, s in enumerate(weights.argmax(dim=1).tolist())}
 
 

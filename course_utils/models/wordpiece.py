@@ -14,6 +14,7 @@ encoded, ``[CLS]`` starts every input (its vector is what a classifier reads), `
 sentence, ``[MASK]`` hides a word for masked-language-model training. A pair is
 ``[CLS] A [SEP] B [SEP]``, with ``token_type_ids`` 0 for A's part and 1 for B's.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Widget: pick an activation and a depth; see g(z), g'(z) and the gradient each layer of a deep net gets."""
+
 from __future__ import annotations
 
 import ipywidgets as widgets

@@ -10,6 +10,7 @@ over all the items with that many attractors, whatever the subject's number.
 Every item is scored once per model when the widget is made (batched by prefix length), so a
 redraw only paints. As in ``next_word_demo``, the picture is painted with Pillow.
 """
+
 from __future__ import annotations
 
 import collections
@@ -45,8 +46,9 @@ def check_items(items, vocab: Vocab) -> list[dict]:
         raise CourseInputError("items must be a non-empty list of agreement items, e.g. corpus.load_eval('agreement')")
     for item in items:
         if not isinstance(item, dict) or not {"prefix", "correct", "wrong", "attractors", "number"} <= set(item):
-            raise CourseInputError("an agreement item is a dict with prefix, correct, wrong, attractors, number; "
-                                   f"got {item!r:.80}")
+            raise CourseInputError(
+                f"an agreement item is a dict with prefix, correct, wrong, attractors, number; got {item!r:.80}"
+            )
         words = [*item["prefix"], item["correct"], item["wrong"]]
         unknown = [w for w in words if w not in vocab.stoi]
         if unknown:

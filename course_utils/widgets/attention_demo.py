@@ -22,6 +22,7 @@ with and without the mask, so moving the layer, the head, the view, the mask or 
 repaints. Both pictures are painted with Pillow (matplotlib text
 is slow) and reach the figure as one bitmap, as in ``sequence_demo``.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,7 +43,6 @@ from course_utils.widgets.sequence_demo import PaintedDemo
 from course_utils.widgets.widget_kit import labelled
 
 # ---------------------------------------------------------------- shared painting helpers
-
 
 
 def _rgb(name: str) -> tuple[int, int, int]:
@@ -290,9 +290,13 @@ class QKVDemo(PaintedDemo):
         self.painter = QKVPainter()
         self.make_canvas(self.painter.width, self.painter.height)
         controls = {
-            name: widgets.Text(value=THINKING_MACHINES[name], description=label, continuous_update=False,
-                               placeholder="numbers, e.g. 1, 0, 2, or runs value*count, e.g. 2*48, 1*16",
-                               layout=widgets.Layout(width="24em"))  # fmt: skip
+            name: widgets.Text(
+                value=THINKING_MACHINES[name],
+                description=label,
+                continuous_update=False,
+                placeholder="numbers, e.g. 1, 0, 2, or runs value*count, e.g. 2*48, 1*16",
+                layout=widgets.Layout(width="24em"),
+            )
             for name, label in FIELDS.items()
         }
         controls["divide"] = widgets.Checkbox(value=bool(divide), description="divide by √d_k", indent=False)
@@ -526,7 +530,9 @@ class AttentionPainter:
         slot = (self.width - px) / T
         xs = [round(px // 2 + slot * (t + 0.5)) for t in range(T)]
         widest = max(words, key=len)
-        size = next((size for size in (px, round(0.8 * px)) if pillow_font(size, "bold").getlength(widest) <= slot - 2), None)
+        size = next(
+            (size for size in (px, round(0.8 * px)) if pillow_font(size, "bold").getlength(widest) <= slot - 2), None
+        )
         fits = size is not None  # side by side; else written downwards, the slot as the line height
         size = size or min(px, max(8, round(0.8 * slot)))
         font, bold = pillow_font(size), pillow_font(size, "bold")
@@ -617,9 +623,9 @@ class AttentionDemo(PaintedDemo):
         controls = {
             "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
                                      placeholder="a sentence of the course language; Enter to read it",
-                                     layout=widgets.Layout(width="44em")),  # fmt: skip
+                                     layout=widgets.Layout(width="44em")),
             "layer": widgets.ToggleButtons(options=[(str(n + 1), n) for n in range(self.layers)], value=layer,
-                                           description="layer"),  # fmt: skip
+                                           description="layer"),
             "head": widgets.ToggleButtons(options=[*((str(n + 1), n) for n in range(self.heads)),
                                                    ("mean of heads", MEAN_OF_HEADS)], value=head, description="head",
                                          style={"button_width": "auto"}),

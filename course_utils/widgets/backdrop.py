@@ -4,6 +4,7 @@ Text and contours are the slow part of a matplotlib redraw. A demo draws its sta
 (axes, labels, contours) once into a bitmap and, on each redraw, pastes it and draws only the
 moving lines on transparent axes laid exactly over it.
 """
+
 from __future__ import annotations
 
 import numpy as np

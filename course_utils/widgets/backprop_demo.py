@@ -4,6 +4,7 @@ Step 0 shows the inputs. Each forward step computes one node's value and its loc
 derivatives; each backward step completes one node's gradient with the chain rule,
 ∂L/∂node = Σ over the nodes that use it of (their gradient × the local derivative).
 """
+
 from __future__ import annotations
 
 import math

@@ -18,6 +18,7 @@ Speed: every (example or prompt, width, normalisation) is searched once (``gener
 ``trace``) and kept; the step slider only repaints. The tree is painted with Pillow (matplotlib text is
 slow) and reaches the figure as one bitmap, as in ``sequence_demo``.
 """
+
 from __future__ import annotations
 
 import html
@@ -44,8 +45,7 @@ TREE_WORDS = ("<s>", "yes", "ok", "</s>")
 EXAMPLES = {  # dropdown label -> prompt for the course model (TREE: the slide's tree)
     TREE: TREE,
     "course model: 'the' (the normalisation changes the winner)": "the",
-    "course model: 'the horse which was raced past the barn' (greedy rambles)":
-        "the horse which was raced past the barn",
+    "course model: 'the horse which was raced past the barn' (greedy rambles)": "the horse which was raced past the barn",
     "course model: no prompt (from <s> alone)": "",
     "course model: 'the hunter' (every width agrees)": "the hunter",
 }
@@ -181,7 +181,6 @@ def oracle_verdict(oracle: CourseLanguage, prompt: tuple[str, ...], words: tuple
     return f"oracle: ✗ '{score.failure.word}' (word {score.failure.position + 1}) cannot come there"
 
 
-
 @dataclass(frozen=True)
 class Layout:
     """Where a search's nodes go: font sizes, each node's label lines and position, the root's."""
@@ -281,7 +280,11 @@ class TreePainter:
         highlight = shown >= search.steps
         for i in sorted(visible, key=lambda i: (search.nodes[i].best and highlight, not search.nodes[i].greyed)):
             self._edge(pen, layout, search.nodes[i], layout.boxes[i], highlight)
-        word_font, bold, value_font = pillow_font(layout.size), pillow_font(layout.size, "bold"), pillow_font(round(0.8 * layout.size))
+        word_font, bold, value_font = (
+            pillow_font(layout.size),
+            pillow_font(layout.size, "bold"),
+            pillow_font(round(0.8 * layout.size)),
+        )
         root_text, root_box = layout.root
         pen.text((root_box[0], (root_box[1] + root_box[3]) // 2), root_text, fill="black", font=bold, anchor="lm")
         for i in visible:
@@ -379,13 +382,22 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
                                          value=value if value in EXAMPLES.values() else None)  # fmt: skip
         width_cap = TREE_MAX_WIDTH if self._tree else MAX_WIDTH
         controls = {
-            "prompt": widgets.Text(value="" if self._tree else value, description="prompt", continuous_update=False,
-                                   placeholder=f"a prompt for {self.model_name}; Enter to search",
-                                   layout=widgets.Layout(width="32em")),  # fmt: skip
-            "width": widgets.IntSlider(value=check_int("width", width, minimum=1, maximum=width_cap), min=1,
-                                       max=width_cap, description="beam width k"),  # fmt: skip
-            "normalisation": widgets.ToggleButtons(options=list(NORMALISATIONS), value=normalisation,
-                                                   description="rank finished by"),  # fmt: skip
+            "prompt": widgets.Text(
+                value="" if self._tree else value,
+                description="prompt",
+                continuous_update=False,
+                placeholder=f"a prompt for {self.model_name}; Enter to search",
+                layout=widgets.Layout(width="32em"),
+            ),
+            "width": widgets.IntSlider(
+                value=check_int("width", width, minimum=1, maximum=width_cap),
+                min=1,
+                max=width_cap,
+                description="beam width k",
+            ),
+            "normalisation": widgets.ToggleButtons(
+                options=list(NORMALISATIONS), value=normalisation, description="rank finished by"
+            ),
             "step": widgets.IntSlider(value=MAX_NEW_TOKENS, min=1, max=MAX_NEW_TOKENS, description="show steps 1…"),
         }
         self.examples.observe(self._on_example, names="value")

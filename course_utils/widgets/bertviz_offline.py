@@ -21,6 +21,7 @@ If ``mpld3`` or ``XStatic-jQuery`` (or bertviz) is missing, ``head_view``/``mode
 says what to ``pip install`` and show the static picture instead; with ``display=False`` they raise
 ``ModuleNotFoundError`` with that advice.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -87,7 +88,9 @@ def attention_array(attention, tokens) -> np.ndarray:
         try:
             array = np.asarray(layer.detach().cpu().float() if hasattr(layer, "detach") else layer, dtype=np.float64)
         except (TypeError, ValueError):
-            raise CourseInputError(f"attention layer {index} is not an array of numbers: {type(layer).__name__}") from None
+            raise CourseInputError(
+                f"attention layer {index} is not an array of numbers: {type(layer).__name__}"
+            ) from None
         if array.ndim == 4:
             if array.shape[0] != 1:
                 raise CourseInputError(f"attention layer {index} has batch size {array.shape[0]}; pass one sentence")
@@ -173,7 +176,9 @@ def make_offline(bertviz_html: str) -> str:
     """Rewrite the HTML of bertviz's ``html_action="return"`` so it needs no network (see the module's docstring)."""
     scripts = _INLINE_SCRIPT.findall(bertviz_html)
     if len(scripts) != 1 or "requirejs(" not in scripts[0]:
-        raise RuntimeError("bertviz's HTML is not as expected (one inline script calling requirejs): has bertviz changed?")
+        raise RuntimeError(
+            "bertviz's HTML is not as expected (one inline script calling requirejs): has bertviz changed?"
+        )
     body = _INLINE_SCRIPT.sub("", _SCRIPT_SRC.sub("", bertviz_html))  # the <div>s bertviz draws into
     assets = asset_paths()
     libraries = {name: _script_text(path) for name, path in assets.items()}

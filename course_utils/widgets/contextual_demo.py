@@ -13,6 +13,7 @@ Speed: every vector (480 items × L+1 layers), projection, probe and neighbour s
 construction (under a second for the course's 2-layer BERT on one core, about two for a 6-layer one), so a
 callback only repaints. The picture is painted with Pillow, as in the other demos.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,7 +32,14 @@ from course_utils.widgets.next_word_demo import pillow_font
 from course_utils.widgets.sequence_demo import PaintedDemo
 
 SENSE_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
-MARKERS = ("circle", "triangle", "square", "diamond", "circle", "triangle")  # a shape per sense too (colour-blind readers)
+MARKERS = (
+    "circle",
+    "triangle",
+    "square",
+    "diamond",
+    "circle",
+    "triangle",
+)  # a shape per sense too (colour-blind readers)
 PROBE_COLOR, NEIGHBOUR_COLOR = "#4d4d4d", "#a6a6a6"
 HIGHLIGHT = "#fff3b0"  # the chosen layer in the bar chart
 CHANCE_COLOR = "#b00020"
@@ -43,7 +51,6 @@ def default_model():
     from course_utils.models.bert_checkpoints import load_bert, load_course_tokenizer
 
     return load_bert("bert_mlm"), load_course_tokenizer()
-
 
 
 def _rgb(name: str) -> tuple[int, int, int]:
@@ -142,7 +149,9 @@ class ContextualPainter:
             return (round(left + side / 2 + (x - middle[0]) / span * inner),
                     round(top + side / 2 - (y - middle[1]) / span * inner))  # fmt: skip
 
-        stacks: list[tuple[tuple[int, int], dict[int, int]]] = []  # (place, {sense: points there}), nearby points merged
+        stacks: list[
+            tuple[tuple[int, int], dict[int, int]]
+        ] = []  # (place, {sense: points there}), nearby points merged
         near = 1.5 * self.radius
         for (x, y), sense in zip(points.tolist(), labels):
             where = place(x, y)
@@ -191,7 +200,9 @@ class ContextualPainter:
         for i, (sense, example, count) in enumerate(list(zip(senses, examples, counts))[:3]):
             y = self.key_top + i * self.key_row
             self._marker(pen, (self.plot_left + px // 2, y), i, radius=round(0.5 * px))
-            pen.text((self.plot_left + round(1.4 * px), y), f"{sense} ({count})", fill="black", font=self.bold, anchor="lm")
+            pen.text(
+                (self.plot_left + round(1.4 * px), y), f"{sense} ({count})", fill="black", font=self.bold, anchor="lm"
+            )
             x = self.plot_left + round(1.4 * px) + round(self.bold.getlength(f"{sense} ({count})")) + px
             pen.text((x, y), f"e.g. '{example}'", fill="black", font=self.font, anchor="lm")
 
@@ -316,7 +327,9 @@ class ContextualEmbeddingDemo(PaintedDemo):
                       "alike": shown.alike}  # fmt: skip
         mean = sum(self.results[(w, layer)].probe for w in self.senses) / len(self.senses)
         where = " (the embedding layer)" if layer == 0 else " (the last)" if layer == self.depth else ""
-        pca = "every occurrence has the same vector" if shown.alike else f"PCA keeps {shown.variance:.0%} of the variance"
+        pca = (
+            "every occurrence has the same vector" if shown.alike else f"PCA keeps {shown.variance:.0%} of the variance"
+        )
         self.show_readout(f"'{word}' at layer {layer}{where}: sense probe {shown.probe:.2f} (chance "
                           f"{self.chance[word]:.2f}), nearest neighbour {shown.neighbour:.2f}; {pca} · all "
                           f"{len(self.senses)} words at this layer: probe {mean:.2f}")  # fmt: skip

@@ -4,6 +4,7 @@ Each redraw reruns the descent (a few hundred cheap NumPy steps) and moves two l
 over the surface and the loss curve. Everything that does not change (axes, ticks, contours,
 labels) is drawn once into a bitmap, so a redraw renders only the lines and a few texts.
 """
+
 from __future__ import annotations
 
 import ipywidgets as widgets
@@ -44,8 +45,9 @@ def draw_loss_surface(ax, X, y, center, half_width: float, levels: int = 12, res
     """Contours of log10 of the loss in a square view of ±``half_width`` around ``center``."""
     b0 = np.linspace(center[0] - half_width, center[0] + half_width, resolution)  # (M,)
     b1 = np.linspace(center[1] - half_width, center[1] + half_width, resolution)  # (M,)
-    ax.contour(b0, b1, np.log10(loss_grid(X, y, b0, b1)), levels=levels, colors="0.6", linewidths=0.8,
-               linestyles="solid")
+    ax.contour(
+        b0, b1, np.log10(loss_grid(X, y, b0, b1)), levels=levels, colors="0.6", linewidths=0.8, linestyles="solid"
+    )
     ax.set(xlim=(b0[0], b0[-1]), ylim=(b1[0], b1[-1]), aspect="equal")
     ax.set(xlabel="β₀ (intercept)", ylabel="β₁ (slope)")
 
@@ -83,8 +85,9 @@ class DescentDemo(Demo):
         self.half_width = 0.75 * float(np.abs(self.beta_star - self.beta0).max())
         self._build_figure()
         controls = {
-            "lr": widgets.FloatLogSlider(value=lr, base=10, min=-4, max=0.5, step=0.05, description="learning rate α",
-                                         readout_format=".2g"),
+            "lr": widgets.FloatLogSlider(
+                value=lr, base=10, min=-4, max=0.5, step=0.05, description="learning rate α", readout_format=".2g"
+            ),
             "steps": widgets.IntSlider(value=steps, min=1, max=300, description="steps"),
             "optimizer": widgets.Dropdown(options=OPTIMIZERS, value="gd", description="optimizer"),
         }

@@ -5,6 +5,7 @@ principal components, fitted once. The neighbours are found in the full d-dimens
 cosine similarity, so a neighbour can sit far away in the picture: two directions keep only part
 of the variance (the axis labels say how much).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -78,7 +79,9 @@ def _check_embeddings(embeddings, rows: int | None = None) -> torch.Tensor:
         got = getattr(embeddings, "shape", type(embeddings).__name__)
         raise CourseInputError(f"embeddings must be a float tensor (V, d), got {got}")
     if rows is not None and len(embeddings) != rows:
-        raise CourseInputError(f"embeddings has {len(embeddings)} rows but the vocabulary has {rows} words; they must match")
+        raise CourseInputError(
+            f"embeddings has {len(embeddings)} rows but the vocabulary has {rows} words; they must match"
+        )
     if not bool(torch.isfinite(embeddings).all()):
         raise CourseInputError("embeddings holds NaN or infinite values")
     return embeddings.detach().to("cpu", torch.float64)  # (V, d)
@@ -199,7 +202,9 @@ class EmbeddingDemo(Demo):
 
             vocab = course_vocab()
         if not isinstance(vocab, Vocab):
-            raise CourseInputError(f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(vocab).__name__}")
+            raise CourseInputError(
+                f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(vocab).__name__}"
+            )
         self.vocab = vocab
         self.embeddings = _check_embeddings(default_embeddings() if embeddings is None else embeddings, len(vocab))
         classes = course_word_classes() if word_classes is None else word_classes
@@ -216,9 +221,14 @@ class EmbeddingDemo(Demo):
         k = check_int("k", k, minimum=1, maximum=MAX_K)
         self._build_figure()
         controls = {
-            "word": widgets.Combobox(value=word, options=sorted(vocab.itos[i] for i in content), description="word",
-                                     ensure_option=False, continuous_update=False,
-                                     placeholder="a word, e.g. cat; Enter"),  # fmt: skip
+            "word": widgets.Combobox(
+                value=word,
+                options=sorted(vocab.itos[i] for i in content),
+                description="word",
+                ensure_option=False,
+                continuous_update=False,
+                placeholder="a word, e.g. cat; Enter",
+            ),
             "k": widgets.IntSlider(value=k, min=1, max=MAX_K, description="neighbours k"),
         }
         super().__init__(controls, title="Word embeddings: similar words get similar vectors")
@@ -281,8 +291,15 @@ class EmbeddingDemo(Demo):
             position = _free_place(pen, word, font, (x + 0.9 * font.size, height - y), taken)
             placed.append((word, font, position))
         for word, font, position in reversed(placed):  # the chosen word last, on top
-            pen.text(position, word, fill="black", font=font, anchor="lm",
-                     stroke_width=max(1, font.size // 8), stroke_fill="white")  # a halo keeps it readable over dots
+            pen.text(
+                position,
+                word,
+                fill="black",
+                font=font,
+                anchor="lm",
+                stroke_width=max(1, font.size // 8),
+                stroke_fill="white",
+            )  # a halo keeps it readable over dots
         (x0, y0), (x1, y1) = self.ax.bbox.get_points()  # the map's box in pixels, y up
         rgba = np.array(picture)  # (H, W, 4)
         outside = np.ones((height, width), dtype=bool)

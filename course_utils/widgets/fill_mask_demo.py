@@ -12,6 +12,7 @@ oracle's probability words of k pieces hold, and the pieces BERT reads.
 Speed: a distribution is computed once per (sentence, k) and kept (the examples at construction), so
 moving top k only repaints. The panels are painted with Pillow by ``next_word_demo``'s ``Painter``.
 """
+
 from __future__ import annotations
 
 import re
@@ -129,11 +130,16 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
                                          layout=widgets.Layout(width="32em"))  # fmt: skip
         self.examples.observe(self._on_example, names="value")
         controls = {
-            "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
-                                     placeholder="a sentence with one [MASK]; Enter to fill it",
-                                     layout=widgets.Layout(width="32em")),  # fmt: skip
-            "pieces": widgets.ToggleButtons(options=[(str(k), k) for k in range(1, MAX_PIECES + 1)], value=pieces,
-                                            description="pieces in the gap"),  # fmt: skip
+            "sentence": widgets.Text(
+                value=sentence,
+                description="sentence",
+                continuous_update=False,
+                placeholder="a sentence with one [MASK]; Enter to fill it",
+                layout=widgets.Layout(width="32em"),
+            ),
+            "pieces": widgets.ToggleButtons(
+                options=[(str(k), k) for k in range(1, MAX_PIECES + 1)], value=pieces, description="pieces in the gap"
+            ),
             "k": widgets.IntSlider(value=top_k, min=1, max=MAX_K, description="top k words"),
         }
         super().__init__(controls, title="Fill the [MASK]: BERT's guesses beside the truth (the oracle)")
@@ -221,8 +227,13 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
             top = next(iter(oracle))
             q = np.array([bert.get(w, 0.0) for w in bert])  # (n,) BERT's, over the words of k pieces
             p = np.array([oracle.get(w, 0.0) for w in bert])  # (n,) the oracle's, the same words
-            numbers.update(top=top, oracle_top=oracle[top], bert_top=bert.get(top, 0.0),
-                           tv=0.5 * float(np.abs(p - q).sum()), impossible=float(q[p == 0].sum()))
+            numbers.update(
+                top=top,
+                oracle_top=oracle[top],
+                bert_top=bert.get(top, 0.0),
+                tv=0.5 * float(np.abs(p - q).sum()),
+                impossible=float(q[p == 0].sum()),
+            )
         panels.append(Panel(f"BERT, {pieces} × [MASK]", bert_top, kinds))
         return Filling(bert, oracle, account, panels, numbers, self._readout(read, numbers, full is None))
 
@@ -231,14 +242,20 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
         k = numbers["pieces"]
         parts = []
         if numbers["top"] is not None:
-            parts.append(f"the oracle's most likely {k}-piece word is '{numbers['top']}': "
-                         f"oracle {numbers['oracle_top']:.3f}, BERT {numbers['bert_top']:.3f}")
-            parts.append(f"BERT puts {numbers['impossible']:.0%} on words that cannot fill the gap, TV {numbers['tv']:.2f}")
+            parts.append(
+                f"the oracle's most likely {k}-piece word is '{numbers['top']}': "
+                f"oracle {numbers['oracle_top']:.3f}, BERT {numbers['bert_top']:.3f}"
+            )
+            parts.append(
+                f"BERT puts {numbers['impossible']:.0%} on words that cannot fill the gap, TV {numbers['tv']:.2f}"
+            )
             parts.append(f"{k}-piece words hold {numbers['share']:.0%} of the oracle's probability here")
         elif no_word:
             parts.append("the oracle has no word for this gap (see the message); BERT's guesses are shown")
         else:
-            parts.append(f"no {k}-piece word fits: {_counts_text(numbers['counts'])}; BERT's guesses are all impossible")
+            parts.append(
+                f"no {k}-piece word fits: {_counts_text(numbers['counts'])}; BERT's guesses are all impossible"
+            )
         parts.append("BERT reads: " + " ".join(read))
         return " · ".join(parts)
 
@@ -270,9 +287,10 @@ def _pieces_text(pieces: int) -> str:
 
 
 def _counts_text(counts: list[int]) -> str:
-    """"the words that fit have 1 or 3 pieces"."""
+    """The readout's line: "the words that fit have 1 or 3 pieces"."""
     if not counts:
         return "no word fits"
-    listed = " or ".join(map(str, counts)) if len(counts) <= 2 else ", ".join(map(str, counts[:-1])) + f" or {counts[-1]}"
+    listed = (
+        " or ".join(map(str, counts)) if len(counts) <= 2 else ", ".join(map(str, counts[:-1])) + f" or {counts[-1]}"
+    )
     return f"the words that fit have {listed} piece{'s' * (counts != [1])}"
-

@@ -9,6 +9,7 @@ arrow carries the operation's label.
     picture = GraphPicture(L, ax)                   # for widgets: build once, then
     picture.update(values, grads, highlight=3, phase="backward")
 """
+
 from __future__ import annotations
 
 from statistics import mean
@@ -19,9 +20,13 @@ from course_utils.models.autograd import Value
 from course_utils.validation import CourseInputError, check_choice, check_int
 
 COLOURS = {
-    "forward": "#ffd27f", "backward": "#b9dcff",  # the current node's fill
-    "edge": "#555555", "forward_edge": "#e08a00", "backward_edge": "#1a73e8",  # arrows
-    "grad": "#0b57d0", "op": "#7a1f00",  # texts
+    "forward": "#ffd27f",
+    "backward": "#b9dcff",  # the current node's fill
+    "edge": "#555555",
+    "forward_edge": "#e08a00",
+    "backward_edge": "#1a73e8",  # arrows
+    "grad": "#0b57d0",
+    "op": "#7a1f00",  # texts
 }
 PHASES = ("forward", "backward")
 
@@ -137,8 +142,10 @@ class GraphPicture:
             return FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.08", **style)
 
         static = [box(x, y, fc="none", ec="black", zorder=1, **on_axes) for x, y in self.positions]
-        static += [Text(x, y + h / 4, node_title(n), fontweight="bold", zorder=2, **text)
-                   for n, (x, y) in zip(self.nodes, self.positions)]
+        static += [
+            Text(x, y + h / 4, node_title(n), fontweight="bold", zorder=2, **text)
+            for n, (x, y) in zip(self.nodes, self.positions)
+        ]
         index = {id(node): i for i, node in enumerate(self.nodes)}
         self.edges = []  # (parent index, child index, arrow drawn when highlighted)
         for child, node in enumerate(self.nodes):
@@ -147,8 +154,16 @@ class GraphPicture:
                 (x0, y0) = self.positions[parent]
                 start, end = (x0 + w / 2, y0), (x1 - w / 2, y1)
                 static.append(FancyArrowPatch(start, end, color=COLOURS["edge"], lw=1.2, zorder=0, **arrow, **on_axes))
-                static.append(Text((x0 + x1) / 2, (y0 + y1) / 2 + 0.04, node.op, color=COLOURS["op"], zorder=2,
-                                   **{**text, "va": "bottom"}))
+                static.append(
+                    Text(
+                        (x0 + x1) / 2,
+                        (y0 + y1) / 2 + 0.04,
+                        node.op,
+                        color=COLOURS["op"],
+                        zorder=2,
+                        **{**text, "va": "bottom"},
+                    )
+                )
                 self.edges.append((parent, child, ax.add_patch(FancyArrowPatch(start, end, lw=3.0, zorder=3, **arrow))))
         for artist in static:
             artist.set_figure(ax.figure)

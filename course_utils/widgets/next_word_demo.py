@@ -11,6 +11,7 @@ panels are painted with Pillow, not with matplotlib artists: matplotlib 3.11 lay
 renders every glyph in Python (about 0.2 ms a glyph), and six panels of words and numbers hold
 some 700 glyphs. The picture reaches the figure as one bitmap (``PixelLayer``).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -176,8 +177,11 @@ def _rgb(name: str) -> tuple[int, int, int]:
     return tuple(round(255 * c) for c in to_rgb(name))
 
 
-KEY = (("oracle", "the oracle's distribution"), ("possible", "a model's guess"),
-       ("impossible", "a word the oracle says cannot come next"))  # (colour, meaning)
+KEY = (
+    ("oracle", "the oracle's distribution"),
+    ("possible", "a model's guess"),
+    ("impossible", "a word the oracle says cannot come next"),
+)  # (colour, meaning)
 
 
 class Painter:
@@ -246,7 +250,9 @@ class Painter:
         draw.text((left, top_px), panel.title, fill="black", font=self.bold, anchor="lt")
         if panel.note:
             middle = (left + self.panel[0] // 2, top_px + self.panel[1] // 2)
-            draw.multiline_text(middle, panel.note, fill=self.colors["note"], font=self.font, anchor="mm", align="center")
+            draw.multiline_text(
+                middle, panel.note, fill=self.colors["note"], font=self.font, anchor="mm", align="center"
+            )
             return
         area_top, bar_left = top_px + round(1.6 * self.px), left + self.label_px
         full = self.panel[0] - self.label_px - self.value_px - self.px  # pixels for the largest probability
@@ -318,9 +324,13 @@ class NextWordDemo(ExamplesWithAccount, Demo):
         self.examples = widgets.Dropdown(options=EXAMPLES, value=context if context in EXAMPLES else None)
         self.examples.observe(self._on_example, names="value")
         controls = {
-            "context": widgets.Text(value=context, description="context", continuous_update=False,
-                                    placeholder="the start of a sentence; Enter to predict",
-                                    layout=widgets.Layout(width="32em")),  # fmt: skip
+            "context": widgets.Text(
+                value=context,
+                description="context",
+                continuous_update=False,
+                placeholder="the start of a sentence; Enter to predict",
+                layout=widgets.Layout(width="32em"),
+            ),
             "k": widgets.IntSlider(value=top_k, min=1, max=MAX_K, description="top k words"),
         }
         super().__init__(controls, title="What comes next? Each model's guess beside the truth (the oracle)")
@@ -328,7 +338,9 @@ class NextWordDemo(ExamplesWithAccount, Demo):
 
     def _check_arguments(self) -> None:
         if not isinstance(self.vocab, Vocab):
-            raise CourseInputError(f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(self.vocab).__name__}")
+            raise CourseInputError(
+                f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(self.vocab).__name__}"
+            )
         if not isinstance(self.oracle, CourseLanguage):
             raise CourseInputError(f"oracle must be a CourseLanguage, got {type(self.oracle).__name__}")
         if not isinstance(self.models, dict) or not self.models or len(self.models) > MAX_MODELS:
@@ -341,7 +353,9 @@ class NextWordDemo(ExamplesWithAccount, Demo):
                 raise CourseInputError(f"models[{name!r}] must be a language model (a torch.nn.Module), got {kind}")
             size = getattr(model, "vocab_size", len(self.vocab))
             if size != len(self.vocab):
-                raise CourseInputError(f"models[{name!r}] predicts {size} token types; the vocabulary has {len(self.vocab)}")
+                raise CourseInputError(
+                    f"models[{name!r}] predicts {size} token types; the vocabulary has {len(self.vocab)}"
+                )
 
     def _build_figure(self) -> None:
         """A figure whose only content is the painted picture, at PNG_DPI so it is pasted 1:1."""

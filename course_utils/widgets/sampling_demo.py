@@ -22,6 +22,7 @@ Speed: the model's logits and the oracle's distribution are computed once per pr
 moving a knob only warps 610 numbers and repaints; the panels are painted with Pillow
 (``next_word_demo``'s fonts and colour key) and reach the figure as one bitmap (``PaintedDemo``).
 """
+
 from __future__ import annotations
 
 import html
@@ -168,7 +169,7 @@ class KnobPainter(Painter):
 
 
 def knobs_text(temperature: float, top_k: int, top_p: float) -> str:
-    """"T = 0.70, top-k off, top-p 0.90"."""
+    """The knobs in one line, e.g. "T = 0.70, top-k off, top-p 0.90"."""
     t = "T = 0 (greedy)" if temperature == 0 else f"T = {temperature:.2f}"
     return f"{t}, top-k {top_k or 'off'}, top-p {'off' if top_p >= 1 else f'{top_p:.2f}'}"
 
@@ -213,14 +214,20 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         self.make_canvas(*self.painter.size)
         self._make_widgets(prompt)
         controls = {
-            "prompt": widgets.Text(value=prompt, description="prompt after <s>", continuous_update=False,
-                                   placeholder="the words after <s> (empty: unconditional); Enter to predict",
-                                   layout=widgets.Layout(width="32em")),  # fmt: skip
+            "prompt": widgets.Text(
+                value=prompt,
+                description="prompt after <s>",
+                continuous_update=False,
+                placeholder="the words after <s> (empty: unconditional); Enter to predict",
+                layout=widgets.Layout(width="32em"),
+            ),
             "temperature": widgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.05, description="temperature T"),
             "top_k": widgets.IntSlider(value=0, min=0, max=MAX_TOP_K, description="top-k (0: off)"),
             "top_p": widgets.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05, description="top-p (1: off)"),
         }
-        super().__init__(controls, title="Sampling knobs: temperature, top-k and top-p reshape the next-word distribution")
+        super().__init__(
+            controls, title="Sampling knobs: temperature, top-k and top-p reshape the next-word distribution"
+        )
         controls["prompt"].observe(self._on_typed, names="value")
         title, rows, *rest = self.box.children
         self.box.children = (title, rows, *rest[:-1], self.sample_list, rest[-1])  # the samples above the plot
@@ -260,7 +267,9 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
     def _control_rows(self) -> widgets.Widget:
         rows = super()._control_rows()
         note = f"{self.samples} continuations; each click a new seed ({self.name})"
-        button_row = widgets.HBox([self.sample_button, label(note, size=14)], layout=widgets.Layout(align_items="center"))
+        button_row = widgets.HBox(
+            [self.sample_button, label(note, size=14)], layout=widgets.Layout(align_items="center")
+        )
         rows.children = (*rows.children, button_row)
         return rows
 
@@ -274,7 +283,9 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         """The prompt's words (a string is tokenized; empty or spaces: no words), if the model can read them."""
         if isinstance(prompt, str):
             if "<s>" in prompt or "</s>" in prompt:
-                raise CourseInputError("leave out <s> and </s>: the prompt is the words after <s>, which is added for you")
+                raise CourseInputError(
+                    "leave out <s> and </s>: the prompt is the words after <s>, which is added for you"
+                )
             words = tuple(tokenize(prompt))
         elif isinstance(prompt, (list, tuple)) and all(isinstance(w, str) for w in prompt):
             words = tuple(prompt)
@@ -368,8 +379,12 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
             parts.append("the oracle has no next word (see the message)")
         else:
             best = int(np.argmax(numbers.oracle))
-            parts.append(f"on words the oracle rules out: {impossible[0]:.1%} before the warp, {impossible[1]:.1%} after")
-            parts.append(f"the oracle's most likely next word is '{self.vocab.itos[best]}' ({numbers.oracle[best]:.3f})")
+            parts.append(
+                f"on words the oracle rules out: {impossible[0]:.1%} before the warp, {impossible[1]:.1%} after"
+            )
+            parts.append(
+                f"the oracle's most likely next word is '{self.vocab.itos[best]}' ({numbers.oracle[best]:.3f})"
+            )
         return " · ".join(parts)
 
     # ------------------------------------------------------------ sampling
@@ -410,7 +425,7 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         """One continuation, with the oracle's verdict on the whole sentence."""
         new = tuple(self.vocab.decode(generation.content))
         score = self.oracle.score(words + new)
-        given_prompt = sum(score.token_logprobs[len(words):]) if score.grammatical else -math.inf
+        given_prompt = sum(score.token_logprobs[len(words) :]) if score.grammatical else -math.inf
         return {"prompt": words, "words": new, "text": " ".join(words + new), "ended": generation.ended,
                 "tokens": len(generation.ids), "model_logprob": generation.logprob, "grammatical": score.grammatical,
                 "oracle_logprob": given_prompt, "failure": None if score.grammatical else str(score.failure),

@@ -11,6 +11,7 @@ gates, and the oracle's distribution at every position. Moving t or switching th
 view only repaints. As in ``next_word_demo``, the picture is painted with Pillow (matplotlib
 text is slow) and reaches the figure as one bitmap.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -51,8 +52,13 @@ EXAMPLES = {  # a sentence of the course language -> the position shown first: j
     "he ate the cake with the fork .": 6,
 }
 HIDDEN = "hidden state"
-LSTM_VIEWS = {"input gate": "input", "forget gate": "forget", "output gate": "output", "candidate": "candidate",
-              "cell state": "cell"}  # view -> key of RecurrentLM.gates(idx)
+LSTM_VIEWS = {
+    "input gate": "input",
+    "forget gate": "forget",
+    "output gate": "output",
+    "candidate": "candidate",
+    "cell state": "cell",
+}  # view -> key of RecurrentLM.gates(idx)
 MAX_UNITS = 32  # rows of the heatmap: the first 32 units of a larger hidden state
 MAX_WORDS = 30  # the longest sentence the heatmap has room for
 TOP_K = MAX_K  # bars per panel: as many as the panels have room for
@@ -280,11 +286,16 @@ class SequenceDemo(PaintedDemo):
         first = next(iter(self.models))
         self.examples = widgets.Dropdown(options=list(EXAMPLES), value=sentence if sentence in EXAMPLES else None)
         controls = {
-            "sentence": widgets.Text(value=sentence, description="sentence", continuous_update=False,
-                                     placeholder="a sentence of the course language; Enter to read it",
-                                     layout=widgets.Layout(width="36em")),  # fmt: skip
-            "position": widgets.IntSlider(value=EXAMPLES.get(sentence, 0), min=0, max=len(tokenize(sentence)),
-                                          description="position t"),  # fmt: skip
+            "sentence": widgets.Text(
+                value=sentence,
+                description="sentence",
+                continuous_update=False,
+                placeholder="a sentence of the course language; Enter to read it",
+                layout=widgets.Layout(width="36em"),
+            ),
+            "position": widgets.IntSlider(
+                value=EXAMPLES.get(sentence, 0), min=0, max=len(tokenize(sentence)), description="position t"
+            ),
             "model": widgets.Dropdown(options=list(self.models), value=first, description="model"),
             "show": widgets.Dropdown(options=views(self.models[first]), value=HIDDEN, description="show"),
         }
@@ -300,8 +311,9 @@ class SequenceDemo(PaintedDemo):
             raise CourseInputError(f"oracle must be a CourseLanguage, got {type(self.oracle).__name__}")
         for name, model in self.models.items():
             if not callable(getattr(model, "hidden_states", None)):
-                raise CourseInputError(f"models[{name!r}] must be a recurrent LM with hidden_states(idx), "
-                                       "e.g. a RecurrentLM")
+                raise CourseInputError(
+                    f"models[{name!r}] must be a recurrent LM with hidden_states(idx), e.g. a RecurrentLM"
+                )
         missing = sorted(self.oracle.vocabulary - set(self.vocab.itos))
         if missing:
             raise CourseInputError(f"the vocabulary lacks words of the course language, e.g. {missing[:5]}")

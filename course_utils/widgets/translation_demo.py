@@ -13,6 +13,7 @@ Speed: each (model, passage) is decoded once (greedy) and kept; moving the step 
 ``sequence_demo``, the picture is painted with Pillow (matplotlib text is slow) and reaches the
 figure as one bitmap.
 """
+
 from __future__ import annotations
 
 import html
@@ -113,7 +114,6 @@ def decode(model: Seq2Seq, source_vocab: Vocab, target_vocab: Vocab, words: tupl
     elif weights is None and len(tokens) < max_len:
         tokens += (EOS,)
     return Decoding(tokens, weights, model.encoder.hidden_size)
-
 
 
 class TranslationPainter:
@@ -286,11 +286,16 @@ class TranslationDemo(PaintedDemo):
         self.next_button = widgets.Button(description="next step ▶",
                                           tooltip="one more decoder step (after the last: back to 1)")  # fmt: skip
         controls = {
-            "sentence": widgets.Text(value=sentence, description="source", continuous_update=False,
-                                     placeholder="one or more sentences, each ending in ' .'; Enter to translate",
-                                     layout=widgets.Layout(width="48em")),  # fmt: skip
-            "model": widgets.ToggleButtons(options=list(self.models), value=next(iter(self.models)),
-                                           description="model"),  # fmt: skip
+            "sentence": widgets.Text(
+                value=sentence,
+                description="source",
+                continuous_update=False,
+                placeholder="one or more sentences, each ending in ' .'; Enter to translate",
+                layout=widgets.Layout(width="48em"),
+            ),
+            "model": widgets.ToggleButtons(
+                options=list(self.models), value=next(iter(self.models)), description="model"
+            ),
             "step": widgets.IntSlider(value=1, min=1, max=1, description="decoder step"),
         }
         controls["sentence"].observe(self._on_typed, names="value")

@@ -7,6 +7,7 @@ is shown as a one-line message inside the widget, never as a traceback. Each red
 is kept in ``latencies`` (seconds) for the benchmarks. Works with ipywidgets 8 and with Colab's 7.7
 (tests/test_ipywidgets7.py).
 """
+
 from __future__ import annotations
 
 import html
@@ -68,7 +69,9 @@ class Demo:
         self.refresh()
 
     def _control_rows(self) -> widgets.Widget:
-        rows = [labelled(getattr(control, "description", "") or name, control) for name, control in self.controls.items()]
+        rows = [
+            labelled(getattr(control, "description", "") or name, control) for name, control in self.controls.items()
+        ]
         return widgets.VBox(rows)
 
     def draw(self, **values):
