@@ -371,23 +371,48 @@ _SIZES_JS = """() => {
   }))};
 }"""
 
+# The notebook's kernel has started, its websocket is connected, and it waits for work.
+_KERNEL_READY_JS = """() => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel;
+  return !!kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
+}"""
+
 _SHUTDOWN_JS = """async () => { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); }"""
 
 
 class LabNotebook:
     """One notebook open in JupyterLab in a Playwright page."""
 
-    def __init__(self, page, server: LabServer, relative_path: str):
+    def __init__(self, page, server: LabServer, relative_path: str, *, connect_timeout_s: float = 90):
         self.page = page
         self.page_errors: list[str] = []
         page.on("pageerror", lambda error: self.page_errors.append(str(error)))
         page.goto(f"{server.url}/lab/tree/{relative_path}?reset", wait_until="domcontentloaded")
-        page.wait_for_function(
+        self._open()
+        if not self._kernel_connects(connect_timeout_s):  # once, on a busy machine, a kernel sat at "Connecting"
+            page.reload(wait_until="domcontentloaded")
+            self._open()
+            if not self._kernel_connects(connect_timeout_s):
+                raise RuntimeError(f"{relative_path}: the kernel did not connect within {connect_timeout_s:.0f} s, "
+                                   f"twice (the page was reloaded once)\n{server.log_tail()}")  # fmt: skip
+
+    def _open(self) -> None:
+        self.page.wait_for_function(
             "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
             " && window.jupyterapp.shell.currentWidget.sessionContext",
             timeout=90_000,
         )
-        page.evaluate(_OPEN_JS)
+        self.page.evaluate(_OPEN_JS)
+
+    def _kernel_connects(self, timeout_s: float) -> bool:
+        """Wait until the notebook's kernel is connected and idle; False if it is not within ``timeout_s``."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function(_KERNEL_READY_JS, timeout=timeout_s * 1000, polling=250)
+        except PlaywrightTimeout:
+            return False
+        return True
 
     def run_all(self, timeout_s: float) -> str:
         """Clear the outputs, run every cell, wait until the run is over and the kernel idle; say how it ended."""
