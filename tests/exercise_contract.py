@@ -4,8 +4,12 @@
     test_right, test_wrong, test_unfinished = contract_tests(CHECKS, RIGHT, WRONG)
 
 A check passes right answers (prints ✓), fails wrong ones with a hint that contains the given
-words (prints ✗), and fails unfinished or crashing answers without raising.
+words (prints ✗), and fails unfinished or crashing answers without raising. The answers themselves live in the
+notebooks' <details> solutions (``solution_text``), never in a check's docstring.
 """
+
+import re
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +42,10 @@ def contract_tests(checks, right, wrong):
         test_checks_fail_wrong_answers_with_a_hint,
         test_checks_never_raise_on_unfinished_answers,
     )
+
+
+def solution_text(stem: str) -> str:
+    """The <details> solutions of ``notebooks/src/{stem}.py``, its Markdown's "# " taken off."""
+    source = (Path(__file__).resolve().parents[1] / "notebooks" / "src" / f"{stem}.py").read_text(encoding="utf-8")
+    blocks = re.findall(r"<details>.*?</details>", source, flags=re.S)
+    return "\n".join(re.sub(r"^# ?", "", block, flags=re.M) for block in blocks)

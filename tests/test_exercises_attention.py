@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from exercise_contract import contract_tests
+from exercise_contract import contract_tests, solution_text
 from torch import nn
 
 from course_utils.exercises.attention import check_attention_head, check_causal_mask, check_positional_encoding
@@ -286,8 +286,13 @@ def test_the_reference_solutions_agree_with_torch():
     assert torch.allclose(positional_encoding(50, 64), sinusoidal_positions(50, 64), rtol=0, atol=1e-12)
 
 
-def test_the_checks_docstrings_show_the_reference_solutions():
-    """The <details> solutions and the checks' docstrings say the same thing."""
-    assert "torch.ones(length, length, dtype=torch.bool).tril()" in check_causal_mask.__doc__
-    assert 'scores.masked_fill(~mask, float("-inf"))' in check_attention_head.__doc__
-    assert "angle = pos / 10000 ** (two_i / d_model)" in check_positional_encoding.__doc__
+def test_the_notebooks_solutions_hold_the_reference_answers_and_the_docstrings_do_not():
+    """The answers live in the notebook's <details> solutions; Shift-Tab on a check must not show them."""
+    solutions = solution_text("08_transformer_self_attention")
+    for answer, check in [
+        ("torch.ones(length, length, dtype=torch.bool).tril()", check_causal_mask),
+        ('scores.masked_fill(~mask, float("-inf"))', check_attention_head),
+        ("angle = pos / 10000 ** (two_i / d_model)", check_positional_encoding),
+    ]:
+        assert answer in solutions, answer
+        assert answer not in check.__doc__, check.__name__

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from exercise_contract import contract_tests
+from exercise_contract import contract_tests, solution_text
 
 from course_utils.exercises.bert import check_layer_strategy, check_mask_batch, check_wordpiece_encode
 from course_utils.models import mlm_masking
@@ -354,9 +354,14 @@ def test_the_masking_check_leaves_no_trace_of_the_students_generator(capsys):
     assert outputs[0] == outputs[1]
 
 
-def test_the_checks_docstrings_show_the_reference_solutions():
-    """The <details> solutions and the checks' docstrings say the same thing."""
-    assert "masked[chosen & (u < 0.8)] = mask_id" in check_mask_batch.__doc__
-    assert 'piece = word[start:end] if start == 0 else "##" + word[start:end]' in check_wordpiece_encode.__doc__
-    assert "torch.cat(list(hidden[-4:]), dim=-1)" in check_layer_strategy.__doc__
-    assert "hidden[-4:].sum(dim=0)" in check_layer_strategy.__doc__
+def test_the_notebooks_solutions_hold_the_reference_answers_and_the_docstrings_do_not():
+    """The answers live in the notebook's <details> solutions; Shift-Tab on a check must not show them."""
+    solutions = solution_text("09_bert")
+    for answer, check in [
+        ("masked[chosen & (u < 0.8)] = mask_id", check_mask_batch),
+        ('piece = word[start:end] if start == 0 else "##" + word[start:end]', check_wordpiece_encode),
+        ("torch.cat(list(hidden[-4:]), dim=-1)", check_layer_strategy),
+    ]:
+        assert answer in solutions, answer
+        assert answer not in check.__doc__, check.__name__
+    assert "hidden[-4:].sum(dim=0)" not in check_layer_strategy.__doc__  # the other strategy's answer

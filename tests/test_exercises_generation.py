@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from exercise_contract import contract_tests
+from exercise_contract import contract_tests, solution_text
 
 from course_utils.exercises.generation import (
     LONG,
@@ -237,8 +237,13 @@ def test_the_short_and_the_long_hypothesis_are_ranked_differently(capsys):
     assert "mean prefers the long one; hf prefers the long one; gnmt prefers the short one" in out
 
 
-def test_the_checks_docstrings_show_the_reference_solutions():
-    """The <details> solutions and the checks' docstrings say the same thing."""
-    assert "mass_before = torch.cumsum(ranked, dim=0) - ranked" in check_top_p.__doc__
-    assert "best = torch.topk(totals.flatten(), width)" in check_beam_step.__doc__
-    assert "return total / ((5 + t) / 6) ** alpha" in check_length_normalised_score.__doc__
+def test_the_notebooks_solutions_hold_the_reference_answers_and_the_docstrings_do_not():
+    """The answers live in the notebook's <details> solutions; Shift-Tab on a check must not show them."""
+    solutions = solution_text("10_generation_strategies")
+    for answer, check in [
+        ("mass_before = torch.cumsum(ranked, dim=0) - ranked", check_top_p),
+        ("best = torch.topk(totals.flatten(), width)", check_beam_step),
+        ("return total / ((5 + t) / 6) ** alpha", check_length_normalised_score),
+    ]:
+        assert answer in solutions, answer
+        assert answer not in check.__doc__, check.__name__

@@ -106,9 +106,7 @@ def check_causal_mask(fn) -> bool:
     Row t is the query, column s the key; the mask is True on and below the diagonal, in
     F.scaled_dot_product_attention's convention (True = may attend). Checked against
     ``course_utils.models.attention.causal_mask`` for T = 1, 2, 5, 9. An additive float mask
-    (0 / -inf) is not accepted: the hint says how to turn it into booleans. A correct answer::
-
-        return torch.ones(length, length, dtype=torch.bool).tril()    # (T, T): True where s <= t
+    (0 / -inf) is not accepted: the hint says how to turn it into booleans.
     """
     answers = []
     for length in _MASK_CASES:
@@ -209,14 +207,7 @@ def check_attention_head(fn) -> bool:
     (B, T, T) are softmax(q kᵀ / √d_k) over the keys, with weight 0 where the (T, T) boolean mask is False
     (True = may attend); the output (B, T, d_k) is weights @ v. Checked against
     ``course_utils.models.attention.scaled_dot_product_attention`` in float64, with no mask (the call
-    leaves it out) and with a causal mask. A correct answer::
-
-        q, k, v = x @ W_q, x @ W_k, x @ W_v                              # (B, T, d_k) each
-        scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])        # (B, T, T)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))            # blocked: weight 0
-        weights = torch.softmax(scores, dim=-1)                          # each row sums to 1
-        return weights @ v, weights                                      # (B, T, d_k), (B, T, T)
+    leaves it out) and with a causal mask.
     """
     for batch, length, d_model, d_k, masked, seed in _HEAD_CASES:
         args, (output, weights) = _head_case(batch, length, d_model, d_k, masked, seed)
@@ -295,14 +286,7 @@ def check_positional_encoding(fn) -> bool:
 
     PE(pos, 2i) = sin(pos / 10000^(2i/d_model)) and PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)), pos = 0 …
     length − 1. Checked against ``course_utils.models.positional.sinusoidal_positions`` for (1, 4), (10, 16)
-    and (50, 64), up to float32 rounding (1e-5). A correct answer::
-
-        pos = torch.arange(length, dtype=torch.float64)[:, None]                 # (T, 1)
-        two_i = torch.arange(0, d_model, 2, dtype=torch.float64)                 # (d/2,): 0, 2, 4, …
-        angle = pos / 10000 ** (two_i / d_model)                                 # (T, d/2)
-        pe = torch.zeros(length, d_model, dtype=torch.float64)
-        pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)           # even: sin, odd: cos
-        return pe
+    and (50, 64), up to float32 rounding (1e-5).
     """
     for length, d_model in _PE_CASES:
         expected = sinusoidal_positions(length, d_model)  # (T, d)

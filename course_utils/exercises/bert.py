@@ -115,18 +115,7 @@ def check_mask_batch(fn) -> bool:
     10 % unchanged. ``labels`` (B, T) is the original id at the chosen positions and -100 elsewhere. A coin per token
     (as the library) or an exact count (as BERT's code, ``mlm_masking.mask_tokens``) both pass, and so do random ids
     drawn from the whole vocabulary (as the library) or from its non-special ids (as ``mask_tokens``): the check
-    counts the shares on a batch of 1,000 rows (60,000 maskable tokens). A correct answer::
-
-        special = torch.isin(input_ids, torch.tensor(list(special_ids)))                 # (B, T)
-        chosen = (torch.rand(input_ids.shape, generator=generator) < 0.15) & ~special    # 15 % of the rest
-        labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))
-        u = torch.rand(input_ids.shape, generator=generator)                             # one draw decides 80/10/10
-        masked = input_ids.clone()
-        masked[chosen & (u < 0.8)] = mask_id
-        randomised = chosen & (u >= 0.8) & (u < 0.9)
-        pool = torch.tensor([i for i in range(vocab_size) if i not in set(special_ids)])
-        masked[randomised] = pool[torch.randint(len(pool), (int(randomised.sum()),), generator=generator)]
-        return masked, labels
+    counts the shares on a batch of 1,000 rows (60,000 maskable tokens).
     """
     ids = _mask_case()
     answer, why = _masking_answer(fn, ids, _SEED)
@@ -294,19 +283,7 @@ def check_wordpiece_encode(fn) -> bool:
     a word carries ``##``. Take the longest entry that starts the word, then the longest ``##`` entry that starts the
     rest, and so on; if some rest matches nothing, the whole word is ``['[UNK]']``. Checked against
     ``course_utils.models.wordpiece.WordPieceEncoder`` on hand-made vocabularies (the edge cases) and on every word
-    of the course language with the course's tokenizer. A correct answer::
-
-        pieces, start = [], 0
-        while start < len(word):
-            for end in range(len(word), start, -1):                       # longest first
-                piece = word[start:end] if start == 0 else "##" + word[start:end]
-                if piece in vocab:
-                    break
-            else:
-                return ["[UNK]"]                                          # nothing matches here
-            pieces.append(piece)
-            start = end
-        return pieces
+    of the course language with the course's tokenizer.
     """
     cases = [(word, {UNK, *tokens}, why, tokens) for word, tokens, why in _HAND_CASES]
     try:
@@ -395,10 +372,7 @@ def check_layer_strategy(fn, strategy: str = "concat last four hidden") -> bool:
     ``strategy`` names the row of Devlin et al.'s Table 7 to write (a key of ``LAYER_STRATEGIES``, or "concat" /
     "sum"): "concat last four hidden" gives (N, 4·C), layers L-3, L-2, L-1, L side by side; "sum of last four hidden"
     gives (N, C). Checked against ``LAYER_STRATEGIES`` on models of 4 to 24 layers. (On a model shallower than
-    four layers the course's strategies take the hidden layers there are, never the embedding layer.) Correct answers::
-
-        return torch.cat(list(hidden[-4:]), dim=-1)      # concat last four hidden: (N, 4·C)
-        return hidden[-4:].sum(dim=0)                     # sum of last four hidden:  (N, C)
+    four layers the course's strategies take the hidden layers there are, never the embedding layer.)
     """
     name, reference = _strategy(strategy)
     for layers, count, width, seed in _LAYER_CASES:

@@ -114,14 +114,6 @@ def check_top_p(fn) -> bool:
     (the token that crosses p is kept, Hugging Face's rule), set the others to 0 and renormalise, in the
     vocabulary's order. Checked against ``course_utils.models.generation.warp(probs.log(), top_p=p).exp()``
     on hand-made distributions (p = 1, a tiny p, ties: any tied token may be the one kept) and random ones.
-    A correct answer::
-
-        ranked, order = torch.sort(probs, descending=True)           # (V,) most probable first
-        mass_before = torch.cumsum(ranked, dim=0) - ranked           # the mass of the better tokens
-        keep_sorted = mass_before < p                                # the token crossing p is kept
-        keep = torch.zeros_like(keep_sorted).scatter(0, order, keep_sorted)   # back to vocabulary order
-        kept = probs * keep
-        return kept / kept.sum()
     """
     cases = _top_p_cases()
     for probs, p, about in cases:
@@ -252,13 +244,7 @@ def check_beam_step(fn) -> bool:
     beam_logprobs (k,): each running beam's log-probability so far; next_logprobs (k, V): each beam's
     next-token log-probabilities. Return the ``width`` best continuations (beam b, token w) of all k·V, ranked
     by total = beam_logprobs[b] + next_logprobs[b, w]: beam_index (width,), token (width,) and total (width,).
-    Any order, and ties broken any way; checked against a brute force over all k·V continuations. A correct
-    answer::
-
-        totals = beam_logprobs[:, None] + next_logprobs              # (k, V): log-probabilities add
-        best = torch.topk(totals.flatten(), width)                   # the width best of all k·V
-        V = next_logprobs.shape[1]
-        return best.indices // V, best.indices % V, best.values      # beam, token, total
+    Any order, and ties broken any way; checked against a brute force over all k·V continuations.
     """
     for k, vocab, width, seed, about in _BEAM_CASES:
         beams, nexts = _beam_case(k, vocab, width, seed)
@@ -335,14 +321,7 @@ def check_length_normalised_score(fn) -> bool:
     kind one of ``"mean"`` (eq. 13.16: (1/t) Σ log P; alpha unused), ``"hf"`` (Σ log P / t^α, Hugging Face's
     ``length_penalty``) and ``"gnmt"`` (Σ log P / ((5 + t) / 6)^α, Wu et al. 2016). Checked against
     ``beam_search``'s divisors on sequences of 1 to 20 tokens and α = 0.6, 1, 2, among them a short and a
-    long hypothesis that the three rank differently. A correct answer::
-
-        t, total = len(logprobs), float(logprobs.sum())
-        if kind == "mean":
-            return total / t                           # eq. 13.16
-        if kind == "hf":
-            return total / t ** alpha                  # generate()'s length_penalty
-        return total / ((5 + t) / 6) ** alpha          # GNMT
+    long hypothesis that the three rank differently.
     """
     cases = _score_cases()
     for logprobs, kind, alpha in cases:

@@ -87,9 +87,7 @@ def check_bigram_probability(fn) -> bool:
 
     Each sentence (a list of words) is read as ``<s> w1 .. wn </s>``; ``previous`` may be ``"<s>"`` and
     ``word`` may be ``"</s>"``. A context never seen returns 0.0. Checked against ``NGramLM(vocab, 2,
-    smoothing="none")`` on ``BIGRAM_CORPORA``. A correct answer, with
-    ``pairs = [p for s in sentences for p in zip(["<s>", *s], [*s, "</s>"])]``:
-    ``return sum(p == (previous, word) for p in pairs) / max(1, sum(p[0] == previous for p in pairs))``
+    smoothing="none")`` on ``BIGRAM_CORPORA``.
     """
     for corpus, previous, word, tag in _BIGRAM_CASES:
         counts = _bigram_counts(corpus, previous, word)
@@ -124,10 +122,7 @@ def _add_k_hint(answer: float, count_hw: float, count_h: float, k: float, vocab_
 
 
 def check_add_k(fn) -> bool:
-    """Exercise: ``fn(count_hw, count_h, k, vocab_size)`` is the add-k estimate (c(h, w) + k) / (c(h) + k·|V|).
-
-    A correct answer: ``lambda count_hw, count_h, k, vocab_size: (count_hw + k) / (count_h + k * vocab_size)``
-    """
+    """Exercise: ``fn(count_hw, count_h, k, vocab_size)`` is the add-k estimate (c(h, w) + k) / (c(h) + k·|V|)."""
     for count_hw, count_h, k, vocab_size in _ADD_K_CASES:
         expected = (count_hw + k) / (count_h + k * vocab_size)
         crash_hint = "with c(h) = 0 the denominator is k·|V|; did you leave k·|V| out?" if count_h == 0 else ""
@@ -181,10 +176,7 @@ def _perplexity_hint(answer: float, logprobs: list[float]) -> str:
 
 
 def check_perplexity(fn) -> bool:
-    """Exercise: ``fn(token_logprobs)`` is the perplexity exp(−mean) of natural-log token probabilities.
-
-    A correct answer: ``lambda token_logprobs: math.exp(-sum(token_logprobs) / len(token_logprobs))``
-    """
+    """Exercise: ``fn(token_logprobs)`` is the perplexity exp(−mean) of natural-log token probabilities."""
     cases = _perplexity_cases()
     for logprobs, expected, what in cases:
         crash_hint = "a token of probability 0 should give perplexity inf, not an error" if math.isinf(expected) else ""
@@ -230,7 +222,6 @@ def check_ffnn_input(fn) -> bool:
     """Exercise: ``fn(E, window)`` is Bengio's projection layer e = [E[w1]; ...; E[wN]]: (V, d), N ids → (N·d,).
 
     Compared with the e that ``FeedForwardLM.forward`` builds from its own embedding matrix.
-    A correct answer: ``lambda E, window: torch.cat([E[w] for w in window])``
     """
     checked = 0
     for (vocab_size, context_size, embed_dim, seed), windows in _FFNN_CASES:

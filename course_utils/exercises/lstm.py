@@ -87,8 +87,6 @@ def check_lstm_step(fn) -> bool:
 
     x (B, D), h_prev and c_prev (B, H); W (4H, D), U (4H, H), b (4H,) hold the four blocks in torch's
     order i, f, g, o. Checked against ``course_utils.models.rnn.lstm_step`` in float64.
-    A correct answer: ``z = x @ W.T + h_prev @ U.T + b``, ``zi, zf, zg, zo = z.chunk(4, dim=-1)``,
-    ``c = sigmoid(zf) * c_prev + sigmoid(zi) * tanh(zg)``, ``return sigmoid(zo) * tanh(c), c``.
     """
     for batch, d, h, seed in _STEP_CASES:
         args, expected = _step_case(batch, d, h, seed)
@@ -143,7 +141,6 @@ def check_scalar_mix(fn) -> bool:
     """Exercise: ``fn(layers, w, gamma) -> γ Σ_j softmax(w)_j · layers[j]``: (L+1, T, D), (L+1,), () → (T, D).
 
     Checked against ``course_utils.models.recurrent_lm.ScalarMix`` with the same w and γ.
-    A correct answer: ``gamma * (torch.softmax(w, dim=0)[:, None, None] * layers).sum(0)``.
     """
     for n_layers, tokens, width, seed in _MIX_CASES:
         args, expected = _mix_case(n_layers, tokens, width, seed)
@@ -195,7 +192,7 @@ def check_cell_gradient(fn) -> bool:
     """Exercise: ``fn(forget, k, t) -> ∂c_t/∂c_k = Π_{j=k+1..t} f_j`` (its diagonal, (H,)), forget (T, H).
 
     Checked against autograd through the cell recursion c_j = f_j ⊙ c_{j-1} + i_j ⊙ g_j with the
-    gates held fixed. A correct answer: ``forget[k + 1 : t + 1].prod(dim=0)``.
+    gates held fixed.
     """
     for steps, units, k, t, seed in _CELL_CASES:
         g = torch.Generator().manual_seed(seed)
@@ -223,11 +220,7 @@ def torch_parameter_count(module: nn.Module) -> int:
 
 
 def check_lstm_parameters(fn) -> bool:
-    """Exercise: ``fn(input_size, hidden_size)`` is the number of parameters of ``nn.LSTM(input_size, hidden_size)``.
-
-    A correct answer: ``4 * (hidden_size * input_size + hidden_size * hidden_size + 2 * hidden_size)``
-    (torch keeps two bias vectors, b_ih and b_hh, per block).
-    """
+    """Exercise: ``fn(input_size, hidden_size)`` is the number of parameters of ``nn.LSTM(input_size, hidden_size)``."""
     for d, h in _COUNT_CASES:
         expected = torch_parameter_count(nn.LSTM(d, h))
         value, why = numeric_answer(fn, (d, h))

@@ -58,7 +58,6 @@ def check_elman_step(fn) -> bool:
     """Exercise: ``fn(x_t, h_prev, W, U, b)`` is one Elman step tanh(U h_{t-1} + W x_t + b) for rows (B, ·).
 
     Compared with ``course_utils.models.rnn.elman_step`` on batches of different sizes, float32 and float64.
-    A correct answer: ``lambda x_t, h_prev, W, U, b: torch.tanh(h_prev @ U.T + x_t @ W.T + b)``
     """
     crash_hint = "x_t is (B, D) and h_prev is (B, H), one row per example: use x_t @ W.T and h_prev @ U.T"
     for seed, (batch, inputs, hidden, dtype) in enumerate(_ELMAN_CASES):
@@ -128,8 +127,6 @@ def check_sequence_loss(fn) -> bool:
     """Exercise: ``fn(logits, targets)`` is the mean of −log ŷ_t[target] over targets that are not IGNORE_INDEX.
 
     ``logits`` (B, T, V), ``targets`` (B, T). Compared with ``F.cross_entropy(..., ignore_index=IGNORE_INDEX)``.
-    A correct answer: ``lambda logits, targets: F.cross_entropy(logits.flatten(0, 1), targets.flatten(),
-    ignore_index=-100)``
     """
     cases = _loss_cases()
     crash_hint = f"targets of {IGNORE_INDEX} are padding: leave them out (e.g. clamp them to 0, then mask them)"
@@ -201,7 +198,6 @@ def check_clip_by_norm(fn) -> bool:
     """Exercise: ``fn(grads, max_norm)`` returns new tensors scaled by min(1, max_norm / joint norm).
 
     Compared with ``torch.nn.utils.clip_grad_norm_``; the inputs must not be changed.
-    A correct answer: ``rnn_analysis.clip_by_norm(grads, max_norm)[0]``
     """
     cases = _clip_cases()
     for grads, max_norm, what in cases:
@@ -261,7 +257,6 @@ def check_parameter_count(fn) -> bool:
     """Exercise: ``fn(V, d, H, T)`` is the number of parameters of the CMU slide's RNN LM; T must not matter.
 
     Checked against a scratch ``RecurrentLM`` (one bias vector per layer, as on the slide).
-    A correct answer: ``lambda V, d, H, T: V * d + H * d + H * H + H + V * H + V``
     """
     for V, d, H in _COUNT_CASES:
         expected = rnn_lm_parameters(V, d, H)
