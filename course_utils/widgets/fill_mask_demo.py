@@ -28,6 +28,7 @@ from course_utils.models import bert_mlm
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets.next_word_demo import MAX_K, ExamplesWithAccount, Painter, Panel, unknown_words_message
 from course_utils.widgets.sequence_demo import PaintedDemo
+from course_utils.widgets.widget_kit import text_box
 
 EXAMPLES = {  # sentence -> the pieces of the word that was hidden
     "he ate the cake [MASK] the fork .": 1,
@@ -130,13 +131,7 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
                                          layout=widgets.Layout(width="32em"))  # fmt: skip
         self.examples.observe(self._on_example, names="value")
         controls = {
-            "sentence": widgets.Text(
-                value=sentence,
-                description="sentence",
-                continuous_update=False,
-                placeholder="a sentence with one [MASK]; Enter to fill it",
-                layout=widgets.Layout(width="32em"),
-            ),
+            "sentence": text_box(sentence, "sentence", "a sentence with one [MASK]; Enter to fill it"),
             "pieces": widgets.ToggleButtons(
                 options=[(str(k), k) for k in range(1, MAX_PIECES + 1)], value=pieces, description="pieces in the gap"
             ),

@@ -35,7 +35,7 @@ from course_utils.language.grammar import CourseLanguage
 from course_utils.models.lm_probes import oracle_probs
 from course_utils.language.text_pipeline import SPECIALS, Vocab, tokenize
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widgets.widget_kit import PNG_DPI, Demo, labelled
+from course_utils.widgets.widget_kit import PNG_DPI, Demo, labelled, text_box
 
 EXAMPLES = (
     "the cat near the dogs",
@@ -324,13 +324,7 @@ class NextWordDemo(ExamplesWithAccount, Demo):
         self.examples = widgets.Dropdown(options=EXAMPLES, value=context if context in EXAMPLES else None)
         self.examples.observe(self._on_example, names="value")
         controls = {
-            "context": widgets.Text(
-                value=context,
-                description="context",
-                continuous_update=False,
-                placeholder="the start of a sentence; Enter to predict",
-                layout=widgets.Layout(width="32em"),
-            ),
+            "context": text_box(context, "context", "the start of a sentence; Enter to predict"),
             "k": widgets.IntSlider(value=top_k, min=1, max=MAX_K, description="top k words"),
         }
         super().__init__(controls, title="What comes next? Each model's guess beside the truth (the oracle)")

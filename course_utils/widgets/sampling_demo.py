@@ -43,7 +43,7 @@ from course_utils.models.lm_probes import oracle_probs
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets.next_word_demo import ExamplesWithAccount, Painter, _probability, _rgb, unknown_words_message
 from course_utils.widgets.sequence_demo import PaintedDemo, check_models
-from course_utils.widgets.widget_kit import ERROR_STYLE, label
+from course_utils.widgets.widget_kit import ERROR_STYLE, label, text_box
 
 EXAMPLES = {  # prompt -> what it shows
     "the": "a subject comes next",
@@ -214,12 +214,8 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         self.make_canvas(*self.painter.size)
         self._make_widgets(prompt)
         controls = {
-            "prompt": widgets.Text(
-                value=prompt,
-                description="prompt after <s>",
-                continuous_update=False,
-                placeholder="the words after <s> (empty: unconditional); Enter to predict",
-                layout=widgets.Layout(width="32em"),
+            "prompt": text_box(
+                prompt, "prompt after <s>", "the words after <s> (empty: unconditional); Enter to predict"
             ),
             "temperature": widgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.05, description="temperature T"),
             "top_k": widgets.IntSlider(value=0, min=0, max=MAX_TOP_K, description="top-k (0: off)"),

@@ -40,7 +40,7 @@ from course_utils.widgets.next_word_demo import (
 )
 from course_utils.language.text_pipeline import BOS, EOS, Vocab, tokenize
 from course_utils.validation import CourseInputError, check_choice, check_int
-from course_utils.widgets.widget_kit import PNG_DPI, Demo, labelled
+from course_utils.widgets.widget_kit import PNG_DPI, Demo, labelled, text_box
 
 EXAMPLES = {  # a sentence of the course language -> the position shown first: just before the word that tests a model
     "the horse which was raced past the barn tripped .": 8,  # garden path: "raced" starts a reduced relative clause
@@ -286,12 +286,8 @@ class SequenceDemo(PaintedDemo):
         first = next(iter(self.models))
         self.examples = widgets.Dropdown(options=list(EXAMPLES), value=sentence if sentence in EXAMPLES else None)
         controls = {
-            "sentence": widgets.Text(
-                value=sentence,
-                description="sentence",
-                continuous_update=False,
-                placeholder="a sentence of the course language; Enter to read it",
-                layout=widgets.Layout(width="36em"),
+            "sentence": text_box(
+                sentence, "sentence", "a sentence of the course language; Enter to read it", width="36em"
             ),
             "position": widgets.IntSlider(
                 value=EXAMPLES.get(sentence, 0), min=0, max=len(tokenize(sentence)), description="position t"

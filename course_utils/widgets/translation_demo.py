@@ -34,7 +34,7 @@ from course_utils.models.seq2seq import Seq2Seq
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets.next_word_demo import pillow_font, paste_colour_bar, unknown_words_message, upright_words
 from course_utils.widgets.sequence_demo import PaintedDemo, set_range
-from course_utils.widgets.widget_kit import labelled
+from course_utils.widgets.widget_kit import labelled, text_box
 
 EXAMPLES = {  # passage -> what it shows
     "the ball was kicked by kayla .": "the slide's passive",
@@ -286,12 +286,8 @@ class TranslationDemo(PaintedDemo):
         self.next_button = widgets.Button(description="next step ▶",
                                           tooltip="one more decoder step (after the last: back to 1)")  # fmt: skip
         controls = {
-            "sentence": widgets.Text(
-                value=sentence,
-                description="source",
-                continuous_update=False,
-                placeholder="one or more sentences, each ending in ' .'; Enter to translate",
-                layout=widgets.Layout(width="48em"),
+            "sentence": text_box(
+                sentence, "source", "one or more sentences, each ending in ' .'; Enter to translate", width="48em"
             ),
             "model": widgets.ToggleButtons(
                 options=list(self.models), value=next(iter(self.models)), description="model"

@@ -33,6 +33,12 @@ def labelled(text: str, control: widgets.Widget) -> widgets.HBox:
     return widgets.HBox([label(text), control], layout=widgets.Layout(align_items="center"))
 
 
+def text_box(value: str, description: str, placeholder: str, *, width: str = "32em") -> widgets.Text:
+    """A one-line text box that reports its value on Enter (not at each keystroke); ``placeholder`` says what to type."""
+    return widgets.Text(value=value, description=description, continuous_update=False, placeholder=placeholder,
+                        layout=widgets.Layout(width=width))  # fmt: skip
+
+
 PNG_DPI = 80  # demos that paste bitmaps render them at this resolution, so they fit pixel for pixel
 
 
