@@ -7,7 +7,7 @@ Measured by hand, like ``translation_bench.py``'s section, and not called by ``b
     OMP_NUM_THREADS=1 python benchmarks/bert_bench.py --write    # … and replace its section of BENCHMARKS.md
     python benchmarks/bert_bench.py --only finetuning,layers     # only those parts; the others from the last JSON
 
-It needs the shipped checkpoints of ``data/checkpoints/09/`` (``python -m course_utils.models.bert_checkpoints``)
+It needs the shipped checkpoints of ``data/checkpoints/09/`` (``python -m course_utils.zoo.bert_checkpoints``)
 and notebooks 04–06's. The section goes among the hand-measured sections below run.py's marker, which run.py
 keeps. Raw numbers: ``benchmarks/results/bert_bench.json``. One torch thread throughout; pretraining ``bert_mlm``
 again (4,000 steps) is most of the run, about 3–4 minutes of one core.
@@ -67,14 +67,14 @@ def machine() -> dict:
 def _shared():
     """The tokenizer, the exact language, the candidate words."""
     from course_utils.language.grammar import CourseLanguage
-    from course_utils.models import bert_checkpoints as bzoo
+    from course_utils.zoo import bert_checkpoints as bzoo
 
     lang = CourseLanguage(include_held_out=False)
     return bzoo.load_course_tokenizer(), lang, sorted(lang.vocabulary)
 
 
 def _ratios(nlls: list[float], oracle: list[float], one_piece: list[int]) -> dict:
-    from course_utils.models import bert_mlm as bm
+    from course_utils.models.bert import bert_mlm as bm
 
     return {"ratio": round(bm.nll_ratio(nlls, oracle), 4),
             "one_piece_ratio": round(bm.nll_ratio([nlls[i] for i in one_piece], [oracle[i] for i in one_piece]), 4)}  # fmt: skip
@@ -83,8 +83,8 @@ def _ratios(nlls: list[float], oracle: list[float], one_piece: list[int]) -> dic
 def bench_pretraining() -> dict:
     """``bert_mlm``'s recipe trained again (its cosine over 4,000 steps), scored every 1,000 steps; the checkpoints' records."""
     from course_utils.language import corpus
-    from course_utils.models import bert_checkpoints as bzoo
-    from course_utils.models import bert_mlm as bm
+    from course_utils.zoo import bert_checkpoints as bzoo
+    from course_utils.models.bert import bert_mlm as bm
     from course_utils.training import train
 
     tok, lang, words = _shared()
@@ -140,9 +140,9 @@ def bench_finetuning() -> dict:
     import torch
 
     from course_utils.language import corpus
-    from course_utils.models import bert_checkpoints as bzoo
-    from course_utils.models import lm_checkpoints as zoo
-    from course_utils.models.bert_finetuning import review_accuracy, turns
+    from course_utils.zoo import bert_checkpoints as bzoo
+    from course_utils.zoo import lm_checkpoints as zoo
+    from course_utils.models.bert.bert_finetuning import review_accuracy, turns
 
     tok = bzoo.load_course_tokenizer()
     reviews = corpus.load_eval("reviews_test")
@@ -177,9 +177,9 @@ def bench_finetuning() -> dict:
 def bench_layers() -> dict:
     """Devlin et al.'s six layer choices on bert_deep (senses; subject number), and the sense probe by layer."""
     from course_utils.language import corpus
-    from course_utils.models import bert_checkpoints as bzoo
-    from course_utils.models import bert_mlm as bm
-    from course_utils.models import contextual_embeddings as ce
+    from course_utils.zoo import bert_checkpoints as bzoo
+    from course_utils.models.bert import bert_mlm as bm
+    from course_utils.analysis import contextual_embeddings as ce
 
     tok = bzoo.load_course_tokenizer()
     deep, recipe = bzoo.load_bert("bert_deep"), bzoo.training_record("bert_deep")["recipe"]
@@ -220,14 +220,15 @@ def bench_layers() -> dict:
 def bench_cloze() -> dict:
     """The notebook's masked-word table: 500 test items, with the piece-count hint and without."""
     from course_utils.language import corpus
-    from course_utils.models import bert_checkpoints as bzoo
-    from course_utils.models import bert_mlm as bm
-    from course_utils.models import lm_checkpoints as zoo
-    from course_utils.models.masked_lm import predict_masked
-    from course_utils.models.recurrent_lm import predict_masked_words
+    from course_utils.zoo import bert_checkpoints as bzoo
+    from course_utils.models.bert import bert_mlm as bm
+    from course_utils.language.vocab import course_vocab
+    from course_utils.zoo import lm_checkpoints as zoo
+    from course_utils.models.classic.window_mlm import predict_masked
+    from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 
     tok, lang, words = _shared()
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     items = bm.masked_items(corpus.load_split("test"), CLOZE_ITEMS, seed=1)
     truth = [item["words"][item["position"]] for item in items]
     pieces = [bm.piece_count(tok, w) for w in truth]

@@ -84,12 +84,13 @@ def loop_worker() -> None:
     import torch
 
     from course_utils.models import lm
-    from course_utils.models import lm_checkpoints as zoo
-    from course_utils.models.recurrent_lm import RecurrentLM
+    from course_utils.zoo import lm_checkpoints as zoo
+    from course_utils.language.vocab import course_vocab, train_ids
+    from course_utils.models.recurrent.recurrent_lm import RecurrentLM
     from course_utils.training import train
 
-    vocab = zoo.course_vocab()
-    batches = lm.batch_stream(zoo.train_ids(), vocab, batch_size=64, seed=1)
+    vocab = course_vocab()
+    batches = lm.batch_stream(train_ids(), vocab, batch_size=64, seed=1)
     model = RecurrentLM(len(vocab), cell="lstm", **zoo.RNN, seed=0)
     train(model, batches, steps=2, lr=3e-3, progress=False)  # warm-up: first-call allocations
     started = time.perf_counter()

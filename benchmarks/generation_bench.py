@@ -35,8 +35,8 @@ def bench_speed() -> dict:
     import torch
 
     from course_utils.models import generation as g
-    from course_utils.models.lm_checkpoints import course_vocab
-    from course_utils.models.transformer_checkpoints import load_lm
+    from course_utils.language.vocab import course_vocab
+    from course_utils.zoo.transformer_checkpoints import load_lm
 
     def _best_of(fn) -> float:
         return g.best_time(fn, REPEATS)
@@ -64,9 +64,9 @@ def bench_speed() -> dict:
 def bench_strategies() -> dict:
     """The notebook's strategy table: 40 prompts, 5 samples each per sampling strategy, and the oracle's row."""
     from course_utils.language.grammar import CourseLanguage
-    from course_utils.models import generation_analysis as ga
-    from course_utils.models.lm_checkpoints import course_vocab
-    from course_utils.models.transformer_checkpoints import load_lm
+    from course_utils.analysis import generation_analysis as ga
+    from course_utils.language.vocab import course_vocab
+    from course_utils.zoo.transformer_checkpoints import load_lm
 
     lang = CourseLanguage(include_held_out=False)
     reference = ga.language_reference(lang)

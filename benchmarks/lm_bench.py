@@ -1,7 +1,7 @@
 """Language benchmarks: generator and oracle throughput; each model's perplexity against the oracle's.
 
 Called by ``benchmarks/run.py`` (``--skip-language`` leaves it out). Training times are read from the
-shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.models.lm_checkpoints`` made them);
+shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.zoo.lm_checkpoints`` made them);
 ``--retrain`` trains the FFNNs again here and times that instead.
 """
 
@@ -51,11 +51,12 @@ def bench_models(retrain: bool = False) -> dict:
 
     from course_utils.language import corpus
     from course_utils.models import lm
-    from course_utils.models import lm_checkpoints as zoo
+    from course_utils.zoo import lm_checkpoints as zoo
+    from course_utils.language.vocab import course_vocab
     from course_utils.language.grammar import CourseLanguage
 
     torch.set_num_threads(2)
-    test, vocab = corpus.load_split("test"), zoo.course_vocab()
+    test, vocab = corpus.load_split("test"), course_vocab()
     oracle = math.exp(corpus.oracle_entropy(CourseLanguage(include_held_out=False), test)[0])
     rows = {}
     for order, name in ((1, "unigram"), (2, "bigram"), (3, "trigram")):

@@ -2,7 +2,7 @@
 time, scratch against library speed, and time per sequence against length.
 
 Called by ``benchmarks/run.py`` (``--skip-language`` leaves it out). Training times are read from the
-shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.models.lm_checkpoints --recurrent``
+shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.zoo.lm_checkpoints --recurrent``
 made them); ``--retrain`` trains the RNN, GRU and LSTM of the comparison again here and times that.
 """
 
@@ -28,12 +28,13 @@ def bench_models(retrain: bool = False) -> dict:
 
     from course_utils.language import corpus
     from course_utils.models import lm
-    from course_utils.models import lm_checkpoints as zoo
+    from course_utils.zoo import lm_checkpoints as zoo
+    from course_utils.language.vocab import course_vocab
     from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
     from course_utils.language.grammar import CourseLanguage
 
     torch.set_num_threads(2)
-    test, vocab, items = corpus.load_split("test"), zoo.course_vocab(), corpus.load_eval("agreement")
+    test, vocab, items = corpus.load_split("test"), course_vocab(), corpus.load_eval("agreement")
     oracle = math.exp(corpus.oracle_entropy(CourseLanguage(include_held_out=False), test)[0])
     rows = {}
     for name, label in MODELS.items():
@@ -70,7 +71,7 @@ def _training_tokens_per_s(model, idx) -> float:
 def _inference_tokens_per_s(model, idx) -> float:
     import torch
 
-    from course_utils.models.rnn_analysis import time_per_sequence
+    from course_utils.analysis.rnn_analysis import time_per_sequence
 
     with torch.no_grad():
         seconds = time_per_sequence(model, [idx.shape[1]], batch_size=idx.shape[0], repeats=SPEED_REPEATS)
@@ -81,7 +82,7 @@ def bench_speed() -> dict:
     """Scratch loop against the library's fused RNN/LSTM: tokens per second, training and inference."""
     import torch
 
-    from course_utils.models.recurrent_lm import RecurrentLM
+    from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 
     torch.set_num_threads(2)
     idx = torch.randint(600, (SPEED_BATCH, SPEED_LENGTH), generator=torch.Generator().manual_seed(0))  # (B, T)
@@ -98,8 +99,8 @@ def bench_lengths() -> dict:
     """Milliseconds per sequence of one forward pass against its length: the recurrence is sequential."""
     import torch
 
-    from course_utils.models.recurrent_lm import RecurrentLM
-    from course_utils.models.rnn_analysis import time_per_sequence
+    from course_utils.models.recurrent.recurrent_lm import RecurrentLM
+    from course_utils.analysis.rnn_analysis import time_per_sequence
 
     torch.set_num_threads(2)
     rows = {}

@@ -27,7 +27,7 @@ ATTENTIONS = ("eager", "sdpa")  # the GPT's attention kernels: the notebook's, a
 
 def bench_layers() -> dict:
     """Forward milliseconds of one layer of each kind against n, for each width d; the measured crossover."""
-    from course_utils.models import attention_cost as cost
+    from course_utils.analysis import attention_cost as cost
 
     tables = {}
     for d in WIDTHS:
@@ -44,20 +44,20 @@ def bench_layers() -> dict:
 
 def bench_flops() -> dict:
     """Table 1 with the constants: multiply-adds of one layer on one sequence, width ``WIDTHS[-1]``."""
-    from course_utils.models.attention_cost import layer_flops
+    from course_utils.analysis.attention_cost import layer_flops
 
     return {"d": WIDTHS[-1], "rows": {str(n): layer_flops(n, WIDTHS[-1]) for n in LENGTHS}}
 
 
 def bench_training() -> dict:
     """Training tokens per second of the LSTM LM and the GPT (each attention kernel) on the same batches."""
-    from course_utils.models import attention_cost as cost
+    from course_utils.analysis import attention_cost as cost
     from course_utils.models import lm
-    from course_utils.models import lm_checkpoints as zoo
+    from course_utils.language.vocab import course_vocab, train_ids
 
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     models = cost.comparison_models(vocab, attentions=ATTENTIONS)
-    batches = lm.batch_stream(zoo.train_ids(), vocab, batch_size=TRAIN_BATCH, seed=0)
+    batches = lm.batch_stream(train_ids(), vocab, batch_size=TRAIN_BATCH, seed=0)
     speed = cost.training_throughput(models, batches, steps=TRAIN_STEPS, threads=THREADS)
     return {"steps": TRAIN_STEPS, "batch": TRAIN_BATCH, "threads": THREADS,
             "rows": {label: {"parameters": cost.parameter_count(model), "tokens_per_s": round(speed[label])}

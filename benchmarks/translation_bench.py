@@ -22,7 +22,7 @@ SECTION = "## Notebook 07: translation, without and with attention"
 
 
 def _models():
-    from course_utils.models import translation_checkpoints as zoo
+    from course_utils.zoo import translation_checkpoints as zoo
 
     return {label: zoo.load_translator(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
 
@@ -32,8 +32,8 @@ def bench_time_to_target(retrain: bool) -> dict:
     import torch
 
     from course_utils.language import parallel
-    from course_utils.models import translation_checkpoints as zoo
-    from course_utils.models import seq2seq as s2s
+    from course_utils.zoo import translation_checkpoints as zoo
+    from course_utils.models.recurrent import seq2seq as s2s
     from course_utils.training import train
 
     rows = {}
@@ -81,8 +81,8 @@ def bench_quality() -> dict:
     import torch
 
     from course_utils.language import parallel
-    from course_utils.models import translation_analysis as analysis
-    from course_utils.models import translation_checkpoints as zoo
+    from course_utils.analysis import translation_analysis as analysis
+    from course_utils.zoo import translation_checkpoints as zoo
 
     torch.set_num_threads(2)
     models = _models()
@@ -105,8 +105,8 @@ def bench_cost() -> dict:
     import torch
 
     from course_utils.language import parallel
-    from course_utils.models import translation_analysis as analysis
-    from course_utils.models import translation_checkpoints as zoo
+    from course_utils.analysis import translation_analysis as analysis
+    from course_utils.zoo import translation_checkpoints as zoo
 
     torch.set_num_threads(2)
     test = parallel.load("test")[:1024]

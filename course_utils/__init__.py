@@ -9,7 +9,7 @@ The package is organised in wings; imports run one way, from the top of this lis
   ``notebook``, ``offline``, ``threads``, ``training``, ``validation``. The core imports no wing.
 
 Importing the package is cheap: it loads only the small core (device, seeds, fast mode,
-offline set-up). Everything else is imported on first use: ``course_utils.models.autograd``.
+offline set-up). Everything else is imported on first use: ``course_utils.models.basics.autograd``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ _LAZY_NAMES = {"setup_notebook": "course_utils.notebook"}
 
 
 def __getattr__(name: str):
-    """Import submodules (``course_utils.models.autograd``) and a few names on first use."""
+    """Import submodules (``course_utils.models.basics.autograd``) and a few names on first use."""
     if name in _LAZY_NAMES:
         return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
     try:

@@ -51,7 +51,8 @@ def both(model, *args, **kw):
 
 @check("gpt_lm forward + greedy/beam/sample + 30 train steps")
 def _():
-    from course_utils.models import generation, transformer_checkpoints as tc
+    from course_utils.models import generation
+    from course_utils.zoo import transformer_checkpoints as tc
 
     gpt = tc.load_lm("gpt_lm")
     ids = torch.randint(4, gpt.vocab_size if hasattr(gpt, "vocab_size") else 100, (8, 12))
@@ -100,7 +101,8 @@ for name in ["additive_128", "dot_128", "none_128"]:
 
     @check(f"seq2seq {name} greedy translation")
     def _(name=name):
-        from course_utils.models import translation_checkpoints as tc, seq2seq as s2s
+        from course_utils.zoo import translation_checkpoints as tc
+        from course_utils.models.recurrent import seq2seq as s2s
         from course_utils.language import parallel
 
         model = tc.load_translator(name).eval()
@@ -114,10 +116,12 @@ for name in ["additive_128", "dot_128", "none_128"]:
 
 @check("transformer_2x128 translator forward")
 def _():
-    from course_utils.models import transformer_translation as tt, translation_checkpoints as tc, seq2seq as s2s
+    from course_utils.zoo.transformer_checkpoints import load_translation_model
+    from course_utils.zoo import translation_checkpoints as tc
+    from course_utils.models.recurrent import seq2seq as s2s
     from course_utils.language import parallel
 
-    model = tt.load_translation_model("transformer_2x128").eval()
+    model = load_translation_model("transformer_2x128").eval()
     src_vocab, tgt_vocab = tc.vocabularies()
     pairs = parallel.load("test")[:32]
     batch = s2s.make_batch(pairs, src_vocab, tgt_vocab)

@@ -14,9 +14,9 @@ import pytest
 import course_utils  # noqa: F401  (first: it sets HF_HUB_OFFLINE before anything loads huggingface_hub)
 from course_utils.language import corpus, parallel
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models import seq2seq
-from course_utils.models.lm_checkpoints import course_vocab
-from course_utils.models.translation_checkpoints import vocabularies
+from course_utils.models.recurrent import seq2seq
+from course_utils.language.vocab import course_vocab
+from course_utils.zoo.translation_checkpoints import vocabularies
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from course_utils.widgets.activation_demo import DPI, RIGHT_BOX, ActivationDemo
-from course_utils.models.feedforward import layer_gradient_norms
+from course_utils.models.basics.feedforward import layer_gradient_norms
 from course_utils.validation import CourseInputError
 
 

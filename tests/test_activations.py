@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import CourseInputError
-from course_utils.models.activations import (
+from course_utils.models.basics.activations import (
     ACTIVATIONS,
     get_activation,
     gelu,

@@ -17,8 +17,8 @@ from course_utils.widgets.agreement_demo import (
     noun_positions,
 )
 from course_utils.language.corpus import load_eval
-from course_utils.models.lm_probes import agreement_accuracy
-from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.evaluation.lm_probes import agreement_accuracy
+from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 from course_utils.validation import CourseInputError
 
 from widget_support import normal_and_lecture, quiet, set_value  # noqa: E402
@@ -245,8 +245,8 @@ def test_latency_with_three_models(models, vocab, few):
 
 
 def test_the_default_demo_uses_the_shipped_models_and_items(items):
-    """Skips until the shipped RNN, GRU and LSTM exist (``course_utils.models.lm_checkpoints``)."""
-    from course_utils.models import lm_checkpoints as checkpoints
+    """Skips until the shipped RNN, GRU and LSTM exist (``course_utils.zoo.lm_checkpoints``)."""
+    from course_utils.zoo import lm_checkpoints as checkpoints
 
     try:
         shipped = checkpoints.default_demo_models()

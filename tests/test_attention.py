@@ -8,10 +8,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_utils import CourseInputError
-from course_utils.models import attention as att
-from course_utils.models.encoder_block import EncoderBlock, bert_layer_by_hand, bert_layer_matrices
-from course_utils.models.positional import PositionLM, cropped_batches, shift_matrix, sinusoidal_positions
-from course_utils.models.slide_attention import FIXES, SelfAttention, run_slide_code, slide_source
+from course_utils.models.transformer import attention as att
+from course_utils.models.transformer.encoder_block import EncoderBlock, bert_layer_by_hand, bert_layer_matrices
+from course_utils.models.transformer.positional import PositionLM, cropped_batches, shift_matrix, sinusoidal_positions
+from course_utils.slides.slide_attention import FIXES, SelfAttention, run_slide_code, slide_source
 
 TOLERANCE = {torch.float32: 1e-6, torch.float64: 1e-12}
 
@@ -179,12 +179,12 @@ def test_bert_layer_recomputed_by_hand(dtype):
 
 
 def test_position_lm_contract_and_cropped_batches():
-    from course_utils.models import lm_checkpoints as zoo
+    from course_utils.language.vocab import course_vocab, train_ids
 
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     for positions in ("learned", "sinusoidal", "none"):
         model = PositionLM(len(vocab), positions=positions, d_model=16, heads=2, layers=1, d_ff=32, max_len=20)
-        idx, targets = cropped_batches(zoo.train_ids()[:50], vocab, length=5, batch_size=8, seed=0)(0)
+        idx, targets = cropped_batches(train_ids()[:50], vocab, length=5, batch_size=8, seed=0)(0)
         assert idx.shape[1] <= 5 and targets.shape == idx.shape
         logits, loss = model(idx, targets)
         assert logits.shape == (*idx.shape, len(vocab)) and torch.isfinite(loss)
@@ -196,12 +196,12 @@ def test_shipped_position_models_learned_and_none_extrapolate_better_than_sinuso
     from course_utils.language import corpus
     from course_utils.language.grammar import CourseLanguage
     from course_utils.models import lm
-    from course_utils.models import lm_checkpoints as zoo
-    from course_utils.models.lm_probes import OracleLM
-    from course_utils.models.positional import POSITIONS, nll_by_position
-    from course_utils.models.transformer_checkpoints import POSITION_LENGTH, load_position_lm
+    from course_utils.language.vocab import course_vocab
+    from course_utils.evaluation.lm_probes import OracleLM
+    from course_utils.models.transformer.positional import POSITIONS, nll_by_position
+    from course_utils.zoo.transformer_checkpoints import POSITION_LENGTH, load_position_lm
 
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     idx, targets = lm.make_batch(
         lm.encode_sentences(vocab, [s for s in corpus.load_split("test") if len(s) >= 14]), vocab
     )

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from course_utils import CourseInputError
-from course_utils.models.attention_cost import (
+from course_utils.analysis.attention_cost import (
     CausalSelfAttention,
     LSTMCellLoop,
     comparison_models,
@@ -18,7 +18,7 @@ from course_utils.models.attention_cost import (
     training_throughput,
 )
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 
 
 # ---------------------------------------------------------------- the counts

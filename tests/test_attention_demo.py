@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils.models.attention import THINKING_MACHINES, parse_runs, scaled_dot_product_attention
-from course_utils.models.lm_checkpoints import course_vocab
-from course_utils.models.transformer_lm import CourseGPT, ScratchGPT, attention_maps
+from course_utils.models.transformer.attention import THINKING_MACHINES, parse_runs, scaled_dot_product_attention
+from course_utils.language.vocab import course_vocab
+from course_utils.models.transformer.transformer_lm import CourseGPT, ScratchGPT, attention_maps
 from course_utils.validation import CourseInputError
 from course_utils.widgets.attention_demo import (
     EVERY_WORD,
@@ -345,7 +345,7 @@ def test_attention_lecture_mode_makes_a_larger_picture(model, vocab):
 
 def test_the_default_demo_loads_the_shipped_gpt(vocab):
     """With no arguments: notebook 08's gpt_lm; until it is shipped, a clear message that says how to make it."""
-    from course_utils.models.transformer_checkpoints import checkpoint_dir, load_lm
+    from course_utils.zoo.transformer_checkpoints import checkpoint_dir, load_lm
 
     if not checkpoint_dir("gpt_lm").is_dir():
         with pytest.raises(CourseInputError, match="transformer_checkpoints gpt_lm"):

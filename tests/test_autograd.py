@@ -6,7 +6,7 @@ import random
 import pytest
 import torch
 
-from course_utils.models.autograd import Value
+from course_utils.models.basics.autograd import Value
 from course_utils.validation import CourseInputError
 
 

@@ -8,9 +8,9 @@ import pytest
 
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import generation as g
-from course_utils.models.lm_checkpoints import course_vocab
-from course_utils.models.slide_generation import JM_TREE
-from course_utils.models.transformer_checkpoints import load_lm
+from course_utils.language.vocab import course_vocab
+from course_utils.slides.slide_generation import JM_TREE
+from course_utils.zoo.transformer_checkpoints import load_lm
 from course_utils.validation import CourseInputError
 from course_utils.widgets.beam_demo import (
     EXAMPLES,

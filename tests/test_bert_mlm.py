@@ -14,9 +14,9 @@ from course_utils import CourseInputError
 from course_utils.checkpoints import ChecksumError
 from course_utils.language import corpus
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models import bert_checkpoints as zoo
-from course_utils.models import bert_mlm as bm
-from course_utils.models.bert_finetuning import SentimentBERT, review_accuracy, review_batches, review_tensors, turns
+from course_utils.zoo import bert_checkpoints as zoo
+from course_utils.models.bert import bert_mlm as bm
+from course_utils.models.bert.bert_finetuning import SentimentBERT, review_accuracy, review_batches, review_tensors, turns
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.training import train
 
@@ -210,12 +210,13 @@ def test_claim_pretrained_bert_is_close_to_the_oracle_on_one_piece_words_and_los
 
 @pytest.mark.slow
 def test_claim_the_bilstm_beats_the_tiny_bert_on_the_same_items(shipped_scores, tokenizer, oracle):
-    from course_utils.models import lm_checkpoints
-    from course_utils.models.recurrent_lm import predict_masked_words
+    from course_utils.language.vocab import course_vocab
+    from course_utils.zoo import lm_checkpoints
+    from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 
     items, (bert_nll, _), (oracle_nll, _) = shipped_scores
     bilstm = bm.word_model_distribution(predict_masked_words, lm_checkpoints.load_model("masked_bilstm"),
-                                        lm_checkpoints.course_vocab(), sorted(oracle.vocabulary))  # fmt: skip
+                                        course_vocab(), sorted(oracle.vocabulary))  # fmt: skip
     bilstm_nll, _ = bm.hinted_scores(bilstm, items, tokenizer)
     assert bm.nll_ratio(bilstm_nll, oracle_nll) < 1.15 < bm.nll_ratio(bert_nll, oracle_nll)
 

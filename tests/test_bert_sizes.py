@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from course_utils.models import bert_sizes as bs
+from course_utils.analysis import bert_sizes as bs
 from course_utils.validation import CourseInputError
 
 pytestmark = pytest.mark.parity  # a library release can change what this checks (course.sh floor, lock)

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from course_utils.language.corpus import load_eval
-from course_utils.models import bert_mlm
-from course_utils.models import contextual_embeddings as ce
-from course_utils.models.bert_checkpoints import checkpoint_dir, load_course_tokenizer
+from course_utils.models.bert import bert_mlm
+from course_utils.analysis import contextual_embeddings as ce
+from course_utils.zoo.bert_checkpoints import checkpoint_dir, load_course_tokenizer
 from course_utils.validation import CourseInputError
 from course_utils.widgets import contextual_demo
 from course_utils.widgets.contextual_demo import ContextualEmbeddingDemo, all_alike, explained_share, senses_by_word

@@ -12,9 +12,9 @@ import torch
 
 import course_utils  # noqa: F401  (first: it sets HF_HUB_OFFLINE)
 from course_utils.language.corpus import load_eval, load_split
-from course_utils.models import contextual_embeddings as ce
-from course_utils.models.bert_mlm import CourseBERT, bert_config
-from course_utils.models.wordpiece import train_wordpiece
+from course_utils.analysis import contextual_embeddings as ce
+from course_utils.models.bert.bert_mlm import CourseBERT, bert_config
+from course_utils.models.bert.wordpiece import train_wordpiece
 from course_utils.validation import CourseInputError
 
 HIDDEN = 32

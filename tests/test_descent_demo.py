@@ -7,7 +7,7 @@ from matplotlib.figure import Figure
 
 from course_utils.widgets.backdrop import FrozenBackdrop
 from course_utils.widgets.descent_demo import DescentDemo, clip_path, demo_problem
-from course_utils.models.regression import make_regression_data
+from course_utils.models.basics.regression import make_regression_data
 from course_utils.validation import CourseInputError
 from course_utils.widgets.widget_kit import figure_png
 

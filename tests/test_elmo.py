@@ -8,7 +8,7 @@ import torch
 from course_utils import CourseInputError
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
 from course_utils.models.lm import IGNORE_INDEX, batch_stream, evaluate, make_batch
-from course_utils.models.recurrent_lm import (
+from course_utils.models.recurrent.recurrent_lm import (
     ElmoClassifier,
     ElmoLM,
     MaskedBiLSTM,

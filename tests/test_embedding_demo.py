@@ -19,7 +19,8 @@ from course_utils.widgets.embedding_demo import (
     pca_2d,
 )
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models.lm_checkpoints import CHECKPOINT_DIR, course_vocab
+from course_utils.zoo.lm_checkpoints import CHECKPOINT_DIR
+from course_utils.language.vocab import course_vocab
 from course_utils.language.text_pipeline import SPECIALS, Vocab
 from course_utils.validation import CourseInputError
 

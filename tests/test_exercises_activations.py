@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils.models.activations import tanh
+from course_utils.models.basics.activations import tanh
 from course_utils.exercises.activations import check_sigmoid_depth, check_tanh_derivative, check_xor_network
 
 XOR_SOLUTION = ([[1, 1], [1, 1]], [0, -1], [[1, -2]], [0])

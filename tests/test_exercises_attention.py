@@ -10,8 +10,8 @@ from exercise_contract import contract_tests, solution_text
 from torch import nn
 
 from course_utils.exercises.attention import check_attention_head, check_causal_mask, check_positional_encoding
-from course_utils.models import attention
-from course_utils.models.positional import sinusoidal_positions
+from course_utils.models.transformer import attention
+from course_utils.models.transformer.positional import sinusoidal_positions
 
 CHECKS = (check_causal_mask, check_attention_head, check_positional_encoding)
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from course_utils.models.autograd import Value
+from course_utils.models.basics.autograd import Value
 from course_utils.exercises.backprop import (
     chain_rule_reference,
     check_chain_rule,

@@ -6,9 +6,9 @@ import torch
 from exercise_contract import contract_tests, solution_text
 
 from course_utils.exercises.bert import check_layer_strategy, check_mask_batch, check_wordpiece_encode
-from course_utils.models import mlm_masking
-from course_utils.models.contextual_embeddings import LAYER_STRATEGIES
-from course_utils.models.wordpiece import WordPieceEncoder
+from course_utils.models.bert import bert_masking
+from course_utils.analysis.contextual_embeddings import LAYER_STRATEGIES
+from course_utils.models.bert.wordpiece import WordPieceEncoder
 from course_utils.validation import CourseInputError
 
 CHECKS = (check_mask_batch, check_wordpiece_encode, check_layer_strategy)
@@ -122,7 +122,7 @@ def library_masking(input_ids, mask_id, vocab_size, special_ids, generator):
 
 
 def exact_count_masking(input_ids, mask_id, vocab_size, special_ids, generator):
-    return mlm_masking.mask_tokens(input_ids, mask_id=mask_id, vocab_size=vocab_size, special_ids=special_ids,
+    return bert_masking.mask_tokens(input_ids, mask_id=mask_id, vocab_size=vocab_size, special_ids=special_ids,
                                    generator=generator)  # fmt: skip
 
 
@@ -221,7 +221,7 @@ RIGHT = [
     (check_mask_batch, exact_count_masking),
     (
         check_mask_batch,
-        lambda *a: mlm_masking.mask_tokens(
+        lambda *a: bert_masking.mask_tokens(
             a[0], mask_id=a[1], vocab_size=a[2], special_ids=a[3], generator=a[4], count="batch"
         ),
     ),
@@ -323,7 +323,7 @@ def test_the_reference_solutions_pass(capsys, check, solution):
 
 
 def test_the_reference_encoder_agrees_with_the_course_encoder_and_the_library():
-    from course_utils.models.bert_checkpoints import load_course_tokenizer
+    from course_utils.zoo.bert_checkpoints import load_course_tokenizer
 
     tokenizer = load_course_tokenizer()
     vocab = set(tokenizer.get_vocab())

@@ -18,7 +18,7 @@ from course_utils.exercises.language_models import (
     check_ffnn_input,
     check_perplexity,
 )
-from course_utils.models.ngram import NGramLM
+from course_utils.models.classic.ngram import NGramLM
 from course_utils.language.text_pipeline import Vocab
 
 CHECKS = (check_bigram_probability, check_add_k, check_perplexity, check_ffnn_input)

@@ -13,7 +13,7 @@ from course_utils.exercises.lstm import (
     check_scalar_mix,
     torch_parameter_count,
 )
-from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 
 CHECKS = (check_lstm_step, check_scalar_mix, check_cell_gradient, check_lstm_parameters)
 

@@ -13,8 +13,8 @@ from course_utils.exercises.recurrent import (
     rnn_lm_parameters,
 )
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.recurrent_lm import RecurrentLM
-from course_utils.models.rnn_analysis import clip_by_norm
+from course_utils.models.recurrent.recurrent_lm import RecurrentLM
+from course_utils.analysis.rnn_analysis import clip_by_norm
 
 CHECKS = (check_elman_step, check_sequence_loss, check_clip_by_norm, check_parameter_count)
 

@@ -76,7 +76,7 @@ def test_stable_lr_check_fails_wrong_answers(capsys, kind):
 
 def test_stable_lr_is_really_the_divergence_threshold():
     """The answer the check expects is the lr at which GD starts to diverge on this very problem."""
-    from course_utils.models.regression import gradient_descent
+    from course_utils.models.basics.regression import gradient_descent
 
     data = stable_lr_exercise_data()
     X = data.X

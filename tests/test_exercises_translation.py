@@ -17,8 +17,8 @@ from course_utils.exercises.translation import (
     check_sentence_bleu,
 )
 from course_utils.language import parallel
-from course_utils.models.seq2seq import library_dot_attention
-from course_utils.models.translation_metrics import alignment_error_rate, argmax_alignment, bleu
+from course_utils.models.recurrent.seq2seq import library_dot_attention
+from course_utils.evaluation.translation_metrics import alignment_error_rate, argmax_alignment, bleu
 
 CHECKS = (check_dot_attention, check_sentence_bleu, check_aer)
 

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import CourseInputError
-from course_utils.models.feedforward import (
+from course_utils.models.basics.feedforward import (
     FeedForwardNet,
     best_linear_accuracy,
     continuous_xor,

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models import bert_mlm
-from course_utils.models.bert_checkpoints import checkpoint_dir, load_course_tokenizer
+from course_utils.models.bert import bert_mlm
+from course_utils.zoo.bert_checkpoints import checkpoint_dir, load_course_tokenizer
 from course_utils.validation import CourseInputError
 from course_utils.widgets.fill_mask_demo import (
     BERT,
@@ -254,7 +254,7 @@ def test_the_default_demo_loads_the_shipped_bert(oracle, tokenizer):
         with pytest.raises(CourseInputError, match="bert_checkpoints bert_mlm"):
             quiet(FillMaskDemo)
         return
-    from course_utils.models.bert_checkpoints import load_bert
+    from course_utils.zoo.bert_checkpoints import load_bert
 
     demo = quiet(FillMaskDemo)
     assert demo.last_error is None and demo.renders == 1

@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from course_utils.models import generation as g
-from course_utils.models.lm_checkpoints import course_vocab, load_model, ngram_models
-from course_utils.models.transformer_checkpoints import load_lm
+from course_utils.zoo.lm_checkpoints import load_model, ngram_models
+from course_utils.language.vocab import course_vocab
+from course_utils.zoo.transformer_checkpoints import load_lm
 from course_utils.validation import CourseInputError
 
 pytestmark = pytest.mark.parity  # a library release can change what this checks (course.sh floor, lock)
@@ -227,7 +228,7 @@ def test_timing_helpers_run():
 
 
 def slide_tree():
-    from course_utils.models.slide_generation import jm_tree_lm
+    from course_utils.slides.slide_generation import jm_tree_lm
 
     return g.TableLM(jm_tree_lm, ["<s>", "yes", "ok", "</s>"])
 
@@ -270,16 +271,17 @@ def test_trace_does_not_change_the_search(width):
 
 @lru_cache(maxsize=None)
 def translators():
-    from course_utils.models import transformer_translation as tt, translation_checkpoints as tc
+    from course_utils.zoo.transformer_checkpoints import load_translation_model
+    from course_utils.zoo import translation_checkpoints as tc
 
     return {"gru_additive": tc.load_translator("additive_128").eval(), "gru_none": tc.load_translator("none_32").eval(),
-            "transformer": tt.load_translation_model("transformer_2x128").eval()}  # fmt: skip
+            "transformer": load_translation_model("transformer_2x128").eval()}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["gru_additive", "gru_none", "transformer"])
 def test_translation_models_decode_through_every_strategy(name):
     from course_utils.language import parallel
-    from course_utils.models.translation_checkpoints import vocabularies
+    from course_utils.zoo.translation_checkpoints import vocabularies
 
     model, (source_vocab, _) = translators()[name], vocabularies()
     for pair in parallel.load("test")[:8]:

@@ -8,9 +8,9 @@ from functools import lru_cache
 import pytest
 
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models import generation_analysis as ga
-from course_utils.models.lm_checkpoints import course_vocab
-from course_utils.models.transformer_checkpoints import load_lm
+from course_utils.analysis import generation_analysis as ga
+from course_utils.language.vocab import course_vocab
+from course_utils.zoo.transformer_checkpoints import load_lm
 from course_utils.validation import CourseInputError
 
 GOOD = "the men won the game ."  # grammatical, no repetition

@@ -15,11 +15,12 @@ import torch
 from course_utils.language import parallel
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import generation as g
-from course_utils.models import generation_analysis as ga
-from course_utils.models import transformer_translation as tt
-from course_utils.models import translation_checkpoints as tc
-from course_utils.models.lm_checkpoints import course_vocab, load_model
-from course_utils.models.transformer_checkpoints import load_lm
+from course_utils.analysis import generation_analysis as ga
+from course_utils.zoo.transformer_checkpoints import load_translation_model
+from course_utils.zoo import translation_checkpoints as tc
+from course_utils.zoo.lm_checkpoints import load_model
+from course_utils.language.vocab import course_vocab
+from course_utils.zoo.transformer_checkpoints import load_lm
 
 pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
 
@@ -119,7 +120,7 @@ def test_the_beam_search_curse_on_the_translators():
     weak = ga.translation_length_curve(tc.load_translator("none_32").eval(), source_vocab, pairs, widths=(1, 16))
     assert weak["none"][16] < weak["none"][1] - 0.5  # shorter with a wider beam
     assert weak["mean"][16] > weak["none"][16]  # eq. 13.16 gives some back
-    strong = ga.translation_length_curve(tt.load_translation_model("transformer_2x128").eval(), source_vocab, pairs,
+    strong = ga.translation_length_curve(load_translation_model("transformer_2x128").eval(), source_vocab, pairs,
                                          widths=(1, 16), normalisation="none")  # fmt: skip
     assert strong["none"][1] == strong["none"][16]  # sure of every word: the width changes nothing
 

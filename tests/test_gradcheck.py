@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from course_utils.models.autograd import Value
-from course_utils.models.gradcheck import compare, gradcheck, numerical_gradient
+from course_utils.models.basics.autograd import Value
+from course_utils.models.basics.gradcheck import compare, gradcheck, numerical_gradient
 from course_utils.validation import CourseInputError
 
 

@@ -9,8 +9,8 @@ import matplotlib
 import pytest
 from matplotlib.figure import Figure
 
-from course_utils.models import autograd
-from course_utils.models.autograd import Value
+from course_utils.models.basics import autograd
+from course_utils.models.basics.autograd import Value
 from course_utils.widgets.graph_drawing import COLOURS, GraphPicture, draw_graph, layered_layout, node_title, to_dot
 from course_utils.validation import CourseInputError
 from course_utils.widgets.widget_kit import figure_png
@@ -128,7 +128,7 @@ def test_drawing_needs_no_graphviz_binary():
     script = (
         "import shutil, sys, matplotlib; matplotlib.use('Agg');"
         "assert shutil.which('dot') is None;"
-        "from course_utils.models.autograd import Value; from course_utils.widgets.graph_drawing import draw_graph;"
+        "from course_utils.models.basics.autograd import Value; from course_utils.widgets.graph_drawing import draw_graph;"
         "x = Value(2.0, 'x'); L = (x * x).named('L'); L.backward();"
         "draw_graph(L).ax.figure.savefig(sys.argv[1]);"
         "assert 'graphviz' not in sys.modules"

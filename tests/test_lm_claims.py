@@ -8,8 +8,9 @@ import torch
 
 from course_utils.language import corpus
 from course_utils.models import lm
-from course_utils.models import lm_probes
-from course_utils.models import lm_checkpoints as zoo
+from course_utils.evaluation import lm_probes
+from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.language.vocab import course_vocab
 from course_utils.checkpoints import verify_checkpoint
 from course_utils.validation import CourseInputError
 
@@ -29,7 +30,7 @@ def ffnn():
 @pytest.fixture(scope="module")
 def perplexities(ngrams, ffnn, held_out_sentences):
     models = {**ngrams, **{f"ffnn_n{n}": m for n, m in ffnn.items()}}
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     return {name: lm.evaluate(model, vocab, held_out_sentences).perplexity for name, model in models.items()}
 
 
@@ -58,16 +59,16 @@ def test_the_language_has_structure_beyond_bigrams(perplexities, oracle_perplexi
 
 def test_the_ffnn_beats_the_best_ngram_on_held_out_compositions(ngrams, ffnn):
     items = [item for item in corpus.load_eval("compositions") if item["held_out"]]
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     best_ngram = max(lm_probes.allowed_mass(model, vocab, items) for model in ngrams.values())
     assert lm_probes.allowed_mass(ffnn[5], vocab, items) > best_ngram + 0.1
     assert lm_probes.allowed_mass(ffnn[3], vocab, items) > best_ngram
 
 
 def test_the_bag_masked_model_ignores_order_and_the_concat_model_does_not():
-    from course_utils.models.masked_lm import predict_masked
+    from course_utils.models.classic.window_mlm import predict_masked
 
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     question, backwards = "he ate the cake <mask> the fork .", ". fork the <mask> cake the ate he"
     bag, concat = zoo.load_model("masked_bag_w2"), zoo.load_model("masked_concat_w2")
     assert torch.allclose(predict_masked(bag, vocab, question), predict_masked(bag, vocab, backwards), atol=1e-6)
@@ -77,5 +78,5 @@ def test_the_bag_masked_model_ignores_order_and_the_concat_model_does_not():
 def test_unknown_checkpoint_names_are_clear_errors(tmp_path):
     with pytest.raises(CourseInputError, match="the models are"):
         zoo.load_model("ffnn_n7")
-    with pytest.raises(CourseInputError, match="python -m course_utils.models.lm_checkpoints"):
+    with pytest.raises(CourseInputError, match="python -m course_utils.zoo.lm_checkpoints"):
         zoo.load_model("ffnn_n2", directory=tmp_path)

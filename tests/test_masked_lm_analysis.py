@@ -5,7 +5,7 @@ import torch
 
 from course_utils import CourseInputError
 from course_utils.language.text_pipeline import MASK, Vocab
-from course_utils.models.masked_lm import WindowMaskedLM, allowed_mass_at_mask, predict_masked, slot_similarity
+from course_utils.models.classic.window_mlm import WindowMaskedLM, allowed_mass_at_mask, predict_masked, slot_similarity
 
 SENTENCES = [
     "he ate the cake with the fork .".split(),

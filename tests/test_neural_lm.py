@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from course_utils import CourseInputError
-from course_utils.models.activations import ACTIVATIONS
+from course_utils.models.basics.activations import ACTIVATIONS
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
 from course_utils.models.lm import IGNORE_INDEX, evaluate, generate, make_batch, next_token_probs
-from course_utils.models.neural_lm import FeedForwardLM, bengio_forward_scratch, check_ids
+from course_utils.models.classic.neural_lm import FeedForwardLM, bengio_forward_scratch, check_ids
 from course_utils.language.text_pipeline import Vocab
 from course_utils.training import train
 

@@ -11,7 +11,7 @@ import torch
 
 from course_utils.models import lm
 from course_utils.lecture import lecture_mode
-from course_utils.models.lm_checkpoints import CHECKPOINT_DIR, RECIPES, build_model
+from course_utils.zoo.lm_checkpoints import CHECKPOINT_DIR, RECIPES, build_model
 from course_utils.widgets.next_word_demo import (
     EXAMPLES,
     MAX_K,
@@ -20,7 +20,7 @@ from course_utils.widgets.next_word_demo import (
     unknown_words_message,
     window_probs,
 )
-from course_utils.models.ngram import NGramLM
+from course_utils.models.classic.ngram import NGramLM
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 

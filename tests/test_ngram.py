@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from course_utils.models.lm import encode_sentences, evaluate, generate, make_batch, next_token_probs
-from course_utils.models.ngram import NGramLM
+from course_utils.models.classic.ngram import NGramLM
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 

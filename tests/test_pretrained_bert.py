@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from course_utils.language.corpus import load_split
-from course_utils.models import pretrained_bert as pb
-from course_utils.models.bert_mlm import CourseBERT, bert_config
-from course_utils.models.wordpiece import train_wordpiece
+from course_utils.models.bert import pretrained_bert as pb
+from course_utils.models.bert.bert_mlm import CourseBERT, bert_config
+from course_utils.models.bert.wordpiece import train_wordpiece
 from course_utils.validation import CourseInputError
 
 pytestmark = pytest.mark.parity  # a library release can change what this checks (course.sh floor, lock)

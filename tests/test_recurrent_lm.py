@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from course_utils import CourseInputError
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
 from course_utils.models.lm import IGNORE_INDEX, batch_stream, evaluate, generate, next_token_probs
-from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 from course_utils.language.text_pipeline import Vocab
 from course_utils.training import NonFiniteLossError, train
 from model_support import assert_causal

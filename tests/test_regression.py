@@ -1,10 +1,10 @@
-"""course_utils.models.regression: analytic β, gradients, GD/momentum/Adam from scratch, the PyTorch pair, bad input."""
+"""course_utils.models.basics.regression: analytic β, gradients, GD/momentum/Adam from scratch, the PyTorch pair, bad input."""
 
 import numpy as np
 import pytest
 import torch
 
-from course_utils.models.regression import (
+from course_utils.models.basics.regression import (
     DescentPath,
     analytic_solution,
     fastest_learning_rate,

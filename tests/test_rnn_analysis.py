@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from course_utils import CourseInputError
-from course_utils.models.neural_lm import FeedForwardLM
-from course_utils.models.recurrent_lm import (
+from course_utils.models.classic.neural_lm import FeedForwardLM
+from course_utils.models.recurrent.recurrent_lm import (
     ElmoLM,
     MaskedBiLSTM,
     RecurrentLM,
@@ -17,8 +17,8 @@ from course_utils.models.recurrent_lm import (
     frame_sentences,
     predict_masked_words,
 )
-from course_utils.models.rnn import ScratchLSTM, elman_step, lstm_step
-from course_utils.models.rnn_analysis import (
+from course_utils.models.recurrent.rnn import ScratchLSTM, elman_step, lstm_step
+from course_utils.analysis.rnn_analysis import (
     clip_by_norm,
     exploding_demo,
     gap_states,

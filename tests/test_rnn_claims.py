@@ -13,11 +13,12 @@ import torch
 
 from course_utils.language import corpus
 from course_utils.models import lm
-from course_utils.models import lm_checkpoints as zoo
+from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.language.vocab import course_vocab
 from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
 from course_utils.checkpoints import verify_checkpoint
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models.recurrent_lm import ElmoClassifier, masked_batches
+from course_utils.models.recurrent.recurrent_lm import ElmoClassifier, masked_batches
 
 pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
 
@@ -31,7 +32,7 @@ def models():
 
 @pytest.fixture(scope="module")
 def ratios(models, held_out_sentences, oracle_perplexity):
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     return {name: lm.evaluate(model, vocab, held_out_sentences).perplexity / oracle_perplexity
             for name, model in models.items()}  # fmt: skip
 
@@ -39,7 +40,7 @@ def ratios(models, held_out_sentences, oracle_perplexity):
 @pytest.fixture(scope="module")
 def agreement(models):
     items = corpus.load_eval("agreement")
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     return {name: accuracy_by_attractors(form_probs(model, vocab, items), items) for name, model in models.items()}
 
 
@@ -71,7 +72,7 @@ def test_on_the_whole_test_split_the_lstm_and_the_rnn_tie(ratios):
 
 def excess_nll_of_the_verb(model, items, lang) -> float:
     """Mean nats the model loses to the oracle on the correct verb form after each item's prefix."""
-    vocab, total = zoo.course_vocab(), 0.0
+    vocab, total = course_vocab(), 0.0
     probs = form_probs(model, vocab, items)[:, 0]  # (N,): P(correct form)
     for p, item in zip(probs, items):
         total += math.log(lang.next_distribution(item["prefix"])[item["correct"]]) - math.log(p)
@@ -87,7 +88,7 @@ def test_where_the_dependency_is_long_the_lstm_is_much_closer_to_the_oracle(mode
 
 
 def test_every_recurrent_lm_beats_the_ffnn_with_a_five_word_window(ratios, held_out_sentences, oracle_perplexity):
-    ffnn = lm.evaluate(zoo.load_model("ffnn_n5"), zoo.course_vocab(), held_out_sentences).perplexity / oracle_perplexity
+    ffnn = lm.evaluate(zoo.load_model("ffnn_n5"), course_vocab(), held_out_sentences).perplexity / oracle_perplexity
     for name, ratio in ratios.items():
         assert ratio < ffnn, name
 
@@ -113,7 +114,7 @@ def test_with_twice_the_hidden_state_the_rnn_catches_up(agreement):
 
 
 def test_both_sides_predict_a_word_better_than_the_left_side_alone(models):
-    vocab = zoo.course_vocab()
+    vocab = course_vocab()
     ids = lm.encode_sentences(vocab, corpus.load_split("test")[:500])
     idx, targets = masked_batches(ids, vocab, batch_size=len(ids), seed=0)(0)
     with torch.no_grad():

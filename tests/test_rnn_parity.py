@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from course_utils import CourseInputError
-from course_utils.models.rnn import ScratchLSTM, ScratchRNN, elman_step, lstm_step
+from course_utils.models.recurrent.rnn import ScratchLSTM, ScratchRNN, elman_step, lstm_step
 
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
 CASES = [(0, 1, 1, 3, 4), (1, 4, 7, 5, 8), (2, 3, 25, 16, 32), (3, 2, 12, 1, 6)]  # seed, B, T, D, H

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from course_utils.models import generation as g
-from course_utils.models.lm_checkpoints import load_model
-from course_utils.models.transformer_checkpoints import load_lm
+from course_utils.zoo.lm_checkpoints import load_model
+from course_utils.zoo.transformer_checkpoints import load_lm
 from course_utils.validation import CourseInputError
 from course_utils.widgets.sampling_demo import EXAMPLES, MAX_NEW_TOKENS, SamplingDemo
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from course_utils import CourseInputError
-from course_utils.models.sentiment import (
+from course_utils.models.classic.sentiment import (
     PRONOUNS,
     EmbeddingClassifier,
     FeatureClassifier,

@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from course_utils.language import parallel
-from course_utils.models import seq2seq as s2s
-from course_utils.models.rnn import gru_step
+from course_utils.models.recurrent import seq2seq as s2s
+from course_utils.models.recurrent.rnn import gru_step
 from course_utils.training import train
 from course_utils.validation import CourseInputError
 from model_support import step_loop

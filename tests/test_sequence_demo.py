@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from course_utils.models import lm
-from course_utils.models.lm_checkpoints import RECIPES, build_model
-from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.zoo.lm_checkpoints import RECIPES, build_model
+from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 from course_utils.widgets.sequence_demo import (
     EXAMPLES,
     HIDDEN,
@@ -346,7 +346,7 @@ def test_latency_with_three_models(models, vocab, lang):
 @pytest.fixture(scope="module")
 def shipped():
     """The shipped RNN, GRU and LSTM; a test that needs them skips until the checkpoints exist."""
-    from course_utils.models import lm_checkpoints as checkpoints
+    from course_utils.zoo import lm_checkpoints as checkpoints
 
     try:
         return checkpoints.default_demo_models()

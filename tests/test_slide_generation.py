@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from course_utils.models import slide_generation as sg
+from course_utils.slides import slide_generation as sg
 
 
 def test_the_tree_is_the_books():

@@ -14,11 +14,11 @@ from course_utils.checkpoints import load_checkpoint, save_checkpoint, verify_ch
 from course_utils.language import corpus
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import lm
-from course_utils.models import transformer_checkpoints as zoo
-from course_utils.models.attention import causal_mask
-from course_utils.models.lm_checkpoints import course_vocab
-from course_utils.models.lm_probes import agreement_accuracy
-from course_utils.models.transformer_lm import (
+from course_utils.zoo import transformer_checkpoints as zoo
+from course_utils.models.transformer.attention import causal_mask
+from course_utils.language.vocab import course_vocab
+from course_utils.evaluation.lm_probes import agreement_accuracy
+from course_utils.models.transformer.transformer_lm import (
     CourseGPT,
     ScratchBlock,
     ScratchGPT,

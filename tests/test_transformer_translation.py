@@ -7,17 +7,19 @@ from __future__ import annotations
 import pytest
 import torch
 
-from course_utils.models import positional
-from course_utils.models.attention import MultiHeadAttention
+from course_utils.models.transformer import positional
+from course_utils.models.transformer.attention import MultiHeadAttention
 from torch import nn
 
 from course_utils.checkpoints import verify_checkpoint
 from course_utils.language import parallel
-from course_utils.models import seq2seq as s2s
-from course_utils.models import transformer_translation as tt
-from course_utils.models import translation_analysis as analysis
-from course_utils.models import translation_checkpoints as zoo
-from course_utils.models.translation_checkpoints import vocabularies
+from course_utils.models.recurrent import seq2seq as s2s
+from course_utils.models.transformer import transformer_translation as tt
+from course_utils.zoo.transformer_checkpoints import TRAINING, TRANSFORMER_DIR, TRANSLATION_RECIPES, load_translation_model, translation_checkpoint_config
+from course_utils.analysis.translation_analysis import head_aer, layer_mean_aer
+from course_utils.analysis import translation_analysis as analysis
+from course_utils.zoo import translation_checkpoints as zoo
+from course_utils.zoo.translation_checkpoints import vocabularies
 from course_utils.validation import CourseInputError
 
 D, HEADS, FFN = 16, 4, 24
@@ -229,9 +231,9 @@ def test_bad_input_raises_course_errors(translation_vocabs):
     with pytest.raises(CourseInputError, match="batch, length"):
         model.start(torch.tensor([5, 6]))
     with pytest.raises(CourseInputError, match="unknown model"):
-        tt.load_translation_model("transformer_9x9")
+        load_translation_model("transformer_9x9")
     with pytest.raises(CourseInputError, match="at least one pair"):
-        tt.head_aer(model, [])
+        head_aer(model, [])
     with pytest.raises(CourseInputError, match="max_len"):
         model.greedy(torch.tensor([[5, 6]]), max_len=0)
 
@@ -252,7 +254,7 @@ def test_head_aer_is_zero_for_attention_that_follows_the_true_alignment(translat
         return weights
 
     monkeypatch.setattr(model, "cross_attention", oracle)
-    aer = tt.head_aer(model, pairs)
+    aer = head_aer(model, pairs)
     assert aer.shape == (2, HEADS)
     assert torch.all(aer[:, :2] == 0) and torch.all(aer[:, 2:] > 0.5)
 
@@ -264,7 +266,7 @@ SHIPPED = "transformer_2x128"
 
 @pytest.fixture(scope="module")
 def shipped():
-    return tt.load_translation_model(SHIPPED)
+    return load_translation_model(SHIPPED)
 
 
 @pytest.fixture(scope="module")
@@ -286,9 +288,9 @@ def rnn_long_table(buckets):
 
 
 def test_the_shipped_checkpoint_matches_its_manifest_and_recipe():
-    verify_checkpoint(tt.TRANSFORMER_DIR / SHIPPED)
-    config = tt.translation_checkpoint_config(SHIPPED)
-    assert config["model"] == tt.TRANSLATION_RECIPES[SHIPPED] and config["recipe"] == tt.TRAINING
+    verify_checkpoint(TRANSFORMER_DIR / SHIPPED)
+    config = translation_checkpoint_config(SHIPPED)
+    assert config["model"] == TRANSLATION_RECIPES[SHIPPED] and config["recipe"] == TRAINING
     assert config["torch_threads"] == 1 and config["valid_exact_match"] >= 0.99
 
 
@@ -326,9 +328,9 @@ def test_on_long_sources_the_transformer_stops_near_the_longest_training_length(
 @pytest.mark.slow
 def test_cross_attention_heads_align_better_than_dot_attention_and_worse_than_additive(shipped, held_out_pairs):
     pairs = held_out_pairs[:500]
-    aer = tt.head_aer(shipped, pairs)  # (L, H); measured 0.12–0.30
+    aer = head_aer(shipped, pairs)  # (L, H); measured 0.12–0.30
     rnn = {name: analysis.attention_aer(zoo.load_translator(name), pairs) for name in ("dot_128", "additive_128")}
     assert aer.shape == (2, 4)
     assert bool((aer < rnn["dot_128"]).all()) and bool((aer > rnn["additive_128"]).all())  # 0.381 and 0.006
     assert aer.min() <= 0.15 and aer.max() - aer.min() >= 0.1  # heads differ: the best ≈ 0.12, the worst ≈ 0.30
-    assert tt.layer_mean_aer(shipped, pairs)[-1] < rnn["dot_128"]
+    assert layer_mean_aer(shipped, pairs)[-1] < rnn["dot_128"]

@@ -10,8 +10,8 @@ import pytest
 
 from course_utils.checkpoints import verify_checkpoint
 from course_utils.language import parallel
-from course_utils.models import translation_analysis as analysis
-from course_utils.models import translation_checkpoints as zoo
+from course_utils.analysis import translation_analysis as analysis
+from course_utils.zoo import translation_checkpoints as zoo
 
 pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
 
@@ -75,7 +75,7 @@ def test_additive_attention_is_close_to_the_true_alignment_and_dot_attention_is_
 
 def test_the_passive_is_not_the_hard_part_and_the_actives_errors_are_verbs_with_two_readings(models):
     from course_utils.language import lexicon
-    from course_utils.models import seq2seq as s2s
+    from course_utils.models.recurrent import seq2seq as s2s
 
     voices = analysis.voice_table(models)
     assert all(voices[label]["passive"] >= 0.99 for label in ATTENTION)

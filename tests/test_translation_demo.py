@@ -12,9 +12,9 @@ from matplotlib.colors import to_rgb
 
 from course_utils.language.parallel import TRAIN_MAX_LENGTH
 from course_utils.language.translation import split_sentences, translate_passage
-from course_utils.models import translation_checkpoints as tc
-from course_utils.models import translation_metrics as metrics
-from course_utils.models.seq2seq import Seq2Seq, translate_words
+from course_utils.zoo import translation_checkpoints as tc
+from course_utils.evaluation import translation_metrics as metrics
+from course_utils.models.recurrent.seq2seq import Seq2Seq, translate_words
 from course_utils.validation import CourseInputError
 from course_utils.widgets.translation_demo import (
     EOS,

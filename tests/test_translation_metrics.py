@@ -11,7 +11,7 @@ import torch
 from sacrebleu.metrics import BLEU
 
 from course_utils.language import parallel
-from course_utils.models import translation_metrics as tm
+from course_utils.evaluation import translation_metrics as tm
 from course_utils.validation import CourseInputError
 
 

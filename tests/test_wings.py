@@ -1,5 +1,7 @@
-"""`course_utils` is organised in wings, and imports run one way: widgets and exercises → models →
-language → the set-up core. Checked from the source with ``ast``, so a lazy import inside a function counts too."""
+"""`course_utils` is organised in wings, and imports run one way: widgets and exercises → analysis → zoo →
+evaluation → models → language → the set-up core; slides → models, and widgets and exercises may also use the
+slides' worked examples. Checked from the source with ``ast``, so a
+lazy import inside a function counts too."""
 
 import ast
 import re
@@ -22,14 +24,20 @@ CORE = {
     "training",
     "validation",
 }
-WINGS = ("language", "models", "widgets", "exercises")
-MAY_IMPORT = {
-    "core": {"core"},
-    "language": {"language", "core"},
-    "models": {"models", "language", "core"},
-    "widgets": {"widgets", "models", "language", "core"},
-    "exercises": {"exercises", "models", "language", "core"},
+WINGS = ("language", "models", "evaluation", "zoo", "analysis", "slides", "widgets", "exercises")
+BELOW = {  # each wing may import itself and the wings below it
+    "core": set(),
+    "language": {"core"},
+    "models": {"language", "core"},
+    "evaluation": {"models", "language", "core"},
+    "zoo": {"evaluation", "models", "language", "core"},
+    "analysis": {"zoo", "evaluation", "models", "language", "core"},
+    "slides": {"models", "language", "core"},
+    "widgets": {"analysis", "slides", "zoo", "evaluation", "models", "language", "core"},  # the beam demo draws
+    "exercises": {"analysis", "slides", "zoo", "evaluation", "models", "language", "core"},  # the slides' tree
 }
+MAY_IMPORT = {wing: below | {wing} for wing, below in BELOW.items()}
+FAMILIES = sorted(p.parent.name for p in (PACKAGE / "models").glob("*/__init__.py"))
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
 
@@ -85,23 +93,39 @@ def test_the_checker_sees_a_wrong_way_import(tmp_path):
     assert {wing_of(name) for _, name in course_imports(bad)} - MAY_IMPORT["language"] == {"widgets", "models"}
 
 
-@pytest.mark.parametrize("wing", WINGS)
-def test_each_wing_docstring_lists_its_modules_one_line_each(wing):
-    doc = ast.get_docstring(ast.parse((PACKAGE / wing / "__init__.py").read_text(encoding="utf-8"))) or ""
-    listed = re.findall(r"^- ``(\w+)``: \S", doc, flags=re.M)
-    modules = sorted(p.stem for p in (PACKAGE / wing).glob("*.py") if p.stem != "__init__")
-    assert sorted(listed) == modules
+def packages() -> list[str]:
+    """Every folder of the package that holds modules: the wings, and the model families inside ``models/``."""
+    return [*WINGS, *(f"models/{family}" for family in FAMILIES)]
+
+
+def contents(folder: str) -> list[str]:
+    """A folder's modules and sub-packages (``name/``), as its docstring lists them."""
+    path = PACKAGE / folder
+    modules = [p.stem for p in path.glob("*.py") if p.stem != "__init__"]
+    return sorted(modules + [f"{p.parent.name}/" for p in path.glob("*/__init__.py")])
+
+
+@pytest.mark.parametrize("folder", packages())
+def test_each_wing_docstring_lists_its_modules_one_line_each(folder):
+    doc = ast.get_docstring(ast.parse((PACKAGE / folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+    listed = re.findall(r"^- ``(\w+/?)``: \S", doc, flags=re.M)
+    assert sorted(listed) == contents(folder)
+
+
+def test_the_models_are_grouped_in_families():
+    loose = sorted(p.stem for p in (PACKAGE / "models").glob("*.py") if p.stem != "__init__")
+    assert loose == ["lm"], f"models/ holds families and the LM contract only; loose modules: {loose}"
+    assert FAMILIES, "models/ has no family folders"
 
 
 def test_the_readme_layout_shows_every_wing_and_module():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    layout = readme.split("## Layout", 1)[1]
-    for wing in WINGS:
-        assert re.search(rf"^\s+{wing}/", layout, flags=re.M), f"the README's Layout does not show {wing}/"
-        for module in (PACKAGE / wing).glob("*.py"):
+    layout = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    for folder in packages():
+        name = folder.rsplit("/", 1)[-1]
+        assert re.search(rf"^\s+{name}/", layout, flags=re.M), f"the README's Layout does not show {folder}/"
+        for module in (PACKAGE / folder).glob("*.py"):
             if module.stem != "__init__":
-                assert re.search(rf"\b{module.stem}\b", layout), (
-                    f"the README's Layout does not name {wing}/{module.name}"
-                )
+                assert re.search(rf"\b{module.stem}\b", layout), f"the README's Layout does not name {folder}/{module.name}"
     for module in CORE - {"__init__"}:
         assert re.search(rf"\b{module}\b", layout), f"the README's Layout does not name the core module {module}"

@@ -4,8 +4,8 @@ import pytest
 
 from course_utils import CourseInputError
 from course_utils.language import corpus
-from course_utils.models import bert_checkpoints as zoo
-from course_utils.models.wordpiece import (
+from course_utils.zoo import bert_checkpoints as zoo
+from course_utils.models.bert.wordpiece import (
     COURSE_VOCAB_SIZE,
     SPECIAL_TOKENS,
     WordPieceEncoder,

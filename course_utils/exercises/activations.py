@@ -7,9 +7,9 @@ import numbers
 
 import torch
 
-from course_utils.models.activations import tanh
+from course_utils.models.basics.activations import tanh
 from course_utils.exercises import verdict
-from course_utils.models.feedforward import forward, xor_points
+from course_utils.models.basics.feedforward import forward, xor_points
 
 
 def _verdict(ok: bool, praise: str, hint: str) -> bool:

@@ -2,9 +2,9 @@
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
 unfinished (``None``) or crashing answer. The references are the course's own code:
-``course_utils.models.attention.causal_mask`` for the mask, ``scaled_dot_product_attention`` (the
+``course_utils.models.transformer.attention.causal_mask`` for the mask, ``scaled_dot_product_attention`` (the
 lecture's softmax(Q Kᵀ / √d_k) V) for one attention head, and
-``course_utils.models.positional.sinusoidal_positions`` for the slide's sinusoidal encoding.
+``course_utils.models.transformer.positional.sinusoidal_positions`` for the slide's sinusoidal encoding.
 
 Masks follow ``torch.nn.functional.scaled_dot_product_attention``: a boolean mask is ``True`` where a
 query **may attend** to a key. ``check_causal_mask`` asks for such a boolean mask and rejects (with a
@@ -20,8 +20,8 @@ import math
 import torch
 
 from course_utils.exercises import answer_of, verdict
-from course_utils.models.attention import causal_mask, scaled_dot_product_attention
-from course_utils.models.positional import sinusoidal_positions
+from course_utils.models.transformer.attention import causal_mask, scaled_dot_product_attention
+from course_utils.models.transformer.positional import sinusoidal_positions
 
 Tensor = torch.Tensor
 
@@ -105,7 +105,7 @@ def check_causal_mask(fn) -> bool:
 
     Row t is the query, column s the key; the mask is True on and below the diagonal, in
     F.scaled_dot_product_attention's convention (True = may attend). Checked against
-    ``course_utils.models.attention.causal_mask`` for T = 1, 2, 5, 9. An additive float mask
+    ``course_utils.models.transformer.attention.causal_mask`` for T = 1, 2, 5, 9. An additive float mask
     (0 / -inf) is not accepted: the hint says how to turn it into booleans.
     """
     answers = []
@@ -206,7 +206,7 @@ def check_attention_head(fn) -> bool:
     x (B, T, d_model); W_q, W_k, W_v (d_model, d_k) give q = x @ W_q, k = x @ W_k, v = x @ W_v. The weights
     (B, T, T) are softmax(q kᵀ / √d_k) over the keys, with weight 0 where the (T, T) boolean mask is False
     (True = may attend); the output (B, T, d_k) is weights @ v. Checked against
-    ``course_utils.models.attention.scaled_dot_product_attention`` in float64, with no mask (the call
+    ``course_utils.models.transformer.attention.scaled_dot_product_attention`` in float64, with no mask (the call
     leaves it out) and with a causal mask.
     """
     for batch, length, d_model, d_k, masked, seed in _HEAD_CASES:
@@ -285,7 +285,7 @@ def check_positional_encoding(fn) -> bool:
     """Exercise: ``fn(length, d_model) -> (length, d_model)`` tensor, the slide's sinusoidal positional encoding.
 
     PE(pos, 2i) = sin(pos / 10000^(2i/d_model)) and PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)), pos = 0 …
-    length − 1. Checked against ``course_utils.models.positional.sinusoidal_positions`` for (1, 4), (10, 16)
+    length − 1. Checked against ``course_utils.models.transformer.positional.sinusoidal_positions`` for (1, 4), (10, 16)
     and (50, 64), up to float32 rounding (1e-5).
     """
     for length, d_model in _PE_CASES:

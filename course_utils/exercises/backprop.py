@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import random
 
-from course_utils.models.autograd import Value
+from course_utils.models.basics.autograd import Value
 from course_utils.exercises import verdict
 
 CHAIN_RULE_POINT = {"x": 2.0, "y": 3.0, "z": -1.0}  # f(x, y, z) = (x·y + z)·y

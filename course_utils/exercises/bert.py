@@ -2,9 +2,9 @@
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
 unfinished (``None``) or crashing answer. The references are the course's own code:
-``course_utils.models.mlm_masking`` for what BERT's masking must do (15 % of the maskable tokens chosen,
+``course_utils.models.bert.bert_masking`` for what BERT's masking must do (15 % of the maskable tokens chosen,
 of those 80 % ``[MASK]``, 10 % a random id, 10 % unchanged; labels -100 elsewhere), checked by counting
-on a large batch since a masking is random; ``course_utils.models.wordpiece.WordPieceEncoder`` for greedy
+on a large batch since a masking is random; ``course_utils.models.bert.wordpiece.WordPieceEncoder`` for greedy
 longest-match-first encoding; ``contextual_embeddings.LAYER_STRATEGIES`` for Devlin et al.'s layer choices.
 """
 
@@ -15,9 +15,9 @@ import math
 import torch
 
 from course_utils.exercises import answer_of, verdict
-from course_utils.models.contextual_embeddings import LAYER_STRATEGIES
+from course_utils.analysis.contextual_embeddings import LAYER_STRATEGIES
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.wordpiece import CONTINUATION, UNK, WordPieceEncoder
+from course_utils.models.bert.wordpiece import CONTINUATION, UNK, WordPieceEncoder
 from course_utils.validation import CourseInputError
 
 Tensor = torch.Tensor
@@ -113,7 +113,7 @@ def check_mask_batch(fn) -> bool:
     generator a ``torch.Generator``, for every random number, so that a seed repeats the masking. Choose 15 % of
     the other tokens; of the chosen, replace 80 % by ``mask_id``, 10 % by a random id in [0, vocab_size) and leave
     10 % unchanged. ``labels`` (B, T) is the original id at the chosen positions and -100 elsewhere. A coin per token
-    (as the library) or an exact count (as BERT's code, ``mlm_masking.mask_tokens``) both pass, and so do random ids
+    (as the library) or an exact count (as BERT's code, ``bert_masking.mask_tokens``) both pass, and so do random ids
     drawn from the whole vocabulary (as the library) or from its non-special ids (as ``mask_tokens``): the check
     counts the shares on a batch of 1,000 rows (60,000 maskable tokens).
     """
@@ -270,7 +270,7 @@ _RULE = ("greedy longest-match-first: the longest entry that starts the word, th
 def _course_cases():
     """Every word of the course language (held-out words too) and a few others, with the course's vocabulary."""
     from course_utils.language.grammar import CourseLanguage
-    from course_utils.models.bert_checkpoints import load_course_tokenizer
+    from course_utils.zoo.bert_checkpoints import load_course_tokenizer
 
     vocab = set(load_course_tokenizer().get_vocab())
     return vocab, [*sorted(CourseLanguage(include_held_out=True).vocabulary), *_EXTRA_WORDS]
@@ -282,7 +282,7 @@ def check_wordpiece_encode(fn) -> bool:
     ``vocab`` is a set of strings, the vocabulary's entries (``set(tokenizer.get_vocab())``); a piece that continues
     a word carries ``##``. Take the longest entry that starts the word, then the longest ``##`` entry that starts the
     rest, and so on; if some rest matches nothing, the whole word is ``['[UNK]']``. Checked against
-    ``course_utils.models.wordpiece.WordPieceEncoder`` on hand-made vocabularies (the edge cases) and on every word
+    ``course_utils.models.bert.wordpiece.WordPieceEncoder`` on hand-made vocabularies (the edge cases) and on every word
     of the course language with the course's tokenizer.
     """
     cases = [(word, {UNK, *tokens}, why, tokens) for word, tokens, why in _HAND_CASES]

@@ -13,8 +13,8 @@ import torch
 
 from course_utils.exercises import answer_of, close, numeric_answer, verdict
 from course_utils.models.lm import evaluate, token_logprobs
-from course_utils.models.neural_lm import FeedForwardLM
-from course_utils.models.ngram import NGramLM
+from course_utils.models.classic.neural_lm import FeedForwardLM
+from course_utils.models.classic.ngram import NGramLM
 from course_utils.language.text_pipeline import BOS, EOS, SPECIALS, Vocab
 
 # Tiny corpora for the bigram exercise (sentences as lists of words, without <s> and </s>).

@@ -2,7 +2,7 @@
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
 unfinished (``None``) or crashing answer. The references are the course's own code:
-``course_utils.models.rnn.lstm_step`` for the cell, ``ScalarMix`` for ELMo's mix, autograd for the
+``course_utils.models.recurrent.rnn.lstm_step`` for the cell, ``ScalarMix`` for ELMo's mix, autograd for the
 cell-state gradient and ``nn.LSTM`` for the parameter count.
 """
 
@@ -12,8 +12,8 @@ import torch
 from torch import nn
 
 from course_utils.exercises import answer_of, close, numeric_answer, verdict
-from course_utils.models.recurrent_lm import ScalarMix
-from course_utils.models.rnn import lstm_step
+from course_utils.models.recurrent.recurrent_lm import ScalarMix
+from course_utils.models.recurrent.rnn import lstm_step
 
 Tensor = torch.Tensor
 
@@ -86,7 +86,7 @@ def check_lstm_step(fn) -> bool:
     """Exercise: ``fn(x, h_prev, c_prev, W, U, b) -> (h_t, c_t)``, one LSTM step from the gate equations.
 
     x (B, D), h_prev and c_prev (B, H); W (4H, D), U (4H, H), b (4H,) hold the four blocks in torch's
-    order i, f, g, o. Checked against ``course_utils.models.rnn.lstm_step`` in float64.
+    order i, f, g, o. Checked against ``course_utils.models.recurrent.rnn.lstm_step`` in float64.
     """
     for batch, d, h, seed in _STEP_CASES:
         args, expected = _step_case(batch, d, h, seed)
@@ -140,7 +140,7 @@ def _mix_variants(layers: Tensor, w: Tensor, gamma: Tensor) -> dict[str, Tensor]
 def check_scalar_mix(fn) -> bool:
     """Exercise: ``fn(layers, w, gamma) -> γ Σ_j softmax(w)_j · layers[j]``: (L+1, T, D), (L+1,), () → (T, D).
 
-    Checked against ``course_utils.models.recurrent_lm.ScalarMix`` with the same w and γ.
+    Checked against ``course_utils.models.recurrent.recurrent_lm.ScalarMix`` with the same w and γ.
     """
     for n_layers, tokens, width, seed in _MIX_CASES:
         args, expected = _mix_case(n_layers, tokens, width, seed)

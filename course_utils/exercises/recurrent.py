@@ -2,7 +2,7 @@
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
 unfinished (``None``) or crashing answer. The references are the course's own code:
-``course_utils.models.rnn.elman_step``, ``F.cross_entropy`` with ``IGNORE_INDEX``,
+``course_utils.models.recurrent.rnn.elman_step``, ``F.cross_entropy`` with ``IGNORE_INDEX``,
 ``torch.nn.utils.clip_grad_norm_`` and the parameters of a scratch ``RecurrentLM``.
 """
 
@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 from course_utils.exercises import answer_of, as_number, verdict
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.recurrent_lm import RecurrentLM
-from course_utils.models.rnn import elman_step
+from course_utils.models.recurrent.recurrent_lm import RecurrentLM
+from course_utils.models.recurrent.rnn import elman_step
 
 Tensor = torch.Tensor
 
@@ -57,7 +57,7 @@ def _elman_hint(answer: Tensor, x_t, h_prev, W, U, b) -> str:
 def check_elman_step(fn) -> bool:
     """Exercise: ``fn(x_t, h_prev, W, U, b)`` is one Elman step tanh(U h_{t-1} + W x_t + b) for rows (B, ·).
 
-    Compared with ``course_utils.models.rnn.elman_step`` on batches of different sizes, float32 and float64.
+    Compared with ``course_utils.models.recurrent.rnn.elman_step`` on batches of different sizes, float32 and float64.
     """
     crash_hint = "x_t is (B, D) and h_prev is (B, H), one row per example: use x_t @ W.T and h_prev @ U.T"
     for seed, (batch, inputs, hidden, dtype) in enumerate(_ELMAN_CASES):
@@ -73,7 +73,7 @@ def check_elman_step(fn) -> bool:
             continue
         case = f"B={batch}, D={inputs}, H={hidden}"
         return verdict(False, f"not h_t yet ({case}). Hint: {_elman_hint(answer.to(dtype), *args)}")
-    return verdict(True, f"your step matches course_utils.models.rnn.elman_step on all {len(_ELMAN_CASES)} cases")
+    return verdict(True, f"your step matches course_utils.models.recurrent.rnn.elman_step on all {len(_ELMAN_CASES)} cases")
 
 
 # ---------------------------------------------------------------- exercise 2: the teacher-forced loss

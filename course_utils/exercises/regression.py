@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from course_utils.exercises import verdict
-from course_utils.models.regression import (
+from course_utils.models.basics.regression import (
     RegressionData,
     analytic_solution,
     make_regression_data,

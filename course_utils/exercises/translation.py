@@ -2,7 +2,7 @@
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
 unfinished (``None``) or crashing answer. The references are the course's own code:
-``course_utils.models.seq2seq.attend`` for dot attention, ``translation_metrics.bleu`` (sacrebleu's
+``course_utils.models.recurrent.seq2seq.attend`` for dot attention, ``translation_metrics.bleu`` (sacrebleu's
 corpus BLEU) on real pairs of ``data/translation/test.jsonl``, and ``argmax_alignment`` with
 ``alignment_error_rate`` for the AER.
 """
@@ -17,8 +17,8 @@ import torch
 
 from course_utils.exercises import answer_of, close, numeric_answer, verdict
 from course_utils.language import parallel
-from course_utils.models.seq2seq import attend
-from course_utils.models.translation_metrics import alignment_error_rate, argmax_alignment, bleu
+from course_utils.models.recurrent.seq2seq import attend
+from course_utils.evaluation.translation_metrics import alignment_error_rate, argmax_alignment, bleu
 
 Tensor = torch.Tensor
 
@@ -84,7 +84,7 @@ def check_dot_attention(fn) -> bool:
     query (B, T, H) holds decoder states, keys (B, S, H) encoder states, mask (B, S) is True at real
     source words. Scores q·k (no scaling) → softmax over the source with padding excluded → weighted
     sum of the keys. Returns context (B, T, H) and weights (B, T, S); checked against
-    ``course_utils.models.seq2seq.attend`` in float64.
+    ``course_utils.models.recurrent.seq2seq.attend`` in float64.
     """
     for batch, steps, length, hidden, lengths, seed in _ATTENTION_CASES:
         args, (context, weights) = _attention_case(batch, steps, length, hidden, lengths, seed)

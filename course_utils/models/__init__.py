@@ -19,7 +19,7 @@ train, measure and ship them. It imports the language wing and the core, never t
 - ``lm_probes``: Measure any language model on the planted phenomena, beside the oracle's exact answer.
 - ``lm``: Batching, evaluation and sampling written once for every language model.
 - ``masked_lm``: Masked-word prediction with a fixed window, the lecture's "masked language modelling with a DNN".
-- ``mlm_masking``: BERT's 15 % and 80/10/10 masking written from the paper, measured beside the library's collator.
+- ``bert_masking``: BERT's 15 % and 80/10/10 masking written from the paper, measured beside the library's collator.
 - ``neural_lm``: The feed-forward (Bengio) language model, in the slides' steps.
 - ``ngram``: Counting language models: N-grams with no smoothing, add-k smoothing, or interpolated Kneser-Ney.
 - ``positional``: Positional encodings: the slide's sinusoids, their linear shift, learned against fixed positions beyond the training lengths.

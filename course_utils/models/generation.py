@@ -83,7 +83,7 @@ def eos_id_of(model) -> int:
         return int(hf.config.eos_token_id)
     vocab = getattr(model, "vocab", None)
     if vocab is None:
-        from course_utils.models.lm_checkpoints import course_vocab
+        from course_utils.language.vocab import course_vocab
 
         vocab = course_vocab()
     return int(vocab.eos_id)

@@ -9,9 +9,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
-from course_utils.models.activations import ACTIVATIONS, get_activation
+from course_utils.models.basics.activations import ACTIVATIONS, get_activation
 from course_utils.widgets.backdrop import figure_rgba
-from course_utils.models.feedforward import gradient_norm_table
+from course_utils.models.basics.feedforward import gradient_norm_table
 from course_utils.validation import check_int
 from course_utils.widgets.widget_kit import PNG_DPI, Demo
 

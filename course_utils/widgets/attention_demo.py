@@ -36,7 +36,7 @@ from matplotlib.figure import Figure
 from PIL import Image, ImageDraw, ImageFont
 
 from course_utils.language.text_pipeline import BOS, tokenize
-from course_utils.models.attention import THINKING_MACHINES, parse_runs
+from course_utils.models.transformer.attention import THINKING_MACHINES, parse_runs
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets.next_word_demo import pillow_font, paste_colour_bar, unknown_words_message, upright_words
 from course_utils.widgets.sequence_demo import PaintedDemo
@@ -379,14 +379,14 @@ _READINGS = 64  # sentences whose attention is kept
 
 def default_model():
     """Notebook 08's shipped GPT language model (``transformer_checkpoints.load_lm("gpt_lm")``)."""
-    from course_utils.models.transformer_checkpoints import load_lm
+    from course_utils.zoo.transformer_checkpoints import load_lm
 
     return load_lm("gpt_lm")
 
 
 def scratch_twin(model):
     """The ``ScratchGPT`` computing what ``model`` does, its queries and keys in reach (``model`` if it is one)."""
-    from course_utils.models.transformer_lm import CourseGPT, ScratchGPT
+    from course_utils.models.transformer.transformer_lm import CourseGPT, ScratchGPT
 
     if isinstance(model, ScratchGPT):
         return model
@@ -402,7 +402,7 @@ def layer_attention(scratch, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     Without the mask is softmax(q kᵀ / √d_k) over every key, with the very queries and keys of that
     layer: its input is the real (masked) model's, so only the mask is taken away, one layer at a time.
     """
-    from course_utils.models.attention import attention_weights, causal_mask
+    from course_utils.models.transformer.attention import attention_weights, causal_mask
 
     was_training = scratch.training
     scratch.eval()
@@ -597,7 +597,7 @@ class AttentionDemo(PaintedDemo):
 
     def __init__(self, model=None, vocab=None, *, sentence: str = next(iter(EXAMPLES)), layer: int = 0, head: int = 0):
         from course_utils.language.text_pipeline import Vocab
-        from course_utils.models.lm_checkpoints import course_vocab
+        from course_utils.language.vocab import course_vocab
 
         self.vocab = course_vocab() if vocab is None else vocab
         if not isinstance(self.vocab, Vocab):
@@ -689,7 +689,7 @@ class AttentionDemo(PaintedDemo):
     def reading(self, words: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The model's attention on ``<s> + words`` with the causal mask (as it runs) and without: (L, H, T, T) each."""
         if words not in self._cache:
-            from course_utils.models.transformer_lm import attention_maps
+            from course_utils.models.transformer.transformer_lm import attention_maps
 
             if len(self._cache) >= _READINGS:
                 self._cache.clear()

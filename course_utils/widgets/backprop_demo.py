@@ -13,7 +13,7 @@ import ipywidgets as widgets
 import matplotlib
 from matplotlib.figure import Figure
 
-from course_utils.models.autograd import Value, lecture_graph
+from course_utils.models.basics.autograd import Value, lecture_graph
 from course_utils.widgets.graph_drawing import GraphPicture
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets.widget_kit import PNG_DPI, Demo

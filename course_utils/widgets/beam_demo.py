@@ -35,7 +35,7 @@ from course_utils.language.grammar import CourseLanguage
 from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.lecture import font_px
 from course_utils.models import generation as g
-from course_utils.models.slide_generation import jm_tree_lm
+from course_utils.slides.slide_generation import jm_tree_lm
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets.next_word_demo import ExamplesWithAccount, pillow_font, unknown_words_message
 from course_utils.widgets.sequence_demo import PaintedDemo, check_models, set_range
@@ -407,11 +407,11 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
     @staticmethod
     def _model_and_vocab(model, vocab):
         if vocab is None:
-            from course_utils.models.lm_checkpoints import course_vocab
+            from course_utils.language.vocab import course_vocab
 
             vocab = course_vocab()
         if model is None:
-            from course_utils.models.transformer_checkpoints import load_lm
+            from course_utils.zoo.transformer_checkpoints import load_lm
 
             return load_lm("gpt_lm"), vocab, "gpt_lm"
         return model, vocab, "the course model"

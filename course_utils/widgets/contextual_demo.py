@@ -26,7 +26,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
-from course_utils.models import contextual_embeddings as ce
+from course_utils.analysis import contextual_embeddings as ce
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets.next_word_demo import pillow_font
 from course_utils.widgets.sequence_demo import PaintedDemo
@@ -48,7 +48,7 @@ FOLDS = 5  # the probe's cross-validation folds, as contextual_embeddings' defau
 
 def default_model():
     """The shipped ``bert_mlm`` and its tokenizer (notebook 09)."""
-    from course_utils.models.bert_checkpoints import load_bert, load_course_tokenizer
+    from course_utils.zoo.bert_checkpoints import load_bert, load_course_tokenizer
 
     return load_bert("bert_mlm"), load_course_tokenizer()
 
@@ -259,7 +259,7 @@ class ContextualEmbeddingDemo(PaintedDemo):
             model, shipped = default_model()
             tokenizer = tokenizer or shipped
         elif tokenizer is None:
-            from course_utils.models.bert_checkpoints import load_course_tokenizer
+            from course_utils.zoo.bert_checkpoints import load_course_tokenizer
 
             tokenizer = load_course_tokenizer()
         if items is None:

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import blended_transform_factory
 
-from course_utils.models.regression import (
+from course_utils.models.basics.regression import (
     RegressionData,
     analytic_solution,
     check_problem,

@@ -164,7 +164,7 @@ def _ranked(values: list[float], vocab: Vocab, index: int, k: int) -> list[tuple
 
 def default_embeddings() -> torch.Tensor:
     """The embedding matrix E (V, d) of the shipped feed-forward LM with N = 3."""
-    from course_utils.models.lm_checkpoints import load_model
+    from course_utils.zoo.lm_checkpoints import load_model
 
     return load_model("ffnn_n3").embedding.weight.detach()
 
@@ -198,7 +198,7 @@ class EmbeddingDemo(Demo):
     def __init__(self, embeddings: torch.Tensor | None = None, vocab: Vocab | None = None,
                  word_classes: dict[str, str] | None = None, *, word: str = "cat", k: int = 8):  # fmt: skip
         if vocab is None:
-            from course_utils.models.lm_checkpoints import course_vocab
+            from course_utils.language.vocab import course_vocab
 
             vocab = course_vocab()
         if not isinstance(vocab, Vocab):

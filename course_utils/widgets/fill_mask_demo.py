@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 
 from course_utils.language.grammar import CourseLanguage
 from course_utils.language.text_pipeline import Vocab, tokenize
-from course_utils.models import bert_mlm
+from course_utils.models.bert import bert_mlm
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets.next_word_demo import MAX_K, ExamplesWithAccount, Painter, Panel, unknown_words_message
 from course_utils.widgets.sequence_demo import PaintedDemo
@@ -48,7 +48,7 @@ _CACHE_SIZE = 256  # (sentence, pieces) whose distributions are kept
 
 def default_model():
     """The shipped tokenizer and ``bert_mlm`` (notebook 09)."""
-    from course_utils.models.bert_checkpoints import load_bert, load_course_tokenizer
+    from course_utils.zoo.bert_checkpoints import load_bert, load_course_tokenizer
 
     return load_bert("bert_mlm"), load_course_tokenizer()
 
@@ -102,7 +102,7 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
             model, shipped_tokenizer = default_model()
             tokenizer = tokenizer or shipped_tokenizer
         elif tokenizer is None:
-            from course_utils.models.bert_checkpoints import load_course_tokenizer
+            from course_utils.zoo.bert_checkpoints import load_course_tokenizer
 
             tokenizer = load_course_tokenizer()
         self.model, self.tokenizer = model, tokenizer
@@ -143,7 +143,7 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
     def _check_arguments(self) -> None:
         if not isinstance(self.model, bert_mlm.CourseBERT):
             kind = type(self.model).__name__
-            raise CourseInputError(f"model must be a course_utils.models.bert_mlm.CourseBERT, got {kind}")
+            raise CourseInputError(f"model must be a course_utils.models.bert.bert_mlm.CourseBERT, got {kind}")
         if not getattr(self.tokenizer, "is_fast", False) or self.tokenizer.mask_token_id is None:
             raise CourseInputError("tokenizer must be the course's WordPiece tokenizer (a fast tokenizer with [MASK]), "
                                    f"got {type(self.tokenizer).__name__}")  # fmt: skip

@@ -16,7 +16,7 @@ from statistics import mean
 
 import numpy as np
 
-from course_utils.models.autograd import Value
+from course_utils.models.basics.autograd import Value
 from course_utils.validation import CourseInputError, check_choice, check_int
 
 COLOURS = {

@@ -32,7 +32,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from course_utils.models import lm
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models.lm_probes import oracle_probs
+from course_utils.evaluation.lm_probes import oracle_probs
 from course_utils.language.text_pipeline import SPECIALS, Vocab, tokenize
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets.widget_kit import PNG_DPI, Demo, labelled, text_box
@@ -53,7 +53,7 @@ _CACHE_SIZE = 256  # contexts whose distributions are kept
 
 def default_models() -> dict[str, torch.nn.Module]:
     """Notebook 04's models: n-grams counted on the training split and the shipped FFNNs (N = 3, 5)."""
-    from course_utils.models.lm_checkpoints import load_model, ngram_models
+    from course_utils.zoo.lm_checkpoints import load_model, ngram_models
 
     return {**ngram_models(), "FFNN N=3": load_model("ffnn_n3"), "FFNN N=5": load_model("ffnn_n5")}
 
@@ -307,7 +307,7 @@ class NextWordDemo(ExamplesWithAccount, Demo):
     def __init__(self, models: dict | None = None, vocab: Vocab | None = None, oracle: CourseLanguage | None = None,
                  *, top_k: int = 8, context: str = EXAMPLES[0]):  # fmt: skip
         if vocab is None:
-            from course_utils.models.lm_checkpoints import course_vocab
+            from course_utils.language.vocab import course_vocab
 
             vocab = course_vocab()
         self.models = default_models() if models is None else models

@@ -39,7 +39,7 @@ from course_utils.language.grammar import CourseLanguage
 from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.lecture import font_px
 from course_utils.models import generation as g
-from course_utils.models.lm_probes import oracle_probs
+from course_utils.evaluation.lm_probes import oracle_probs
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets.next_word_demo import ExamplesWithAccount, Painter, _probability, _rgb, unknown_words_message
 from course_utils.widgets.sequence_demo import PaintedDemo, check_models
@@ -67,7 +67,7 @@ _CACHE_SIZE = 256  # prompts whose logits and oracle distribution are kept
 
 def default_model() -> torch.nn.Module:
     """Notebook 08's shipped ``gpt_lm``, the best course LM."""
-    from course_utils.models.transformer_checkpoints import load_lm
+    from course_utils.zoo.transformer_checkpoints import load_lm
 
     return load_lm(DEFAULT_MODEL)
 
@@ -193,7 +193,7 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
                  prompt: str = "the", top_n: int = 15, samples: int = 5, seed: int = 0):  # fmt: skip
         self.name = DEFAULT_MODEL if model is None else type(model).__name__
         if vocab is None:
-            from course_utils.models.lm_checkpoints import course_vocab
+            from course_utils.language.vocab import course_vocab
 
             vocab = course_vocab()
         self.model = default_model() if model is None else model

@@ -28,7 +28,7 @@ from PIL import Image, ImageDraw
 
 from course_utils.models import lm
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models.lm_probes import oracle_probs
+from course_utils.evaluation.lm_probes import oracle_probs
 from course_utils.widgets.next_word_demo import (
     MAX_K,
     Painter,
@@ -70,7 +70,7 @@ _CACHE_SIZE = 64  # sentences whose readings are kept
 
 def default_models() -> dict[str, torch.nn.Module]:
     """The shipped recurrent LMs of notebooks 05 and 06: RNN, GRU and LSTM."""
-    from course_utils.models.lm_checkpoints import default_demo_models
+    from course_utils.zoo.lm_checkpoints import default_demo_models
 
     return default_demo_models()
 
@@ -78,7 +78,7 @@ def default_models() -> dict[str, torch.nn.Module]:
 def models_and_vocab(models: dict | None, vocab: Vocab | None) -> tuple[dict, Vocab]:
     """The given models and vocabulary, or the shipped recurrent models and ``course_vocab()``."""
     if vocab is None:
-        from course_utils.models.lm_checkpoints import course_vocab
+        from course_utils.language.vocab import course_vocab
 
         vocab = course_vocab()
     return (default_models() if models is None else models), vocab

@@ -29,8 +29,8 @@ from PIL import Image, ImageDraw
 from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.language.translation import Translation, translate_passage
 from course_utils.lecture import font_px
-from course_utils.models import translation_metrics as metrics
-from course_utils.models.seq2seq import Seq2Seq
+from course_utils.evaluation import translation_metrics as metrics
+from course_utils.models.recurrent.seq2seq import Seq2Seq
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets.next_word_demo import pillow_font, paste_colour_bar, unknown_words_message, upright_words
 from course_utils.widgets.sequence_demo import PaintedDemo, set_range
@@ -56,7 +56,7 @@ _CACHE_SIZE = 256  # (model, passage) decodings kept
 
 def default_models() -> dict[str, Seq2Seq]:
     """Notebook 07's shipped models of hidden size 128: no attention, additive and dot attention."""
-    from course_utils.models.translation_checkpoints import load_translator
+    from course_utils.zoo.translation_checkpoints import load_translator
 
     return {label: load_translator(name) for label, name in SHIPPED.items()}
 
@@ -267,7 +267,7 @@ class TranslationDemo(PaintedDemo):
     """
 
     def __init__(self, models: dict | None = None, *, sentence: str = next(iter(EXAMPLES)), step: int = 1):
-        from course_utils.models.translation_checkpoints import vocabularies
+        from course_utils.zoo.translation_checkpoints import vocabularies
 
         self.source_vocab, self.target_vocab = vocabularies()
         self.models = default_models() if models is None else models

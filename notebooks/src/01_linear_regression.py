@@ -34,7 +34,7 @@ from IPython.display import Code, display
 
 from course_utils import budget
 from course_utils.widgets.descent_demo import DescentDemo, draw_loss_surface
-from course_utils.models.regression import (
+from course_utils.models.basics.regression import (
     Adam,
     Momentum,
     analytic_solution,

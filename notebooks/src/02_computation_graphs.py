@@ -29,8 +29,8 @@ import matplotlib.pyplot as plt
 import torch
 
 from course_utils import budget
-from course_utils.models.autograd import Value
-from course_utils.models.gradcheck import gradcheck, numerical_gradient
+from course_utils.models.basics.autograd import Value
+from course_utils.models.basics.gradcheck import gradcheck, numerical_gradient
 from course_utils.widgets.graph_drawing import draw_graph, to_dot
 
 # %% [markdown]
@@ -96,7 +96,7 @@ print(f"L(a + h) − L(a) = {L_of(a + h, b, c) - L_of(a, b, c):.4f}    h · ∂L
 # ## 3. Backpropagation as an algorithm: a tiny autograd engine
 #
 # Doing this by hand does not scale to a network with millions of weights, but the recipe is mechanical.
-# `course_utils.models.autograd` implements it for scalars in one short module. A `Value` holds a number (`data`),
+# `course_utils.models.basics.autograd` implements it for scalars in one short module. A `Value` holds a number (`data`),
 # its gradient (`grad`), the `parents` it was computed from, and the **local derivative** with respect to
 # each parent, recorded by the operation that made it. Here are multiplication, whose local derivatives are
 # ∂(xy)/∂x = y and ∂(xy)/∂y = x, and the sigmoid, whose local derivative is σ(x)(1 − σ(x)):

@@ -31,9 +31,9 @@ import matplotlib.pyplot as plt
 import torch
 
 from course_utils import budget
-from course_utils.models import activations
-from course_utils.models import feedforward
-from course_utils.models.activations import ACTIVATIONS
+from course_utils.models.basics import activations
+from course_utils.models.basics import feedforward
+from course_utils.models.basics.activations import ACTIVATIONS
 
 # %% [markdown]
 # ## 1. A single unit
@@ -74,7 +74,7 @@ print(f"y = σ(z) = {y.item():.2f}   (unrounded {y.item():.4f})")
 # Φ is the cumulative distribution function of the standard normal distribution and φ its density.
 # GELU (used in BERT and GPT) is, in the slides' words, "similar, in some respects, to ReLU", but it
 # weights its input by how likely a standard normal variable is to be smaller, where ReLU gates it by its
-# sign. `course_utils.models.activations` writes all eight functions with plain tensor operations; two of them:
+# sign. `course_utils.models.basics.activations` writes all eight functions with plain tensor operations; two of them:
 
 # %%
 print(inspect.getsource(activations.sigmoid))

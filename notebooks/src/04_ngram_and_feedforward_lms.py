@@ -36,11 +36,12 @@ import torch
 from course_utils import CourseInputError, budget
 from course_utils.language import corpus
 from course_utils.models import lm
-from course_utils.models import lm_probes
-from course_utils.models import lm_checkpoints as zoo
+from course_utils.evaluation import lm_probes
+from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.language.grammar import CourseLanguage
 
-vocab = zoo.course_vocab()                       # one fixed vocabulary for every model of the course
+vocab = course_vocab()                       # one fixed vocabulary for every model of the course
 lang = CourseLanguage(include_held_out=False)    # the training language, with exact probabilities
 full_lang = CourseLanguage()                     # the full language: also "the dog gets fed"
 train, valid, test = (corpus.load_split(name) for name in ("train", "valid", "test"))
@@ -138,9 +139,9 @@ print(" × ".join(str(p) for p in slide.values()), f"= {p_unigram:.1e}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.ngram import NGramLM
+from course_utils.models.classic.ngram import NGramLM
 
-unigram_mle = NGramLM(vocab, 1, smoothing="none").fit(zoo.train_ids())
+unigram_mle = NGramLM(vocab, 1, smoothing="none").fit(train_ids())
 for text in ("the dog chased the cats .", "cats the . chased dog the"):
     logp = sum(lm.token_logprobs(unigram_mle, vocab, text))
     print(f"{text:28}  unigram: {math.exp(logp):.3e}   oracle: {lang.score(text).prob:.3e}")
@@ -162,7 +163,7 @@ print("unigram sample:", " ".join(lm.generate(unigram_mle, vocab, seed=1, max_to
 
 # %%
 # NBVAL_CHECK_OUTPUT
-bigram_mle = NGramLM(vocab, 2, smoothing="none").fit(zoo.train_ids())
+bigram_mle = NGramLM(vocab, 2, smoothing="none").fit(train_ids())
 for previous, word in (("cat", "chased"), ("ate", "the"), ("cake", "with")):
     pair, single = bigram_mle.count([previous, word]), bigram_mle.context_count([previous])
     print(f"P({word} | {previous}) = count({previous} {word}) / count({previous}) = {pair} / {single} "
@@ -179,7 +180,7 @@ print("bigram sample:", " ".join(lm.generate(bigram_mle, vocab, seed=1, max_toke
 # NBVAL_CHECK_OUTPUT
 zero_share = {}
 for order in (1, 2, 3, 4):
-    mle = NGramLM(vocab, order, smoothing="none").fit(zoo.train_ids())
+    mle = NGramLM(vocab, order, smoothing="none").fit(train_ids())
     zero = sum(math.isinf(sum(lm.token_logprobs(mle, vocab, words))) for words in test[:1000])
     zero_share[order] = zero / 1000
     print(f"{order}-gram, unsmoothed: {zero / 10:5.1f}% of 1,000 test sentences get probability 0")
@@ -210,7 +211,7 @@ oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
 rows = []
 for order in (2, 3):
     for smoothing, k in (("add-k", 1.0), ("add-k", 0.1), ("add-k", 0.01), ("interpolated-kn", None)):
-        model = NGramLM(vocab, order, smoothing=smoothing, **({"k": k} if k else {})).fit(zoo.train_ids())
+        model = NGramLM(vocab, order, smoothing=smoothing, **({"k": k} if k else {})).fit(train_ids())
         rows.append((f"{order}-gram {smoothing}" + (f" k={k}" if k else ""), lm.evaluate(model, vocab, test).perplexity))
 for name, ppl in rows:
     print(f"{name:28} perplexity {ppl:7.3f}   {ppl / oracle_ppl:5.2f}× the oracle's")
@@ -246,7 +247,7 @@ print(f"the true next-word uncertainty of the course language: about {oracle_ppl
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.neural_lm import FeedForwardLM, bengio_forward_scratch
+from course_utils.models.classic.neural_lm import FeedForwardLM, bengio_forward_scratch
 
 small = FeedForwardLM(len(vocab), 3, embed_dim=8, hidden_dim=16, bos_id=vocab.bos_id, seed=0).double()
 window = torch.tensor([vocab.encode("the dog chased".split())])          # (1, N=3)
@@ -272,7 +273,7 @@ plt.show()
 
 # %% [markdown]
 # The comparisons below use the **shipped checkpoints** (`data/checkpoints/04/`, made by
-# `python -m course_utils.models.lm_checkpoints` with the same recipes), so every run prints the same table. In full
+# `python -m course_utils.zoo.lm_checkpoints` with the same recipes), so every run prints the same table. In full
 # mode the model you just trained should be close to the shipped one.
 
 # %%
@@ -374,7 +375,7 @@ next_word_demo.box
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.masked_lm import allowed_mass_at_mask, predict_masked, slot_similarity
+from course_utils.models.classic.window_mlm import allowed_mass_at_mask, predict_masked, slot_similarity
 
 masked = {name: zoo.load_model(name) for name in ("masked_concat_w2", "masked_bag_w2", "masked_concat_w4")}
 question = "he ate the cake <mask> the fork ."
@@ -456,7 +457,7 @@ for slot, row in zip(slots, similarity):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.sentiment import lexicon_features
+from course_utils.models.classic.sentiment import lexicon_features
 
 review = corpus.load_eval("reviews_test")[3]
 print(" ".join(review["words"]), "→", review["label"])
@@ -496,7 +497,7 @@ for name in ("sentiment_features", "sentiment_embeddings", "sentiment_pretrained
 # two embedding classifiers on only the first 100 training reviews (a few seconds):
 
 # %%
-from course_utils.models.masked_lm import example_batches
+from course_utils.models.classic.window_mlm import example_batches
 from course_utils.training import train as train_model
 
 x_train, y_train = zoo.review_tensors("train", "embeddings")

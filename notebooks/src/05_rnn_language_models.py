@@ -44,12 +44,13 @@ import torch.nn.functional as F
 from course_utils import CourseInputError, budget
 from course_utils.language import corpus
 from course_utils.models import lm
-from course_utils.models import lm_probes
-from course_utils.models import rnn_analysis
-from course_utils.models import lm_checkpoints as zoo
+from course_utils.evaluation import lm_probes
+from course_utils.analysis import rnn_analysis
+from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.language.grammar import CourseLanguage
 
-vocab = zoo.course_vocab()                       # one fixed vocabulary for every model of the course
+vocab = course_vocab()                       # one fixed vocabulary for every model of the course
 lang = CourseLanguage(include_held_out=False)    # the training language, with exact probabilities
 full_lang = CourseLanguage()                     # the full language (also the held-out "the dog gets fed")
 train, valid, test = (corpus.load_split(name) for name in ("train", "valid", "test"))
@@ -133,13 +134,13 @@ sentence_prob = math.prod(loop[t, i].item() for t, i in enumerate(next_ids))
 print(f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.3e}   oracle: {lang.score(words).prob:.3e}")
 
 # %% [markdown]
-# `course_utils.models.rnn` has the same loop as a module, `ScratchRNN` (one `elman_step` per token, named after Elman,
+# `course_utils.models.recurrent.rnn` has the same loop as a module, `ScratchRNN` (one `elman_step` per token, named after Elman,
 # 1990), and `ScratchRNN.from_torch` copies the weights of an `nn.RNN`. The course checks them against each other in
 # single and double precision:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.rnn import ScratchRNN
+from course_utils.models.recurrent.rnn import ScratchRNN
 
 torch.manual_seed(0)
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
@@ -164,7 +165,7 @@ for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.neural_lm import FeedForwardLM
+from course_utils.models.classic.neural_lm import FeedForwardLM
 
 
 def count(model) -> int:
@@ -331,7 +332,7 @@ plt.show()
 
 # %% [markdown]
 # Everything below uses the **shipped checkpoint** (`data/checkpoints/05_06/rnn_lm`, made by
-# `python -m course_utils.models.lm_checkpoints rnn_lm`), so every run prints the same numbers.
+# `python -m course_utils.zoo.lm_checkpoints rnn_lm`), so every run prints the same numbers.
 #
 # ## 3. Results on the course language
 #
@@ -496,7 +497,7 @@ print(f"autograd and the Jacobian product agree to a relative 1e-10: {relative <
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.recurrent_lm import RecurrentLM
+from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 
 untrained = RecurrentLM(len(vocab), cell="rnn", **zoo.RNN, seed=0).double().eval()   # the recipe's size, not trained
 long_sentences = [s for s in valid if len(s) >= 15][:24]
@@ -555,7 +556,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-batch = lm.batch_stream(zoo.train_ids(), vocab, batch_size=64, seed=1)(0)
+batch = lm.batch_stream(train_ids(), vocab, batch_size=64, seed=1)(0)
 for clip in (None, 1.0):
     model = copy.deepcopy(rnn).train()
     with torch.no_grad():
@@ -620,7 +621,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.recurrent_lm import predict_masked_words
+from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 from course_utils.language.text_pipeline import MASK
 
 bilstm = zoo.load_model("masked_bilstm")
@@ -724,7 +725,7 @@ from course_utils.training import NonFiniteLossError, train as train_loop
 tiny = RecurrentLM(len(vocab), cell="rnn", embed_dim=8, hidden_dim=8, seed=0)
 stopped = None
 try:
-    train_loop(tiny, lm.batch_stream(zoo.train_ids(), vocab, batch_size=8, seed=0), steps=10, lr=1e30, progress=False)
+    train_loop(tiny, lm.batch_stream(train_ids(), vocab, batch_size=8, seed=0), steps=10, lr=1e30, progress=False)
 except NonFiniteLossError as error:
     stopped = error
     print(error)

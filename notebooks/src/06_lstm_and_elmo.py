@@ -30,7 +30,7 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # As in notebook 05, every model here runs on the CPU, whatever `device` says, so that the printed numbers are
 # the same on every machine. The trained models are the course's shipped checkpoints (`data/checkpoints/05_06/`,
-# made by `python -m course_utils.models.lm_checkpoints --recurrent`): the RNN, the GRU and the LSTM language models
+# made by `python -m course_utils.zoo.lm_checkpoints --recurrent`): the RNN, the GRU and the LSTM language models
 # share one recipe (embeddings of 64, a hidden state of 128, the same 3,000 training steps). That makes them
 # the comparison of this notebook.
 
@@ -45,12 +45,13 @@ from torch import nn
 from course_utils import CourseInputError
 from course_utils.language import corpus
 from course_utils.models import lm
-from course_utils.models import rnn_analysis
-from course_utils.models import lm_checkpoints as zoo
+from course_utils.analysis import rnn_analysis
+from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.language.vocab import course_vocab
 from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
 from course_utils.language.grammar import CourseLanguage
 
-vocab = zoo.course_vocab()
+vocab = course_vocab()
 lang = CourseLanguage(include_held_out=False)  # the training language, with exact probabilities
 test = corpus.load_split("test")
 agreement = corpus.load_eval("agreement")  # subject–verb agreement across 0..5 attractors
@@ -79,12 +80,12 @@ rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 #
 # The cell is updated by a multiplication and an **addition**, not squashed through a tanh at every step as the
 # RNN's h_t = tanh(U h_{t−1} + W x_t) is. With f_t = 1 and i_t = 0 the cell keeps its content unchanged
-# ("the forget gate, if turned off, will preserve all info"). `course_utils.models.rnn.lstm_step` is these six lines:
+# ("the forget gate, if turned off, will preserve all info"). `course_utils.models.recurrent.rnn.lstm_step` is these six lines:
 
 # %%
 import inspect
 
-from course_utils.models.rnn import ScratchLSTM, lstm_step
+from course_utils.models.recurrent.rnn import ScratchLSTM, lstm_step
 
 print(inspect.getsource(lstm_step))
 
@@ -386,7 +387,7 @@ for label in ("RNN", "LSTM", "LSTM 2 layers"):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.recurrent_lm import predict_masked_words
+from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 
 bilstm = zoo.load_model("masked_bilstm")
 masked_scores = {"LSTM LM, left only": rnn_analysis.word_prediction_scores(lstm, vocab, test),

@@ -27,7 +27,7 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
 # machine. The trained models are the course's shipped checkpoints (`data/checkpoints/07/`, made by
-# `python -m course_utils.models.translation_checkpoints`): every model has the same recipe (2,000 steps of 64
+# `python -m course_utils.zoo.translation_checkpoints`): every model has the same recipe (2,000 steps of 64
 # passages, AdamW, a cosine schedule); only the attention and the hidden size differ.
 
 # %%
@@ -40,10 +40,10 @@ import torch
 from course_utils import CourseInputError, budget
 from course_utils.language import parallel
 from course_utils.language.translation import translate_passage
-from course_utils.models import seq2seq as s2s
-from course_utils.models import translation_analysis as analysis
-from course_utils.models import translation_checkpoints as zoo
-from course_utils.models import translation_metrics as metrics
+from course_utils.models.recurrent import seq2seq as s2s
+from course_utils.analysis import translation_analysis as analysis
+from course_utils.zoo import translation_checkpoints as zoo
+from course_utils.evaluation import translation_metrics as metrics
 
 source_vocab, target_vocab = zoo.vocabularies()
 LABELS = {"no attention": None, "additive": "additive", "dot": "dot", "general": "general"}
@@ -243,7 +243,7 @@ print(f"{'reference':13} {' '.join(challenge.target)}")
 # ## 5. Scoring translations: BLEU, exact match, token accuracy
 #
 # BLEU (Papineni et al. 2002), the metric of the papers the lecture cites, from its definition
-# (`course_utils/models/translation_metrics.py`): the **modified n-gram precision** p_n clips each hypothesis
+# (`course_utils/evaluation/translation_metrics.py`): the **modified n-gram precision** p_n clips each hypothesis
 # n-gram's count at its count in the reference, summed over the whole corpus, for n = 1…4; a **brevity penalty**
 # BP = exp(1 − r/c) punishes a corpus of hypotheses shorter (c words) than the references (r words); BLEU is
 # BP · exp(¼ Σ log p_n), ×100.

@@ -31,7 +31,7 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
 # machine. The trained models are the course's shipped checkpoints (`data/checkpoints/08/`, made by one command,
-# `python -m course_utils.models.transformer_checkpoints`).
+# `python -m course_utils.zoo.transformer_checkpoints`).
 
 # %%
 import inspect
@@ -45,16 +45,17 @@ from torch import nn
 from course_utils import CourseInputError, budget
 from course_utils.language import corpus
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models import attention as att
+from course_utils.models.transformer import attention as att
 from course_utils.models import lm
-from course_utils.models import lm_checkpoints as zoo
-from course_utils.models import positional
-from course_utils.models import slide_attention as slide
-from course_utils.models import transformer_checkpoints as tzoo
-from course_utils.models import transformer_lm as tlm
-from course_utils.models.encoder_block import EncoderBlock, bert_layer_by_hand, bert_layer_matrices
+from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.language.vocab import course_vocab, train_ids
+from course_utils.models.transformer import positional
+from course_utils.slides import slide_attention as slide
+from course_utils.zoo import transformer_checkpoints as tzoo
+from course_utils.models.transformer import transformer_lm as tlm
+from course_utils.models.transformer.encoder_block import EncoderBlock, bert_layer_by_hand, bert_layer_matrices
 
-vocab, lang = zoo.course_vocab(), CourseLanguage(include_held_out=False)  # the training language, exact
+vocab, lang = course_vocab(), CourseLanguage(include_held_out=False)  # the training language, exact
 
 # %% [markdown]
 # ## 1. The slide's worked example: Thinking / Machines
@@ -367,7 +368,7 @@ for k in (1, 5, 50):
 position_models = {kind: tzoo.load_position_lm(kind) for kind in positional.POSITIONS}
 long_test = [s for s in corpus.load_split("test") if len(s) >= 14]
 idx, targets = lm.make_batch(lm.encode_sentences(vocab, long_test), vocab)  # (B, T)
-from course_utils.models.lm_probes import OracleLM
+from course_utils.evaluation.lm_probes import OracleLM
 
 oracle_nll = positional.nll_by_position(OracleLM(lang, vocab), idx, targets)  # (T,)
 excess = {kind: positional.nll_by_position(model, idx, targets) - oracle_nll for kind, model in position_models.items()}
@@ -479,7 +480,9 @@ bert = bert.float()
 # keeps the keys and values of the words already read (a *KV cache*) instead of re-reading the prefix:
 
 # %%
-from course_utils.models import transformer_translation as tt
+from course_utils.models.transformer import transformer_translation as tt
+from course_utils.zoo.transformer_checkpoints import load_translation_model
+from course_utils.analysis.translation_analysis import head_aer
 
 print(inspect.getsource(tt.DecoderLayer.forward))
 
@@ -508,10 +511,10 @@ print(f"cross-attention weights {tuple(cross.shape)} (B, h, T, S); padded source
 # Exact match by length bucket; the first three buckets are within the training lengths:
 
 # %%
-from course_utils.models import translation_analysis as tanalysis
-from course_utils.models import translation_checkpoints as tzoo07
+from course_utils.analysis import translation_analysis as tanalysis
+from course_utils.zoo import translation_checkpoints as tzoo07
 
-translators = {"transformer": tt.load_translation_model("transformer_2x128"),
+translators = {"transformer": load_translation_model("transformer_2x128"),
                "GRU + additive": tzoo07.load_translator("additive_128"),
                "GRU + dot": tzoo07.load_translator("dot_128")}  # fmt: skip
 translation_table = tanalysis.length_table(translators)
@@ -549,7 +552,7 @@ from course_utils.language import parallel
 
 
 test_pairs = parallel.load("test")
-head_aer = tt.head_aer(translators["transformer"], test_pairs)  # (L, H)
+head_aer = head_aer(translators["transformer"], test_pairs)  # (L, H)
 rnn_aer = {label: tanalysis.attention_aer(translators[label], test_pairs) for label in ("GRU + additive", "GRU + dot")}
 for layer, row in enumerate(head_aer.tolist()):
     print(f"decoder layer {layer + 1}: AER of heads 1–{len(row)} " + "  ".join(f"{a:.3f}" for a in row))
@@ -770,7 +773,7 @@ print(f"no trend with distance (|correlation| < 0.3): {abs(tlm.distance_correlat
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models import attention_cost as cost
+from course_utils.analysis import attention_cost as cost
 
 d = 128
 print(f"multiply-adds of one layer, one sequence, d = {d} (matrix products only):")
@@ -813,7 +816,7 @@ print(f"measured crossover (attention slower from here on): n = {cost.measured_c
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-batches = lm.batch_stream(zoo.train_ids(), vocab, batch_size=64, seed=0)
+batches = lm.batch_stream(train_ids(), vocab, batch_size=64, seed=0)
 compared = cost.comparison_models(vocab)
 for label, model in compared.items():
     print(f"{label:26} {cost.parameter_count(model):9,} parameters")

@@ -32,7 +32,7 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
 # machine. The tokenizer and the BERTs are the course's shipped checkpoints (`data/checkpoints/09/`, Hugging Face
-# directories made by one command, `python -m course_utils.models.bert_checkpoints`).
+# directories made by one command, `python -m course_utils.zoo.bert_checkpoints`).
 
 # %%
 
@@ -42,10 +42,11 @@ from transformers import pipeline
 from course_utils import CourseInputError, budget
 from course_utils.language import corpus, lexicon
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models import bert_checkpoints as bzoo
-from course_utils.models import bert_mlm as bm
-from course_utils.models import lm_checkpoints as zoo
-from course_utils.models import wordpiece as wp
+from course_utils.zoo import bert_checkpoints as bzoo
+from course_utils.models.bert import bert_mlm as bm
+from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.language.vocab import course_vocab
+from course_utils.models.bert import wordpiece as wp
 
 lang = CourseLanguage(include_held_out=False)  # the training language, exact
 tokenizer = bzoo.load_course_tokenizer()
@@ -70,7 +71,7 @@ bert = bzoo.load_bert("bert_mlm")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models import bert_sizes
+from course_utils.analysis import bert_sizes
 
 print(f"{'':11} {'layers':>6} {'hidden':>6} {'heads':>5} {'total':>13} {'paper':>6} {'= closed form':>14}")
 for row in bert_sizes.size_table():
@@ -199,9 +200,9 @@ for row in range(2):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models import mlm_masking
+from course_utils.models.bert import bert_masking
 
-example = mlm_masking.slide_example()
+example = bert_masking.slide_example()
 print(f"slide:   {example['slide']}")
 print(f"correct: {example['correct']}")
 pieces = tokenizer(example["sentence"])["input_ids"]
@@ -210,7 +211,7 @@ print(f"as the model sees it: {' '.join(tokenizer.convert_ids_to_tokens(pieces))
       f"[CLS] the girl was playing {' '.join(['[MASK]'] * len(target))} . [SEP]   (labels: {' '.join(target)})")
 
 # %% [markdown]
-# **From scratch**, from the paper: `mlm_masking.mask_tokens` picks the 15 % exactly (per batch here), never
+# **From scratch**, from the paper: `bert_masking.mask_tokens` picks the 15 % exactly (per batch here), never
 # `[CLS]`, `[SEP]` or `[PAD]`, then draws 80/10/10 for each chosen token; random replacements come from the
 # non-special pieces. **The library**: `DataCollatorForLanguageModeling(mlm_probability=0.15)` (its defaults are
 # `mask_replace_prob=0.8`, `random_replace_prob=0.1`). **Parity**: both on the same 100,000 maskable tokens of the
@@ -218,7 +219,7 @@ print(f"as the model sees it: {' '.join(tokenizer.convert_ids_to_tokens(pieces))
 
 # %%
 train_ids = bm.encode_sentences(tokenizer, train_sentences)
-rows = mlm_masking.compare_with_library(tokenizer, train_ids, n_tokens=100_000, count="batch", seed=0)
+rows = bert_masking.compare_with_library(tokenizer, train_ids, n_tokens=100_000, count="batch", seed=0)
 print(f"{'share':20} {'paper':>6} {'library':>8} {'scratch':>8}   agree within 3 SE?")
 for row in rows:
     print(f"{row['share']:20} {row['paper']:6.2f} {row['library']:8.3f} {row['scratch']:8.3f}   {row['agrees']}")
@@ -243,9 +244,9 @@ print("and both are within 3 standard errors of the paper's:",
 
 # %%
 # NBVAL_CHECK_OUTPUT
-per_sequence = mlm_masking.exact_count_share(train_ids, special_ids=list(range(5)))
+per_sequence = bert_masking.exact_count_share(train_ids, special_ids=list(range(5)))
 print(f"exact count per sentence (BERT's code, d2l): {per_sequence:.3f} of the tokens chosen, not 0.15")
-special = mlm_masking.library_special_replacements(tokenizer, train_ids, n_tokens=100_000, seed=0)
+special = bert_masking.library_special_replacements(tokenizer, train_ids, n_tokens=100_000, seed=0)
 print(f"library random replacements that are special tokens: expected 5 of 600 = {special['expected']:.1%}, "
       f"i.e. about 1 target in {1 / special['expected_per_target_80_10_10']:,.0f} under 80/10/10")
 print("the measured share is within 3 standard errors of that:",
@@ -266,9 +267,9 @@ print("for example:", special["examples"][0]["masked"])
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print("  ".join(f"{c:>9}" for c in mlm_masking.TABLE_8_COLUMNS))
-for row in mlm_masking.table_8_rows():
-    print("  ".join(f"{row[c]:>9}" for c in mlm_masking.TABLE_8_COLUMNS))
+print("  ".join(f"{c:>9}" for c in bert_masking.TABLE_8_COLUMNS))
+for row in bert_masking.table_8_rows():
+    print("  ".join(f"{row[c]:>9}" for c in bert_masking.TABLE_8_COLUMNS))
 
 # %% [markdown]
 # **Whole-word masking.** WordPiece adds a problem the slides do not show. With masks drawn per *piece*, the
@@ -341,10 +342,10 @@ print(f"{steps} steps: masked-piece loss {history.losses[0]:.2f} → {history.fi
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.masked_lm import predict_masked
-from course_utils.models.recurrent_lm import predict_masked_words
+from course_utils.models.classic.window_mlm import predict_masked
+from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 
-vocab, words = zoo.course_vocab(), sorted(lang.vocabulary)
+vocab, words = course_vocab(), sorted(lang.vocabulary)
 items = bm.masked_items(test_sentences, 500, seed=1)
 truth = [item["words"][item["position"]] for item in items]
 word_models = {
@@ -494,7 +495,7 @@ for name, model in (("bert_mlm (pretrained)", bert), ("bert_reviews (+ LM fine-t
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.bert_finetuning import review_accuracy, turns
+from course_utils.models.bert.bert_finetuning import review_accuracy, turns
 
 turning = turns(test_reviews)
 
@@ -527,7 +528,7 @@ for name, (every, plain, turn) in sentiment.items():
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from course_utils.models.bert_finetuning import SentimentBERT, review_batches, review_tensors
+from course_utils.models.bert.bert_finetuning import SentimentBERT, review_batches, review_tensors
 from course_utils.training import train
 
 few_x, few_labels = review_tensors(tokenizer, corpus.load_eval("reviews_train")[:100])
@@ -568,7 +569,7 @@ for name, start in starts.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models import contextual_embeddings as ce
+from course_utils.analysis import contextual_embeddings as ce
 
 deep = bzoo.load_bert("bert_deep")
 deep_recipe = bzoo.training_record("bert_deep")["recipe"]
@@ -734,7 +735,7 @@ figure
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from course_utils.models.pretrained_bert import load_pretrained
+from course_utils.models.bert.pretrained_bert import load_pretrained
 
 real, real_tokenizer, message = load_pretrained("bert-base-uncased", kind="masked_lm", fallback=lambda: (bert.hf, tokenizer),
                                                 quiet=True)

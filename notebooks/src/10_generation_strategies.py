@@ -45,15 +45,16 @@ from course_utils.language import best_sentences as bs
 from course_utils.language import parallel
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import generation as g
-from course_utils.models import generation_analysis as ga
-from course_utils.models import lm_checkpoints as zoo
-from course_utils.models import slide_generation as sg
-from course_utils.models import transformer_checkpoints as tzoo
-from course_utils.models import transformer_translation as tt
-from course_utils.models import translation_checkpoints as tc
+from course_utils.analysis import generation_analysis as ga
+from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.language.vocab import course_vocab
+from course_utils.slides import slide_generation as sg
+from course_utils.zoo import transformer_checkpoints as tzoo
+from course_utils.zoo.transformer_checkpoints import load_translation_model
+from course_utils.zoo import translation_checkpoints as tc
 
 lang = CourseLanguage(include_held_out=False)  # the training language, exact
-vocab = zoo.course_vocab()
+vocab = course_vocab()
 gpt = tzoo.load_lm("gpt_lm")
 reference = ga.language_reference(lang)  # 20,000 oracle samples: the entropy rate and the length distribution
 
@@ -262,7 +263,7 @@ for name, model in left_to_right.items():
 source_vocab, target_vocab = tc.vocabularies()
 translators = {"GRU, no attention (07)": tc.load_translator("none_32").eval(),
                "GRU, additive attention (07)": tc.load_translator("additive_128").eval(),
-               "transformer (08)": tt.load_translation_model("transformer_2x128").eval()}  # fmt: skip
+               "transformer (08)": load_translation_model("transformer_2x128").eval()}  # fmt: skip
 pair = parallel.load("test")[0]
 print("source:   ", " ".join(pair.source))
 print("reference:", " ".join(pair.target))

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from course_utils.models.autograd import Value
+from course_utils.models.basics.autograd import Value
 from course_utils.validation import check_number
 from course_utils.validation import CourseInputError, check_choice, check_positive
 

@@ -5,7 +5,7 @@ import torch
 
 from course_utils import CourseInputError
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.masked_lm import (
+from course_utils.models.classic.window_mlm import (
     WindowMaskedLM,
     example_batches,
     masked_examples,

@@ -27,9 +27,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils.models.activations import get_activation
+from course_utils.models.basics.activations import get_activation
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.neural_lm import check_ids, seeded
+from course_utils.models.classic.neural_lm import check_ids, seeded
 from course_utils.language.text_pipeline import MASK, Vocab
 from course_utils.validation import CourseInputError, check_choice, check_int
 

@@ -27,9 +27,9 @@ from torch import nn
 
 from course_utils.language import lexicon as lx
 from course_utils.language.text_pipeline import Vocab
-from course_utils.models.attention import causal_mask, scaled_dot_product_attention
-from course_utils.models.neural_lm import check_ids, seeded
-from course_utils.models.recurrent_lm import check_sequences, sequence_loss
+from course_utils.models.transformer.attention import causal_mask, scaled_dot_product_attention
+from course_utils.models.classic.neural_lm import check_ids, seeded
+from course_utils.models.recurrent.recurrent_lm import check_sequences, sequence_loss
 from course_utils.validation import CourseInputError, check_dropout, check_heads, check_int
 
 Tensor = torch.Tensor

@@ -1,10 +1,10 @@
 """The transformer models of notebook 08: their recipes, and one command that trains and ships them.
 
-    python -m course_utils.models.transformer_checkpoints           # every model -> data/checkpoints/08/
-    python -m course_utils.models.transformer_checkpoints gpt_lm    # only some
+    python -m course_utils.zoo.transformer_checkpoints           # every model -> data/checkpoints/08/
+    python -m course_utils.zoo.transformer_checkpoints gpt_lm    # only some
 
 The models: ``gpt_lm`` (the GPT-style language model), ``transformer_2x128`` (the encoder–decoder translator,
-recipe in ``transformer_translation``), and ``positions_learned`` / ``positions_sinusoidal`` / ``positions_none``
+recipe ``TRANSLATION_RECIPES``), and ``positions_learned`` / ``positions_sinusoidal`` / ``positions_none``
 (small LMs trained on sentences cut to 8 tokens, for the positions-beyond-training experiment).
 
 Each checkpoint is safetensors weights + config.json (the model's arguments, the recipe, the training
@@ -23,15 +23,17 @@ import torch
 from course_utils.checkpoints import build_command, CONFIG_FILE, load_checkpoint, save_checkpoint
 from course_utils.language import corpus
 from course_utils.models import lm
-from course_utils.models.lm_checkpoints import CHECKPOINT_ROOT, course_vocab, train_ids
-from course_utils.models.positional import POSITIONS, PositionLM, cropped_batches
-from course_utils.models.transformer_lm import CourseGPT
-from course_utils.models.transformer_translation import TRANSLATION_RECIPES, build_translation_checkpoint
+from course_utils.zoo.lm_checkpoints import CHECKPOINT_ROOT
+from course_utils.language.vocab import course_vocab, train_ids
+from course_utils.models.transformer.positional import POSITIONS, PositionLM, cropped_batches
+from course_utils.models.transformer.transformer_lm import CourseGPT
+from course_utils.models.transformer.transformer_translation import TransformerTranslator
+from course_utils.zoo.translation_checkpoints import train_on_passages, trained_record, vocabularies
 from course_utils.training import train
 from course_utils.validation import CourseInputError
 
 CHECKPOINT_DIR = CHECKPOINT_ROOT / "08"
-COMMAND = "python -m course_utils.models.transformer_checkpoints"
+COMMAND = "python -m course_utils.zoo.transformer_checkpoints"
 
 # name: (model arguments, training recipe). The shape was chosen by validation perplexity among shapes given
 # the same budget, about 2.5 CPU-minutes on one thread: 2 layers x 64 (3600 steps) reached 1.025x the oracle's
@@ -149,6 +151,63 @@ def load_position_lm(kind: str, directory: Path | str | None = None) -> Position
         raise CourseInputError(f"{path} is missing; make it with `{COMMAND} {name}`")
     model, _ = load_checkpoint(path, lambda saved: PositionLM(**saved["model"]))
     return model
+
+
+# ---------------------------------------------------------------- the encoder-decoder translator
+
+TRANSFORMER_DIR = CHECKPOINT_ROOT / "08"
+REGENERATE = "python -m course_utils.zoo.transformer_checkpoints"
+# Notebook 07's recipe (the same 2,000 batches of 64, cosine schedule, clipping) with lr 1e-3 instead of 3e-3.
+TRAINING = {"steps": 2000, "batch_size": 64, "lr": 1e-3, "seed": 0, "clip_grad_norm": 1.0}
+TRANSLATION_RECIPES = {
+    "transformer_2x128": {"layers": 2, "d_model": 128, "heads": 4, "ffn_dim": 256, "dropout": 0.0},
+}
+
+
+def _check_name(name: str) -> str:
+    if name not in TRANSLATION_RECIPES:
+        raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(TRANSLATION_RECIPES)}")
+    return name
+
+
+def build_translator(config: dict) -> TransformerTranslator:
+    """A fresh (untrained) transformer with ``config`` (layers, d_model, heads, ffn_dim, dropout)."""
+    source_vocab, target_vocab = vocabularies()
+    return TransformerTranslator(len(source_vocab), len(target_vocab), pad_id=target_vocab.pad_id,
+                                 bos_id=target_vocab.stoi["<s>"], eos_id=target_vocab.stoi["</s>"], **config)  # fmt: skip
+
+
+def train_translator(name: str, *, steps: int | None = None, progress: bool = True
+                     ) -> tuple[TransformerTranslator, object]:  # fmt: skip
+    """Train recipe ``name`` on notebook 07's batches (``steps`` overrides the recipe); return (model, history)."""
+    torch.manual_seed(TRAINING["seed"])
+    model = build_translator(TRANSLATION_RECIPES[_check_name(name)])
+    return model, train_on_passages(model, TRAINING, name=name, steps=steps, progress=progress)
+
+
+def build_translation_checkpoint(name: str, directory: Path | str | None = None) -> dict:
+    """Train ``name`` and save it to ``data/checkpoints/08/<name>/``; return its config (time, validation scores)."""
+    start = time.perf_counter()
+    model, history = train_translator(name)
+    saved = trained_record(model, history, TRANSLATION_RECIPES[name], TRAINING, time.perf_counter() - start)
+    save_checkpoint(model, Path(directory or TRANSFORMER_DIR) / name, saved)
+    return saved
+
+
+def load_translation_model(name: str, directory: Path | str | None = None) -> TransformerTranslator:
+    """A shipped transformer translator, in eval mode; its checksums are verified first."""
+    path = Path(directory or TRANSFORMER_DIR) / _check_name(name)
+    if not path.is_dir():
+        raise CourseInputError(f"{path} is missing; make it with `{REGENERATE} {name}`")
+    model, _ = load_checkpoint(path, lambda saved: build_translator(saved["model"]))
+    return model
+
+
+def translation_checkpoint_config(name: str, directory: Path | str | None = None) -> dict:
+    """The saved config of a shipped transformer: recipe, training time, validation scores."""
+    path = Path(directory or TRANSFORMER_DIR) / _check_name(name) / "config.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
 
 
 # name -> a function that trains and saves that model into a folder (None: data/checkpoints/08/)

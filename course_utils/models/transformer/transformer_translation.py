@@ -18,28 +18,22 @@ The model honours ``seq2seq.Seq2Seq``'s contract: ``forward(batch, targets)``, `
 ``translation_analysis.length_table`` take it as they are. ``step`` reads one word at a time and keeps
 the keys and values of the words already read (a KV cache) instead of re-reading the prefix.
 
-    python -m course_utils.models.transformer_checkpoints transformer_2x128   # retrain -> data/checkpoints/08/
+    python -m course_utils.zoo.transformer_checkpoints transformer_2x128   # retrain -> data/checkpoints/08/
 """
 
 from __future__ import annotations
 
-import json
 import math
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils.checkpoints import load_checkpoint, save_checkpoint
-from course_utils.models import seq2seq as s2s
-from course_utils.models import translation_metrics as metrics
-from course_utils.models.attention import MultiHeadAttention, causal_mask
+from course_utils.models.recurrent import seq2seq as s2s
+from course_utils.models.transformer.attention import MultiHeadAttention, causal_mask
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.positional import sinusoidal_positions
-from course_utils.models.translation_checkpoints import train_on_passages, trained_record, vocabularies
+from course_utils.models.transformer.positional import sinusoidal_positions
 from course_utils.validation import CourseInputError, check_int, check_number
 
 Tensor = torch.Tensor
@@ -252,117 +246,3 @@ class TransformerTranslator(nn.Module):
         return torch.log_softmax(logits, dim=-1), new_state, cross[:, :, 0].mean(dim=1)  # (B, V), state, (B, S)
 
     greedy = s2s.Seq2Seq.greedy  # the same loop: it only needs start, step, bos_id, eos_id and state.mask
-
-
-# ---------------------------------------------------------------- recipes, training, checkpoints
-
-TRANSFORMER_DIR = Path(__file__).resolve().parents[2] / "data" / "checkpoints" / "08"
-REGENERATE = "python -m course_utils.models.transformer_checkpoints"  # notebook 08's one command
-# Notebook 07's recipe (the same 2,000 batches of 64, cosine schedule, clipping) with lr 1e-3 instead of 3e-3.
-TRAINING = {"steps": 2000, "batch_size": 64, "lr": 1e-3, "seed": 0, "clip_grad_norm": 1.0}
-TRANSLATION_RECIPES = {
-    "transformer_2x128": {"layers": 2, "d_model": 128, "heads": 4, "ffn_dim": 256, "dropout": 0.0},
-}
-
-
-def _check_name(name: str) -> str:
-    if name not in TRANSLATION_RECIPES:
-        raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(TRANSLATION_RECIPES)}")
-    return name
-
-
-def build_translator(config: dict) -> TransformerTranslator:
-    """A fresh (untrained) transformer with ``config`` (layers, d_model, heads, ffn_dim, dropout)."""
-    source_vocab, target_vocab = vocabularies()
-    return TransformerTranslator(len(source_vocab), len(target_vocab), pad_id=target_vocab.pad_id,
-                                 bos_id=target_vocab.stoi["<s>"], eos_id=target_vocab.stoi["</s>"], **config)  # fmt: skip
-
-
-def train_translator(name: str, *, steps: int | None = None, progress: bool = True
-                     ) -> tuple[TransformerTranslator, object]:  # fmt: skip
-    """Train recipe ``name`` on notebook 07's batches (``steps`` overrides the recipe); return (model, history)."""
-    torch.manual_seed(TRAINING["seed"])
-    model = build_translator(TRANSLATION_RECIPES[_check_name(name)])
-    return model, train_on_passages(model, TRAINING, name=name, steps=steps, progress=progress)
-
-
-def build_translation_checkpoint(name: str, directory: Path | str | None = None) -> dict:
-    """Train ``name`` and save it to ``data/checkpoints/08/<name>/``; return its config (time, validation scores)."""
-    start = time.perf_counter()
-    model, history = train_translator(name)
-    saved = trained_record(model, history, TRANSLATION_RECIPES[name], TRAINING, time.perf_counter() - start)
-    save_checkpoint(model, Path(directory or TRANSFORMER_DIR) / name, saved)
-    return saved
-
-
-def load_translation_model(name: str, directory: Path | str | None = None) -> TransformerTranslator:
-    """A shipped transformer translator, in eval mode; its checksums are verified first."""
-    path = Path(directory or TRANSFORMER_DIR) / _check_name(name)
-    if not path.is_dir():
-        raise CourseInputError(f"{path} is missing; make it with `{REGENERATE} {name}`")
-    model, _ = load_checkpoint(path, lambda saved: build_translator(saved["model"]))
-    return model
-
-
-def translation_checkpoint_config(name: str, directory: Path | str | None = None) -> dict:
-    """The saved config of a shipped transformer: recipe, training time, validation scores."""
-    path = Path(directory or TRANSFORMER_DIR) / _check_name(name) / "config.json"
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-# ---------------------------------------------------------------- alignment by layer and head
-
-
-def forced_cross_attention(model: TransformerTranslator, pair) -> Tensor:
-    """The cross-attention (L, H, M, S) while the model reads the reference target; row t predicts word t."""
-    source_vocab, target_vocab = vocabularies()
-    weights = model.cross_attention(s2s.make_batch([pair], source_vocab, target_vocab))  # (L, 1, H, T, S)
-    return weights[:, 0, :, : len(pair.target)]  # (L, H, M, S)
-
-
-def _argmax_links(weights: Tensor, pairs) -> list[set]:
-    """Argmax links of (B, T, S) weights, each pair's rows cut to its target length and columns to its source."""
-    return [metrics.argmax_alignment(weights[b, : len(p.target), : len(p.source)]) for b, p in enumerate(pairs)]
-
-
-@torch.no_grad()
-def head_aer(model: TransformerTranslator, pairs, *, batch_size: int = 256) -> Tensor:
-    """Corpus AER of each decoder layer's and head's cross-attention argmax (reading the reference target)
-    against the true alignments: (L, H). ``translation_analysis.attention_aer`` for the RNN, per head."""
-    pairs = list(pairs)
-    if not pairs:
-        raise CourseInputError("head_aer needs at least one pair")
-    source_vocab, target_vocab = vocabularies()
-    model.eval()
-    L, H = len(model.decoder_layers), model.heads
-    predicted = [[[] for _ in range(H)] for _ in range(L)]
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start : start + batch_size]
-        weights = model.cross_attention(s2s.make_batch(chunk, source_vocab, target_vocab))  # (L, B, H, T, S)
-        for layer in range(L):
-            for head in range(H):
-                predicted[layer][head] += _argmax_links(weights[layer, :, head], chunk)
-    truths = [p.alignment for p in pairs]
-    return torch.tensor([[metrics.corpus_aer(links, truths) for links in by_head] for by_head in predicted])  # (L, H)
-
-
-@torch.no_grad()
-def layer_mean_aer(model: TransformerTranslator, pairs, *, batch_size: int = 256) -> Tensor:
-    """Corpus AER of each decoder layer's head-averaged cross-attention: (L,). The last entry is the AER
-    of the weights that ``forward(..., return_attention=True)`` and ``greedy`` report."""
-    pairs = list(pairs)
-    if not pairs:
-        raise CourseInputError("layer_mean_aer needs at least one pair")
-    source_vocab, target_vocab = vocabularies()
-    model.eval()
-    predicted = [[] for _ in model.decoder_layers]
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start : start + batch_size]
-        weights = model.cross_attention(s2s.make_batch(chunk, source_vocab, target_vocab)).mean(dim=2)  # (L, B, T, S)
-        for layer, layer_weights in enumerate(weights):
-            predicted[layer] += _argmax_links(layer_weights, chunk)
-    truths = [p.alignment for p in pairs]
-    return torch.tensor([metrics.corpus_aer(links, truths) for links in predicted])
-
-
-# ---------------------------------------------------------------- command line

@@ -12,10 +12,13 @@ import time
 import torch
 
 from course_utils.language import parallel
-from course_utils.models import seq2seq as s2s
-from course_utils.models import translation_metrics as metrics
-from course_utils.models.translation_checkpoints import scores, vocabularies
+from course_utils.models.recurrent import seq2seq as s2s
+from course_utils.evaluation import translation_metrics as metrics
+from course_utils.zoo.translation_checkpoints import scores, vocabularies
+from course_utils.models.transformer.transformer_translation import TransformerTranslator
 from course_utils.validation import CourseInputError
+
+Tensor = torch.Tensor
 
 
 WITHIN_BUCKETS = ((3, 6), (7, 10), (11, 14))  # the test split's lengths, all within the training lengths
@@ -99,3 +102,60 @@ def decoding_speed(model: s2s.Seq2Seq, pairs, batch_size: int = 256) -> float:
     outputs = s2s.translate_words(model, source_vocab, target_vocab, sources, batch_size=batch_size)
     seconds = time.perf_counter() - start
     return sum(len(o) + 1 for o in outputs) / seconds
+
+
+# ---------------------------------------------------------------- a transformer's alignment by layer and head
+
+
+def forced_cross_attention(model: TransformerTranslator, pair) -> Tensor:
+    """The cross-attention (L, H, M, S) while the model reads the reference target; row t predicts word t."""
+    source_vocab, target_vocab = vocabularies()
+    weights = model.cross_attention(s2s.make_batch([pair], source_vocab, target_vocab))  # (L, 1, H, T, S)
+    return weights[:, 0, :, : len(pair.target)]  # (L, H, M, S)
+
+
+def _argmax_links(weights: Tensor, pairs) -> list[set]:
+    """Argmax links of (B, T, S) weights, each pair's rows cut to its target length and columns to its source."""
+    return [metrics.argmax_alignment(weights[b, : len(p.target), : len(p.source)]) for b, p in enumerate(pairs)]
+
+
+@torch.no_grad()
+def head_aer(model: TransformerTranslator, pairs, *, batch_size: int = 256) -> Tensor:
+    """Corpus AER of each decoder layer's and head's cross-attention argmax (reading the reference target)
+    against the true alignments: (L, H). ``translation_analysis.attention_aer`` for the RNN, per head."""
+    pairs = list(pairs)
+    if not pairs:
+        raise CourseInputError("head_aer needs at least one pair")
+    source_vocab, target_vocab = vocabularies()
+    model.eval()
+    L, H = len(model.decoder_layers), model.heads
+    predicted = [[[] for _ in range(H)] for _ in range(L)]
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start : start + batch_size]
+        weights = model.cross_attention(s2s.make_batch(chunk, source_vocab, target_vocab))  # (L, B, H, T, S)
+        for layer in range(L):
+            for head in range(H):
+                predicted[layer][head] += _argmax_links(weights[layer, :, head], chunk)
+    truths = [p.alignment for p in pairs]
+    return torch.tensor([[metrics.corpus_aer(links, truths) for links in by_head] for by_head in predicted])  # (L, H)
+
+
+@torch.no_grad()
+def layer_mean_aer(model: TransformerTranslator, pairs, *, batch_size: int = 256) -> Tensor:
+    """Corpus AER of each decoder layer's head-averaged cross-attention: (L,). The last entry is the AER
+    of the weights that ``forward(..., return_attention=True)`` and ``greedy`` report."""
+    pairs = list(pairs)
+    if not pairs:
+        raise CourseInputError("layer_mean_aer needs at least one pair")
+    source_vocab, target_vocab = vocabularies()
+    model.eval()
+    predicted = [[] for _ in model.decoder_layers]
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start : start + batch_size]
+        weights = model.cross_attention(s2s.make_batch(chunk, source_vocab, target_vocab)).mean(dim=2)  # (L, B, T, S)
+        for layer, layer_weights in enumerate(weights):
+            predicted[layer] += _argmax_links(layer_weights, chunk)
+    truths = [p.alignment for p in pairs]
+    return torch.tensor([metrics.corpus_aer(links, truths) for links in predicted])
+
+

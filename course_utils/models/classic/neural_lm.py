@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils.models.activations import get_activation
-from course_utils.models.feedforward import softmax
+from course_utils.models.basics.activations import get_activation
+from course_utils.models.basics.feedforward import softmax
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.validation import CourseInputError, check_int
 

@@ -65,7 +65,7 @@ def hub_reachable(timeout: float = REACH_TIMEOUT_S) -> bool:
 
 
 def _is_course_vocabulary(tokenizer) -> bool:
-    from course_utils.models.wordpiece import SPECIAL_TOKENS
+    from course_utils.models.bert.wordpiece import SPECIAL_TOKENS
 
     return tokenizer.convert_ids_to_tokens(list(range(len(SPECIAL_TOKENS)))) == list(SPECIAL_TOKENS)
 
@@ -89,7 +89,7 @@ def _load(source, kind: str, *, local_files_only: bool):
     finally:
         hf_logging.set_verbosity(verbosity)
     if isinstance(source, Path) and _is_course_vocabulary(tokenizer):
-        from course_utils.models.wordpiece import load_tokenizer
+        from course_utils.models.bert.wordpiece import load_tokenizer
 
         tokenizer = load_tokenizer(source)  # keeps the course's spaces when decoding ("cake ." not "cake.")
     return model.eval(), tokenizer, sorted(info.get("missing_keys", ()))

@@ -27,7 +27,7 @@ from torch import nn
 
 from course_utils.language.text_pipeline import Vocab
 from course_utils.models.lm import IGNORE_INDEX, epoch_batches
-from course_utils.models.rnn import gru_step
+from course_utils.models.recurrent.rnn import gru_step
 from course_utils.validation import CourseInputError, check_choice, check_int
 
 Tensor = torch.Tensor

@@ -1,8 +1,8 @@
 """The trained models behind the notebooks' tables: their recipes, and one command that makes them.
 
-    python -m course_utils.models.lm_checkpoints            # notebook 04's models -> data/checkpoints/04/
-    python -m course_utils.models.lm_checkpoints ffnn_n3    # only some
-    python -m course_utils.models.lm_checkpoints --recurrent  # notebooks 05-06 -> data/checkpoints/05_06/
+    python -m course_utils.zoo.lm_checkpoints            # notebook 04's models -> data/checkpoints/04/
+    python -m course_utils.zoo.lm_checkpoints ffnn_n3    # only some
+    python -m course_utils.zoo.lm_checkpoints --recurrent  # notebooks 05-06 -> data/checkpoints/05_06/
 
 Each checkpoint is safetensors weights + config.json (the model's arguments, the recipe, the
 training time and the validation score) + a sha256 manifest (``course_utils.checkpoints``).
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from functools import lru_cache
 from pathlib import Path
 
 import torch
@@ -23,18 +22,17 @@ import torch
 from course_utils.language import corpus
 from course_utils.models import lm
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
-from course_utils.language.grammar import CourseLanguage
-from course_utils.models.masked_lm import WindowMaskedLM, example_batches, masked_examples
-from course_utils.models.neural_lm import FeedForwardLM
-from course_utils.models.ngram import NGramLM
-from course_utils.models.sentiment import (
+from course_utils.models.classic.window_mlm import WindowMaskedLM, example_batches, masked_examples
+from course_utils.models.classic.neural_lm import FeedForwardLM
+from course_utils.models.classic.ngram import NGramLM
+from course_utils.models.classic.sentiment import (
     EmbeddingClassifier,
     FeatureClassifier,
     SentimentLexicon,
     feature_matrix,
     pad_batch,
 )
-from course_utils.language.text_pipeline import Vocab
+from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.training import train
 from course_utils.validation import CourseInputError
 
@@ -99,18 +97,6 @@ def checkpoint_dir(name: str, directory: Path | str | None = None) -> Path:
     return Path(directory) / name
 
 
-@lru_cache(maxsize=1)
-def course_vocab() -> Vocab:
-    """The vocabulary every course-language model uses: the grammar's words, sorted (fixed ids)."""
-    return Vocab(sorted(CourseLanguage().vocabulary))
-
-
-@lru_cache(maxsize=1)
-def train_ids() -> tuple[tuple[int, ...], ...]:
-    """The training split, encoded with ``course_vocab()``."""
-    return tuple(tuple(ids) for ids in lm.encode_sentences(course_vocab(), corpus.load_split("train")))
-
-
 def ngram_models(orders=(1, 2, 3), smoothing: str = "interpolated-kn") -> dict[str, NGramLM]:
     """Unigram, bigram, trigram models counted on the training split."""
     names = {1: "unigram", 2: "bigram", 3: "trigram"}
@@ -131,7 +117,7 @@ def build_model(kind: str, config: dict) -> torch.nn.Module:
         return FeatureClassifier(**config)
     if kind == "embeddings":
         return EmbeddingClassifier(len(vocab), pad_id=vocab.pad_id, **config)
-    from course_utils.models import recurrent_lm as rl
+    from course_utils.models.recurrent import recurrent_lm as rl
 
     if kind == "recurrent":
         return rl.RecurrentLM(len(vocab), **config)
@@ -177,7 +163,7 @@ def _batches(kind: str, config: dict, recipe: dict):
     if kind in ("ffnn", "recurrent", "elmo"):
         return lm.batch_stream(train_ids(), vocab, batch_size=size, seed=seed)
     if kind == "masked_bilstm":
-        from course_utils.models.recurrent_lm import masked_batches
+        from course_utils.models.recurrent.recurrent_lm import masked_batches
 
         return masked_batches(train_ids(), vocab, batch_size=size, seed=seed)
     if kind == "masked":
@@ -196,7 +182,7 @@ def review_tensors(split: str, kind: str):
     vocab = course_vocab()
     ids = [vocab.encode(item["words"]) for item in items]
     if kind == "elmo_classifier":  # framed as ELMo read its training sentences
-        from course_utils.models.recurrent_lm import frame_sentences
+        from course_utils.models.recurrent.recurrent_lm import frame_sentences
 
         return frame_sentences(ids, vocab), labels  # (n, T)
     return pad_batch(ids, vocab.pad_id), labels  # (n, T)
@@ -218,7 +204,7 @@ def validation_score(kind: str, model: torch.nn.Module) -> dict:
         if kind in ("ffnn", "recurrent", "elmo"):
             return {"valid_perplexity": lm.evaluate(model, vocab, corpus.load_split("valid")).perplexity}
         if kind == "masked_bilstm":
-            from course_utils.models.recurrent_lm import masked_batches
+            from course_utils.models.recurrent.recurrent_lm import masked_batches
 
             ids = lm.encode_sentences(vocab, corpus.load_split("valid"))
             _, loss = model(*masked_batches(ids, vocab, batch_size=len(ids), seed=0)(0))
@@ -249,7 +235,7 @@ def load_model(name: str, directory: Path | str | None = None) -> torch.nn.Modul
     """A shipped model, in eval mode; the checkpoint's checksums are verified first."""
     path = checkpoint_dir(name, directory)
     if not path.is_dir():
-        raise CourseInputError(f"{path} is missing; make it with `python -m course_utils.models.lm_checkpoints {name}`")
+        raise CourseInputError(f"{path} is missing; make it with `python -m course_utils.zoo.lm_checkpoints {name}`")
     model, _ = load_checkpoint(path, lambda saved: build_model(saved["kind"], saved["model"]))
     return model.eval()
 

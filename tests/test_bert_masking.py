@@ -1,4 +1,4 @@
-"""BERT's masking from the paper (``mlm_masking``): exact counts, specials, labels, seeds, parity with the library."""
+"""BERT's masking from the paper (``bert_masking``): exact counts, specials, labels, seeds, parity with the library."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from course_utils.language.corpus import load_split
-from course_utils.models import mlm_masking as mm
-from course_utils.models.bert_mlm import encode_sentences
+from course_utils.models.bert import bert_masking as mm
+from course_utils.models.bert.bert_mlm import encode_sentences
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.wordpiece import train_wordpiece
+from course_utils.models.bert.wordpiece import train_wordpiece
 from course_utils.validation import CourseInputError
 
 pytestmark = pytest.mark.parity  # a library release can change what this checks (course.sh floor, lock)

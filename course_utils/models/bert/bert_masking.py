@@ -297,7 +297,7 @@ def compare_with_library(tokenizer, id_lists: Sequence[Sequence[int]], *, n_toke
     combined SE √(SE₁² + SE₂²), and ``agrees`` (|difference| < 3 combined SEs). With ``count="sequence"``
     the chosen share is the rounding of BERT's per-sentence count, not 15 % (see the module docstring).
     """
-    from course_utils.models.bert_mlm import mlm_collator
+    from course_utils.models.bert.bert_mlm import mlm_collator
 
     n_tokens = check_int("n_tokens", n_tokens, minimum=MIN_COMPARISON_TOKENS)
     batch_size = check_int("batch_size", batch_size, minimum=1)
@@ -339,7 +339,7 @@ def library_special_replacements(tokenizer, id_lists: Sequence[Sequence[int]], *
     the original is never special). Expected: len(specials)/len(tokenizer) of the draws (5/600 on the
     course's vocabulary); under 80/10/10 that is 0.1 × 5/600 = 1 in 1,200 of all targets.
     """
-    from course_utils.models.bert_mlm import mlm_collator
+    from course_utils.models.bert.bert_mlm import mlm_collator
 
     n_tokens = check_int("n_tokens", n_tokens, minimum=MIN_COMPARISON_TOKENS)
     examples = check_int("examples", examples, minimum=0)

@@ -34,9 +34,9 @@ import torch
 import torch.nn.functional as F
 
 from course_utils.models import lm
-from course_utils.models.masked_lm import as_words, example_batches
-from course_utils.models.neural_lm import seeded
-from course_utils.models.recurrent_lm import (
+from course_utils.models.classic.window_mlm import as_words, example_batches
+from course_utils.models.classic.neural_lm import seeded
+from course_utils.models.recurrent.recurrent_lm import (
     SCRATCH_CELLS,
     ElmoLM,
     MaskedBiLSTM,
@@ -45,8 +45,8 @@ from course_utils.models.recurrent_lm import (
     frame_sentences,
     reverse_each,
 )
-from course_utils.models.rnn import ScratchRNN
-from course_utils.models.sentiment import FeatureClassifier
+from course_utils.models.recurrent.rnn import ScratchRNN
+from course_utils.models.classic.sentiment import FeatureClassifier
 from course_utils.language.text_pipeline import MASK, Vocab
 from course_utils.training import train
 from course_utils.validation import CourseInputError, check_int, check_positive
@@ -60,7 +60,7 @@ def _check_recurrent_lm(model) -> RecurrentLM:
     """``model`` must be a RecurrentLM whose cell has a scratch version (rnn or lstm)."""
     if not isinstance(model, RecurrentLM):
         raise CourseInputError(
-            f"model must be a course_utils.models.recurrent_lm.RecurrentLM; got {type(model).__name__}"
+            f"model must be a course_utils.models.recurrent.recurrent_lm.RecurrentLM; got {type(model).__name__}"
         )
     if model.cell not in SCRATCH_CELLS:
         raise CourseInputError(

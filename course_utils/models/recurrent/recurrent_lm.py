@@ -8,7 +8,7 @@ The RNN LM of the slides, for a sentence read one word at a time:
 
 ``RecurrentLM`` follows the course's LM interface, ``model(idx, targets) -> (logits, loss)``, so
 ``course_utils.models.lm`` evaluates it and samples from it (until ``</s>``). Its recurrent layer is the
-library's (``nn.RNN``, ``nn.GRU``, ``nn.LSTM``) or the scratch loop of ``course_utils.models.rnn``.
+library's (``nn.RNN``, ``nn.GRU``, ``nn.LSTM``) or the scratch loop of ``course_utils.models.recurrent.rnn``.
 
 ``MaskedBiLSTM`` predicts each word from both sides of it without ever reading it, and ``ElmoLM``
 is a forward and a backward stacked LSTM LM whose layers ``ScalarMix`` mixes for a downstream task
@@ -25,9 +25,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_utils.models.lm import IGNORE_INDEX, batch_stream, make_batch
-from course_utils.models.masked_lm import as_words
-from course_utils.models.neural_lm import EMBEDDING_INIT_STD, check_ids, seeded
-from course_utils.models.rnn import ScratchLSTM, ScratchRNN
+from course_utils.models.classic.window_mlm import as_words
+from course_utils.models.classic.neural_lm import EMBEDDING_INIT_STD, check_ids, seeded
+from course_utils.models.recurrent.rnn import ScratchLSTM, ScratchRNN
 from course_utils.language.text_pipeline import MASK, Vocab
 from course_utils.validation import CourseInputError, check_choice, check_int
 
@@ -79,7 +79,7 @@ class RecurrentLM(nn.Module):
 
     ``forward(idx, targets=None) -> (logits, loss)``: ``logits[:, t]`` scores the word after
     ``idx[:, :t+1]`` (causal: the recurrence only reads the past). ``impl="scratch"`` runs the
-    lecture's loop (``course_utils.models.rnn``) instead of the library kernel, stacked too; there is no
+    lecture's loop (``course_utils.models.recurrent.rnn``) instead of the library kernel, stacked too; there is no
     scratch GRU. Under the same seed both implementations start from the same weights.
     """
 

@@ -17,7 +17,7 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
-from course_utils.models.activations import get_activation
+from course_utils.models.basics.activations import get_activation
 from course_utils.training import TrainingHistory, train
 from course_utils.validation import CourseInputError, check_int, check_same_length
 

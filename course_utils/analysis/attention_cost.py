@@ -26,9 +26,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_utils.models.lm import IGNORE_INDEX
-from course_utils.models.neural_lm import seeded
-from course_utils.models.recurrent_lm import RecurrentLM
-from course_utils.models.rnn_analysis import _check_lengths, _timed_forward
+from course_utils.models.classic.neural_lm import seeded
+from course_utils.models.recurrent.recurrent_lm import RecurrentLM
+from course_utils.analysis.rnn_analysis import _check_lengths, _timed_forward
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError, check_choice, check_int, check_positive
 
@@ -223,14 +223,14 @@ def comparison_models(vocab: Vocab, *, attentions=("eager",)) -> dict[str, nn.Mo
     of 2, so that its size (197,312) is close to the LSTM's; each of ``attentions`` is "eager" (the notebook's: it
     returns the weights) or "sdpa" (fused).
     """
-    from course_utils.models.transformer_checkpoints import LM_RECIPES  # here: the layer timings need no GPT
-    from course_utils.models.transformer_lm import CourseGPT
+    from course_utils.zoo.transformer_checkpoints import LM_RECIPES  # here: the layer timings need no GPT
+    from course_utils.models.transformer.transformer_lm import CourseGPT
 
     if isinstance(attentions, str) or not attentions:
         raise CourseInputError(f"attentions must be a list of kernels, e.g. ['eager', 'sdpa']; got {attentions!r}")
     attentions = [check_choice("each attention", kind, ("eager", "sdpa")) for kind in attentions]
     if not isinstance(vocab, Vocab):
-        raise CourseInputError(f"vocab must be lm_checkpoints.course_vocab(); got {type(vocab).__name__}")
+        raise CourseInputError(f"vocab must be course_vocab(); got {type(vocab).__name__}")
     shape, recipe = LM_RECIPES["gpt_lm"]
     shape = {**shape, "n_layer": COMPARISON_LAYERS}
     gpts = {kind: CourseGPT.for_vocab(vocab, seed=recipe["seed"], **shape) for kind in attentions}  # the same weights

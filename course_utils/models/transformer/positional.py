@@ -19,10 +19,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from course_utils.models.attention import causal_mask
-from course_utils.models.encoder_block import EncoderBlock
+from course_utils.models.transformer.attention import causal_mask
+from course_utils.models.transformer.encoder_block import EncoderBlock
 from course_utils.models.lm import IGNORE_INDEX, batch_stream, target_log_probs
-from course_utils.models.recurrent_lm import check_sequences, sequence_loss
+from course_utils.models.recurrent.recurrent_lm import check_sequences, sequence_loss
 from course_utils.validation import CourseInputError, check_choice, check_int
 
 Tensor = torch.Tensor

@@ -1,7 +1,7 @@
 """The translation models of notebook 07: their recipes, and one command that trains and ships them.
 
-    python -m course_utils.models.translation_checkpoints             # every model -> data/checkpoints/07/
-    python -m course_utils.models.translation_checkpoints dot_128     # only some
+    python -m course_utils.zoo.translation_checkpoints             # every model -> data/checkpoints/07/
+    python -m course_utils.zoo.translation_checkpoints dot_128     # only some
 
 Every model has the same recipe (AdamW, cosine schedule, clipping, the same batches and steps); only the
 attention and the hidden size differ. Each checkpoint is safetensors weights + config.json (the model's
@@ -22,13 +22,13 @@ import torch
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
 from course_utils.language import parallel
 from course_utils.language.text_pipeline import Vocab
-from course_utils.models import seq2seq as s2s
-from course_utils.models import translation_metrics as metrics
+from course_utils.models.recurrent import seq2seq as s2s
+from course_utils.evaluation import translation_metrics as metrics
 from course_utils.training import train
 from course_utils.validation import CourseInputError
 
 TRANSLATION_DIR = Path(__file__).resolve().parents[2] / "data" / "checkpoints" / "07"
-REGENERATE = "python -m course_utils.models.translation_checkpoints"
+REGENERATE = "python -m course_utils.zoo.translation_checkpoints"
 TRAINING = {"steps": 2000, "batch_size": 64, "lr": 3e-3, "seed": 0, "clip_grad_norm": 1.0}
 LABELS = {None: "no attention", "additive": "additive", "dot": "dot", "general": "general"}
 HIDDEN_SIZES = (32, 64, 128, 256)  # the bottleneck sweep; 128 is the main comparison's size

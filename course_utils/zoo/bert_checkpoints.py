@@ -1,7 +1,7 @@
 """Notebook 09's tokenizer and BERTs: their recipes, and one command that trains and ships them.
 
-    python -m course_utils.models.bert_checkpoints              # everything -> data/checkpoints/09/
-    python -m course_utils.models.bert_checkpoints bert_mlm     # only some (a model needs those it starts from)
+    python -m course_utils.zoo.bert_checkpoints              # everything -> data/checkpoints/09/
+    python -m course_utils.zoo.bert_checkpoints bert_mlm     # only some (a model needs those it starts from)
 
 - ``tokenizer``: WordPiece, 600 entries, trained on the training split (``wordpiece``).
 - ``bert_mlm``: the tiny BERT (2 layers × 64), pretrained by whole-word masked-language modelling on the training split.
@@ -29,15 +29,15 @@ import torch
 
 from course_utils.checkpoints import build_command, verify_checkpoint, write_manifest
 from course_utils.language import corpus
-from course_utils.models import bert_mlm
-from course_utils.models.bert_finetuning import SentimentBERT, review_accuracy, review_batches, review_tensors
-from course_utils.models.lm_checkpoints import CHECKPOINT_ROOT
-from course_utils.models.wordpiece import COURSE_VOCAB_SIZE, load_tokenizer, train_wordpiece
+from course_utils.models.bert import bert_mlm
+from course_utils.models.bert.bert_finetuning import SentimentBERT, review_accuracy, review_batches, review_tensors
+from course_utils.zoo.lm_checkpoints import CHECKPOINT_ROOT
+from course_utils.models.bert.wordpiece import COURSE_VOCAB_SIZE, load_tokenizer, train_wordpiece
 from course_utils.training import train
 from course_utils.validation import CourseInputError
 
 CHECKPOINT_DIR = CHECKPOINT_ROOT / "09"
-COMMAND = "python -m course_utils.models.bert_checkpoints"
+COMMAND = "python -m course_utils.zoo.bert_checkpoints"
 TRAINING_FILE = "training.json"
 VALID_ITEMS = 300  # masked items from the validation split for the recorded score
 
