@@ -7,7 +7,7 @@ Measured by hand, like ``translation_bench.py``'s section, and not called by ``b
     OMP_NUM_THREADS=1 python benchmarks/bert_bench.py --write    # … and replace its section of BENCHMARKS.md
     python benchmarks/bert_bench.py --only finetuning,layers     # only those parts; the others from the last JSON
 
-It needs the shipped checkpoints of ``data/checkpoints/09/`` (``python -m course_utils.zoo.bert_checkpoints``)
+It needs the shipped checkpoints of ``data/checkpoints/09/`` (``python -m course_utils.zoo --notebook 09``)
 and notebooks 04–06's. The section goes among the hand-measured sections below run.py's marker, which run.py
 keeps. Raw numbers: ``benchmarks/results/bert_bench.json``. One torch thread throughout; pretraining ``bert_mlm``
 again (4,000 steps) is most of the run, about 3–4 minutes of one core.
@@ -67,10 +67,10 @@ def machine() -> dict:
 def _shared():
     """The tokenizer, the exact language, the candidate words."""
     from course_utils.language.grammar import CourseLanguage
-    from course_utils.zoo import bert_checkpoints as bzoo
+    from course_utils.zoo import load
 
     lang = CourseLanguage(include_held_out=False)
-    return bzoo.load_course_tokenizer(), lang, sorted(lang.vocabulary)
+    return load("tokenizer"), lang, sorted(lang.vocabulary)
 
 
 def _ratios(nlls: list[float], oracle: list[float], one_piece: list[int]) -> dict:
@@ -84,6 +84,7 @@ def bench_pretraining() -> dict:
     """``bert_mlm``'s recipe trained again (its cosine over 4,000 steps), scored every 1,000 steps; the checkpoints' records."""
     from course_utils.language import corpus
     from course_utils.zoo import bert_checkpoints as bzoo
+    from course_utils.zoo import load
     from course_utils.models.bert import bert_mlm as bm
     from course_utils.training import train
 
@@ -123,7 +124,7 @@ def bench_pretraining() -> dict:
     shipped = {}
     for name in bzoo.MASKED_LMS:
         record = bzoo.training_record(name)
-        nlls = bm.bert_scores(bm.WordScorer(bzoo.load_bert(name), tok, words), items)[0]
+        nlls = bm.bert_scores(bm.WordScorer(load(name), tok, words), items)[0]
         shipped[name] = {"recipe": record["recipe"], "train_seconds": record["train_seconds"],
                          "torch_threads": record.get("torch_threads"), "final_train_loss": record.get("final_train_loss"),
                          "valid_masked_ratio": record.get("valid_masked_ratio"),
@@ -142,16 +143,17 @@ def bench_finetuning() -> dict:
     from course_utils.language import corpus
     from course_utils.zoo import bert_checkpoints as bzoo
     from course_utils.zoo import lm_checkpoints as zoo
+    from course_utils.zoo import load
     from course_utils.models.bert.bert_finetuning import review_accuracy, turns
 
-    tok = bzoo.load_course_tokenizer()
+    tok = load("tokenizer")
     reviews = corpus.load_eval("reviews_test")
     turning = turns(reviews)
 
     @torch.no_grad()
     def earlier_accuracy(name: str) -> tuple[float, float, float]:  # notebook 06's review_accuracy
         x, labels = zoo.review_tensors("test", zoo.ALL_RECIPES[name][0])
-        right = zoo.load_model(name)(x)[0].argmax(-1) == labels
+        right = load(name)(x)[0].argmax(-1) == labels
         return (
             right.double().mean().item(),
             right[~turning].double().mean().item(),
@@ -167,7 +169,7 @@ def bench_finetuning() -> dict:
         ("BERT, pretrained + LM + task fine-tuning", "bert_sentiment"),
     ):
         record = bzoo.training_record(name)
-        accuracy = review_accuracy(bzoo.load_sentiment(name), tok, reviews)
+        accuracy = review_accuracy(load(name), tok, reviews)
         rows[label] = {"checkpoint": name, "accuracy": [round(a, 4) for a in accuracy],
                        "train_seconds": record["train_seconds"], "torch_threads": record.get("torch_threads"),
                        "steps": record["recipe"]["steps"], "valid_accuracy": record.get("valid_accuracy")}  # fmt: skip
@@ -180,9 +182,11 @@ def bench_layers() -> dict:
     from course_utils.zoo import bert_checkpoints as bzoo
     from course_utils.models.bert import bert_mlm as bm
     from course_utils.analysis import contextual_embeddings as ce
+    from course_utils.evaluation import linear_probe
+    from course_utils.zoo import load
 
-    tok = bzoo.load_course_tokenizer()
-    deep, recipe = bzoo.load_bert("bert_deep"), bzoo.training_record("bert_deep")["recipe"]
+    tok = load("tokenizer")
+    deep, recipe = load("bert_deep"), bzoo.training_record("bert_deep")["recipe"]
     senses = corpus.load_eval("senses")
     number_items = ce.agreement_token_items(corpus.load_eval("agreement"))
     timings, tables = {}, {}
@@ -209,8 +213,8 @@ def bench_layers() -> dict:
             for row in rows
         ]
 
-    chance = {"sense": ce.majority_accuracy([s["sense"] for s in senses], [s["word"] for s in senses]),
-              "number": ce.majority_accuracy([i["label"] for i in number_items])}  # fmt: skip
+    chance = {"sense": linear_probe.majority_accuracy([s["sense"] for s in senses], [s["word"] for s in senses]),
+              "number": linear_probe.majority_accuracy([i["label"] for i in number_items])}  # fmt: skip
     return {"shape": shape, "sense_items": len(senses), "number_items": len(number_items),
             "chance": {k: round(v, 4) for k, v in chance.items()},
             "strategies": {k: clean(v) for k, v in tables.items()},
@@ -220,10 +224,9 @@ def bench_layers() -> dict:
 def bench_cloze() -> dict:
     """The notebook's masked-word table: 500 test items, with the piece-count hint and without."""
     from course_utils.language import corpus
-    from course_utils.zoo import bert_checkpoints as bzoo
+    from course_utils.zoo import load
     from course_utils.models.bert import bert_mlm as bm
     from course_utils.language.vocab import course_vocab
-    from course_utils.zoo import lm_checkpoints as zoo
     from course_utils.models.classic.window_mlm import predict_masked
     from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 
@@ -233,10 +236,8 @@ def bench_cloze() -> dict:
     truth = [item["words"][item["position"]] for item in items]
     pieces = [bm.piece_count(tok, w) for w in truth]
     word_models = {
-        "window, 4 each side (04)": bm.word_model_distribution(
-            predict_masked, zoo.load_model("masked_concat_w4"), vocab, words
-        ),
-        "BiLSTM (05)": bm.word_model_distribution(predict_masked_words, zoo.load_model("masked_bilstm"), vocab, words),
+        "window, 4 each side (04)": bm.word_model_distribution(predict_masked, load("masked_concat_w4"), vocab, words),
+        "BiLSTM (05)": bm.word_model_distribution(predict_masked_words, load("masked_bilstm"), vocab, words),
     }
     seconds = {}
 
@@ -247,7 +248,7 @@ def bench_cloze() -> dict:
         return out
 
     hinted = {"oracle": timed("oracle, hint", lambda: bm.oracle_scores(lang, items, tok)),
-              "BERT 2×64 (bert_mlm)": timed("BERT", lambda: bm.bert_scores(bm.WordScorer(bzoo.load_bert("bert_mlm"), tok, words), items))}  # fmt: skip
+              "BERT 2×64 (bert_mlm)": timed("BERT", lambda: bm.bert_scores(bm.WordScorer(load("bert_mlm"), tok, words), items))}  # fmt: skip
     hinted.update(
         {
             name: timed(f"{name}, hint", lambda d=dist: bm.hinted_scores(d, items, tok))

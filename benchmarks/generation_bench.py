@@ -35,13 +35,14 @@ def bench_speed() -> dict:
     import torch
 
     from course_utils.models import generation as g
+    from course_utils.analysis import generation_timing as speed
     from course_utils.language.vocab import course_vocab
-    from course_utils.zoo.transformer_checkpoints import load_lm
+    from course_utils import zoo
 
     def _best_of(fn) -> float:
-        return g.best_time(fn, REPEATS)
+        return speed.best_time(fn, REPEATS)
 
-    model, vocab = load_lm("gpt_lm"), course_vocab()
+    model, vocab = zoo.load("gpt_lm"), course_vocab()
     prefix = g.encode_prompt(vocab, ["the"])
     idx = torch.tensor([prefix])  # (1, T)
     hf = {"attention_mask": torch.ones_like(idx), "do_sample": False}
@@ -56,7 +57,7 @@ def bench_speed() -> dict:
             ours = _best_of(lambda: g.beam_search(model, prefix, width=width, max_new_tokens=NEW_TOKENS))
             theirs = _best_of(lambda: model.hf.generate(idx, num_beams=width, max_new_tokens=NEW_TOKENS, **hf))
             rows[f"beam {width}"] = (ours, theirs)
-    per_token = g.time_per_token(model, prefix, lengths=LENGTHS, repeats=REPEATS)
+    per_token = speed.time_per_token(model, prefix, lengths=LENGTHS, repeats=REPEATS)
     return {"rows": {k: {"ours": a, "hf": b, "ratio": a / b} for k, (a, b) in rows.items()},
             "per_token": {str(n): {"cache": c, "no_cache": n_} for n, (c, n_) in per_token.items()}}  # fmt: skip
 
@@ -66,11 +67,11 @@ def bench_strategies() -> dict:
     from course_utils.language.grammar import CourseLanguage
     from course_utils.analysis import generation_analysis as ga
     from course_utils.language.vocab import course_vocab
-    from course_utils.zoo.transformer_checkpoints import load_lm
+    from course_utils import zoo
 
     lang = CourseLanguage(include_held_out=False)
     reference = ga.language_reference(lang)
-    rows = ga.strategy_table(load_lm("gpt_lm"), course_vocab(), lang, ga.prompts_from_test(40), samples_per_prompt=5,
+    rows = ga.strategy_table(zoo.load("gpt_lm"), course_vocab(), lang, ga.prompts_from_test(40), samples_per_prompt=5,
                              reference=reference)  # fmt: skip
     rows.append(ga.oracle_samples(lang, 2000, reference=reference))
     keep = ("name", "n", "grammatical", "nll_per_token", "perplexity", "distinct_1", "distinct_2", "distinct_3",

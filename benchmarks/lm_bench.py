@@ -1,7 +1,7 @@
 """Language benchmarks: generator and oracle throughput; each model's perplexity against the oracle's.
 
 Called by ``benchmarks/run.py`` (``--skip-language`` leaves it out). Training times are read from the
-shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.zoo.lm_checkpoints`` made them);
+shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.zoo --notebook 04`` made them);
 ``--retrain`` trains the FFNNs again here and times that instead.
 """
 
@@ -52,6 +52,7 @@ def bench_models(retrain: bool = False) -> dict:
     from course_utils.language import corpus
     from course_utils.models import lm
     from course_utils.zoo import lm_checkpoints as zoo
+    from course_utils.zoo import load
     from course_utils.language.vocab import course_vocab
     from course_utils.language.grammar import CourseLanguage
 
@@ -71,7 +72,7 @@ def bench_models(retrain: bool = False) -> dict:
             model, _ = zoo.train_model(name, progress=False)
             seconds, how = time.perf_counter() - start, "trained by this run"
         else:
-            model = zoo.load_model(name)
+            model = load(name)
             config = json.loads((zoo.CHECKPOINT_DIR / name / "config.json").read_text(encoding="utf-8"))
             seconds, how = config["train_seconds"], "checkpoint build"
         ratio = lm.evaluate(model, vocab, test).perplexity / oracle

@@ -2,7 +2,7 @@
 time, scratch against library speed, and time per sequence against length.
 
 Called by ``benchmarks/run.py`` (``--skip-language`` leaves it out). Training times are read from the
-shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.zoo.lm_checkpoints --recurrent``
+shipped checkpoints' ``config.json`` (measured when ``python -m course_utils.zoo --notebook 05_06``
 made them); ``--retrain`` trains the RNN, GRU and LSTM of the comparison again here and times that.
 """
 
@@ -29,8 +29,9 @@ def bench_models(retrain: bool = False) -> dict:
     from course_utils.language import corpus
     from course_utils.models import lm
     from course_utils.zoo import lm_checkpoints as zoo
+    from course_utils.zoo import load
     from course_utils.language.vocab import course_vocab
-    from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
+    from course_utils.evaluation.agreement import accuracy_by_attractors, form_probs
     from course_utils.language.grammar import CourseLanguage
 
     torch.set_num_threads(2)
@@ -44,7 +45,7 @@ def bench_models(retrain: bool = False) -> dict:
             seconds, how = time.perf_counter() - start, "trained by this run"
             model.eval()
         else:
-            model = zoo.load_model(name)
+            model = load(name)
             config = json.loads((zoo.checkpoint_dir(name) / "config.json").read_text(encoding="utf-8"))
             seconds, how = config["train_seconds"], "checkpoint build"
         ratio = lm.evaluate(model, vocab, test).perplexity / oracle

@@ -22,9 +22,10 @@ SECTION = "## Notebook 07: translation, without and with attention"
 
 
 def _models():
+    from course_utils.zoo import load
     from course_utils.zoo import translation_checkpoints as zoo
 
-    return {label: zoo.load_translator(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
+    return {label: load(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
 
 
 def bench_time_to_target(retrain: bool) -> dict:
@@ -82,6 +83,7 @@ def bench_quality() -> dict:
 
     from course_utils.language import parallel
     from course_utils.analysis import translation_analysis as analysis
+    from course_utils.zoo import load
     from course_utils.zoo import translation_checkpoints as zoo
 
     torch.set_num_threads(2)
@@ -89,7 +91,7 @@ def bench_quality() -> dict:
     test = parallel.load("test")
     table = analysis.length_table(models)
     unseen = parallel.load("test_unseen")
-    bottleneck = {label: {str(h): round(zoo.scores(zoo.load_translator(zoo.model_name(kind, h)), test)["exact_match"], 4)
+    bottleneck = {label: {str(h): round(zoo.scores(load(zoo.model_name(kind, h)), test)["exact_match"], 4)
                           for h in zoo.HIDDEN_SIZES} for label, kind in (("no attention", None), ("dot", "dot"))}  # fmt: skip
     return {
         "lengths": {label: {b: {k: round(v, 4) for k, v in s.items()} for b, s in row.items()} for label, row in table.items()},
@@ -106,14 +108,15 @@ def bench_cost() -> dict:
 
     from course_utils.language import parallel
     from course_utils.analysis import translation_analysis as analysis
+    from course_utils.zoo import load
     from course_utils.zoo import translation_checkpoints as zoo
 
     torch.set_num_threads(2)
     test = parallel.load("test")[:1024]
     rows = {}
     for label, kind in LABELS.items():
-        model = zoo.load_translator(zoo.model_name(kind, 128))
-        step = analysis.train_step_seconds(zoo.load_translator(zoo.model_name(kind, 128)), steps=20)
+        model = load(zoo.model_name(kind, 128))
+        step = analysis.train_step_seconds(load(zoo.model_name(kind, 128)), steps=20)
         rows[label] = {"step_ms": round(1000 * step, 1), "tokens_per_s": round(analysis.decoding_speed(model, test))}
     return rows
 

@@ -86,27 +86,3 @@ def load_checkpoint(directory, build_model: Callable[[dict], torch.nn.Module], *
     if device is not None:
         model.to(device)
     return model.eval(), config
-
-
-def build_command(builders: dict, argv=None, *, description: str, folder: str) -> None:
-    """The command line of a checkpoint module: train and save the named checkpoints (default: all, in order).
-
-    ``builders`` maps a name to a function ``(folder or None) -> record``; each record's ``train_seconds`` and
-    validation scores are printed.
-    """
-    import argparse
-    import os
-
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("names", nargs="*", help=f"any of {', '.join(builders)} (default: all)")
-    parser.add_argument("--out", type=Path, default=None, help=f"folder (default: {folder})")
-    args = parser.parse_args(argv)
-    unknown = [name for name in args.names if name not in builders]
-    if unknown:
-        parser.error(f"unknown name(s) {', '.join(unknown)}; the names are {', '.join(builders)}")
-    # The course's reference machine has 2 cores; on a busy machine set OMP_NUM_THREADS=1 (see lm_checkpoints).
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 2))
-    for name in args.names or list(builders):
-        record = builders[name](args.out)
-        scores = {k: v for k, v in record.items() if "valid" in k}
-        print(f"{name}: {record['train_seconds']} s, {torch.get_num_threads()} thread(s), {scores}", flush=True)

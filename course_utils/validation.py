@@ -82,3 +82,9 @@ def check_dropout(value) -> float:
     if value >= 1:
         raise CourseInputError(f"dropout is a probability below 1; got {value}")
     return value
+
+
+def describe(value) -> str:
+    """A tensor's (or array's) shape and dtype, or the type of anything else, for error messages."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    return f"shape {list(shape)} ({dtype})" if shape is not None and dtype is not None else type(value).__name__

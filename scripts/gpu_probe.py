@@ -52,9 +52,9 @@ def both(model, *args, **kw):
 @check("gpt_lm forward + greedy/beam/sample + 30 train steps")
 def _():
     from course_utils.models import generation
-    from course_utils.zoo import transformer_checkpoints as tc
+    from course_utils import zoo
 
-    gpt = tc.load_lm("gpt_lm")
+    gpt = zoo.load("gpt_lm")
     ids = torch.randint(4, gpt.vocab_size if hasattr(gpt, "vocab_size") else 100, (8, 12))
     diff, moved = both(gpt, ids)
     prefix = ids[0, :3].tolist()
@@ -75,25 +75,17 @@ def _():
             f"{history.final_loss:.2f}")  # fmt: skip
 
 
-def _load(module: str, loader: str, name: str):
-    import importlib
+# (checkpoint, the token ids fed: lowest id, highest id, shape)
+FORWARD_CHECKS = [(name, (4, 100, (4, 10))) for name in ("rnn_lm", "lstm_lm", "gru_lm", "lstm2_lm", "ffnn_n5")]
+FORWARD_CHECKS += [(name, (5, 500, (4, 12))) for name in ("bert_mlm", "bert_deep", "bert_sentiment")]
 
-    return getattr(importlib.import_module(f"course_utils.models.{module}"), loader)(name)
-
-
-# (checkpoint, its loader's module and function, the token ids fed: lowest id, highest id, shape)
-FORWARD_CHECKS = [
-    (name, "lm_checkpoints", "load_model", (4, 100, (4, 10)))
-    for name in ("rnn_lm", "lstm_lm", "gru_lm", "lstm2_lm", "ffnn_n5")
-]
-FORWARD_CHECKS += [(name, "bert_checkpoints", "load_bert", (5, 500, (4, 12))) for name in ("bert_mlm", "bert_deep")]
-FORWARD_CHECKS += [("bert_sentiment", "bert_checkpoints", "load_sentiment", (5, 500, (4, 12)))]
-
-for name, module, loader, (low, high, shape) in FORWARD_CHECKS:
+for name, (low, high, shape) in FORWARD_CHECKS:
 
     @check(f"{name} forward")
-    def _(name=name, module=module, loader=loader, low=low, high=high, shape=shape):
-        diff, _ = both(_load(module, loader, name), torch.randint(low, high, shape))
+    def _(name=name, low=low, high=high, shape=shape):
+        from course_utils import zoo
+
+        diff, _ = both(zoo.load(name), torch.randint(low, high, shape))
         return f"max|cpu-dev| {diff:.1e}"
 
 
@@ -101,11 +93,12 @@ for name in ["additive_128", "dot_128", "none_128"]:
 
     @check(f"seq2seq {name} greedy translation")
     def _(name=name):
+        from course_utils import zoo
         from course_utils.zoo import translation_checkpoints as tc
         from course_utils.models.recurrent import seq2seq as s2s
         from course_utils.language import parallel
 
-        model = tc.load_translator(name).eval()
+        model = zoo.load(name).eval()
         src_vocab, tgt_vocab = tc.vocabularies()
         pairs = parallel.load("test")[:64]
         sources = [p.source for p in pairs]
@@ -116,12 +109,12 @@ for name in ["additive_128", "dot_128", "none_128"]:
 
 @check("transformer_2x128 translator forward")
 def _():
-    from course_utils.zoo.transformer_checkpoints import load_translation_model
+    from course_utils import zoo
     from course_utils.zoo import translation_checkpoints as tc
     from course_utils.models.recurrent import seq2seq as s2s
     from course_utils.language import parallel
 
-    model = load_translation_model("transformer_2x128").eval()
+    model = zoo.load("transformer_2x128").eval()
     src_vocab, tgt_vocab = tc.vocabularies()
     pairs = parallel.load("test")[:32]
     batch = s2s.make_batch(pairs, src_vocab, tgt_vocab)

@@ -48,7 +48,9 @@ TEXT_SUFFIXES = {".py", ".md", ".sh", ".toml", ".cfg", ".yml", ".yaml", ".txt", 
 
 def tracked_text_files() -> list[Path]:
     names = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    return [ROOT / n for n in names if not n.startswith("data/") and (Path(n).suffix in TEXT_SUFFIXES or n == ".ci/run")]
+    return [
+        ROOT / n for n in names if not n.startswith("data/") and (Path(n).suffix in TEXT_SUFFIXES or n == ".ci/run")
+    ]
 
 
 def move_files() -> None:

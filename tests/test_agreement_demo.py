@@ -4,18 +4,11 @@ import contextlib
 import io
 import statistics
 
-import numpy as np
 import pytest
 
 from course_utils.models import lm
-from course_utils.widgets.agreement_demo import (
-    NUMBERS,
-    AgreementDemo,
-    Verdict,
-    accuracy_by_attractors,
-    form_probs,
-    noun_positions,
-)
+from course_utils.evaluation.agreement import NUMBERS
+from course_utils.widgets.agreement_demo import AgreementDemo, Verdict, noun_positions
 from course_utils.language.corpus import load_eval
 from course_utils.evaluation.lm_probes import agreement_accuracy
 from course_utils.models.recurrent.recurrent_lm import RecurrentLM
@@ -137,22 +130,6 @@ def test_the_readout_gives_each_models_verdict(shared):
     for name, verdict in shared.shown.items():
         preferred = shared.item["correct"] if verdict.right else shared.item["wrong"]
         assert f"{name} prefers '{preferred}' {'✓' if verdict.right else '✗'}" in text
-
-
-def test_form_probs_equal_next_token_probs(models, vocab, items):
-    some = items[::37]  # prefixes of several lengths
-    for model in models.values():
-        probs = form_probs(model, vocab, some)  # (N, 2)
-        for (right, wrong), item in zip(probs, some):
-            expected = lm.next_token_probs(model, vocab, item["prefix"])  # (V,)
-            assert right == pytest.approx(float(expected[vocab.stoi[item["correct"]]]), rel=1e-5)
-            assert wrong == pytest.approx(float(expected[vocab.stoi[item["wrong"]]]), rel=1e-5)
-
-
-def test_accuracy_by_attractors_on_a_hand_made_table():
-    items = [{"attractors": 0}, {"attractors": 0}, {"attractors": 2}, {"attractors": 2}, {"attractors": 2}]
-    probs = np.array([[0.3, 0.1], [0.1, 0.3], [0.2, 0.1], [0.5, 0.4], [0.1, 0.1]])  # a tie is not a hit
-    assert accuracy_by_attractors(probs, items) == {0: 0.5, 2: pytest.approx(2 / 3)}
 
 
 def test_verdict_right_compares_the_correct_form_with_the_other():

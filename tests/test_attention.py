@@ -83,6 +83,17 @@ def test_multi_head_attention_refuses_bad_shapes():
         att.MultiHeadAttention(8, 2)(torch.randn(2, 8), torch.randn(2, 8), torch.randn(2, 8))
 
 
+def test_forward_is_keys_values_then_attend():
+    """Notebook 08 prints ``forward``; the translator's KV cache calls its two halves. Both give the same."""
+    torch.manual_seed(0)
+    mha = att.MultiHeadAttention(8, 2)
+    query, memory = torch.randn(3, 4, 8), torch.randn(3, 5, 8)
+    mask = torch.rand(3, 1, 4, 5) > 0.3
+    out, weights = mha(query, memory, memory, mask)
+    halves, halves_weights = mha.attend(query, mha.keys_values(memory), mask)
+    assert torch.allclose(out, halves, atol=1e-6) and torch.allclose(weights, halves_weights, atol=1e-6)
+
+
 def test_scaling_keeps_the_softmax_from_saturating():
     rows = {d: (att.scaling_effect(d, scaled=False), att.scaling_effect(d)) for d in (4, 64, 1024)}
     for d, (raw, scaled) in rows.items():
@@ -199,14 +210,15 @@ def test_shipped_position_models_learned_and_none_extrapolate_better_than_sinuso
     from course_utils.language.vocab import course_vocab
     from course_utils.evaluation.lm_probes import OracleLM
     from course_utils.models.transformer.positional import POSITIONS, nll_by_position
-    from course_utils.zoo.transformer_checkpoints import POSITION_LENGTH, load_position_lm
+    from course_utils import zoo
+    from course_utils.zoo.transformer_checkpoints import POSITION_LENGTH
 
     vocab = course_vocab()
     idx, targets = lm.make_batch(
         lm.encode_sentences(vocab, [s for s in corpus.load_split("test") if len(s) >= 14]), vocab
     )
     oracle = nll_by_position(OracleLM(CourseLanguage(include_held_out=False), vocab), idx, targets)
-    excess = {kind: nll_by_position(load_position_lm(kind), idx, targets) - oracle for kind in POSITIONS}
+    excess = {kind: nll_by_position(zoo.load(f"positions_{kind}"), idx, targets) - oracle for kind in POSITIONS}
     seen = {kind: float(e[:POSITION_LENGTH].mean()) for kind, e in excess.items()}
     beyond = {kind: float(e[POSITION_LENGTH:24].mean()) for kind, e in excess.items()}
     assert all(value < 0.25 for value in seen.values()), seen

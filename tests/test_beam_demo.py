@@ -10,7 +10,7 @@ from course_utils.language.grammar import CourseLanguage
 from course_utils.models import generation as g
 from course_utils.language.vocab import course_vocab
 from course_utils.slides.slide_generation import JM_TREE
-from course_utils.zoo.transformer_checkpoints import load_lm
+from course_utils.zoo import load
 from course_utils.validation import CourseInputError
 from course_utils.widgets.beam_demo import (
     EXAMPLES,
@@ -31,7 +31,7 @@ THE = "the"  # a prompt where the normalisation changes the winner (checked belo
 
 @pytest.fixture(scope="module")
 def model():
-    return load_lm("gpt_lm")
+    return load("gpt_lm")
 
 
 @pytest.fixture(scope="module")

@@ -15,15 +15,22 @@ from course_utils.checkpoints import ChecksumError
 from course_utils.language import corpus
 from course_utils.language.grammar import CourseLanguage
 from course_utils.zoo import bert_checkpoints as zoo
+from course_utils.zoo import load
 from course_utils.models.bert import bert_mlm as bm
-from course_utils.models.bert.bert_finetuning import SentimentBERT, review_accuracy, review_batches, review_tensors, turns
+from course_utils.models.bert.bert_finetuning import (
+    SentimentBERT,
+    review_accuracy,
+    review_batches,
+    review_tensors,
+    turns,
+)
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.training import train
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return zoo.load_course_tokenizer()
+    return load("tokenizer")
 
 
 @pytest.fixture(scope="module")
@@ -165,16 +172,14 @@ def test_checkpoints_are_hugging_face_directories_with_manifests(tmp_path):
     assert isinstance(BertForMaskedLM.from_pretrained(path, local_files_only=True), BertForMaskedLM)
     assert len(AutoTokenizer.from_pretrained(path, local_files_only=True)) == 600
     with pytest.raises(CourseInputError, match="missing"):
-        zoo.load_bert("bert_mlm", tmp_path)
-    with pytest.raises(CourseInputError, match="masked LM"):
-        zoo.load_bert("bert_sentiment")
+        load("bert_mlm", tmp_path)
     copy = tmp_path / "bert_mlm"
     copy.mkdir()
     for file in path.iterdir():
         (copy / file.name).write_bytes(file.read_bytes())
     (copy / "training.json").write_text("{}")
     with pytest.raises(ChecksumError):
-        zoo.load_bert("bert_mlm", tmp_path)
+        load("bert_mlm", tmp_path)
 
 
 # ---------------------------------------------------------------- claims on the shipped checkpoints
@@ -185,7 +190,7 @@ ITEMS = 300
 @pytest.fixture(scope="module")
 def shipped_scores(tokenizer, oracle):
     items = bm.masked_items(corpus.load_split("test"), ITEMS, seed=1)
-    scorer = bm.WordScorer(zoo.load_bert("bert_mlm"), tokenizer, sorted(oracle.vocabulary))
+    scorer = bm.WordScorer(load("bert_mlm"), tokenizer, sorted(oracle.vocabulary))
     return items, bm.bert_scores(scorer, items), bm.oracle_scores(oracle, items, tokenizer)
 
 
@@ -211,11 +216,10 @@ def test_claim_pretrained_bert_is_close_to_the_oracle_on_one_piece_words_and_los
 @pytest.mark.slow
 def test_claim_the_bilstm_beats_the_tiny_bert_on_the_same_items(shipped_scores, tokenizer, oracle):
     from course_utils.language.vocab import course_vocab
-    from course_utils.zoo import lm_checkpoints
     from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 
     items, (bert_nll, _), (oracle_nll, _) = shipped_scores
-    bilstm = bm.word_model_distribution(predict_masked_words, lm_checkpoints.load_model("masked_bilstm"),
+    bilstm = bm.word_model_distribution(predict_masked_words, load("masked_bilstm"),
                                         course_vocab(), sorted(oracle.vocabulary))  # fmt: skip
     bilstm_nll, _ = bm.hinted_scores(bilstm, items, tokenizer)
     assert bm.nll_ratio(bilstm_nll, oracle_nll) < 1.15 < bm.nll_ratio(bert_nll, oracle_nll)
@@ -223,7 +227,7 @@ def test_claim_the_bilstm_beats_the_tiny_bert_on_the_same_items(shipped_scores, 
 
 @pytest.mark.slow
 def test_claim_cloze_with_the_fork(tokenizer, oracle):
-    scorer = bm.WordScorer(zoo.load_bert("bert_mlm"), tokenizer, sorted(oracle.vocabulary))
+    scorer = bm.WordScorer(load("bert_mlm"), tokenizer, sorted(oracle.vocabulary))
     left, right = "he ate the cake".split(), "the fork .".split()
     model = scorer.distribution(left, right, 1)
     exact = bm.given_piece_count(oracle.masked_distribution(left, right), tokenizer, 1)
@@ -239,7 +243,7 @@ def test_claim_lm_fine_tuning_lowers_the_review_masked_nll():
 
 @pytest.mark.slow
 def test_claim_fine_tuned_bert_beats_the_bag_of_embeddings_on_but_not(tokenizer):
-    all_, plain, turning = review_accuracy(zoo.load_sentiment(), tokenizer, corpus.load_eval("reviews_test"))
+    all_, plain, turning = review_accuracy(load("bert_sentiment"), tokenizer, corpus.load_eval("reviews_test"))
     assert turning > 0.70 > 0.669  # notebook 06's best on but/not reviews: 0.669
     assert all_ > 0.87
 

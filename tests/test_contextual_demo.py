@@ -11,7 +11,9 @@ import torch
 from course_utils.language.corpus import load_eval
 from course_utils.models.bert import bert_mlm
 from course_utils.analysis import contextual_embeddings as ce
-from course_utils.zoo.bert_checkpoints import checkpoint_dir, load_course_tokenizer
+from course_utils.evaluation import linear_probe
+from course_utils.zoo import load
+from course_utils.zoo.bert_checkpoints import checkpoint_dir
 from course_utils.validation import CourseInputError
 from course_utils.widgets import contextual_demo
 from course_utils.widgets.contextual_demo import ContextualEmbeddingDemo, all_alike, explained_share, senses_by_word
@@ -21,7 +23,7 @@ from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return load_course_tokenizer()
+    return load("tokenizer")
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +111,7 @@ def test_the_accuracies_are_the_modules_per_word_probe_and_nearest_neighbour(dem
     vectors = ce.word_vectors(model, tokenizer, items)  # (L+1, N, C)
     words, senses = [item["word"] for item in items], [item["sense"] for item in items]
     for layer in range(3):
-        mean, per_word = ce.grouped_probe_accuracy(vectors[layer], senses, words, keys=ce.context_keys(items))
+        mean, per_word = linear_probe.grouped_probe_accuracy(vectors[layer], senses, words, keys=ce.context_keys(items))
         for word in ("fine", "die"):
             rows = rows_of(items, word)
             result = demo.results[(word, layer)]
@@ -132,8 +134,9 @@ def test_everything_is_computed_at_construction(demo, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("computed in a callback")
 
-    for name in ("word_vectors", "grouped_probe_accuracy", "nearest_neighbour_sense_accuracy", "projection_2d"):
+    for name in ("word_vectors", "nearest_neighbour_sense_accuracy", "projection_2d"):
         monkeypatch.setattr(contextual_demo.ce, name, refuse)
+    monkeypatch.setattr(contextual_demo.linear_probe, "grouped_probe_accuracy", refuse)
     for word in demo.senses:
         for layer in range(demo.depth + 1):
             set_value(demo, "word", word)
@@ -211,7 +214,7 @@ def test_latency(demo):
 def test_the_default_demo_loads_the_shipped_bert(tokenizer):
     """With no arguments: notebook 09's bert_mlm; until it is shipped, a clear message that says how to make it."""
     if not checkpoint_dir("bert_mlm").is_dir():
-        with pytest.raises(CourseInputError, match="bert_checkpoints bert_mlm"):
+        with pytest.raises(CourseInputError, match="python -m course_utils.zoo bert_mlm"):
             quiet(ContextualEmbeddingDemo)
         return
     demo = quiet(ContextualEmbeddingDemo)

@@ -13,6 +13,7 @@ import torch
 import course_utils  # noqa: F401  (first: it sets HF_HUB_OFFLINE)
 from course_utils.language.corpus import load_eval, load_split
 from course_utils.analysis import contextual_embeddings as ce
+from course_utils.evaluation import linear_probe
 from course_utils.models.bert.bert_mlm import CourseBERT, bert_config
 from course_utils.models.bert.wordpiece import train_wordpiece
 from course_utils.validation import CourseInputError
@@ -140,10 +141,12 @@ def test_the_probe_finds_a_linear_rule_and_not_random_labels():
     labels = torch.randint(0, 4, (480,), generator=generator)  # (N,)
     centres = torch.randn(4, 256, generator=generator)  # (K, C): the classes lie apart, along a few directions
     features = torch.randn(480, 256, generator=generator) + 2 * centres[labels]  # (N, C)
-    assert ce.probe_accuracy(features, [f"class {c}" for c in labels.tolist()]) > 0.98
+    assert linear_probe.probe_accuracy(features, [f"class {c}" for c in labels.tolist()]) > 0.98
     noise = torch.randint(0, 2, (480,), generator=generator)  # labels that nothing predicts
-    assert abs(ce.probe_accuracy(features[:, :32], noise) - 0.5) < 0.1
-    assert ce.probe_accuracy(features[:, :32], noise, seed=1) == ce.probe_accuracy(features[:, :32], noise, seed=1)
+    assert abs(linear_probe.probe_accuracy(features[:, :32], noise) - 0.5) < 0.1
+    assert linear_probe.probe_accuracy(features[:, :32], noise, seed=1) == linear_probe.probe_accuracy(
+        features[:, :32], noise, seed=1
+    )
 
 
 def test_copies_of_one_item_stay_in_one_fold():
@@ -152,25 +155,27 @@ def test_copies_of_one_item_stay_in_one_fold():
     features = contexts.repeat_interleave(5, dim=0)  # (200, 64): every context five times
     labels = torch.randint(0, 2, (40,), generator=generator).repeat_interleave(5).tolist()  # no rule at all
     keys = torch.arange(40).repeat_interleave(5).tolist()
-    assert ce.probe_accuracy(features, labels, l2=1e-3) > 0.9  # copies in the training folds: memorised
-    assert ce.probe_accuracy(features, labels, keys=keys, l2=1e-3) < 0.75  # held-out contexts: no better than chance
-    folds = ce.stratified_folds(labels, 5, keys=keys)
+    assert linear_probe.probe_accuracy(features, labels, l2=1e-3) > 0.9  # copies in the training folds: memorised
+    assert (
+        linear_probe.probe_accuracy(features, labels, keys=keys, l2=1e-3) < 0.75
+    )  # held-out contexts: no better than chance
+    folds = linear_probe.stratified_folds(labels, 5, keys=keys)
     assert all(len(set(folds[k * 5 : k * 5 + 5].tolist())) == 1 for k in range(40))
 
 
 def test_folds_spread_every_class_evenly():
     labels = ["a"] * 23 + ["b"] * 11 + ["c"] * 6
-    folds = ce.stratified_folds(labels, 5, seed=3)
+    folds = linear_probe.stratified_folds(labels, 5, seed=3)
     for name in "abc":
         counts = torch.bincount(folds[[i for i, l in enumerate(labels) if l == name]], minlength=5)
         assert counts.max() - counts.min() <= 1
-    assert torch.equal(folds, ce.stratified_folds(labels, 5, seed=3))
+    assert torch.equal(folds, linear_probe.stratified_folds(labels, 5, seed=3))
 
 
 def test_a_probe_that_learns_nothing_scores_chance():
     labels = ["x", "y"] * 30
-    assert ce.probe_accuracy(torch.ones(60, 4), labels) == 0.5
-    assert ce.majority_accuracy(labels) == 0.5
+    assert linear_probe.probe_accuracy(torch.ones(60, 4), labels) == 0.5
+    assert linear_probe.majority_accuracy(labels) == 0.5
 
 
 def test_one_probe_per_group():
@@ -178,7 +183,7 @@ def test_one_probe_per_group():
     features = torch.randn(120, 8, generator=generator)
     groups = ["fine"] * 60 + ["die"] * 60
     labels = ["good" if v > 0 else "money" for v in features[:60, 0]] + ["cube"] * 30 + ["death"] * 30
-    mean, per_group = ce.grouped_probe_accuracy(features, labels, groups)
+    mean, per_group = linear_probe.grouped_probe_accuracy(features, labels, groups)
     assert per_group["fine"] > 0.85 and per_group["die"] < 0.8
     assert mean == pytest.approx((per_group["fine"] + per_group["die"]) / 2)
 
@@ -234,7 +239,7 @@ def test_strategy_table_rows(model, tokenizer):
     assert [row["dim"] for row in rows] == [HIDDEN] * 5 + [2 * HIDDEN]
     assert rows[0]["layers"] == (0,) and rows[-1]["layers"] == (1, 2) and rows[-1]["clamped"]
     hidden = ce.word_vectors(model, tokenizer, items)
-    same, _ = ce.grouped_probe_accuracy(hidden[2], [i["sense"] for i in items], [i["word"] for i in items],
+    same, _ = linear_probe.grouped_probe_accuracy(hidden[2], [i["sense"] for i in items], [i["word"] for i in items],
                                         keys=ce.context_keys(items))  # fmt: skip
     assert rows[1]["accuracy"] == same  # the same features give the same answer, whatever is probed beside them
 
@@ -293,11 +298,11 @@ def test_bad_arguments(model, tokenizer):
     with pytest.raises(CourseInputError, match="CourseBERT"):
         ce.word_vectors(object(), tokenizer, item)
     with pytest.raises(CourseInputError, match="2 classes"):
-        ce.probe_accuracy(torch.randn(10, 3), ["a"] * 10)
+        linear_probe.probe_accuracy(torch.randn(10, 3), ["a"] * 10)
     with pytest.raises(CourseInputError, match="must match"):
-        ce.probe_accuracy(torch.randn(10, 3), ["a", "b"] * 4)
+        linear_probe.probe_accuracy(torch.randn(10, 3), ["a", "b"] * 4)
     with pytest.raises(CourseInputError, match="NaN"):
-        ce.probe_accuracy(torch.full((10, 3), float("nan")), ["a", "b"] * 5)
+        linear_probe.probe_accuracy(torch.full((10, 3), float("nan")), ["a", "b"] * 5)
     with pytest.raises(CourseInputError, match="k must be"):
         ce.nearest_sentences(torch.randn(3), torch.randn(5, 3), k=0)
     with pytest.raises(CourseInputError, match="query"):

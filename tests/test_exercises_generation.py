@@ -14,7 +14,7 @@ from course_utils.exercises.generation import (
     check_length_normalised_score,
     check_top_p,
 )
-from course_utils.models.generation import _divisor, warp
+from course_utils.models.generation import length_divisor, warp
 
 CHECKS = (check_top_p, check_beam_step, check_length_normalised_score)
 
@@ -142,7 +142,7 @@ RIGHT = [
     (check_beam_step, lambda b, n, w: tuple(t.float() for t in beam_step(b, n, w))),
     (check_length_normalised_score, score),
     (check_length_normalised_score, score_with),  # a 0-d tensor
-    (check_length_normalised_score, lambda lp, kind, a: float(lp.sum() / _divisor(kind, a, len(lp)))),
+    (check_length_normalised_score, lambda lp, kind, a: float(lp.sum() / length_divisor(kind, a, len(lp)))),
 ]
 
 WRONG = [
@@ -195,7 +195,7 @@ WRONG = [
     (check_length_normalised_score, lambda lp, kind, a: score_with(lp, kind, a, gnmt=lambda t, a: t**a), "that is hf"),
     (
         check_length_normalised_score,
-        lambda lp, kind, a: float(lp.sum()) * _divisor(kind, a, len(lp)),
+        lambda lp, kind, a: float(lp.sum()) * length_divisor(kind, a, len(lp)),
         "do not multiply",
     ),
     (check_length_normalised_score, lambda lp, kind, a: lp / len(lp), "return one number"),
@@ -223,7 +223,7 @@ def test_the_reference_solutions_agree_with_the_course_code():
     assert total.tolist() == pytest.approx(flat[:3]) and torch.allclose(total, beams[beam] + nexts[beam, token])
     for kind in ("mean", "hf", "gnmt"):
         lp = torch.tensor(LONG)
-        assert score(lp, kind, 0.6) == pytest.approx(float(lp.sum()) / _divisor(kind, 0.6, len(lp)))
+        assert score(lp, kind, 0.6) == pytest.approx(float(lp.sum()) / length_divisor(kind, 0.6, len(lp)))
 
 
 def test_the_short_and_the_long_hypothesis_are_ranked_differently(capsys):

@@ -10,7 +10,8 @@ import torch
 
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models.bert import bert_mlm
-from course_utils.zoo.bert_checkpoints import checkpoint_dir, load_course_tokenizer
+from course_utils.zoo import load
+from course_utils.zoo.bert_checkpoints import checkpoint_dir
 from course_utils.validation import CourseInputError
 from course_utils.widgets.fill_mask_demo import (
     BERT,
@@ -20,7 +21,7 @@ from course_utils.widgets.fill_mask_demo import (
     FillMaskDemo,
     split_at_mask,
 )
-from course_utils.widgets.next_word_demo import MAX_K
+from course_utils.widgets.painting import MAX_K
 
 from widget_support import assert_inline_error, normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
@@ -30,7 +31,7 @@ LUCAS = "lucas ate the [MASK] ."
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return load_course_tokenizer()
+    return load("tokenizer")
 
 
 @pytest.fixture(scope="module")
@@ -251,15 +252,13 @@ def test_latency(model, tokenizer, oracle):
 def test_the_default_demo_loads_the_shipped_bert(oracle, tokenizer):
     """With no arguments: notebook 09's bert_mlm; until it is shipped, a clear message that says how to make it."""
     if not checkpoint_dir("bert_mlm").is_dir():
-        with pytest.raises(CourseInputError, match="bert_checkpoints bert_mlm"):
+        with pytest.raises(CourseInputError, match="python -m course_utils.zoo bert_mlm"):
             quiet(FillMaskDemo)
         return
-    from course_utils.zoo.bert_checkpoints import load_bert
-
     demo = quiet(FillMaskDemo)
     assert demo.last_error is None and demo.renders == 1
     assert demo.model.hf.config.vocab_size == len(tokenizer)
-    expected = bert_mlm.WordScorer(load_bert("bert_mlm"), tokenizer, sorted(oracle.vocabulary))
+    expected = bert_mlm.WordScorer(load("bert_mlm"), tokenizer, sorted(oracle.vocabulary))
     guesses = expected.distribution(["he", "ate", "the", "cake"], ["the", "fork", "."], 1)
     assert [w for w, _, _ in demo.shown[BERT]] == list(guesses)[:8]
     assert np.isclose(demo.numbers["bert_top"], guesses["with"], rtol=1e-5)

@@ -5,6 +5,7 @@ The pattern of minGPT's ``test_huggingface_import``: the same model, the same pr
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import lru_cache
 
@@ -12,9 +13,10 @@ import pytest
 import torch
 
 from course_utils.models import generation as g
-from course_utils.zoo.lm_checkpoints import load_model, ngram_models
+from course_utils.analysis import generation_timing as speed
+from course_utils.zoo import load
+from course_utils.zoo.lm_checkpoints import ngram_models
 from course_utils.language.vocab import course_vocab
-from course_utils.zoo.transformer_checkpoints import load_lm
 from course_utils.validation import CourseInputError
 
 pytestmark = pytest.mark.parity  # a library release can change what this checks (course.sh floor, lock)
@@ -31,13 +33,13 @@ WARPS = [
 
 @lru_cache(maxsize=None)
 def gpt():
-    return load_lm("gpt_lm")
+    return load("gpt_lm")
 
 
 @lru_cache(maxsize=None)
 def zoo():
-    return {"trigram": ngram_models((3,))["trigram"], "ffnn_n5": load_model("ffnn_n5"),
-            "lstm_lm": load_model("lstm_lm"), "gpt_lm": gpt()}  # fmt: skip
+    return {"trigram": ngram_models((3,))["trigram"], "ffnn_n5": load("ffnn_n5"),
+            "lstm_lm": load("lstm_lm"), "gpt_lm": gpt()}  # fmt: skip
 
 
 def prompt(words: str) -> list[int]:
@@ -209,7 +211,7 @@ def test_bad_arguments_raise_course_errors():
         lambda: g.sample_many(model, ids, 0),
         lambda: g.sample_many(model, ids, 2, top_p=0),
         lambda: g.sample_many(model, [], 2),
-        lambda: g.time_generation(zoo()["lstm_lm"], ids),
+        lambda: speed.time_generation(zoo()["lstm_lm"], ids),
     ]
     for call in bad:
         with pytest.raises(CourseInputError):
@@ -218,9 +220,9 @@ def test_bad_arguments_raise_course_errors():
 
 def test_timing_helpers_run():
     ids = prompt("the")
-    times = g.time_generation(gpt(), ids, max_new_tokens=5, width=2, repeats=1)
+    times = speed.time_generation(gpt(), ids, max_new_tokens=5, width=2, repeats=1)
     assert set(times) == {"greedy", "beam"} and all(t > 0 for row in times.values() for t in row)
-    per_token = g.time_per_token(gpt(), ids, lengths=(4,), repeats=1)
+    per_token = speed.time_per_token(gpt(), ids, lengths=(4,), repeats=1)
     assert set(per_token) == {4} and all(t > 0 for t in per_token[4])
 
 
@@ -248,7 +250,7 @@ def test_table_lm_runs_the_slide_tree_unnormalised(width, best, p):
 def test_trace_records_every_step_and_the_fate_of_each_candidate():
     tree = slide_tree()
     trace = []
-    out = g.beam_search(tree, [tree.bos_id], width=2, max_new_tokens=5, normalisation="none", trace=trace)
+    out = g.traced_beam_search(tree, [tree.bos_id], width=2, max_new_tokens=5, normalisation="none", trace=trace)
     assert [len(step.beams) for step in trace] == [1, 2, 2] and trace[-1].stopped and not trace[0].stopped
     first = {(tree.decode([c.token])[0], c.status) for c in trace[0].candidates}
     assert first == {("yes", "running"), ("ok", "running"), ("</s>", "dropped")}  # </s> ranks 3rd of 2k=4
@@ -260,22 +262,32 @@ def test_trace_records_every_step_and_the_fate_of_each_candidate():
 
 
 @pytest.mark.parametrize("width", [1, 4])
-def test_trace_does_not_change_the_search(width):
-    ids = prompt("the movie was")
+def test_trace_records_at_most_2k_candidates_a_step(width):
     trace = []
-    traced = g.beam_search(gpt(), ids, width=width, max_new_tokens=20, trace=trace)
-    assert traced.ids == g.beam_search(gpt(), ids, width=width, max_new_tokens=20).ids
+    g.traced_beam_search(gpt(), prompt("the movie was"), width=width, max_new_tokens=20, trace=trace)
     running = [sum(c.status == "running" for c in step.candidates) for step in trace[:-1]]
     assert all(0 < r <= width for r in running) and all(len(s.candidates) <= 2 * width for s in trace)
 
 
+@pytest.mark.parametrize("early_stopping", [True, False, "never"])
+@pytest.mark.parametrize("normalisation", g.NORMALISATIONS)
+def test_the_readable_beam_search_is_the_traced_one(normalisation, early_stopping):
+    """Notebook 10 prints ``beam.beam_search``; the widget draws ``traced_beam_search``: the same search."""
+    models = {"gpt": gpt(), "lstm": zoo()["lstm_lm"], "trigram": zoo()["trigram"], "tree": slide_tree()}
+    for name, model in models.items():
+        prefixes = [[model.bos_id]] if name == "tree" else [prompt(w) for w in ("the movie was", "my friend", "")]
+        for prefix, width in itertools.product(prefixes, (1, 2, 5)):
+            settings = dict(width=width, max_new_tokens=12, normalisation=normalisation, length_penalty=0.7,
+                            early_stopping=early_stopping)  # fmt: skip
+            readable, traced = g.beam_search(model, prefix, **settings), g.traced_beam_search(model, prefix, **settings)
+            assert (readable.ids, readable.hypotheses) == (traced.ids, traced.hypotheses), (name, prefix, width)
+            assert readable.score == traced.score and readable.logprob == pytest.approx(traced.logprob, abs=1e-9)
+
+
 @lru_cache(maxsize=None)
 def translators():
-    from course_utils.zoo.transformer_checkpoints import load_translation_model
-    from course_utils.zoo import translation_checkpoints as tc
-
-    return {"gru_additive": tc.load_translator("additive_128").eval(), "gru_none": tc.load_translator("none_32").eval(),
-            "transformer": load_translation_model("transformer_2x128").eval()}  # fmt: skip
+    return {"gru_additive": load("additive_128").eval(), "gru_none": load("none_32").eval(),
+            "transformer": load("transformer_2x128").eval()}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["gru_additive", "gru_none", "transformer"])

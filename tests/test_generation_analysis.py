@@ -10,7 +10,7 @@ import pytest
 from course_utils.language.grammar import CourseLanguage
 from course_utils.analysis import generation_analysis as ga
 from course_utils.language.vocab import course_vocab
-from course_utils.zoo.transformer_checkpoints import load_lm
+from course_utils.zoo import load
 from course_utils.validation import CourseInputError
 
 GOOD = "the men won the game ."  # grammatical, no repetition
@@ -31,7 +31,7 @@ def reference():
 
 @lru_cache(maxsize=None)
 def gpt():
-    return load_lm("gpt_lm")
+    return load("gpt_lm")
 
 
 def test_holtzman_table_1_and_strategies():

@@ -16,11 +16,9 @@ from course_utils.language import parallel
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import generation as g
 from course_utils.analysis import generation_analysis as ga
-from course_utils.zoo.transformer_checkpoints import load_translation_model
+from course_utils.zoo import load
 from course_utils.zoo import translation_checkpoints as tc
-from course_utils.zoo.lm_checkpoints import load_model
 from course_utils.language.vocab import course_vocab
-from course_utils.zoo.transformer_checkpoints import load_lm
 
 pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
 
@@ -32,7 +30,7 @@ def lang():
 
 @lru_cache(maxsize=None)
 def gpt():
-    return load_lm("gpt_lm")
+    return load("gpt_lm")
 
 
 @lru_cache(maxsize=None)
@@ -53,7 +51,7 @@ def test_the_cloze_line_for_a_left_to_right_model():
     history = ["he", "ate", "the", "cake"]
     exact = lang().next_distribution(history)
     assert exact["with"] == pytest.approx(0.4) and exact["."] == pytest.approx(0.6)
-    for model in (gpt(), load_model("lstm_lm")):
+    for model in (gpt(), load("lstm_lm")):
         p = float(g.next_logprobs(model, g.encode_prompt(course_vocab(), history)).exp()[course_vocab().stoi["with"]])
         assert abs(p - 0.4) < 0.15
 
@@ -61,7 +59,7 @@ def test_the_cloze_line_for_a_left_to_right_model():
 def test_greedy_degenerates_where_beam_ends_on_the_weaker_models():
     vocab, prompt = course_vocab(), g.encode_prompt(course_vocab(), ["my", "friend"])
     for name in ("ffnn_n5", "lstm_lm"):
-        model = load_model(name)
+        model = load(name)
         looping = g.greedy(model, prompt, 30)
         assert not looping.ended and ga.is_repetitive(vocab.decode(looping.ids))  # "that eats the cake that eats …"
         beam = g.beam_search(model, prompt, width=4, max_new_tokens=30)
@@ -117,10 +115,10 @@ def test_the_beam_search_curse_on_the_gpt():
 def test_the_beam_search_curse_on_the_translators():
     source_vocab, _ = tc.vocabularies()
     pairs = parallel.load("test_long_15_21")[:20]
-    weak = ga.translation_length_curve(tc.load_translator("none_32").eval(), source_vocab, pairs, widths=(1, 16))
+    weak = ga.translation_length_curve(load("none_32").eval(), source_vocab, pairs, widths=(1, 16))
     assert weak["none"][16] < weak["none"][1] - 0.5  # shorter with a wider beam
     assert weak["mean"][16] > weak["none"][16]  # eq. 13.16 gives some back
-    strong = ga.translation_length_curve(load_translation_model("transformer_2x128").eval(), source_vocab, pairs,
+    strong = ga.translation_length_curve(load("transformer_2x128").eval(), source_vocab, pairs,
                                          widths=(1, 16), normalisation="none")  # fmt: skip
     assert strong["none"][1] == strong["none"][16]  # sure of every word: the width changes nothing
 

@@ -10,6 +10,7 @@ from course_utils.language import corpus
 from course_utils.models import lm
 from course_utils.evaluation import lm_probes
 from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab
 from course_utils.checkpoints import verify_checkpoint
 from course_utils.validation import CourseInputError
@@ -24,7 +25,7 @@ def ngrams():
 
 @pytest.fixture(scope="module")
 def ffnn():
-    return {n: zoo.load_model(f"ffnn_n{n}") for n in (2, 3, 5)}
+    return {n: load(f"ffnn_n{n}") for n in (2, 3, 5)}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def perplexities(ngrams, ffnn, held_out_sentences):
 @pytest.mark.parametrize("name", list(zoo.RECIPES))
 def test_every_shipped_checkpoint_matches_its_manifest_and_recipe(name):
     verify_checkpoint(zoo.CHECKPOINT_DIR / name)
-    model = zoo.load_model(name)
+    model = load(name)
     kind, config, _ = zoo.RECIPES[name]
     assert isinstance(model, type(zoo.build_model(kind, config)))
 
@@ -70,13 +71,13 @@ def test_the_bag_masked_model_ignores_order_and_the_concat_model_does_not():
 
     vocab = course_vocab()
     question, backwards = "he ate the cake <mask> the fork .", ". fork the <mask> cake the ate he"
-    bag, concat = zoo.load_model("masked_bag_w2"), zoo.load_model("masked_concat_w2")
+    bag, concat = load("masked_bag_w2"), load("masked_concat_w2")
     assert torch.allclose(predict_masked(bag, vocab, question), predict_masked(bag, vocab, backwards), atol=1e-6)
     assert (predict_masked(concat, vocab, question) - predict_masked(concat, vocab, backwards)).abs().max() > 0.1
 
 
 def test_unknown_checkpoint_names_are_clear_errors(tmp_path):
-    with pytest.raises(CourseInputError, match="the models are"):
-        zoo.load_model("ffnn_n7")
-    with pytest.raises(CourseInputError, match="python -m course_utils.zoo.lm_checkpoints"):
-        zoo.load_model("ffnn_n2", directory=tmp_path)
+    with pytest.raises(CourseInputError, match="the names are"):
+        load("ffnn_n7")
+    with pytest.raises(CourseInputError, match="python -m course_utils.zoo ffnn_n2"):
+        load("ffnn_n2", directory=tmp_path)

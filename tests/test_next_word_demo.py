@@ -2,7 +2,6 @@
 
 import contextlib
 import io
-import math
 import statistics
 
 import numpy as np
@@ -12,14 +11,9 @@ import torch
 from course_utils.models import lm
 from course_utils.lecture import lecture_mode
 from course_utils.zoo.lm_checkpoints import CHECKPOINT_DIR, RECIPES, build_model
-from course_utils.widgets.next_word_demo import (
-    EXAMPLES,
-    MAX_K,
-    NextWordDemo,
-    compare_to_oracle,
-    unknown_words_message,
-    window_probs,
-)
+from course_utils.widgets.next_word_demo import EXAMPLES, NextWordDemo, window_probs
+from course_utils.evaluation.lm_probes import compare_to_oracle
+from course_utils.widgets.painting import MAX_K
 from course_utils.models.classic.ngram import NGramLM
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
@@ -126,18 +120,6 @@ def test_the_readout_compares_each_model_with_the_oracle(demo, vocab):
         assert f"{name}: P({best}) = {c.p_top:.3f}, TV {c.tv:.2f}, KL {c.kl:.2f} nats" in readout
 
 
-def test_compare_to_oracle_on_a_hand_made_pair():
-    p = np.array([0.5, 0.5, 0.0])
-    q = np.array([0.25, 0.25, 0.5])
-    c = compare_to_oracle(q, p)
-    assert c.p_top == 0.25
-    assert c.tv == pytest.approx(0.5)  # ½ (0.25 + 0.25 + 0.5)
-    assert c.kl == pytest.approx(math.log(2))  # Σ p log(p/q) = log 2
-    assert c.impossible == 0.5
-    assert compare_to_oracle(p, p).tv == 0 and compare_to_oracle(p, p).kl == 0
-    assert compare_to_oracle(np.array([1.0, 0.0, 0.0]), p).kl == math.inf  # q = 0 where p > 0
-
-
 @pytest.mark.parametrize("context", ["", "the", "he ate the cake with the", "i have to make sure that the dog gets"])
 def test_window_probs_equal_the_whole_context(models, vocab, context):
     words = context.split()
@@ -154,12 +136,6 @@ def test_an_unknown_word_becomes_a_message_and_the_demo_recovers(demo):
     assert demo.last_png == before  # the last good picture stays
     set_context(demo, "the dog sleeps")
     assert demo.last_error is None and demo.message.value == ""
-
-
-def test_unknown_words_message_names_the_words_and_the_closest(vocab):
-    assert unknown_words_message(vocab, ["the", "cat"]) is None
-    message = unknown_words_message(vocab, ["teh", "cat", "zzzzqx"])
-    assert "'teh'" in message and "the" in message and "'zzzzqx'" in message and "'cat'" not in message
 
 
 def test_an_ungrammatical_prefix_shows_the_models_and_the_oracles_account(demo, lang):

@@ -21,19 +21,21 @@ from course_utils.models.recurrent.rnn import ScratchLSTM, elman_step, lstm_step
 from course_utils.analysis.rnn_analysis import (
     clip_by_norm,
     exploding_demo,
-    gap_states,
-    gate_activations,
     gradient_decay_curve,
     hidden_gradient_norms,
     hidden_jacobians,
     jacobian_product_norms,
+    scaled_orthogonal,
+    time_per_sequence,
+)
+from course_utils.analysis.lstm_analysis import (
+    gap_states,
+    gate_activations,
     masked_word_by_side,
     mean_side_states,
     number_unit,
     pooled_layers,
-    scaled_orthogonal,
     states_after_prefixes,
-    time_per_sequence,
     train_feature_head,
     word_prediction_scores,
 )

@@ -14,8 +14,9 @@ import torch
 from course_utils.language import corpus
 from course_utils.models import lm
 from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab
-from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
+from course_utils.evaluation.agreement import accuracy_by_attractors, form_probs
 from course_utils.checkpoints import verify_checkpoint
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models.recurrent.recurrent_lm import ElmoClassifier, masked_batches
@@ -27,7 +28,7 @@ COMPARED = ("rnn_lm", "gru_lm", "lstm_lm", "lstm2_lm", "rnn_wide_lm", "lstm_wide
 
 @pytest.fixture(scope="module")
 def models():
-    return {name: zoo.load_model(name) for name in COMPARED}
+    return {name: load(name) for name in COMPARED}
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,7 @@ def agreement(models):
 def test_every_shipped_checkpoint_matches_its_manifest_and_recipe(name):
     verify_checkpoint(zoo.RECURRENT_DIR / name)
     kind, config, _ = zoo.RECURRENT_RECIPES[name]
-    assert isinstance(zoo.load_model(name), type(zoo.build_model(kind, config)))
+    assert isinstance(load(name), type(zoo.build_model(kind, config)))
 
 
 def test_the_compared_cells_share_one_recipe():
@@ -88,7 +89,7 @@ def test_where_the_dependency_is_long_the_lstm_is_much_closer_to_the_oracle(mode
 
 
 def test_every_recurrent_lm_beats_the_ffnn_with_a_five_word_window(ratios, held_out_sentences, oracle_perplexity):
-    ffnn = lm.evaluate(zoo.load_model("ffnn_n5"), course_vocab(), held_out_sentences).perplexity / oracle_perplexity
+    ffnn = lm.evaluate(load("ffnn_n5"), course_vocab(), held_out_sentences).perplexity / oracle_perplexity
     for name, ratio in ratios.items():
         assert ratio < ffnn, name
 
@@ -118,7 +119,7 @@ def test_both_sides_predict_a_word_better_than_the_left_side_alone(models):
     ids = lm.encode_sentences(vocab, corpus.load_split("test")[:500])
     idx, targets = masked_batches(ids, vocab, batch_size=len(ids), seed=0)(0)
     with torch.no_grad():
-        _, masked_nll = zoo.load_model("masked_bilstm")(idx, targets)
+        _, masked_nll = load("masked_bilstm")(idx, targets)
         left_idx, left_targets = lm.make_batch(ids, vocab)
         words_only = left_targets.masked_fill(left_targets == vocab.eos_id, lm.IGNORE_INDEX)  # the same words
         _, left_nll = models["lstm_lm"](left_idx, words_only)
@@ -126,7 +127,7 @@ def test_both_sides_predict_a_word_better_than_the_left_side_alone(models):
 
 
 def test_elmo_mixes_its_layers_with_weights_that_sum_to_one_and_beats_chance():
-    classifier = zoo.load_model("elmo_sentiment")
+    classifier = load("elmo_sentiment")
     assert isinstance(classifier, ElmoClassifier)
     weights = classifier.mix.weights()
     assert torch.isclose(weights.sum(), torch.tensor(1.0))

@@ -10,8 +10,7 @@ import pytest
 import torch
 
 from course_utils.models import generation as g
-from course_utils.zoo.lm_checkpoints import load_model
-from course_utils.zoo.transformer_checkpoints import load_lm
+from course_utils.zoo import load
 from course_utils.validation import CourseInputError
 from course_utils.widgets.sampling_demo import EXAMPLES, MAX_NEW_TOKENS, SamplingDemo
 
@@ -21,7 +20,7 @@ from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa
 @pytest.fixture(scope="module")
 def model():
     """The shipped gpt_lm (``vocab`` and ``lang`` come from conftest.py)."""
-    return load_lm("gpt_lm")
+    return load("gpt_lm")
 
 
 @pytest.fixture
@@ -213,7 +212,7 @@ def test_examples_set_the_prompt(demo):
 
 def test_other_course_models_work(vocab, lang):
     for name in ("ffnn_n3", "lstm_lm"):
-        demo = quiet(SamplingDemo, load_model(name), vocab, lang, prompt="the dog", samples=2)
+        demo = quiet(SamplingDemo, load(name), vocab, lang, prompt="the dog", samples=2)
         assert demo.last_error is None and demo.name == type(demo.model).__name__
         assert len(quiet(demo.draw_samples)) == 2
 

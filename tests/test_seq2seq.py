@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from course_utils.language import parallel
 from course_utils.models.recurrent import seq2seq as s2s
 from course_utils.models.recurrent.rnn import gru_step
+from course_utils.analysis.translation_analysis import source_gradient_norms
 from course_utils.training import train
 from course_utils.validation import CourseInputError
 from model_support import step_loop
@@ -284,10 +285,10 @@ def test_source_gradient_norms_give_one_norm_per_source_word(translation_vocabs,
     model = tiny_model(translation_vocabs, kind)
     length = len(held_out_pairs[0].source)
     same = [p for p in held_out_pairs if len(p.source) == length][:8]
-    norms = s2s.source_gradient_norms(model, *translation_vocabs, same)
+    norms = source_gradient_norms(model, *translation_vocabs, same)
     assert norms.shape == (length,)
     assert torch.all(torch.isfinite(norms)) and torch.all(norms > 0)
     assert all(p.grad is None for p in model.parameters())  # measuring leaves the model's gradients alone
     other = next(p for p in held_out_pairs if len(p.source) != length)
     with pytest.raises(CourseInputError, match="one source length"):
-        s2s.source_gradient_norms(model, *translation_vocabs, same + [other])
+        source_gradient_norms(model, *translation_vocabs, same + [other])

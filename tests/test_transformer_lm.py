@@ -14,6 +14,7 @@ from course_utils.checkpoints import load_checkpoint, save_checkpoint, verify_ch
 from course_utils.language import corpus
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import lm
+from course_utils.zoo import load
 from course_utils.zoo import transformer_checkpoints as zoo
 from course_utils.models.transformer.attention import causal_mask
 from course_utils.language.vocab import course_vocab
@@ -199,21 +200,21 @@ def test_hf_generate_greedy_matches_a_loop_over_forward(gpt):
 def test_checkpoint_round_trip(tmp_path, monkeypatch):
     recipe = ({"n_layer": 1, "n_embd": 8, "n_head": 2, "max_len": 64, "dropout": 0.0},
               {"steps": 3, "batch_size": 8, "lr": 1e-3, "seed": 0})  # fmt: skip
-    monkeypatch.setitem(zoo.LM_RECIPES, "tiny", recipe)
-    saved = zoo.build_lm_checkpoint("tiny", tmp_path)
+    monkeypatch.setitem(zoo.LM_RECIPES, "gpt_lm", recipe)  # a tiny gpt_lm, saved in tmp_path
+    saved = zoo.build_lm_checkpoint("gpt_lm", tmp_path)
     assert {"train_seconds", "torch_threads", "valid_perplexity", "recipe", "model"} <= set(saved)
-    assert saved["recipe"] == recipe[1] and zoo.lm_checkpoint_config("tiny", tmp_path) == saved
-    loaded = zoo.load_lm("tiny", tmp_path)
+    assert saved["recipe"] == recipe[1] and zoo.lm_checkpoint_config("gpt_lm", tmp_path) == saved
+    loaded = load("gpt_lm", tmp_path)
     assert not loaded.training and loaded.config() == saved["model"]
-    model, _ = load_checkpoint(tmp_path / "tiny", lambda c: CourseGPT.from_config(c["model"]))
+    model, _ = load_checkpoint(tmp_path / "gpt_lm", lambda c: CourseGPT.from_config(c["model"]))
     idx = random_idx(shape=(2, 5)) + 5
     assert torch.equal(model(idx)[0], loaded(idx)[0])
     assert math.isclose(zoo.valid_perplexity(loaded), saved["valid_perplexity"], rel_tol=1e-9)
 
 
 def test_missing_checkpoints_and_unknown_names_are_explained(tmp_path):
-    with pytest.raises(CourseInputError, match="transformer_checkpoints gpt_lm"):
-        zoo.load_lm("gpt_lm", tmp_path)
+    with pytest.raises(CourseInputError, match="python -m course_utils.zoo gpt_lm"):
+        load("gpt_lm", tmp_path)
     with pytest.raises(CourseInputError, match="unknown transformer LM"):
         zoo.train_lm("gpt9", steps=1)
 
@@ -254,7 +255,7 @@ MIN_AGREEMENT = 0.95
 @pytest.fixture(scope="module")
 def shipped():
     verify_checkpoint(SHIPPED)
-    return zoo.load_lm("gpt_lm")
+    return load("gpt_lm")
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,13 @@ from course_utils.checkpoints import verify_checkpoint
 from course_utils.language import parallel
 from course_utils.models.recurrent import seq2seq as s2s
 from course_utils.models.transformer import transformer_translation as tt
-from course_utils.zoo.transformer_checkpoints import TRAINING, TRANSFORMER_DIR, TRANSLATION_RECIPES, load_translation_model, translation_checkpoint_config
+from course_utils.zoo import load
+from course_utils.zoo.transformer_checkpoints import (
+    TRAINING,
+    TRANSFORMER_DIR,
+    TRANSLATION_RECIPES,
+    translation_checkpoint_config,
+)
 from course_utils.analysis.translation_analysis import head_aer, layer_mean_aer
 from course_utils.analysis import translation_analysis as analysis
 from course_utils.zoo import translation_checkpoints as zoo
@@ -230,8 +236,8 @@ def test_bad_input_raises_course_errors(translation_vocabs):
         model.start(torch.tensor([[5, 6], [0, 0]]))
     with pytest.raises(CourseInputError, match="batch, length"):
         model.start(torch.tensor([5, 6]))
-    with pytest.raises(CourseInputError, match="unknown model"):
-        load_translation_model("transformer_9x9")
+    with pytest.raises(CourseInputError, match="unknown checkpoint"):
+        load("transformer_9x9")
     with pytest.raises(CourseInputError, match="at least one pair"):
         head_aer(model, [])
     with pytest.raises(CourseInputError, match="max_len"):
@@ -266,7 +272,7 @@ SHIPPED = "transformer_2x128"
 
 @pytest.fixture(scope="module")
 def shipped():
-    return load_translation_model(SHIPPED)
+    return load(SHIPPED)
 
 
 @pytest.fixture(scope="module")
@@ -283,7 +289,7 @@ def transformer_table(shipped, buckets):
 def rnn_long_table(buckets):
     """dot_128 and additive_128 on the buckets beyond the training lengths."""
     long = list(buckets)[3:]
-    return {name: {bucket: zoo.scores(zoo.load_translator(name), buckets[bucket]) for bucket in long}
+    return {name: {bucket: zoo.scores(load(name), buckets[bucket]) for bucket in long}
             for name in ("dot_128", "additive_128")}  # fmt: skip
 
 
@@ -329,7 +335,7 @@ def test_on_long_sources_the_transformer_stops_near_the_longest_training_length(
 def test_cross_attention_heads_align_better_than_dot_attention_and_worse_than_additive(shipped, held_out_pairs):
     pairs = held_out_pairs[:500]
     aer = head_aer(shipped, pairs)  # (L, H); measured 0.12–0.30
-    rnn = {name: analysis.attention_aer(zoo.load_translator(name), pairs) for name in ("dot_128", "additive_128")}
+    rnn = {name: analysis.attention_aer(load(name), pairs) for name in ("dot_128", "additive_128")}
     assert aer.shape == (2, 4)
     assert bool((aer < rnn["dot_128"]).all()) and bool((aer > rnn["additive_128"]).all())  # 0.381 and 0.006
     assert aer.min() <= 0.15 and aer.max() - aer.min() >= 0.1  # heads differ: the best ≈ 0.12, the worst ≈ 0.30

@@ -11,6 +11,7 @@ import pytest
 from course_utils.checkpoints import verify_checkpoint
 from course_utils.language import parallel
 from course_utils.analysis import translation_analysis as analysis
+from course_utils.zoo import load
 from course_utils.zoo import translation_checkpoints as zoo
 
 pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
@@ -21,7 +22,7 @@ ATTENTION = ("additive", "dot", "general")
 
 @pytest.fixture(scope="module")
 def models():
-    return {label: zoo.load_translator(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
+    return {label: load(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +99,7 @@ def test_unseen_combinations_are_translated_by_attention_models(models):
 
 def test_a_bigger_state_helps_the_model_without_attention_more(held_out_pairs):
     def exact_match(kind, hidden):
-        return zoo.scores(zoo.load_translator(zoo.model_name(kind, hidden)), held_out_pairs)["exact_match"]
+        return zoo.scores(load(zoo.model_name(kind, hidden)), held_out_pairs)["exact_match"]
 
     exact = {(kind, hidden): exact_match(kind, hidden)
              for kind in (None, "dot") for hidden in (zoo.HIDDEN_SIZES[0], zoo.HIDDEN_SIZES[-1])}  # fmt: skip

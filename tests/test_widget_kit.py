@@ -4,7 +4,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from course_utils.lecture import lecture_mode
-from course_utils.widgets.widget_kit import Demo
+from course_utils.widgets.widget_kit import Demo, unknown_words_message
 
 
 class SlopeDemo(Demo):
@@ -58,3 +58,9 @@ def test_labels_follow_lecture_mode():
 
 def test_the_box_is_marked_for_the_browser_test():
     assert "course-demo" in SlopeDemo().box._dom_classes
+
+
+def test_unknown_words_message_names_the_words_and_the_closest(vocab):
+    assert unknown_words_message(vocab, ["the", "cat"]) is None
+    message = unknown_words_message(vocab, ["teh", "cat", "zzzzqx"])
+    assert "'teh'" in message and "the" in message and "'zzzzqx'" in message and "'cat'" not in message

@@ -126,6 +126,8 @@ def test_the_readme_layout_shows_every_wing_and_module():
         assert re.search(rf"^\s+{name}/", layout, flags=re.M), f"the README's Layout does not show {folder}/"
         for module in (PACKAGE / folder).glob("*.py"):
             if module.stem != "__init__":
-                assert re.search(rf"\b{module.stem}\b", layout), f"the README's Layout does not name {folder}/{module.name}"
+                assert re.search(rf"\b{module.stem}\b", layout), (
+                    f"the README's Layout does not name {folder}/{module.name}"
+                )
     for module in CORE - {"__init__"}:
         assert re.search(rf"\b{module}\b", layout), f"the README's Layout does not name the core module {module}"

@@ -4,7 +4,7 @@ import pytest
 
 from course_utils import CourseInputError
 from course_utils.language import corpus
-from course_utils.zoo import bert_checkpoints as zoo
+from course_utils import zoo
 from course_utils.models.bert.wordpiece import (
     COURSE_VOCAB_SIZE,
     SPECIAL_TOKENS,
@@ -98,7 +98,7 @@ def test_save_pretrained_reloads_offline_with_the_same_encoding(tokenizer, tmp_p
 def test_shipped_tokenizer_is_the_recipe(tokenizer):
     """The trainer breaks ties between equal merges in no fixed order, so a retrained vocabulary can differ in a few
     entries (0-6 of 600 in our runs); that is why the tokenizer is shipped, not retrained."""
-    shipped = zoo.load_course_tokenizer()
+    shipped = zoo.load("tokenizer")
     assert len(shipped) == len(tokenizer) == COURSE_VOCAB_SIZE
     assert [shipped.convert_ids_to_tokens(i) for i in range(5)] == list(SPECIAL_TOKENS)
     assert len(set(shipped.get_vocab()) & set(tokenizer.get_vocab())) >= 0.97 * COURSE_VOCAB_SIZE

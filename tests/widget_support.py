@@ -24,6 +24,21 @@ def text_of(widget) -> str:
     return html.unescape(widget.value)
 
 
+def labels_of(demo) -> str:
+    """The text of every label in the demo's control rows."""
+    found = []
+
+    def walk(widget):
+        if hasattr(widget, "children"):
+            for child in widget.children:
+                walk(child)
+        elif hasattr(widget, "value") and isinstance(widget.value, str) and "<span" in widget.value:
+            found.append(html.unescape(widget.value))
+
+    walk(demo.box.children[1])
+    return " ".join(found)
+
+
 def normal_and_lecture(make):
     """``(make(), make() in lecture mode)``: the same demo built twice, lecture mode switched off again after."""
     from course_utils.lecture import lecture_mode

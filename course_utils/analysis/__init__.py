@@ -1,1 +1,12 @@
-"""TODO"""
+"""The analysis wing: one module per notebook's claim set, measured on the trained models. Notebooks, benchmarks and
+widgets import it; the models never do.
+
+- ``attention_cost``: Vaswani et al.'s Table 1, counted and timed: a self-attention layer against an LSTM layer, and training throughput.
+- ``bert_sizes``: BERT-base and BERT-large parameter counts, built on the meta device, per group, against a closed form.
+- ``contextual_embeddings``: A word's vector at every BERT layer, Devlin et al.'s six layer choices, and linear probes and nearest neighbours that measure which layers tell word senses apart.
+- ``generation_analysis``: Generated text judged by the oracle: grammaticality, per-token perplexity against the entropy rate, distinct-n, repetition, length; the beam search curse.
+- ``generation_timing``: Generation timed: our greedy and beam search against ``generate()``, and the KV cache's time per token.
+- ``lstm_analysis``: What recurrent states carry, measured: an LSTM's gates, a unit that stores the subject's number, both sides.
+- ``rnn_analysis``: Measuring what the lectures claim about recurrent networks: vanishing and exploding gradients, clipping, speed.
+- ``translation_analysis``: Measuring the seq2seq lecture's claims: quality by length, alignment error, the passive, the bottleneck, cost.
+"""

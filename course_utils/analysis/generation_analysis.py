@@ -410,9 +410,9 @@ def translation_length_curve(
 
 def normalised_scores(logprob: float, length: int, alpha: float) -> dict[str, float]:
     """A finished hypothesis's score under each normalisation (``length`` generated tokens, ``</s>`` included)."""
-    return {"sum": logprob, "eq. 13.16": logprob / g._divisor("mean", alpha, length),
-            f"HF α={alpha:g}": logprob / g._divisor("hf", alpha, length),
-            f"GNMT α={alpha:g}": logprob / g._divisor("gnmt", alpha, length)}  # fmt: skip
+    return {"sum": logprob, "eq. 13.16": logprob / g.length_divisor("mean", alpha, length),
+            f"HF α={alpha:g}": logprob / g.length_divisor("hf", alpha, length),
+            f"GNMT α={alpha:g}": logprob / g.length_divisor("gnmt", alpha, length)}  # fmt: skip
 
 
 def rankings(pool, alpha: float) -> dict[str, list[int]]:

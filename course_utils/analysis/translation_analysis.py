@@ -10,8 +10,11 @@ import statistics
 import time
 
 import torch
+import torch.nn.functional as F
 
 from course_utils.language import parallel
+from course_utils.language.text_pipeline import Vocab
+from course_utils.models.lm import IGNORE_INDEX
 from course_utils.models.recurrent import seq2seq as s2s
 from course_utils.evaluation import translation_metrics as metrics
 from course_utils.zoo.translation_checkpoints import scores, vocabularies
@@ -65,13 +68,36 @@ def voice_table(models: dict, limit: int | None = None) -> dict[str, dict[str, f
             for label, model in models.items()}  # fmt: skip
 
 
+def source_gradient_norms(model: s2s.Seq2Seq, source_vocab: Vocab, target_vocab: Vocab, pairs) -> Tensor:
+    """‖∂L/∂x_j‖ for each source word's embedding, averaged over ``pairs`` of one source length: (S,)."""
+    lengths = {len(p.source) for p in pairs}
+    if len(lengths) != 1:
+        raise CourseInputError(f"the pairs must share one source length, got {sorted(lengths)}")
+    batch = s2s.make_batch(list(pairs), source_vocab, target_vocab)
+    embedded = []  # the source embeddings (B, S, E) of this forward pass, made a leaf to take the gradient at
+
+    def as_leaf(module, inputs, output: Tensor) -> Tensor:
+        embedded.append(output.detach().requires_grad_(True))
+        return embedded[-1]
+
+    hook = model.source_embed.register_forward_hook(as_leaf)
+    try:
+        logits, _ = model(batch)  # (B, T, V)
+    finally:
+        hook.remove()
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.target_out.reshape(-1),
+                           ignore_index=IGNORE_INDEX, reduction="sum")  # fmt: skip
+    (gradient,) = torch.autograd.grad(loss, embedded[0])  # (B, S, E)
+    return gradient.norm(dim=-1).mean(dim=0)  # (S,)
+
+
 def gradient_by_distance(model: s2s.Seq2Seq, length: int = 12, limit: int = 200) -> list[float]:
     """Mean ‖∂L/∂x_j‖ of each source word, for test passages of ``length`` words; index 0 is the last word."""
     pairs = [p for p in parallel.load("test") if len(p.source) == length][:limit]
     if not pairs:
         raise CourseInputError(f"no test passage has {length} words")
     source_vocab, target_vocab = vocabularies()
-    norms = s2s.source_gradient_norms(model, source_vocab, target_vocab, pairs)  # (S,)
+    norms = source_gradient_norms(model, source_vocab, target_vocab, pairs)  # (S,)
     return norms.flip(0).tolist()
 
 
@@ -157,5 +183,3 @@ def layer_mean_aer(model: TransformerTranslator, pairs, *, batch_size: int = 256
             predicted[layer] += _argmax_links(layer_weights, chunk)
     truths = [p.alignment for p in pairs]
     return torch.tensor([metrics.corpus_aer(links, truths) for links in predicted])
-
-

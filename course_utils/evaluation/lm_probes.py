@@ -8,6 +8,9 @@ evaluation set (``course_utils.language.corpus.load_eval``). The oracle's answer
 from __future__ import annotations
 
 import collections
+from dataclasses import dataclass
+
+import numpy as np
 
 import torch
 
@@ -91,3 +94,25 @@ class OracleLM(torch.nn.Module):
                 logits[b, t] = torch.log(oracle_probs(self.lang, self.vocab, words[:t]))
         loss = None if targets is None else lm.lm_loss(logits, targets)
         return logits, loss
+
+
+# ---------------------------------------------------------------- one next-word distribution against the oracle's
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How far a model's next-word distribution q is from the oracle's p."""
+
+    p_top: float  # q of the oracle's most likely word
+    tv: float  # total variation ½ Σ |p − q|
+    kl: float  # KL(p ‖ q) in nats; inf when q = 0 where p > 0
+    impossible: float  # Σ q over words with p = 0
+
+
+def compare_to_oracle(q: np.ndarray, p: np.ndarray) -> Comparison:
+    """Compare a model's probabilities ``q`` (V,) with the oracle's ``p`` (V,) (a panel's title gives the TV)."""
+    possible = p > 0  # (V,)
+    with np.errstate(divide="ignore"):  # log 0 = -inf: the KL is then inf
+        kl = float(np.sum(p[possible] * (np.log(p[possible]) - np.log(q[possible]))))
+    return Comparison(p_top=float(q[np.argmax(p)]), tv=0.5 * float(np.abs(p - q).sum()), kl=kl,
+                      impossible=float(q[~possible].sum()))  # fmt: skip

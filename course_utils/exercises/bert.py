@@ -270,9 +270,9 @@ _RULE = ("greedy longest-match-first: the longest entry that starts the word, th
 def _course_cases():
     """Every word of the course language (held-out words too) and a few others, with the course's vocabulary."""
     from course_utils.language.grammar import CourseLanguage
-    from course_utils.zoo.bert_checkpoints import load_course_tokenizer
+    from course_utils import zoo
 
-    vocab = set(load_course_tokenizer().get_vocab())
+    vocab = set(zoo.load("tokenizer").get_vocab())
     return vocab, [*sorted(CourseLanguage(include_held_out=True).vocabulary), *_EXTRA_WORDS]
 
 

@@ -17,7 +17,7 @@ import math
 import torch
 
 from course_utils.exercises import answer_of, as_number, numeric_answer, verdict
-from course_utils.models.generation import _divisor, warp
+from course_utils.models.generation import length_divisor, warp
 
 Tensor = torch.Tensor
 
@@ -282,7 +282,7 @@ _RANK_ALPHA = 0.6
 
 def _score_reference(logprobs: Tensor, kind: str, alpha: float) -> float:
     """``beam_search``'s normalised score: sum of log P divided by the kind's divisor at |Y| = len(logprobs)."""
-    return float(logprobs.sum()) / _divisor(kind, alpha, len(logprobs))
+    return float(logprobs.sum()) / length_divisor(kind, alpha, len(logprobs))
 
 
 def _score_cases() -> list[tuple[Tensor, str, float]]:
@@ -308,9 +308,9 @@ def _score_variants(logprobs: Tensor, kind: str, alpha: float) -> dict[str, floa
         "gnmt divides by ((5 + |Y|) / 6) ** alpha: raise it to the power alpha": total / ((5 + t) / 6),
         "gnmt divides by ((5 + |Y|) / 6) ** alpha, not by |Y| ** alpha (that is hf)":
             total / t ** alpha if kind == "gnmt" else math.nan,
-        "divide by the divisor, do not multiply": total * _divisor(kind, alpha, t),
+        "divide by the divisor, do not multiply": total * length_divisor(kind, alpha, t),
         "the scores are in log space: sum the log-probabilities, do not exponentiate them":
-            math.exp(total) / _divisor(kind, alpha, t),
+            math.exp(total) / length_divisor(kind, alpha, t),
     }  # fmt: skip
 
 

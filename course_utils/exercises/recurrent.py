@@ -73,7 +73,9 @@ def check_elman_step(fn) -> bool:
             continue
         case = f"B={batch}, D={inputs}, H={hidden}"
         return verdict(False, f"not h_t yet ({case}). Hint: {_elman_hint(answer.to(dtype), *args)}")
-    return verdict(True, f"your step matches course_utils.models.recurrent.rnn.elman_step on all {len(_ELMAN_CASES)} cases")
+    return verdict(
+        True, f"your step matches course_utils.models.recurrent.rnn.elman_step on all {len(_ELMAN_CASES)} cases"
+    )
 
 
 # ---------------------------------------------------------------- exercise 2: the teacher-forced loss

@@ -9,4 +9,5 @@ the corpus on disk, the translation target and the text pipeline. It imports onl
 - ``phenomena``: Labelled evaluation sets for the phenomena planted in the course language.
 - ``text_pipeline``: From any plain-text file to word ids: read, tokenize, split into sentences, build a vocabulary.
 - ``translation``: A second, invented "target language": translation with reordering and known word alignments.
+- ``vocab``: The course vocabulary: the grammar's words in a fixed order, and the training split encoded with it.
 """

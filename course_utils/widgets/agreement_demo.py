@@ -5,10 +5,11 @@ with "cooks", although the nearer nouns "station" and "owl" (the attractors) are
 subject's number and the number of attractors, and step through the agreement items of that kind
 (``corpus.load_eval("agreement")``). For each model: P(singular verb form) against P(plural verb
 form) after the prefix, as paired bars, and its accuracy (how often P(right form) > P(wrong form))
-over all the items with that many attractors, whatever the subject's number.
+over all the items with that many attractors, whatever the subject's number (the measurement is
+``evaluation.agreement``'s).
 
 Every item is scored once per model when the widget is made (batched by prefix length), so a
-redraw only paints. As in ``next_word_demo``, the picture is painted with Pillow.
+redraw only paints. As in the other demos, the picture is painted with Pillow (``painting``).
 """
 
 from __future__ import annotations
@@ -18,76 +19,19 @@ import random
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
-import torch
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
-from course_utils.models import lm
-from course_utils.widgets.next_word_demo import pillow_font
-from course_utils.widgets.sequence_demo import PaintedDemo, check_models, models_and_vocab
+from course_utils.evaluation.agreement import NUMBERS, accuracy_by_attractors, check_items, form_probs
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.widgets.painting import PaintedDemo, pillow_font, rgb, text_scale
+from course_utils.widgets.widget_kit import check_models, models_and_vocab
 
-NUMBERS = {"singular": "sg", "plural": "pl"}
 COLORS = {"correct": "tab:blue", "wrong": "tab:red", "subject": "tab:blue", "attractor": "tab:orange",
           "chance": "#555555", "right": "#1a7f37"}  # fmt: skip
 MAX_MODELS = 6
-_BATCH = 256  # prefixes scored at once
-
-
-# ---------------------------------------------------------------- scoring the items
-
-
-def check_items(items, vocab: Vocab) -> list[dict]:
-    """``items`` must be agreement items (prefix, correct, wrong, attractors, number) over ``vocab``'s words."""
-    if not isinstance(items, list) or not items:
-        raise CourseInputError("items must be a non-empty list of agreement items, e.g. corpus.load_eval('agreement')")
-    for item in items:
-        if not isinstance(item, dict) or not {"prefix", "correct", "wrong", "attractors", "number"} <= set(item):
-            raise CourseInputError(
-                f"an agreement item is a dict with prefix, correct, wrong, attractors, number; got {item!r:.80}"
-            )
-        words = [*item["prefix"], item["correct"], item["wrong"]]
-        unknown = [w for w in words if w not in vocab.stoi]
-        if unknown:
-            raise CourseInputError(f"an agreement item holds words outside the vocabulary: {unknown[:3]}")
-        check_choice("an item's number", item["number"], list(NUMBERS.values()))
-        check_int("an item's attractors", item["attractors"], minimum=0)
-    return items
-
-
-@torch.no_grad()
-def form_probs(model, vocab: Vocab, items: list[dict]) -> np.ndarray:
-    """P(correct form) and P(wrong form) after each item's prefix: (N, 2), float64.
-
-    Prefixes of the same length are scored together, so there is no padding and every model of
-    the LM interface gives exactly ``lm.next_token_probs(model, vocab, prefix)``.
-    """
-    probs = np.zeros((len(items), 2))
-    by_length = collections.defaultdict(list)
-    for i, item in enumerate(items):
-        by_length[len(item["prefix"])].append(i)
-    device = lm._model_device(model)  # CPU for a model without weights (an n-gram counts)
-    for rows in by_length.values():
-        for start in range(0, len(rows), _BATCH):
-            chunk = rows[start : start + _BATCH]
-            prefixes = [[vocab.bos_id, *vocab.encode(items[i]["prefix"])] for i in chunk]
-            idx = torch.tensor(prefixes, device=device)  # (B, L+1)
-            logits, _ = model(idx)  # (B, L+1, V)
-            last = torch.softmax(logits[:, -1].double(), dim=-1).cpu()  # (B, V): the word after the whole prefix
-            forms = torch.tensor([[vocab.stoi[items[i][key]] for key in ("correct", "wrong")] for i in chunk])  # (B, 2)
-            probs[chunk] = last.gather(1, forms).numpy()
-    return probs
-
-
-def accuracy_by_attractors(probs: np.ndarray, items: list[dict]) -> dict[int, float]:
-    """Per number of attractors: the share of items with P(correct) > P(wrong), from ``form_probs``'s (N, 2)."""
-    hits: dict[int, list[bool]] = collections.defaultdict(list)
-    for (right, wrong), item in zip(probs, items):
-        hits[item["attractors"]].append(bool(right > wrong))
-    return {count: sum(h) / len(h) for count, h in sorted(hits.items())}
 
 
 # ---------------------------------------------------------------- painting
@@ -113,19 +57,14 @@ def _other(number: str) -> str:
     return "plural" if number == "singular" else "singular"
 
 
-def _rgb(name: str) -> tuple[int, int, int]:
-    return tuple(round(255 * c) for c in matplotlib.colors.to_rgb(name))
-
-
 class AgreementPainter:
     """Paints the prefix (subject and attractors coloured), then per model paired bars and an accuracy bar."""
 
     def __init__(self, names: list[str], forms: list[str]):
-        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
-        self.px = px = round(14 * scale)
+        self.px = px = round(14 * text_scale())
         self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
         self.big, self.big_bold = pillow_font(round(1.3 * px)), pillow_font(round(1.3 * px), "bold")
-        self.colors = {key: _rgb(color) for key, color in COLORS.items()}
+        self.colors = {key: rgb(color) for key, color in COLORS.items()}
         self.row = round(1.5 * px)  # one bar and its gap
         self.name_w = round(max(self.bold.getlength(n) for n in names)) + px
         self.label_w = round(max(self.font.getlength(f"{f} (singular)") for f in forms)) + px

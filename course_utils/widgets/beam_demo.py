@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass, field
 
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
@@ -37,8 +36,8 @@ from course_utils.lecture import font_px
 from course_utils.models import generation as g
 from course_utils.slides.slide_generation import jm_tree_lm
 from course_utils.validation import CourseInputError, check_choice, check_int
-from course_utils.widgets.next_word_demo import ExamplesWithAccount, pillow_font, unknown_words_message
-from course_utils.widgets.sequence_demo import PaintedDemo, check_models, set_range
+from course_utils.widgets.painting import PaintedDemo, pillow_font, text_scale
+from course_utils.widgets.widget_kit import ExamplesWithAccount, check_models, set_range, unknown_words_message
 
 TREE = "the slide's yes/ok tree (J&M Fig. 13.7)"  # the examples dropdown's value for the slide's tree
 TREE_WORDS = ("<s>", "yes", "ok", "</s>")
@@ -125,11 +124,11 @@ def tree_model() -> g.TableLM:
 
 
 def traced_search(model, prefix: list[int], width: int, normalisation: str, max_new_tokens: int):
-    """``generation.beam_search`` with a trace: (Generation, [BeamStep])."""
+    """``generation.traced_beam_search``: (Generation, [BeamStep])."""
     kind, alpha = NORMALISATIONS[normalisation]
     trace: list[g.BeamStep] = []
-    found = g.beam_search(model, prefix, width=width, max_new_tokens=max_new_tokens, normalisation=kind,
-                          length_penalty=alpha, trace=trace)  # fmt: skip
+    found = g.traced_beam_search(model, prefix, width=width, max_new_tokens=max_new_tokens, normalisation=kind,
+                                 length_penalty=alpha, trace=trace)  # fmt: skip
     return found, trace
 
 
@@ -195,7 +194,7 @@ class TreePainter:
     """Paints a search as a left-to-right tree on a fixed canvas; lecture mode makes everything larger."""
 
     def __init__(self):
-        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
+        scale = text_scale()  # larger in lecture mode
         self.px = round(14 * scale)
         self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
         self.width = round(76 * self.px)
@@ -411,9 +410,9 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
 
             vocab = course_vocab()
         if model is None:
-            from course_utils.zoo.transformer_checkpoints import load_lm
+            from course_utils import zoo
 
-            return load_lm("gpt_lm"), vocab, "gpt_lm"
+            return zoo.load("gpt_lm"), vocab, "gpt_lm"
         return model, vocab, "the course model"
 
     # -- the controls

@@ -19,17 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
 import torch
-from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
 from course_utils.analysis import contextual_embeddings as ce
+from course_utils.evaluation import linear_probe
 from course_utils.validation import CourseInputError, check_choice, check_int
-from course_utils.widgets.next_word_demo import pillow_font
-from course_utils.widgets.sequence_demo import PaintedDemo
+from course_utils.widgets.painting import PaintedDemo, pillow_font, rgb, text_scale
 
 SENSE_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 MARKERS = (
@@ -48,13 +46,9 @@ FOLDS = 5  # the probe's cross-validation folds, as contextual_embeddings' defau
 
 def default_model():
     """The shipped ``bert_mlm`` and its tokenizer (notebook 09)."""
-    from course_utils.zoo.bert_checkpoints import load_bert, load_course_tokenizer
+    from course_utils import zoo
 
-    return load_bert("bert_mlm"), load_course_tokenizer()
-
-
-def _rgb(name: str) -> tuple[int, int, int]:
-    return tuple(round(255 * c) for c in to_rgb(name))
+    return zoo.load("bert_mlm"), zoo.load("tokenizer")
 
 
 @dataclass(frozen=True)
@@ -104,7 +98,7 @@ class ContextualPainter:
     """Paints the scatter of one word's occurrences, the senses' key and the accuracies of every layer."""
 
     def __init__(self, layers: int):
-        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
+        scale = text_scale()  # larger in lecture mode
         self.px = px = round(14 * scale)
         self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
         self.small = pillow_font(round(0.85 * px))
@@ -119,7 +113,7 @@ class ContextualPainter:
         self.key_top = self.plot_top + self.side + round(2.6 * px)
         self.key_row = round(1.7 * px)
         self.height = self.key_top + 3 * self.key_row + px // 2
-        self.colors = [_rgb(c) for c in SENSE_COLORS]
+        self.colors = [rgb(c) for c in SENSE_COLORS]
         self.radius = max(4, round(0.45 * px))
 
     def paint(self, word: str, layer: int, shown: WordLayer, senses: list[str], labels: list[int],
@@ -259,9 +253,9 @@ class ContextualEmbeddingDemo(PaintedDemo):
             model, shipped = default_model()
             tokenizer = tokenizer or shipped
         elif tokenizer is None:
-            from course_utils.zoo.bert_checkpoints import load_course_tokenizer
+            from course_utils import zoo
 
-            tokenizer = load_course_tokenizer()
+            tokenizer = zoo.load("tokenizer")
         if items is None:
             from course_utils.language.corpus import load_eval
 
@@ -293,11 +287,11 @@ class ContextualEmbeddingDemo(PaintedDemo):
         labels = [item["sense"] for item in self.items]
         keys = ce.context_keys(self.items)
         self.rows = {w: [i for i, x in enumerate(words) if x == w] for w in self.senses}
-        self.chance = {w: ce.majority_accuracy([labels[i] for i in rows]) for w, rows in self.rows.items()}
+        self.chance = {w: linear_probe.majority_accuracy([labels[i] for i in rows]) for w, rows in self.rows.items()}
         self.distinct = {w: len({tuple(self.items[i]["words"]) for i in rows}) for w, rows in self.rows.items()}
         results = {}
         for layer in range(self.depth + 1):
-            _, probes = ce.grouped_probe_accuracy(self.vectors[layer], labels, words, keys=keys, folds=FOLDS)
+            _, probes = linear_probe.grouped_probe_accuracy(self.vectors[layer], labels, words, keys=keys, folds=FOLDS)
             for word, rows in self.rows.items():
                 vectors = self.vectors[layer, rows]  # (n, C)
                 points = ce.projection_2d(vectors)  # (n, 2)

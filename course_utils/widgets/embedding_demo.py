@@ -21,10 +21,10 @@ from PIL import Image, ImageDraw
 
 from course_utils.language import lexicon as lx
 from course_utils.widgets.backdrop import FrozenBackdrop, overlay_axes
-from course_utils.widgets.next_word_demo import PixelLayer, pillow_font, unknown_words_message
+from course_utils.widgets.painting import PixelLayer, pillow_font, text_scale
 from course_utils.language.text_pipeline import SPECIALS, Vocab
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widgets.widget_kit import PNG_DPI, Demo
+from course_utils.widgets.widget_kit import PNG_DPI, Demo, unknown_words_message
 
 OTHER = "other"
 MAX_K = 10  # the most neighbours shown (more labels clutter the map)
@@ -164,9 +164,9 @@ def _ranked(values: list[float], vocab: Vocab, index: int, k: int) -> list[tuple
 
 def default_embeddings() -> torch.Tensor:
     """The embedding matrix E (V, d) of the shipped feed-forward LM with N = 3."""
-    from course_utils.zoo.lm_checkpoints import load_model
+    from course_utils import zoo
 
-    return load_model("ffnn_n3").embedding.weight.detach()
+    return zoo.load("ffnn_n3").embedding.weight.detach()
 
 
 def _overlaps(a, b) -> bool:
@@ -245,7 +245,7 @@ class EmbeddingDemo(Demo):
 
     def _build_figure(self) -> None:
         """The coloured map and its legend once, as a bitmap; transparent axes on top for the chosen word."""
-        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
+        scale = text_scale()  # larger in lecture mode
         size = (10.0 * min(scale, 1.4), 5.6 * scale)
         colors = self._colors()
         backdrop = Figure(figsize=size)

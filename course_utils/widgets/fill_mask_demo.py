@@ -10,7 +10,7 @@ the mass BERT puts on impossible words, the total variation distance between the
 oracle's probability words of k pieces hold, and the pieces BERT reads.
 
 Speed: a distribution is computed once per (sentence, k) and kept (the examples at construction), so
-moving top k only repaints. The panels are painted with Pillow by ``next_word_demo``'s ``Painter``.
+moving top k only repaints. The panels are painted with Pillow by ``painting.Painter``.
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from course_utils.language.grammar import CourseLanguage
 from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.models.bert import bert_mlm
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widgets.next_word_demo import MAX_K, ExamplesWithAccount, Painter, Panel, unknown_words_message
-from course_utils.widgets.sequence_demo import PaintedDemo
-from course_utils.widgets.widget_kit import text_box
+from course_utils.widgets.painting import MAX_K, PaintedDemo, Painter, Panel
+from course_utils.widgets.widget_kit import ExamplesWithAccount, text_box, unknown_words_message
 
 EXAMPLES = {  # sentence -> the pieces of the word that was hidden
     "he ate the cake [MASK] the fork .": 1,
@@ -48,9 +47,9 @@ _CACHE_SIZE = 256  # (sentence, pieces) whose distributions are kept
 
 def default_model():
     """The shipped tokenizer and ``bert_mlm`` (notebook 09)."""
-    from course_utils.zoo.bert_checkpoints import load_bert, load_course_tokenizer
+    from course_utils import zoo
 
-    return load_bert("bert_mlm"), load_course_tokenizer()
+    return zoo.load("bert_mlm"), zoo.load("tokenizer")
 
 
 def split_at_mask(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -70,7 +69,7 @@ def split_at_mask(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 class GapPainter(Painter):
-    """``next_word_demo``'s panels, with a colour key about a gap instead of a next word."""
+    """``painting.Painter``'s panels, with a colour key about a gap instead of a next word."""
 
     key = GAP_KEY
 
@@ -102,9 +101,9 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
             model, shipped_tokenizer = default_model()
             tokenizer = tokenizer or shipped_tokenizer
         elif tokenizer is None:
-            from course_utils.zoo.bert_checkpoints import load_course_tokenizer
+            from course_utils import zoo
 
-            tokenizer = load_course_tokenizer()
+            tokenizer = zoo.load("tokenizer")
         self.model, self.tokenizer = model, tokenizer
         self.oracle = CourseLanguage(include_held_out=False) if oracle is None else oracle
         self._check_arguments()

@@ -20,7 +20,7 @@ value a slider offers must be valid: tests/demo_driving.py); ``distribution(top_
 
 Speed: the model's logits and the oracle's distribution are computed once per prompt and kept, so
 moving a knob only warps 610 numbers and repaints; the panels are painted with Pillow
-(``next_word_demo``'s fonts and colour key) and reach the figure as one bitmap (``PaintedDemo``).
+(``painting``'s fonts and colour key) and reach the figure as one bitmap (``PaintedDemo``).
 """
 
 from __future__ import annotations
@@ -41,9 +41,15 @@ from course_utils.lecture import font_px
 from course_utils.models import generation as g
 from course_utils.evaluation.lm_probes import oracle_probs
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widgets.next_word_demo import ExamplesWithAccount, Painter, _probability, _rgb, unknown_words_message
-from course_utils.widgets.sequence_demo import PaintedDemo, check_models
-from course_utils.widgets.widget_kit import ERROR_STYLE, label, text_box
+from course_utils.widgets.painting import PaintedDemo, Painter, probability_text, rgb
+from course_utils.widgets.widget_kit import (
+    ERROR_STYLE,
+    ExamplesWithAccount,
+    check_models,
+    label,
+    text_box,
+    unknown_words_message,
+)
 
 EXAMPLES = {  # prompt -> what it shows
     "the": "a subject comes next",
@@ -67,9 +73,9 @@ _CACHE_SIZE = 256  # prompts whose logits and oracle distribution are kept
 
 def default_model() -> torch.nn.Module:
     """Notebook 08's shipped ``gpt_lm``, the best course LM."""
-    from course_utils.zoo.transformer_checkpoints import load_lm
+    from course_utils import zoo
 
-    return load_lm(DEFAULT_MODEL)
+    return zoo.load(DEFAULT_MODEL)
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,7 @@ class KnobPainter(Painter):
 
     def _key(self):
         """The colour key; first this painter's colours and panel height (``Painter.__init__`` calls it last)."""
-        self.colors.update({kind: _rgb(color) for kind, color in KNOB_COLORS.items()})
+        self.colors.update({kind: rgb(color) for kind, color in KNOB_COLORS.items()})
         self.value_px = round(7.2 * self.px)  # "0.123 → 0.456"
         self.panel = (self.label_px + round(10 * self.px) + self.value_px, 2 * self.px + self.bars * self.row_px)
         self.key_lines = self._key_lines(2 * self.panel[0] + self.px)
@@ -142,7 +148,7 @@ class KnobPainter(Painter):
                 pen.rectangle((start, middle - half // 2, warped_end, middle + half // 2), fill=self.colors[kind])
                 end, text = max(end, warped_end), "black"
             self._word(pen, start, middle, word, text)
-            value = f"{_probability(p)} → {_probability(w)}" if kept else f"{_probability(p)} cut"
+            value = f"{probability_text(p)} → {probability_text(w)}" if kept else f"{probability_text(p)} cut"
             pen.text((end + self.px // 3, middle), value, fill=text, font=self.font, anchor="lm")
 
     def paint_oracle(self, pen, title: str, rows: list[tuple[str, float]] | None, note: str) -> None:
@@ -165,7 +171,7 @@ class KnobPainter(Painter):
                 continue
             end = start + round(full * p / widest)
             pen.rectangle((start, middle - half, end, middle + half), fill=self.colors["oracle"])
-            pen.text((end + self.px // 3, middle), _probability(p), fill="black", font=self.font, anchor="lm")
+            pen.text((end + self.px // 3, middle), probability_text(p), fill="black", font=self.font, anchor="lm")
 
 
 def knobs_text(temperature: float, top_k: int, top_p: float) -> str:

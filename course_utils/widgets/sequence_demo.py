@@ -14,33 +14,37 @@ text is slow) and reaches the figure as one bitmap.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 import matplotlib
 import numpy as np
 import torch
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
-from course_utils.models import lm
 from course_utils.language.grammar import CourseLanguage
 from course_utils.evaluation.lm_probes import oracle_probs
-from course_utils.widgets.next_word_demo import (
-    MAX_K,
-    Painter,
-    Panel,
-    PixelLayer,
-    compare_to_oracle,
-    pillow_font,
-    unknown_words_message,
-)
 from course_utils.language.text_pipeline import BOS, EOS, Vocab, tokenize
 from course_utils.validation import CourseInputError, check_choice, check_int
-from course_utils.widgets.widget_kit import PNG_DPI, Demo, labelled, text_box
+from course_utils.evaluation.lm_probes import compare_to_oracle
+from course_utils.widgets.painting import (
+    MAX_K,
+    PaintedDemo,
+    Painter,
+    Panel,
+    pillow_font,
+    text_scale,
+    top_panel,
+)
+from course_utils.widgets.widget_kit import (
+    ExamplesWithAccount,
+    check_models,
+    models_and_vocab,
+    text_box,
+    unknown_words_message,
+)
 
 EXAMPLES = {  # a sentence of the course language -> the position shown first: just before the word that tests a model
     "the horse which was raced past the barn tripped .": 8,  # garden path: "raced" starts a reduced relative clause
@@ -66,37 +70,6 @@ ORACLE = "oracle (the truth)"
 NEXT = "next word"  # the third panel: P(the word that actually comes next) under each model
 NEXT_COLOR = "#1a7f37"  # the label of the word that actually comes next
 _CACHE_SIZE = 64  # sentences whose readings are kept
-
-
-def default_models() -> dict[str, torch.nn.Module]:
-    """The shipped recurrent LMs of notebooks 05 and 06: RNN, GRU and LSTM."""
-    from course_utils.zoo.lm_checkpoints import default_demo_models
-
-    return default_demo_models()
-
-
-def models_and_vocab(models: dict | None, vocab: Vocab | None) -> tuple[dict, Vocab]:
-    """The given models and vocabulary, or the shipped recurrent models and ``course_vocab()``."""
-    if vocab is None:
-        from course_utils.language.vocab import course_vocab
-
-        vocab = course_vocab()
-    return (default_models() if models is None else models), vocab
-
-
-def check_models(models, vocab: Vocab, *, limit: int) -> None:
-    """``models`` must be a dict of 1 to ``limit`` language models name -> nn.Module over ``vocab``."""
-    if not isinstance(vocab, Vocab):
-        raise CourseInputError(f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(vocab).__name__}")
-    if not isinstance(models, dict) or not models or len(models) > limit:
-        raise CourseInputError(f"models must be a dict of 1 to {limit} entries name -> model, got {models!r:.80}")
-    for name, model in models.items():
-        if not isinstance(model, torch.nn.Module):
-            kind = type(model).__name__
-            raise CourseInputError(f"models[{name!r}] must be a language model (a torch.nn.Module), got {kind}")
-        size = getattr(model, "vocab_size", len(vocab))
-        if size != len(vocab):
-            raise CourseInputError(f"models[{name!r}] predicts {size} token types; the vocabulary has {len(vocab)}")
 
 
 def has_gates(model) -> bool:
@@ -162,18 +135,11 @@ def read_sentence(models: dict, vocab: Vocab, oracle: CourseLanguage, words: tup
     return Reading(words, probs, maps, sizes, answers, account)
 
 
-def top_panel(title: str, probs: np.ndarray, vocab: Vocab, kind) -> Panel:
-    """The ``TOP_K`` most likely words of ``probs`` (V,) with p > 0; ``kind(word)`` is each bar's colour key."""
-    top = [(word, p) for word, p in lm.top_k(torch.from_numpy(probs), vocab, TOP_K) if p > 0]
-    return Panel(title, top, [kind(word) for word, _ in top])
-
-
 class HeatmapPainter:
     """Paints a units × tokens heatmap: title, cells, unit numbers, rotated token labels and a colour bar."""
 
     def __init__(self, width: int, words: list[str]):
-        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
-        self.px = round(14 * scale)  # text size in pixels
+        self.px = round(14 * text_scale())  # text size in pixels
         self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
         self.width = width
         self.left = round(self.font.getlength("000")) + self.px  # unit numbers
@@ -226,47 +192,12 @@ class HeatmapPainter:
             pen.text((x + round(1.3 * self.px), y), f"{value:g}", fill="black", font=self.font, anchor="lm")
 
 
-def set_range(slider: widgets.IntSlider, value: int, maximum: int) -> None:
-    """Give ``slider`` the maximum ``maximum`` and ``value`` (≤ maximum), in the order its traits allow."""
-    if maximum >= slider.max:
-        slider.max, slider.value = maximum, value
-    else:
-        slider.value, slider.max = value, maximum
-
-
-class PaintedDemo(Demo):
-    """A ``Demo`` that shows one painted picture, and whose callbacks may adjust other controls without a redraw."""
-
-    _quiet = False
-
-    def make_canvas(self, width: int, height: int) -> None:
-        """``figure`` holding only ``layer``, a picture of width × height pixels, at PNG_DPI so it is pasted 1:1."""
-        self.figure = Figure(figsize=(width / PNG_DPI, height / PNG_DPI), dpi=PNG_DPI)
-        FigureCanvasAgg(self.figure)
-        self.layer = PixelLayer(np.full((height, width, 4), 255, dtype=np.uint8))
-        self.figure.add_artist(self.layer)
-        self.plot_height = f"{height + 12}px"
-
-    @contextmanager
-    def quietly(self):
-        """Control changes made inside this block (a slider's range, a dropdown's options) do not redraw."""
-        self._quiet = True
-        try:
-            yield
-        finally:
-            self._quiet = False
-
-    def _on_change(self, change) -> None:
-        if not self._quiet:
-            super()._on_change(change)
-
-
-class SequenceDemo(PaintedDemo):
+class SequenceDemo(ExamplesWithAccount, PaintedDemo):
     """A sentence box with examples, the position t, the model and what to show of it.
 
     ``models`` maps names to recurrent LMs (``hidden_states(idx)``; an LSTM also ``gates(idx)``)
     over ``vocab``; ``oracle`` is the course language. With no arguments: the shipped RNN, GRU and
-    LSTM (``default_models()``), ``course_vocab()`` and the full course language.
+    LSTM (``lm_checkpoints.default_demo_models()``), ``course_vocab()`` and the full course language.
     After each redraw, ``shown`` maps each panel to its bars (word, probability, colour key) and
     ``shown_map`` holds the heatmap's values (units, T).
     """
@@ -323,11 +254,6 @@ class SequenceDemo(PaintedDemo):
         self.size = (width, self.heatmap.height + self.bars.size[1])
         self.make_canvas(*self.size)
 
-    def _control_rows(self) -> widgets.Widget:
-        rows = super()._control_rows()
-        rows.children = (labelled("examples", self.examples), *rows.children)
-        return rows
-
     # -- keeping the controls consistent
     def _fit_position(self, words: int, t: int) -> None:
         """The slider runs over 0..words (after the last word comes </s>); its value is ``t``, clipped."""
@@ -338,8 +264,7 @@ class SequenceDemo(PaintedDemo):
 
     def _on_sentence(self, change) -> None:
         self._fit_position(len(tokenize(change["new"])), self.controls["position"].value)
-        if change["new"] != self.examples.value:
-            self.examples.value = None  # typed by hand: no example is selected
+        self._on_typed(change)
 
     def _on_example(self, change) -> None:
         sentence = change["new"]
@@ -383,13 +308,6 @@ class SequenceDemo(PaintedDemo):
         if len(words) > MAX_WORDS:
             raise CourseInputError(f"the picture has room for {MAX_WORDS} words; this sentence has {len(words)}")
         return words
-
-    def refresh(self) -> None:
-        """Redraw; for a sentence outside the language the models are drawn and the oracle's account is the message."""
-        self._account = None
-        super().refresh()
-        if self._account is not None:
-            self.show_error(CourseInputError(self._account))
 
     def _panels(self, reading: Reading, name: str, t: int) -> list[Panel]:
         """The oracle's bars at ``t`` (or a note), model ``name``'s coloured by the oracle, and P(next word)."""

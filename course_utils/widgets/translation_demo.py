@@ -32,9 +32,8 @@ from course_utils.lecture import font_px
 from course_utils.evaluation import translation_metrics as metrics
 from course_utils.models.recurrent.seq2seq import Seq2Seq
 from course_utils.validation import CourseInputError, check_choice, check_int
-from course_utils.widgets.next_word_demo import pillow_font, paste_colour_bar, unknown_words_message, upright_words
-from course_utils.widgets.sequence_demo import PaintedDemo, set_range
-from course_utils.widgets.widget_kit import labelled, text_box
+from course_utils.widgets.painting import PaintedDemo, paste_colour_bar, pillow_font, text_scale, upright_words
+from course_utils.widgets.widget_kit import labelled, set_range, text_box, unknown_words_message
 
 EXAMPLES = {  # passage -> what it shows
     "the ball was kicked by kayla .": "the slide's passive",
@@ -56,9 +55,9 @@ _CACHE_SIZE = 256  # (model, passage) decodings kept
 
 def default_models() -> dict[str, Seq2Seq]:
     """Notebook 07's shipped models of hidden size 128: no attention, additive and dot attention."""
-    from course_utils.zoo.translation_checkpoints import load_translator
+    from course_utils import zoo
 
-    return {label: load_translator(name) for label, name in SHIPPED.items()}
+    return {label: zoo.load(name) for label, name in SHIPPED.items()}
 
 
 def check_models(models, source_vocab: Vocab, target_vocab: Vocab) -> None:
@@ -121,7 +120,7 @@ class TranslationPainter:
     without attention, the source squeezed through one vector. One fixed canvas for both."""
 
     def __init__(self, source_words: list[str], target_words: list[str]):
-        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
+        scale = text_scale()  # larger in lecture mode
         self.px = round(14 * scale)  # text size in pixels
         self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
         self.width = round(62 * self.px)

@@ -1,4 +1,4 @@
-"""The frame every projected demo shares: controls, an inline message line, a fixed-height plot.
+"""The frame every projected demo shares (controls, a message line, a fixed-height plot) and the checks of its input.
 
 A demo subclasses ``Demo`` and implements ``draw(**values) -> Figure``. For speed, build one
 ``matplotlib.figure.Figure`` (not pyplot, so nothing else pops up) in ``__init__`` before calling
@@ -10,13 +10,17 @@ is kept in ``latencies`` (seconds) for the benchmarks. Works with ipywidgets 8 a
 
 from __future__ import annotations
 
+import difflib
 import html
 import io
 import time
 
 import ipywidgets as widgets
+import torch
 
+from course_utils.language.text_pipeline import SPECIALS, Vocab
 from course_utils.lecture import font_px
+from course_utils.validation import CourseInputError
 
 ERROR_STYLE = "color:#b00020;font-weight:600"
 
@@ -132,3 +136,80 @@ class Demo:
 
         def _ipython_display_(self, **kwargs):
             self.box._ipython_display_(**kwargs)
+
+
+class ExamplesWithAccount:
+    """For a demo with an ``examples`` dropdown above its controls and the oracle's account of bad input.
+
+    Typing by hand deselects the example. When the oracle rejects the input, the models are still drawn and
+    the oracle's account (set in ``_account`` while drawing) becomes the inline message.
+    """
+
+    def _control_rows(self) -> widgets.Widget:
+        rows = super()._control_rows()
+        rows.children = (labelled("examples", self.examples), *rows.children)
+        return rows
+
+    def _on_typed(self, change) -> None:
+        if change["new"] != self.examples.value:
+            self.examples.value = None  # typed by hand: no example is selected
+
+    def refresh(self) -> None:
+        """Redraw; if the oracle rejected the input, its account is the message."""
+        self._account = None
+        super().refresh()
+        if self._account is not None:
+            self.show_error(CourseInputError(self._account))
+
+
+def set_range(slider: widgets.IntSlider, value: int, maximum: int) -> None:
+    """Give ``slider`` the maximum ``maximum`` and ``value`` (≤ maximum), in the order its traits allow."""
+    if maximum >= slider.max:
+        slider.max, slider.value = maximum, value
+    else:
+        slider.value, slider.max = value, maximum
+
+
+# ---------------------------------------------------------------- what a demo is given
+
+
+def models_and_vocab(models: dict | None, vocab: Vocab | None) -> tuple[dict, Vocab]:
+    """The given models and vocabulary, or the shipped recurrent LMs (RNN, GRU, LSTM) and ``course_vocab()``."""
+    if vocab is None:
+        from course_utils.language.vocab import course_vocab
+
+        vocab = course_vocab()
+    if models is None:
+        from course_utils.zoo.lm_checkpoints import default_demo_models
+
+        models = default_demo_models()
+    return models, vocab
+
+
+def check_models(models, vocab: Vocab, *, limit: int) -> None:
+    """``models`` must be a dict of 1 to ``limit`` language models name -> nn.Module over ``vocab``."""
+    if not isinstance(vocab, Vocab):
+        raise CourseInputError(f"vocab must be a course_utils.language.text_pipeline.Vocab, got {type(vocab).__name__}")
+    if not isinstance(models, dict) or not models or len(models) > limit:
+        raise CourseInputError(f"models must be a dict of 1 to {limit} entries name -> model, got {models!r:.80}")
+    for name, model in models.items():
+        if not isinstance(model, torch.nn.Module):
+            kind = type(model).__name__
+            raise CourseInputError(f"models[{name!r}] must be a language model (a torch.nn.Module), got {kind}")
+        size = getattr(model, "vocab_size", len(vocab))
+        if size != len(vocab):
+            raise CourseInputError(f"models[{name!r}] predicts {size} token types; the vocabulary has {len(vocab)}")
+
+
+def unknown_words_message(vocab: Vocab, words, knower: str = "the models know") -> str | None:
+    """None if every word is in ``vocab``; otherwise which are not ("not a word {knower}: …"), with the closest
+    words that are."""
+    missing = [w for w in dict.fromkeys(words) if w not in vocab.stoi]
+    if not missing:
+        return None
+    known = [w for w in vocab.itos if w not in SPECIALS]
+    hints = []
+    for word in missing[:3]:
+        close = difflib.get_close_matches(word, known, n=4)
+        hints.append(f"'{word}'" + (f" (closest: {', '.join(close)})" if close else ""))
+    return f"not a word {knower}: {'; '.join(hints)}"

@@ -1,7 +1,7 @@
-"""Notebook 09's tokenizer and BERTs: their recipes, and one command that trains and ships them.
+"""Notebook 09's tokenizer and BERTs: their recipes, builders and loaders (``zoo.load`` and the zoo's command).
 
-    python -m course_utils.zoo.bert_checkpoints              # everything -> data/checkpoints/09/
-    python -m course_utils.zoo.bert_checkpoints bert_mlm     # only some (a model needs those it starts from)
+    python -m course_utils.zoo --notebook 09     # everything -> data/checkpoints/09/
+    python -m course_utils.zoo bert_mlm          # only some (a model needs those it starts from)
 
 - ``tokenizer``: WordPiece, 600 entries, trained on the training split (``wordpiece``).
 - ``bert_mlm``: the tiny BERT (2 layers × 64), pretrained by whole-word masked-language modelling on the training split.
@@ -21,23 +21,22 @@ from __future__ import annotations
 
 import json
 import time
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Callable
 
 import torch
 
-from course_utils.checkpoints import build_command, verify_checkpoint, write_manifest
+from course_utils.checkpoints import verify_checkpoint, write_manifest
 from course_utils.language import corpus
 from course_utils.models.bert import bert_mlm
 from course_utils.models.bert.bert_finetuning import SentimentBERT, review_accuracy, review_batches, review_tensors
-from course_utils.zoo.lm_checkpoints import CHECKPOINT_ROOT
+from course_utils.zoo.lm_checkpoints import CHECKPOINT_ROOT, COMMAND
 from course_utils.models.bert.wordpiece import COURSE_VOCAB_SIZE, load_tokenizer, train_wordpiece
 from course_utils.training import train
 from course_utils.validation import CourseInputError
 
 CHECKPOINT_DIR = CHECKPOINT_ROOT / "09"
-COMMAND = "python -m course_utils.zoo.bert_checkpoints"
 TRAINING_FILE = "training.json"
 VALID_ITEMS = 300  # masked items from the validation split for the recorded score
 
@@ -104,12 +103,12 @@ def _cached_tokenizer(path: str):
     return load_tokenizer(path)
 
 
-def load_course_tokenizer(directory: Path | str | None = None):
+def _load_tokenizer(directory: Path | str | None = None):
     """The shipped WordPiece tokenizer (a ``BertTokenizerFast``), loaded offline."""
     return _cached_tokenizer(str(_existing("tokenizer", directory)))
 
 
-def load_bert(name: str = "bert_mlm", directory: Path | str | None = None) -> bert_mlm.CourseBERT:
+def _load_bert(name: str, directory: Path | str | None = None) -> bert_mlm.CourseBERT:
     """A shipped masked-LM BERT (``bert_mlm`` or ``bert_reviews``) as a ``CourseBERT``, in eval mode."""
     from transformers import BertForMaskedLM
 
@@ -123,7 +122,7 @@ def load_bert(name: str = "bert_mlm", directory: Path | str | None = None) -> be
     return model.eval()
 
 
-def load_sentiment(name: str = "bert_sentiment", directory: Path | str | None = None) -> SentimentBERT:
+def _load_sentiment(name: str, directory: Path | str | None = None) -> SentimentBERT:
     """A shipped sentiment classifier (``bert_sentiment`` or, without pretraining, ``bert_sentiment_scratch``)."""
     from transformers import BertForSequenceClassification
 
@@ -156,12 +155,12 @@ def train_masked_lm(
     recipe = _recipe(name)
     if name not in MASKED_LMS:
         raise CourseInputError(f"{name!r} is not a masked LM; the masked LMs are {', '.join(MASKED_LMS)}")
-    tokenizer = tokenizer or load_course_tokenizer()
+    tokenizer = tokenizer or _load_tokenizer()
     if recipe["start"] is None:
         config = bert_mlm.bert_config(tokenizer, **{k: recipe[k] for k in ("layers", "hidden", "heads", "max_len")})
         model = bert_mlm.CourseBERT(config, seed=recipe["seed"])
     else:
-        model = start or load_bert(recipe["start"])
+        model = start or _load_bert(recipe["start"])
     sentences, size, seed = _sentences(recipe["data"]), recipe["batch_size"], recipe["seed"]
     if recipe["masking"] == "whole_word":
         batches = bert_mlm.whole_word_batches(sentences, tokenizer, batch_size=size, seed=seed)
@@ -180,12 +179,12 @@ def train_sentiment(name: str = "bert_sentiment", *, steps: int | None = None, t
     if name not in SENTIMENT_MODELS:
         raise CourseInputError(f"{name!r} is not a sentiment model; they are {', '.join(SENTIMENT_MODELS)}")
     recipe = _recipe(name)
-    tokenizer = tokenizer or load_course_tokenizer()
+    tokenizer = tokenizer or _load_tokenizer()
     if recipe["start"] is None:
         config = bert_mlm.bert_config(tokenizer, **{k: recipe[k] for k in ("layers", "hidden", "heads", "max_len")})
         model = SentimentBERT(config, seed=recipe["seed"])
     else:
-        model = SentimentBERT.from_masked_lm(start or load_bert(recipe["start"]), seed=recipe["seed"])
+        model = SentimentBERT.from_masked_lm(start or _load_bert(recipe["start"]), seed=recipe["seed"])
     x, labels = review_tensors(tokenizer, corpus.load_eval(recipe["data"]))
     batches = review_batches(x, labels, batch_size=recipe["batch_size"], seed=recipe["seed"])
     history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
@@ -220,8 +219,8 @@ def build_tokenizer(directory: Path | str | None = None) -> dict:
 
 
 def build_masked_lm(name: str, directory: Path | str | None = None) -> dict:
-    tokenizer = load_course_tokenizer(directory)
-    start = None if _recipe(name)["start"] is None else load_bert(_recipe(name)["start"], directory)
+    tokenizer = _load_tokenizer(directory)
+    start = None if _recipe(name)["start"] is None else _load_bert(_recipe(name)["start"], directory)
     model, history, seconds = _timed(lambda: train_masked_lm(name, tokenizer=tokenizer, start=start, progress=False))
     record = {"recipe": _recipe(name), "train_seconds": seconds, "torch_threads": torch.get_num_threads(),
               "final_train_loss": history.final_loss,
@@ -231,8 +230,8 @@ def build_masked_lm(name: str, directory: Path | str | None = None) -> dict:
 
 
 def build_sentiment(name: str, directory: Path | str | None = None) -> dict:
-    tokenizer = load_course_tokenizer(directory)
-    start = None if _recipe(name)["start"] is None else load_bert(_recipe(name)["start"], directory)
+    tokenizer = _load_tokenizer(directory)
+    start = None if _recipe(name)["start"] is None else _load_bert(_recipe(name)["start"], directory)
     model, history, seconds = _timed(lambda: train_sentiment(name, tokenizer=tokenizer, start=start, progress=False))
     accuracy = review_accuracy(model, tokenizer, corpus.load_eval("reviews_valid"))
     record = {"recipe": _recipe(name), "train_seconds": seconds, "torch_threads": torch.get_num_threads(),
@@ -243,19 +242,12 @@ def build_sentiment(name: str, directory: Path | str | None = None) -> dict:
 # name -> a function that trains and saves it into a folder (None: data/checkpoints/09/), in dependency order
 BUILDERS: dict[str, Callable[[Path | None], dict]] = {
     "tokenizer": build_tokenizer,
-    "bert_mlm": lambda directory: build_masked_lm("bert_mlm", directory),
-    "bert_reviews": lambda directory: build_masked_lm("bert_reviews", directory),
-    "bert_deep": lambda directory: build_masked_lm("bert_deep", directory),
-    **{name: (lambda directory, name=name: build_sentiment(name, directory)) for name in SENTIMENT_MODELS},
+    **{name: partial(build_masked_lm, name) for name in MASKED_LMS},
+    **{name: partial(build_sentiment, name) for name in SENTIMENT_MODELS},
 }
-
-
-def main(argv=None) -> None:
-    """Command line: train and save the named models (default: all)."""
-    build_command(
-        BUILDERS, argv, description="Train and save notebook 09's tokenizer and BERTs.", folder="data/checkpoints/09/"
-    )
-
-
-if __name__ == "__main__":
-    main()
+# name -> a function that loads it from a folder (None: data/checkpoints/09/)
+LOADERS: dict[str, Callable[[Path | None], object]] = {
+    "tokenizer": _load_tokenizer,
+    **{name: partial(_load_bert, name) for name in MASKED_LMS},
+    **{name: partial(_load_sentiment, name) for name in SENTIMENT_MODELS},
+}

@@ -1,8 +1,8 @@
-"""The trained models behind the notebooks' tables: their recipes, and one command that makes them.
+"""The trained models of notebooks 04-06: their recipes, builders and loaders (``zoo.load`` and the zoo's command).
 
-    python -m course_utils.zoo.lm_checkpoints            # notebook 04's models -> data/checkpoints/04/
-    python -m course_utils.zoo.lm_checkpoints ffnn_n3    # only some
-    python -m course_utils.zoo.lm_checkpoints --recurrent  # notebooks 05-06 -> data/checkpoints/05_06/
+    python -m course_utils.zoo --notebook 04      # notebook 04's models -> data/checkpoints/04/
+    python -m course_utils.zoo ffnn_n3            # only some
+    python -m course_utils.zoo --notebook 05_06   # notebooks 05-06 -> data/checkpoints/05_06/
 
 Each checkpoint is safetensors weights + config.json (the model's arguments, the recipe, the
 training time and the validation score) + a sha256 manifest (``course_utils.checkpoints``).
@@ -12,9 +12,8 @@ tables every time.
 
 from __future__ import annotations
 
-import argparse
-import os
 import time
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -37,6 +36,7 @@ from course_utils.training import train
 from course_utils.validation import CourseInputError
 
 CHECKPOINT_ROOT = Path(__file__).resolve().parents[2] / "data" / "checkpoints"
+COMMAND = "python -m course_utils.zoo"  # the zoo's one command: trains and ships checkpoints by name
 CHECKPOINT_DIR = CHECKPOINT_ROOT / "04"  # notebook 04's models
 RECURRENT_DIR = CHECKPOINT_ROOT / "05_06"  # notebooks 05 and 06: recurrent models
 FFNN = {"embed_dim": 64, "hidden_dim": 256}
@@ -137,9 +137,9 @@ def train_model(name: str, *, steps: int | None = None, progress: bool = True):
     torch.manual_seed(recipe["seed"])
     model = build_model(kind, config)
     if "init_embeddings" in recipe:
-        start_from_pretrained(model, load_model(recipe["init_embeddings"]))
+        start_from_pretrained(model, _load_model(recipe["init_embeddings"]))
     if "init_from" in recipe:  # a classifier on a frozen, already trained model
-        model.elmo.load_state_dict(load_model(recipe["init_from"]).state_dict())
+        model.elmo.load_state_dict(_load_model(recipe["init_from"]).state_dict())
     batches = _batches(kind, config, recipe)
     history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
                     clip_grad_norm=recipe.get("clip_grad_norm"), progress=progress, description=name)  # fmt: skip
@@ -231,36 +231,20 @@ def build_checkpoint(name: str, directory: Path | None = None) -> dict:
     return saved
 
 
-def load_model(name: str, directory: Path | str | None = None) -> torch.nn.Module:
+def _load_model(name: str, directory: Path | str | None = None) -> torch.nn.Module:
     """A shipped model, in eval mode; the checkpoint's checksums are verified first."""
     path = checkpoint_dir(name, directory)
     if not path.is_dir():
-        raise CourseInputError(f"{path} is missing; make it with `python -m course_utils.zoo.lm_checkpoints {name}`")
+        raise CourseInputError(f"{path} is missing; make it with `{COMMAND} {name}`")
     model, _ = load_checkpoint(path, lambda saved: build_model(saved["kind"], saved["model"]))
     return model.eval()
 
 
 def default_demo_models() -> dict[str, torch.nn.Module]:
     """The shipped RNN, GRU and LSTM language models, for the widgets of notebooks 05 and 06."""
-    return {label: load_model(name) for label, name in (("RNN", "rnn_lm"), ("GRU", "gru_lm"), ("LSTM", "lstm_lm"))}
+    return {label: _load_model(name) for label, name in (("RNN", "rnn_lm"), ("GRU", "gru_lm"), ("LSTM", "lstm_lm"))}
 
 
-def main(argv=None) -> None:
-    """Command line: train and save the named models (default: all)."""
-    parser = argparse.ArgumentParser(description="Train and save the notebooks' models.")
-    parser.add_argument("names", nargs="*", help=f"any of {', '.join(ALL_RECIPES)} (default: notebook 04's)")
-    parser.add_argument("--recurrent", action="store_true", help="all of notebooks 05-06's models")
-    parser.add_argument("--out", type=Path, default=None, help="folder (default: data/checkpoints/<notebook>/)")
-    args = parser.parse_args(argv)
-    args.names = args.names or (list(RECURRENT_RECIPES) if args.recurrent else list(RECIPES))
-    # The course's reference machine is a 2-core CPU. On a busy machine set OMP_NUM_THREADS=1: two threads
-    # sharing one free core spin-wait on each other (measured: 3.8 s per ELMo step against 0.14 s with one).
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 2))
-    for name in args.names:
-        saved = build_checkpoint(name, args.out)
-        scores = {k: round(v, 4) for k, v in saved.items() if k.startswith("valid_")}
-        print(f"{name}: {saved['train_seconds']} s, {scores}")
-
-
-if __name__ == "__main__":
-    main()
+# name -> a function that trains and saves it into a folder (None: its notebook's), and one that loads it from there
+BUILDERS = {name: partial(build_checkpoint, name) for name in ALL_RECIPES}
+LOADERS = {name: partial(_load_model, name) for name in ALL_RECIPES}

@@ -1,7 +1,7 @@
-"""The transformer models of notebook 08: their recipes, and one command that trains and ships them.
+"""The transformer models of notebook 08: their recipes, builders and loaders (``zoo.load`` and the zoo's command).
 
-    python -m course_utils.zoo.transformer_checkpoints           # every model -> data/checkpoints/08/
-    python -m course_utils.zoo.transformer_checkpoints gpt_lm    # only some
+    python -m course_utils.zoo --notebook 08     # every model -> data/checkpoints/08/
+    python -m course_utils.zoo gpt_lm            # only some
 
 The models: ``gpt_lm`` (the GPT-style language model), ``transformer_2x128`` (the encoder–decoder translator,
 recipe ``TRANSLATION_RECIPES``), and ``positions_learned`` / ``positions_sinusoidal`` / ``positions_none``
@@ -16,14 +16,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from functools import partial
 from typing import Callable
 
 import torch
 
-from course_utils.checkpoints import build_command, CONFIG_FILE, load_checkpoint, save_checkpoint
+from course_utils.checkpoints import CONFIG_FILE, load_checkpoint, save_checkpoint
 from course_utils.language import corpus
 from course_utils.models import lm
-from course_utils.zoo.lm_checkpoints import CHECKPOINT_ROOT
+from course_utils.zoo.lm_checkpoints import CHECKPOINT_ROOT, COMMAND
 from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.models.transformer.positional import POSITIONS, PositionLM, cropped_batches
 from course_utils.models.transformer.transformer_lm import CourseGPT
@@ -33,7 +34,6 @@ from course_utils.training import train
 from course_utils.validation import CourseInputError
 
 CHECKPOINT_DIR = CHECKPOINT_ROOT / "08"
-COMMAND = "python -m course_utils.zoo.transformer_checkpoints"
 
 # name: (model arguments, training recipe). The shape was chosen by validation perplexity among shapes given
 # the same budget, about 2.5 CPU-minutes on one thread: 2 layers x 64 (3600 steps) reached 1.025x the oracle's
@@ -98,7 +98,7 @@ def _existing_dir(name: str, directory) -> Path:
     return path
 
 
-def load_lm(name: str = "gpt_lm", directory: Path | str | None = None) -> CourseGPT:
+def _load_lm(name: str, directory: Path | str | None = None) -> CourseGPT:
     """A shipped GPT language model, in eval mode; the checkpoint's checksums are verified first."""
     model, _ = load_checkpoint(_existing_dir(name, directory), lambda saved: CourseGPT.from_config(saved["model"]))
     return model.eval()
@@ -141,11 +141,10 @@ def build_position_checkpoint(name: str, directory: Path | str | None = None) ->
     return saved
 
 
-def load_position_lm(kind: str, directory: Path | str | None = None) -> PositionLM:
-    """The shipped ``PositionLM`` with ``kind`` positions ("learned", "sinusoidal" or "none"), in eval mode."""
-    name = f"positions_{kind}"
+def _load_position_lm(name: str, directory: Path | str | None = None) -> PositionLM:
+    """The shipped ``PositionLM`` ``name`` (``positions_`` + "learned", "sinusoidal" or "none"), in eval mode."""
     if name not in POSITION_RECIPES:
-        raise CourseInputError(f"unknown kind of positions {kind!r}; the kinds are {', '.join(POSITIONS)}")
+        raise CourseInputError(f"unknown position model {name!r}; the models are {', '.join(POSITION_RECIPES)}")
     path = checkpoint_dir(name, directory)
     if not path.is_dir():
         raise CourseInputError(f"{path} is missing; make it with `{COMMAND} {name}`")
@@ -156,7 +155,6 @@ def load_position_lm(kind: str, directory: Path | str | None = None) -> Position
 # ---------------------------------------------------------------- the encoder-decoder translator
 
 TRANSFORMER_DIR = CHECKPOINT_ROOT / "08"
-REGENERATE = "python -m course_utils.zoo.transformer_checkpoints"
 # Notebook 07's recipe (the same 2,000 batches of 64, cosine schedule, clipping) with lr 1e-3 instead of 3e-3.
 TRAINING = {"steps": 2000, "batch_size": 64, "lr": 1e-3, "seed": 0, "clip_grad_norm": 1.0}
 TRANSLATION_RECIPES = {
@@ -194,11 +192,11 @@ def build_translation_checkpoint(name: str, directory: Path | str | None = None)
     return saved
 
 
-def load_translation_model(name: str, directory: Path | str | None = None) -> TransformerTranslator:
+def _load_translation_model(name: str, directory: Path | str | None = None) -> TransformerTranslator:
     """A shipped transformer translator, in eval mode; its checksums are verified first."""
     path = Path(directory or TRANSFORMER_DIR) / _check_name(name)
     if not path.is_dir():
-        raise CourseInputError(f"{path} is missing; make it with `{REGENERATE} {name}`")
+        raise CourseInputError(f"{path} is missing; make it with `{COMMAND} {name}`")
     model, _ = load_checkpoint(path, lambda saved: build_translator(saved["model"]))
     return model
 
@@ -209,24 +207,14 @@ def translation_checkpoint_config(name: str, directory: Path | str | None = None
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-
-# name -> a function that trains and saves that model into a folder (None: data/checkpoints/08/)
+# name -> a function that trains and saves that model into a folder (None: data/checkpoints/08/), and one that loads it
 BUILDERS: dict[str, Callable[[Path | None], dict]] = {
-    **{name: (lambda directory, name=name: build_lm_checkpoint(name, directory)) for name in LM_RECIPES},
-    **{
-        name: (lambda directory, name=name: build_translation_checkpoint(name, directory))
-        for name in TRANSLATION_RECIPES
-    },
-    **{name: (lambda directory, name=name: build_position_checkpoint(name, directory)) for name in POSITION_RECIPES},
+    **{name: partial(build_lm_checkpoint, name) for name in LM_RECIPES},
+    **{name: partial(build_translation_checkpoint, name) for name in TRANSLATION_RECIPES},
+    **{name: partial(build_position_checkpoint, name) for name in POSITION_RECIPES},
 }
-
-
-def main(argv=None) -> None:
-    """Command line: train and save the named models (default: all)."""
-    build_command(
-        BUILDERS, argv, description="Train and save notebook 08's transformer models.", folder="data/checkpoints/08/"
-    )
-
-
-if __name__ == "__main__":
-    main()
+LOADERS: dict[str, Callable[[Path | None], torch.nn.Module]] = {
+    **{name: partial(_load_lm, name) for name in LM_RECIPES},
+    **{name: partial(_load_translation_model, name) for name in TRANSLATION_RECIPES},
+    **{name: partial(_load_position_lm, name) for name in POSITION_RECIPES},
+}

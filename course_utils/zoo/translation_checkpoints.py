@@ -1,7 +1,7 @@
-"""The translation models of notebook 07: their recipes, and one command that trains and ships them.
+"""The translation models of notebook 07: their recipes, builders and loaders (``zoo.load`` and the zoo's command).
 
-    python -m course_utils.zoo.translation_checkpoints             # every model -> data/checkpoints/07/
-    python -m course_utils.zoo.translation_checkpoints dot_128     # only some
+    python -m course_utils.zoo --notebook 07     # every model -> data/checkpoints/07/
+    python -m course_utils.zoo dot_128           # only some
 
 Every model has the same recipe (AdamW, cosine schedule, clipping, the same batches and steps); only the
 attention and the hidden size differ. Each checkpoint is safetensors weights + config.json (the model's
@@ -10,11 +10,9 @@ arguments, the recipe, the training time, the validation scores) + a sha256 mani
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import time
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import torch
@@ -26,9 +24,9 @@ from course_utils.models.recurrent import seq2seq as s2s
 from course_utils.evaluation import translation_metrics as metrics
 from course_utils.training import train
 from course_utils.validation import CourseInputError
+from course_utils.zoo.lm_checkpoints import CHECKPOINT_ROOT, COMMAND
 
-TRANSLATION_DIR = Path(__file__).resolve().parents[2] / "data" / "checkpoints" / "07"
-REGENERATE = "python -m course_utils.zoo.translation_checkpoints"
+TRANSLATION_DIR = CHECKPOINT_ROOT / "07"
 TRAINING = {"steps": 2000, "batch_size": 64, "lr": 3e-3, "seed": 0, "clip_grad_norm": 1.0}
 LABELS = {None: "no attention", "additive": "additive", "dot": "dot", "general": "general"}
 HIDDEN_SIZES = (32, 64, 128, 256)  # the bottleneck sweep; 128 is the main comparison's size
@@ -112,13 +110,13 @@ def trained_record(model, history, model_config: dict, training: dict, seconds: 
             **{f"valid_{key}": value for key, value in valid.items()}}  # fmt: skip
 
 
-def load_translator(name: str, directory: Path | str | None = None) -> s2s.Seq2Seq:
+def _load_translator(name: str, directory: Path | str | None = None) -> s2s.Seq2Seq:
     """A shipped translation model, in eval mode; its checksums are verified first."""
     if name not in RECIPES:
         raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(RECIPES)}")
     path = Path(directory or TRANSLATION_DIR) / name
     if not path.is_dir():
-        raise CourseInputError(f"{path} is missing; make it with `{REGENERATE} {name}`")
+        raise CourseInputError(f"{path} is missing; make it with `{COMMAND} {name}`")
     model, _ = load_checkpoint(path, lambda saved: build_model(saved["model"]))
     return model
 
@@ -128,18 +126,6 @@ def checkpoint_config(name: str, directory: Path | str | None = None) -> dict:
     return json.loads((Path(directory or TRANSLATION_DIR) / name / "config.json").read_text(encoding="utf-8"))
 
 
-def main(argv=None) -> None:
-    """Command line: train and save the named models (default: all)."""
-    parser = argparse.ArgumentParser(description="Train and save notebook 07's translation models.")
-    parser.add_argument("names", nargs="*", help=f"any of {', '.join(RECIPES)} (default: all)")
-    parser.add_argument("--out", type=Path, default=None, help="folder (default: data/checkpoints/07/)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or 2))
-    for name in args.names or list(RECIPES):
-        saved = build_checkpoint(name, args.out)
-        valid = {k: round(v, 4) for k, v in saved.items() if k.startswith("valid_")}
-        print(f"{name}: {saved['train_seconds']} s, {valid}", flush=True)
-
-
-if __name__ == "__main__":
-    main()
+# name -> a function that trains and saves it into a folder (None: data/checkpoints/07/), and one that loads it
+BUILDERS = {name: partial(build_checkpoint, name) for name in RECIPES}
+LOADERS = {name: partial(_load_translator, name) for name in RECIPES}

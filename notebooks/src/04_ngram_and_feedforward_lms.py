@@ -38,6 +38,7 @@ from course_utils.language import corpus
 from course_utils.models import lm
 from course_utils.evaluation import lm_probes
 from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.language.grammar import CourseLanguage
 
@@ -273,12 +274,12 @@ plt.show()
 
 # %% [markdown]
 # The comparisons below use the **shipped checkpoints** (`data/checkpoints/04/`, made by
-# `python -m course_utils.zoo.lm_checkpoints` with the same recipes), so every run prints the same table. In full
+# `python -m course_utils.zoo --notebook 04` with the same recipes), so every run prints the same table. In full
 # mode the model you just trained should be close to the shipped one.
 
 # %%
 ngrams = zoo.ngram_models()                                   # Kneser–Ney unigram, bigram, trigram
-ffnn = {n: zoo.load_model(f"ffnn_n{n}") for n in (2, 3, 5)}
+ffnn = {n: load(f"ffnn_n{n}") for n in (2, 3, 5)}
 models = {**ngrams, **{f"FFNN N={n}": model for n, model in ffnn.items()}}
 print(f"shipped FFNN N=3: validation perplexity {lm.evaluate(ffnn[3], vocab, valid).perplexity:.3f}")
 
@@ -377,7 +378,7 @@ next_word_demo.box
 # NBVAL_CHECK_OUTPUT
 from course_utils.models.classic.window_mlm import allowed_mass_at_mask, predict_masked, slot_similarity
 
-masked = {name: zoo.load_model(name) for name in ("masked_concat_w2", "masked_bag_w2", "masked_concat_w4")}
+masked = {name: load(name) for name in ("masked_concat_w2", "masked_bag_w2", "masked_concat_w4")}
 question = "he ate the cake <mask> the fork ."
 exact = lang.masked_distribution("he ate the cake".split(), "the fork .".split())
 for name, model in masked.items():
@@ -484,7 +485,7 @@ def accuracies(name: str) -> tuple[float, float, float]:
     kind = zoo.RECIPES[name][0]
     x, labels = zoo.review_tensors("test", kind)
     with torch.no_grad():
-        right = zoo.load_model(name)(x)[0].argmax(-1) == labels
+        right = load(name)(x)[0].argmax(-1) == labels
     return right.double().mean().item(), right[~turns].double().mean().item(), right[turns].double().mean().item()
 
 

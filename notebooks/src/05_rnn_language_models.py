@@ -46,7 +46,9 @@ from course_utils.language import corpus
 from course_utils.models import lm
 from course_utils.evaluation import lm_probes
 from course_utils.analysis import rnn_analysis
+from course_utils.analysis import lstm_analysis
 from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.language.grammar import CourseLanguage
 
@@ -54,7 +56,7 @@ vocab = course_vocab()                       # one fixed vocabulary for every mo
 lang = CourseLanguage(include_held_out=False)    # the training language, with exact probabilities
 full_lang = CourseLanguage()                     # the full language (also the held-out "the dog gets fed")
 train, valid, test = (corpus.load_split(name) for name in ("train", "valid", "test"))
-rnn = zoo.load_model("rnn_lm")                   # the shipped RNN LM (recipe zoo.RECURRENT_RECIPES["rnn_lm"])
+rnn = load("rnn_lm")                             # the shipped RNN LM (recipe zoo.RECURRENT_RECIPES["rnn_lm"])
 
 # %% [markdown]
 # ## 1. The RNN language model
@@ -178,7 +180,7 @@ for name, tensor in sizes.items():
     print(f"  {name:26} {tensor.numel():7,}")
 H = U.shape[0]
 print(f"RNN LM (hidden state H = {H}), for a sentence of any length: {count(rnn):,} parameters")
-ffnns = {n: zoo.load_model(f"ffnn_n{n}") for n in (2, 3, 5)}
+ffnns = {n: load(f"ffnn_n{n}") for n in (2, 3, 5)}
 for n, ffnn in ffnns.items():
     narrow = FeedForwardLM(len(vocab), n, embed_dim=ffnn.embedding.embedding_dim, hidden_dim=H)   # untrained
     print(f"FFNN, window of N = {n}: shipped (hidden {ffnn.hidden.out_features}) {count(ffnn):,}   "
@@ -332,7 +334,7 @@ plt.show()
 
 # %% [markdown]
 # Everything below uses the **shipped checkpoint** (`data/checkpoints/05_06/rnn_lm`, made by
-# `python -m course_utils.zoo.lm_checkpoints rnn_lm`), so every run prints the same numbers.
+# `python -m course_utils.zoo rnn_lm`), so every run prints the same numbers.
 #
 # ## 3. Results on the course language
 #
@@ -345,7 +347,7 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
-ffnn5 = zoo.load_model("ffnn_n5")
+ffnn5 = load("ffnn_n5")
 trigram = zoo.ngram_models(orders=(3,))["trigram"]          # Kneser–Ney, counted on the training split
 models = {"trigram (KN)": trigram, "FFNN N=5": ffnn5, "RNN": rnn}
 perplexity = {name: lm.evaluate(model, vocab, test).perplexity for name, model in models.items()}
@@ -624,7 +626,7 @@ plt.show()
 from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 from course_utils.language.text_pipeline import MASK
 
-bilstm = zoo.load_model("masked_bilstm")
+bilstm = load("masked_bilstm")
 for question in ("he ate the cake <mask> the fork .", "the cats near the dog <mask> happy .",
                  "the girl that saw the boys <mask> .", "kayla cut the cake with the <mask> ."):
     words = question.split()
@@ -644,16 +646,16 @@ for question in ("he ate the cake <mask> the fork .", "the cats near the dog <ma
 # Where does the number of the verb in "the cats near the dog <mask> happy ." come from? Not from "happy": an
 # adjective follows "is" as well as "are". Only the subject "cats", on the left, decides it. We can check that the
 # BiLSTM uses it: hide one side at a time, by replacing that side's state with its average over validation sentences
-# (what the model gets from that side when it knows nothing about this sentence; `rnn_analysis.masked_word_by_side`),
+# (what the model gets from that side when it knows nothing about this sentence; `lstm_analysis.masked_word_by_side`),
 # and do the same for the twin sentence with a singular subject.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-means = rnn_analysis.mean_side_states(bilstm, vocab, valid[:2000])   # ((H,), (H,)): the average state of each side
+means = lstm_analysis.mean_side_states(bilstm, vocab, valid[:2000])   # ((H,), (H,)): the average state of each side
 verb_forms = {"singular": ("is", "was"), "plural": ("are", "were")}
 for question in ("the cats near the dog <mask> happy .", "the cat near the dogs <mask> happy ."):
     print(question)
-    for side, probs in rnn_analysis.masked_word_by_side(bilstm, vocab, question, means).items():
+    for side, probs in lstm_analysis.masked_word_by_side(bilstm, vocab, question, means).items():
         mass = {number: sum(probs[vocab.stoi[w]].item() for w in forms) for number, forms in verb_forms.items()}
         print(f"    {side:11} P(is or was) {mass['singular']:.2f}   P(are or were) {mass['plural']:.2f}   "
               f"top guess: {lm.top_k(probs, vocab, 1)[0][0]}")
@@ -666,14 +668,14 @@ for question in ("the cats near the dog <mask> happy .", "the cat near the dogs 
 #
 # One number for the idea: on the first 2,000 validation sentences, how often is the most probable word the true
 # one, for every word of every sentence? The BiLSTM sees both sides; the unidirectional RNN LM predicts the same
-# word from the left only (`rnn_analysis.word_prediction_scores` scores both).
+# word from the left only (`lstm_analysis.word_prediction_scores` scores both).
 
 # %%
 # NBVAL_CHECK_OUTPUT
 sentences = valid[:2000]
 print(f"{sum(map(len, sentences)):,} words of validation sentences; how often the most probable word is the true one:")
 for name, model in (("RNN LM, left context only", rnn), ("BiLSTM, both sides", bilstm)):
-    accuracy, _ = rnn_analysis.word_prediction_scores(model, vocab, sentences)
+    accuracy, _ = lstm_analysis.word_prediction_scores(model, vocab, sentences)
     print(f"  {name:26} {accuracy:.3f}")
 
 # %% [markdown]

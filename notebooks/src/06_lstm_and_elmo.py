@@ -30,7 +30,7 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # As in notebook 05, every model here runs on the CPU, whatever `device` says, so that the printed numbers are
 # the same on every machine. The trained models are the course's shipped checkpoints (`data/checkpoints/05_06/`,
-# made by `python -m course_utils.zoo.lm_checkpoints --recurrent`): the RNN, the GRU and the LSTM language models
+# made by `python -m course_utils.zoo --notebook 05_06`): the RNN, the GRU and the LSTM language models
 # share one recipe (embeddings of 64, a hidden state of 128, the same 3,000 training steps). That makes them
 # the comparison of this notebook.
 
@@ -46,16 +46,18 @@ from course_utils import CourseInputError
 from course_utils.language import corpus
 from course_utils.models import lm
 from course_utils.analysis import rnn_analysis
+from course_utils.analysis import lstm_analysis
 from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab
-from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
+from course_utils.evaluation.agreement import accuracy_by_attractors, form_probs
 from course_utils.language.grammar import CourseLanguage
 
 vocab = course_vocab()
 lang = CourseLanguage(include_held_out=False)  # the training language, with exact probabilities
 test = corpus.load_split("test")
 agreement = corpus.load_eval("agreement")  # subject–verb agreement across 0..5 attractors
-recurrent = {label: zoo.load_model(name) for label, name in
+recurrent = {label: load(name) for label, name in
              (("RNN", "rnn_lm"), ("GRU", "gru_lm"), ("LSTM", "lstm_lm"), ("LSTM 2 layers", "lstm2_lm"))}  # fmt: skip
 rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 
@@ -125,14 +127,14 @@ print(f"LSTM ÷ RNN, recurrent layer: {weights['LSTM'] / weights['RNN']:.0f}×  
 # %% [markdown]
 # ## 2. The gates over a sentence
 #
-# `rnn_analysis.gate_activations` runs the shipped LSTM's scratch twin over a sentence and keeps every gate. The
+# `lstm_analysis.gate_activations` runs the shipped LSTM's scratch twin over a sentence and keeps every gate. The
 # sentence below has an agreement dependency: the verb must be singular ("smiles") to agree with "girl",
 # although the two nearer nouns ("boys", "cats") are plural. Each panel shows the 128 units (rows) at each
 # word (columns).
 
 # %%
 sentence = "the girl that saw the boys near the cats smiles .".split()
-gates = rnn_analysis.gate_activations(lstm, vocab, sentence)  # name -> (T, H), T = 1 + words (row 0 reads <s>)
+gates = lstm_analysis.gate_activations(lstm, vocab, sentence)  # name -> (T, H), T = 1 + words (row 0 reads <s>)
 tokens = ["<s>", *sentence]
 
 fig, axes = plt.subplots(1, 4, figsize=(15, 5.5), sharey=True)
@@ -159,7 +161,7 @@ plt.show()
 # Whether a single cell stores the subject's number is a question we can **measure** rather than guess: take the
 # state after the prefix of every agreement item ("the girl that saw the boys near the cats ___"), find on half of
 # the items the unit whose value correlates most with the subject's number, and test that one unit on the other
-# half (`rnn_analysis.states_after_prefixes` and `rnn_analysis.number_unit`). A unit that tracked the *nearest* noun
+# half (`lstm_analysis.states_after_prefixes` and `lstm_analysis.number_unit`). A unit that tracked the *nearest* noun
 # would fail on every item with attractors, since the attractors always have the other number.
 
 # %%
@@ -170,8 +172,8 @@ prefixes = [item["prefix"] for item in agreement]
 units = {}
 print(f"{'state':14} {'unit':>4} {'r (fit half)':>12}   held-out accuracy of that one unit, by attractors 0..5")
 for label, (model, cell) in probes.items():
-    states = rnn_analysis.states_after_prefixes(model, vocab, prefixes, cell=cell)  # (N, H)
-    unit, r, accuracy = rnn_analysis.number_unit(states, agreement)
+    states = lstm_analysis.states_after_prefixes(model, vocab, prefixes, cell=cell)  # (N, H)
+    unit, r, accuracy = lstm_analysis.number_unit(states, agreement)
     units[label] = (unit, accuracy)
     print(f"{label:14} {unit:4d} {r:12.2f}   " + " ".join(f"{a:.2f}" for a in accuracy.values()))
 
@@ -188,7 +190,7 @@ pair = {"singular subject": "the girl that saw the boys near the cats",
         "plural subject": "the girls that saw the boy near the cat"}  # fmt: skip
 fig, (ax_cell, ax_forget) = plt.subplots(1, 2, figsize=(13, 3.8), sharex=True)
 for label, prefix in pair.items():
-    read = rnn_analysis.gate_activations(lstm, vocab, prefix)  # name -> (T, H)
+    read = lstm_analysis.gate_activations(lstm, vocab, prefix)  # name -> (T, H)
     ax_cell.plot(read["cell"][:, cell_unit], marker="o", label=label)
     ax_forget.plot(read["forget"][:, cell_unit], marker="o", label=label)
 words = ["<s>", *pair["singular subject"].split()]
@@ -209,7 +211,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-read = rnn_analysis.gate_activations(lstm, vocab, pair["singular subject"])
+read = lstm_analysis.gate_activations(lstm, vocab, pair["singular subject"])
 subject, verb = 2, len(read["forget"]) - 1  # rows: <s>=0, the=1, girl=2, ..., the last row reads "cats"
 kept = read["forget"][subject + 1 : verb + 1].prod(dim=0)  # (H,): Π f_j for j = subject+1 .. the last prefix word
 print(f"Π f over the {verb - subject} words after 'girl': number unit {cell_unit}: {kept[cell_unit]:.3f}   "
@@ -262,7 +264,7 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 ngrams = zoo.ngram_models(orders=(2, 3))
-reference = {"bigram": ngrams["bigram"], "trigram": ngrams["trigram"], "FFNN N=5": zoo.load_model("ffnn_n5")}
+reference = {"bigram": ngrams["bigram"], "trigram": ngrams["trigram"], "FFNN N=5": load("ffnn_n5")}
 compared = {**reference, **{label: recurrent[label] for label in ("RNN", "GRU", "LSTM")}}
 agreement_accuracy = {label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
                       for label, model in compared.items()}  # fmt: skip
@@ -299,7 +301,7 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-wide = {"RNN, hidden 256": zoo.load_model("rnn_wide_lm"), "LSTM, hidden 256": zoo.load_model("lstm_wide_lm")}
+wide = {"RNN, hidden 256": load("rnn_wide_lm"), "LSTM, hidden 256": load("lstm_wide_lm")}
 wide_accuracy = {label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
                  for label, model in wide.items()}  # fmt: skip
 print(f"{'attractors':16} " + " ".join(f"{n:>5}" for n in wide_accuracy["RNN, hidden 256"]))
@@ -383,15 +385,15 @@ for label in ("RNN", "LSTM", "LSTM 2 layers"):
 # right-to-left, also?" `MaskedBiLSTM` predicts each word from a left-to-right LSTM that has read the words before
 # it and a right-to-left LSTM that has read the words after it (never the word itself). We compare it with the
 # unidirectional LSTM LM, which must guess the same word from the left only. Both are scored on every word of the
-# test split (not `</s>`) by `rnn_analysis.word_prediction_scores`, as in notebook 05:
+# test split (not `</s>`) by `lstm_analysis.word_prediction_scores`, as in notebook 05:
 
 # %%
 # NBVAL_CHECK_OUTPUT
 from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 
-bilstm = zoo.load_model("masked_bilstm")
-masked_scores = {"LSTM LM, left only": rnn_analysis.word_prediction_scores(lstm, vocab, test),
-                 "BiLSTM, both sides": rnn_analysis.word_prediction_scores(bilstm, vocab, test)}  # fmt: skip
+bilstm = load("masked_bilstm")
+masked_scores = {"LSTM LM, left only": lstm_analysis.word_prediction_scores(lstm, vocab, test),
+                 "BiLSTM, both sides": lstm_analysis.word_prediction_scores(bilstm, vocab, test)}  # fmt: skip
 print(f"{'':20} {'top-1 accuracy':>14} {'NLL (nats)':>11}")
 for label, (accuracy, nll) in masked_scores.items():
     print(f"{label:20} {accuracy:14.3f} {nll:11.3f}")
@@ -440,7 +442,7 @@ print("BiLSTM's top 5:", ", ".join(f"{vocab.itos[i]} {p:.2f}" for p, i in zip(to
 
 # %%
 # NBVAL_CHECK_OUTPUT
-elmo_sentiment = zoo.load_model("elmo_sentiment")
+elmo_sentiment = load("elmo_sentiment")
 s, gamma = elmo_sentiment.mix.weights(), elmo_sentiment.mix.gamma.item()
 for j, weight in enumerate(s.tolist()):
     name = "embeddings (layer 0)" if j == 0 else f"biLSTM layer {j}"
@@ -462,7 +464,7 @@ turns = torch.tensor([("but" in r["words"]) or ("not" in r["words"]) for r in te
 def review_accuracy(name: str, model=None) -> tuple[float, float, float]:
     """Accuracy of a review classifier on all test reviews, on plain ones, on ones that turn ("but"/"not")."""
     x, labels = zoo.review_tensors("test", zoo.ALL_RECIPES[name][0])
-    right = (model or zoo.load_model(name))(x)[0].argmax(-1) == labels
+    right = (model or load(name))(x)[0].argmax(-1) == labels
     return right.double().mean().item(), right[~turns].double().mean().item(), right[turns].double().mean().item()
 
 
@@ -477,18 +479,18 @@ for name, accuracy in sentiment.items():
 #
 # The same head trained with the mix **fixed** to a single layer: the embeddings only (a contextless bag of ELMo's
 # word vectors) or the top biLSTM layer only. Averaging over the words and mixing the layers are both linear, so
-# each layer can be averaged once (`rnn_analysis.pooled_layers`) and the head trained on those fixed vectors
-# (`rnn_analysis.train_feature_head`): the recipe's full number of steps takes seconds instead of a minute.
+# each layer can be averaged once (`lstm_analysis.pooled_layers`) and the head trained on those fixed vectors
+# (`lstm_analysis.train_feature_head`): the recipe's full number of steps takes seconds instead of a minute.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 recipe = zoo.ALL_RECIPES["elmo_sentiment"][2]
 (x_train, y_train), (x_test, y_test) = (zoo.review_tensors(split, "elmo_classifier") for split in ("train", "test"))
-train_pooled, test_pooled = (rnn_analysis.pooled_layers(elmo_sentiment.elmo, x, vocab.pad_id)
+train_pooled, test_pooled = (lstm_analysis.pooled_layers(elmo_sentiment.elmo, x, vocab.pad_id)
                               for x in (x_train, x_test))  # (L+1, N, 2d) each  # fmt: skip
 single_layer = {}
 for j, label in ((0, "embeddings only"), (elmo_sentiment.elmo.num_layers, "top layer only")):
-    head = rnn_analysis.train_feature_head(train_pooled[j], y_train, steps=recipe["steps"], lr=recipe["lr"],
+    head = lstm_analysis.train_feature_head(train_pooled[j], y_train, steps=recipe["steps"], lr=recipe["lr"],
                                            batch_size=recipe["batch_size"], seed=recipe["seed"])  # fmt: skip
     with torch.no_grad():
         right = head(test_pooled[j])[0].argmax(-1) == y_test  # (N,)
@@ -587,9 +589,9 @@ sequence_demo.box
 # %%
 # NBVAL_CHECK_OUTPUT
 attempts = {
-    "gates of an RNN": lambda: rnn_analysis.gate_activations(rnn, vocab, "the dog sleeps ."),
-    "unknown word": lambda: rnn_analysis.gate_activations(lstm, vocab, "the zebra sleeps ."),
-    "empty sentence": lambda: rnn_analysis.gate_activations(lstm, vocab, ""),
+    "gates of an RNN": lambda: lstm_analysis.gate_activations(rnn, vocab, "the dog sleeps ."),
+    "unknown word": lambda: lstm_analysis.gate_activations(lstm, vocab, "the zebra sleeps ."),
+    "empty sentence": lambda: lstm_analysis.gate_activations(lstm, vocab, ""),
     "two masks": lambda: predict_masked_words(bilstm, vocab, "the <mask> near the <mask> sleep ."),
 }
 for what, attempt in attempts.items():

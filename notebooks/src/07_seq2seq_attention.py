@@ -27,7 +27,7 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
 # machine. The trained models are the course's shipped checkpoints (`data/checkpoints/07/`, made by
-# `python -m course_utils.zoo.translation_checkpoints`): every model has the same recipe (2,000 steps of 64
+# `python -m course_utils.zoo --notebook 07`): every model has the same recipe (2,000 steps of 64
 # passages, AdamW, a cosine schedule); only the attention and the hidden size differ.
 
 # %%
@@ -43,11 +43,12 @@ from course_utils.language.translation import translate_passage
 from course_utils.models.recurrent import seq2seq as s2s
 from course_utils.analysis import translation_analysis as analysis
 from course_utils.zoo import translation_checkpoints as zoo
+from course_utils.zoo import load
 from course_utils.evaluation import translation_metrics as metrics
 
 source_vocab, target_vocab = zoo.vocabularies()
 LABELS = {"no attention": None, "additive": "additive", "dot": "dot", "general": "general"}
-models = {label: zoo.load_translator(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
+models = {label: load(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
 
 # %% [markdown]
 # ## 1. A second language, with every alignment known
@@ -378,7 +379,7 @@ for label, norms in gradients.items():
 
 # %%
 sizes = zoo.HIDDEN_SIZES
-bottleneck = {label: {h: zoo.scores(zoo.load_translator(zoo.model_name(kind, h)), test_pairs) for h in sizes}
+bottleneck = {label: {h: zoo.scores(load(zoo.model_name(kind, h)), test_pairs) for h in sizes}
               for label, kind in (("no attention", None), ("dot", "dot"))}  # fmt: skip
 print(f"{'exact match':13}" + "".join(f"{f'H = {h}':>10}" for h in sizes))
 for label, row in bottleneck.items():
@@ -510,7 +511,7 @@ print(f"dot attention's misses land mostly on later words: {late_dot > early_dot
 # %%
 # NBVAL_IGNORE_OUTPUT
 for label, model in models.items():
-    step_ms = 1000 * analysis.train_step_seconds(zoo.load_translator(zoo.model_name(LABELS[label], 128)), steps=5)
+    step_ms = 1000 * analysis.train_step_seconds(load(zoo.model_name(LABELS[label], 128)), steps=5)
     speed = analysis.decoding_speed(model, test_pairs[:512])
     print(f"{label:13} training step {step_ms:6.1f} ms   greedy decoding {speed:8,.0f} tokens/s")
 
@@ -539,7 +540,7 @@ attempts = {
     "relative clause": lambda: translate_passage("the dog that saw the cat runs ."),
     "unknown word": lambda: translate_passage("the zebra runs ."),
     "empty passage": lambda: translate_passage(""),
-    "unknown model": lambda: zoo.load_translator("transformer_128"),
+    "unknown model": lambda: load("transformer_128"),
 }
 for what, attempt in attempts.items():
     try:

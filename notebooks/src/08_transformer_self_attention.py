@@ -31,7 +31,7 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
 # machine. The trained models are the course's shipped checkpoints (`data/checkpoints/08/`, made by one command,
-# `python -m course_utils.zoo.transformer_checkpoints`).
+# `python -m course_utils.zoo --notebook 08`).
 
 # %%
 import inspect
@@ -52,6 +52,7 @@ from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.models.transformer import positional
 from course_utils.slides import slide_attention as slide
 from course_utils.zoo import transformer_checkpoints as tzoo
+from course_utils.zoo import load
 from course_utils.models.transformer import transformer_lm as tlm
 from course_utils.models.transformer.encoder_block import EncoderBlock, bert_layer_by_hand, bert_layer_matrices
 
@@ -365,7 +366,7 @@ for k in (1, 5, 50):
 # no positions at all, the causal mask still tells a token how many tokens precede it: Haviv et al. 2022.)
 
 # %%
-position_models = {kind: tzoo.load_position_lm(kind) for kind in positional.POSITIONS}
+position_models = {kind: load(f"positions_{kind}") for kind in positional.POSITIONS}
 long_test = [s for s in corpus.load_split("test") if len(s) >= 14]
 idx, targets = lm.make_batch(lm.encode_sentences(vocab, long_test), vocab)  # (B, T)
 from course_utils.evaluation.lm_probes import OracleLM
@@ -481,7 +482,6 @@ bert = bert.float()
 
 # %%
 from course_utils.models.transformer import transformer_translation as tt
-from course_utils.zoo.transformer_checkpoints import load_translation_model
 from course_utils.analysis.translation_analysis import head_aer
 
 print(inspect.getsource(tt.DecoderLayer.forward))
@@ -512,11 +512,10 @@ print(f"cross-attention weights {tuple(cross.shape)} (B, h, T, S); padded source
 
 # %%
 from course_utils.analysis import translation_analysis as tanalysis
-from course_utils.zoo import translation_checkpoints as tzoo07
 
-translators = {"transformer": load_translation_model("transformer_2x128"),
-               "GRU + additive": tzoo07.load_translator("additive_128"),
-               "GRU + dot": tzoo07.load_translator("dot_128")}  # fmt: skip
+translators = {"transformer": load("transformer_2x128"),
+               "GRU + additive": load("additive_128"),
+               "GRU + dot": load("dot_128")}  # fmt: skip
 translation_table = tanalysis.length_table(translators)
 buckets = list(next(iter(translation_table.values())))
 print(f"{'exact match':15}" + "".join(f"{b:>9}" for b in buckets))
@@ -584,7 +583,7 @@ print(f"the heads differ (worst AER − best ≥ 0.1): {head_aer.max().item() - 
 # every tool of notebooks 04–06 measures it and notebook 10 can call `generate()` on `model.hf`:
 
 # %%
-gpt = tzoo.load_lm("gpt_lm")
+gpt = load("gpt_lm")
 config = gpt.hf.config
 print(f"GPT2Config: {config.n_layer} layers, d_model = {config.n_embd}, {config.n_head} heads, up to {config.n_positions} "
       f"positions (learned), vocabulary {config.vocab_size}, attention '{config._attn_implementation}'")
@@ -605,7 +604,7 @@ print(inspect.getsource(tlm.ScratchBlock.forward))
 sentence = ["the", "goat", "behind", "the", "parks", "from", "the", "boys", "near", "the", "children", "hides", "."]
 ids = torch.tensor([[vocab.bos_id] + vocab.encode(sentence)])  # (1, T)
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
-    library = tzoo.load_lm("gpt_lm").to(dtype)
+    library = load("gpt_lm").to(dtype)
     scratch = tlm.ScratchGPT.from_hf(library)
     with torch.no_grad():
         logits_ok = (library(ids)[0] - scratch(ids)[0]).abs().max().item() <= tolerance
@@ -640,8 +639,8 @@ print(f"shipped model: {recipe['recipe']['steps']:,} steps of {recipe['recipe'][
 test = corpus.load_split("test")
 oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
 ngrams = zoo.ngram_models(orders=(2, 3))
-course_lms = {"bigram (KN)": ngrams["bigram"], "trigram (KN)": ngrams["trigram"], "FFNN N=5": zoo.load_model("ffnn_n5"),
-              "RNN": zoo.load_model("rnn_lm"), "GRU": zoo.load_model("gru_lm"), "LSTM": zoo.load_model("lstm_lm"),
+course_lms = {"bigram (KN)": ngrams["bigram"], "trigram (KN)": ngrams["trigram"], "FFNN N=5": load("ffnn_n5"),
+              "RNN": load("rnn_lm"), "GRU": load("gru_lm"), "LSTM": load("lstm_lm"),
               "transformer (GPT)": gpt}  # fmt: skip
 perplexity = {label: lm.evaluate(model, vocab, test).perplexity for label, model in course_lms.items()}
 parameters = {label: sum(p.numel() for p in model.parameters()) if isinstance(model, nn.Module) else None
@@ -674,7 +673,7 @@ print(f"within 2% of the oracle (≤ 1.02×): {ratio <= 1.02}; within 3%: {ratio
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.widgets.agreement_demo import accuracy_by_attractors, form_probs
+from course_utils.evaluation.agreement import accuracy_by_attractors, form_probs
 
 agreement = corpus.load_eval("agreement")
 agreeing = {label: course_lms[label] for label in ("RNN", "GRU", "LSTM", "transformer (GPT)")}
@@ -841,7 +840,8 @@ for threads in sorted({1, torch.get_num_threads()}):
 # Edit the vectors (runs like `2*48, 1*16` are allowed), and switch off the √d_k to see the softmax saturate.
 
 # %%
-from course_utils.widgets.attention_demo import AttentionDemo, QKVDemo
+from course_utils.widgets.attention_demo import AttentionDemo
+from course_utils.widgets.qkv_demo import QKVDemo
 
 qkv_demo = QKVDemo()
 qkv_demo.box
@@ -867,7 +867,7 @@ attempts = {
     "d_model not a multiple of heads": lambda: att.MultiHeadAttention(10, 3),
     "odd d_model for sinusoids": lambda: positional.sinusoidal_positions(5, 7),
     "a vector that is not numbers": lambda: att.parse_runs("1, two, 3"),
-    "unknown checkpoint": lambda: tzoo.load_lm("gpt_huge"),
+    "unknown checkpoint": lambda: load("gpt_huge"),
 }
 for what, attempt in attempts.items():
     try:

@@ -32,7 +32,7 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
 # machine. The tokenizer and the BERTs are the course's shipped checkpoints (`data/checkpoints/09/`, Hugging Face
-# directories made by one command, `python -m course_utils.zoo.bert_checkpoints`).
+# directories made by one command, `python -m course_utils.zoo --notebook 09`).
 
 # %%
 
@@ -45,12 +45,13 @@ from course_utils.language.grammar import CourseLanguage
 from course_utils.zoo import bert_checkpoints as bzoo
 from course_utils.models.bert import bert_mlm as bm
 from course_utils.zoo import lm_checkpoints as zoo
+from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab
 from course_utils.models.bert import wordpiece as wp
 
 lang = CourseLanguage(include_held_out=False)  # the training language, exact
-tokenizer = bzoo.load_course_tokenizer()
-bert = bzoo.load_bert("bert_mlm")
+tokenizer = load("tokenizer")
+bert = load("bert_mlm")
 
 # %% [markdown]
 # ## 1. BERT is basically a trained transformer encoder stack
@@ -349,8 +350,8 @@ vocab, words = course_vocab(), sorted(lang.vocabulary)
 items = bm.masked_items(test_sentences, 500, seed=1)
 truth = [item["words"][item["position"]] for item in items]
 word_models = {
-    "window, 4 each side (04)": bm.word_model_distribution(predict_masked, zoo.load_model("masked_concat_w4"), vocab, words),
-    "BiLSTM (05)": bm.word_model_distribution(predict_masked_words, zoo.load_model("masked_bilstm"), vocab, words),
+    "window, 4 each side (04)": bm.word_model_distribution(predict_masked, load("masked_concat_w4"), vocab, words),
+    "BiLSTM (05)": bm.word_model_distribution(predict_masked_words, load("masked_bilstm"), vocab, words),
 }
 hinted, unhinted = {}, {}  # scores (NLLs, top-1 words) told the piece count, and not
 hinted["oracle"], unhinted["oracle"] = bm.scores_with_and_without_hint(lang.masked_distribution, items, tokenizer)
@@ -468,7 +469,7 @@ print("the course tokenizer spells these English words from small pieces: 'pickl
 test_reviews = corpus.load_eval("reviews_test")
 review_items = bm.masked_items([r["words"] for r in test_reviews], 500, seed=2)
 review_oracle = bm.oracle_scores(lang, review_items, tokenizer)
-reviews_bert = bzoo.load_bert("bert_reviews")
+reviews_bert = load("bert_reviews")
 print(f"{'':34} masked NLL ratio on test reviews   on general test sentences")
 for name, model in (("bert_mlm (pretrained)", bert), ("bert_reviews (+ LM fine-tuning)", reviews_bert)):
     on_reviews = bm.nll_ratio(bm.bert_scores(bm.WordScorer(model, tokenizer, words), review_items)[0], review_oracle[0])
@@ -504,7 +505,7 @@ turning = turns(test_reviews)
 def earlier_accuracy(name):
     """Accuracy of a notebook 04/06 review classifier: all, plain, but/not."""
     x, labels = zoo.review_tensors("test", zoo.ALL_RECIPES[name][0])
-    right = zoo.load_model(name)(x)[0].argmax(-1) == labels
+    right = load(name)(x)[0].argmax(-1) == labels
     return right.double().mean().item(), right[~turning].double().mean().item(), right[turning].double().mean().item()
 
 
@@ -513,8 +514,8 @@ sentiment = {
     "bag of embeddings (04)": earlier_accuracy("sentiment_embeddings"),
     "bag, FFNN-LM embeddings (04)": earlier_accuracy("sentiment_pretrained"),
     "ELMo mix, frozen (06)": earlier_accuracy("elmo_sentiment"),
-    "BERT, no pretraining": review_accuracy(bzoo.load_sentiment("bert_sentiment_scratch"), tokenizer, test_reviews),
-    "BERT fine-tuned (this notebook)": review_accuracy(bzoo.load_sentiment(), tokenizer, test_reviews),
+    "BERT, no pretraining": review_accuracy(load("bert_sentiment_scratch"), tokenizer, test_reviews),
+    "BERT fine-tuned (this notebook)": review_accuracy(load("bert_sentiment"), tokenizer, test_reviews),
 }
 print(f"{'classifier':32} {'all':>6} {'plain':>6} {'but/not':>8}   ({int(turning.sum())} of {len(test_reviews)} reviews turn)")
 for name, (every, plain, turn) in sentiment.items():
@@ -570,12 +571,13 @@ for name, start in starts.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 from course_utils.analysis import contextual_embeddings as ce
+from course_utils.evaluation import linear_probe
 
-deep = bzoo.load_bert("bert_deep")
+deep = load("bert_deep")
 deep_recipe = bzoo.training_record("bert_deep")["recipe"]
 senses = corpus.load_eval("senses")
 by_layer = ce.sense_probe_by_layer(deep, tokenizer, senses)
-print(f"{'representation':22} {'probe':>6} {'nearest neighbour':>18}   (chance {ce.majority_accuracy([s['sense'] for s in senses], [s['word'] for s in senses]):.2f})")
+print(f"{'representation':22} {'probe':>6} {'nearest neighbour':>18}   (chance {linear_probe.majority_accuracy([s['sense'] for s in senses], [s['word'] for s in senses]):.2f})")
 for row in by_layer:
     nn = "" if row["nearest_neighbour"] is None else f"{row['nearest_neighbour']:.2f}"
     print(f"{row['representation']:22} {row['per_word']:6.2f} {nn:>18}")
@@ -822,7 +824,7 @@ attempts = {
     "no word fits the gap": lambda: lang.masked_distribution(["the", "the"], ["."]),
     "a piece count no word has": lambda: scorer.log_probs(["the"], ["sleeps", "."], 9),
     "hidden size not a multiple of heads": lambda: bm.bert_config(tokenizer, layers=2, hidden=10, heads=3),
-    "unknown checkpoint": lambda: bzoo.load_bert("bert_huge"),
+    "unknown checkpoint": lambda: load("bert_huge"),
     "attentions from an sdpa model": lambda: bertviz_offline.head_view((), tokens),
     "a layer the model does not have": lambda: ce.sentence_vectors(bert, tokenizer, ["the cat sleeps ."], layer=9),
 }

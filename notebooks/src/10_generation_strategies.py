@@ -45,17 +45,17 @@ from course_utils.language import best_sentences as bs
 from course_utils.language import parallel
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import generation as g
+from course_utils.analysis import generation_timing as speed
 from course_utils.analysis import generation_analysis as ga
 from course_utils.zoo import lm_checkpoints as zoo
 from course_utils.language.vocab import course_vocab
 from course_utils.slides import slide_generation as sg
-from course_utils.zoo import transformer_checkpoints as tzoo
-from course_utils.zoo.transformer_checkpoints import load_translation_model
+from course_utils.zoo import load
 from course_utils.zoo import translation_checkpoints as tc
 
 lang = CourseLanguage(include_held_out=False)  # the training language, exact
 vocab = course_vocab()
-gpt = tzoo.load_lm("gpt_lm")
+gpt = load("gpt_lm")
 reference = ga.language_reference(lang)  # 20,000 oracle samples: the entropy rate and the length distribution
 
 
@@ -194,8 +194,8 @@ print("on never_ending_lm:", show(sg.run_slide_random_walk(sg.never_ending_lm, s
 # NBVAL_CHECK_OUTPUT
 history = ["he", "ate", "the", "cake"]
 exact = lang.next_distribution(history)
-left_to_right = {"trigram": zoo.ngram_models((3,))["trigram"], "FFNN (n=5)": zoo.load_model("ffnn_n5"),
-                 "RNN": zoo.load_model("rnn_lm"), "LSTM": zoo.load_model("lstm_lm"), "GPT (08)": gpt}  # fmt: skip
+left_to_right = {"trigram": zoo.ngram_models((3,))["trigram"], "FFNN (n=5)": load("ffnn_n5"),
+                 "RNN": load("rnn_lm"), "LSTM": load("lstm_lm"), "GPT (08)": gpt}  # fmt: skip
 print(f"{'':11} P(with | he ate the cake)   P(. | he ate the cake)")
 print(f"{'oracle':11} {exact.get('with', 0):14.2f} {exact.get('.', 0):22.2f}")
 for name, model in left_to_right.items():
@@ -225,6 +225,39 @@ for name, model in left_to_right.items():
 # | random walk | `sample` | draw each word from P(w \| history) |
 # | temperature, top-k, top-p | `warp`, `sample(temperature=…, top_k=…, top_p=…)` | reshape P before drawing |
 # | "combine beam and random walk" | `beam_sample` | beam search whose candidates are drawn |
+#
+# Here is the code itself. Greedy decoding and the random walk are one loop (`sampling._walk`) that differs only in
+# how the next word is chosen: `greedy` takes the argmax, `sample` draws from the warped distribution.
+# `warped_scores` holds temperature, top-k and top-p: **temperature** T divides the scores, so that
+# P_T(w) ∝ P(w)^{1/T}; T < 1 sharpens the distribution, T > 1 flattens it, and T → 0 is greedy. **Top-k** keeps
+# the k most probable words. **Top-p** ("nucleus") keeps the most probable words until their mass reaches p. Each
+# filter sets the words it drops to −∞, and the softmax renormalises what is left. `beam.beam_search` keeps the k
+# best hypotheses. Every strategy adds log-probabilities instead of multiplying probabilities, because the product
+# underflows: 50 words at P = 10⁻³ each have probability 10⁻¹⁵⁰, below the smallest float32 (about 10⁻⁴⁵). The
+# last line of the cell shows it.
+
+# %%
+import inspect
+
+from course_utils.models.generation import beam, sampling
+
+for function in (sampling._walk, sampling.greedy, sampling.sample, sampling.warped_scores):
+    print(inspect.getsource(function))
+fifty = torch.full((50,), 1e-3)  # 50 words at P = 0.001
+print(f"product of the probabilities in float32: {float(fifty.prod()):g}; sum of their logs: {float(fifty.log().sum()):.1f}")
+
+# %% [markdown]
+# Beam search as `generate(num_beams=k)` runs it. Each step looks at the 2k best continuations, so that k can go
+# on even when some of them end. A hypothesis that ends is kept only if it ranks among the first k. Finished
+# hypotheses are ranked by the length-normalised score of §6:
+
+# %%
+print(inspect.getsource(beam.beam_search))
+
+# %% [markdown]
+# §5 and the tests check these functions token for token against `generate()` (greedy, sampling after the same
+# seed, and beam search at every width, length penalty and stopping rule). The beam widget (§11) draws the same search
+# through `beam_variants.traced_beam_search`, which records every step and is tested against the loop above.
 #
 # The same prompt, every LM, greedy and a beam of 4, with the oracle's verdict:
 
@@ -261,9 +294,9 @@ for name, model in left_to_right.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 source_vocab, target_vocab = tc.vocabularies()
-translators = {"GRU, no attention (07)": tc.load_translator("none_32").eval(),
-               "GRU, additive attention (07)": tc.load_translator("additive_128").eval(),
-               "transformer (08)": load_translation_model("transformer_2x128").eval()}  # fmt: skip
+translators = {"GRU, no attention (07)": load("none_32").eval(),
+               "GRU, additive attention (07)": load("additive_128").eval(),
+               "transformer (08)": load("transformer_2x128").eval()}  # fmt: skip
 pair = parallel.load("test")[0]
 print("source:   ", " ".join(pair.source))
 print("reference:", " ".join(pair.target))
@@ -355,10 +388,10 @@ print(f"transformers {transformers.__version__}: beam sampling sorts its draws: 
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-timing = g.time_generation(gpt, prompts[1], max_new_tokens=40, width=4)
+timing = speed.time_generation(gpt, prompts[1], max_new_tokens=40, width=4)
 for kind, (ours, theirs, ratio) in timing.items():
     print(f"{kind:7} ours {1000 * ours:6.1f} ms, generate() {1000 * theirs:6.1f} ms: ratio {ratio:.2f}")
-per_token = g.time_per_token(gpt, prompts[1], lengths=budget(full=(8, 16, 32, 64, 120), fast=(8, 32)))
+per_token = speed.time_per_token(gpt, prompts[1], lengths=budget(full=(8, 16, 32, 64, 120), fast=(8, 32)))
 fig, ax = plt.subplots(figsize=(6, 3.2))
 lengths = list(per_token)
 ax.plot(lengths, [1000 * per_token[n][0] for n in lengths], "o-", label="use_cache=True")

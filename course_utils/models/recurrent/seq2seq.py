@@ -169,13 +169,13 @@ class Seq2Seq(nn.Module):
         return None if self.attention is None else self.attention.kind
 
     # -- the encoder
-    def encode(self, source: Tensor, embedded: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    def encode(self, source: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """source (B, S) → encoder states (B, S, H), the final state of each source (B, H), mask (B, S)."""
         mask = source != self.pad_id  # (B, S)
         lengths = mask.sum(dim=1)  # (B,)
         if bool((lengths == 0).any()):
             raise CourseInputError("every source needs at least one word")
-        embedded = self.source_embed(source) if embedded is None else embedded  # (B, S, E)
+        embedded = self.source_embed(source)  # (B, S, E)
         packed = nn.utils.rnn.pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
         states, final = self.encoder(packed)
         states, _ = nn.utils.rnn.pad_packed_sequence(states, batch_first=True, total_length=source.shape[1])
@@ -283,19 +283,3 @@ def forced_attention(model: Seq2Seq, source_vocab: Vocab, target_vocab: Vocab, p
     batch = make_batch([pair], source_vocab, target_vocab)
     _, _, weights = model(batch, return_attention=True)
     return weights[0, : len(pair.target)]  # (M, S): row t predicts target word t
-
-
-def source_gradient_norms(model: Seq2Seq, source_vocab: Vocab, target_vocab: Vocab, pairs) -> Tensor:
-    """‖∂L/∂x_j‖ for each source word's embedding, averaged over ``pairs`` of one source length: (S,)."""
-    lengths = {len(p.source) for p in pairs}
-    if len(lengths) != 1:
-        raise CourseInputError(f"the pairs must share one source length, got {sorted(lengths)}")
-    batch = make_batch(list(pairs), source_vocab, target_vocab)
-    embedded = model.source_embed(batch.source).detach().requires_grad_(True)  # (B, S, E)
-    memory, final, mask = model.encode(batch.source, embedded)
-    states, _ = model.decoder(model.target_embed(batch.target_in), final[None])  # (B, T, H)
-    logits, _ = model._predict(states, memory, mask)
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch.target_out.reshape(-1),
-                           ignore_index=IGNORE_INDEX, reduction="sum")  # fmt: skip
-    (gradient,) = torch.autograd.grad(loss, embedded)  # (B, S, E)
-    return gradient.norm(dim=-1).mean(dim=0)  # (S,)

@@ -150,7 +150,8 @@ class MultiHeadAttention(nn.Module):
         return x
 
     def keys_values(self, key: Tensor, value: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """The heads' keys and values of positions (B, S, d_model): each (B, h, S, d_k). A decoder caches these."""
+        """The heads' keys and values of positions (B, S, d_model): each (B, h, S, d_k). A decoder caches these,
+        and ``attend`` reads them: ``forward`` in two halves, for the translator's KV cache."""
         value = key if value is None else value
         self._check("key", key), self._check("value", value)
         return split_heads(self.W_k(key), self.heads), split_heads(self.W_v(value), self.heads)
@@ -164,7 +165,13 @@ class MultiHeadAttention(nn.Module):
         return self.W_o(merge_heads(heads)), weights  # (B, T, d_model)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        return self.attend(query, self.keys_values(key, value), mask)
+        """MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O: the output (B, T, d_model) and the weights (B, h, T, S)."""
+        self._check("query", query), self._check("key", key), self._check("value", value)
+        q = split_heads(self.W_q(query), self.heads)  # (B, h, T, d_k): head i's queries, Q W_i^Q
+        k = split_heads(self.W_k(key), self.heads)  # (B, h, S, d_k): K W_i^K
+        v = split_heads(self.W_v(value), self.heads)  # (B, h, S, d_k): V W_i^V
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k): every head at once
+        return self.W_o(merge_heads(heads)), weights  # (B, T, d_model): the heads side by side, mixed by W^O
 
     @classmethod
     def from_torch(cls, library: nn.MultiheadAttention) -> "MultiHeadAttention":

@@ -18,7 +18,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils.models.transformer.attention import MultiHeadAttention, scaled_dot_product_attention, split_heads, merge_heads
+from course_utils.models.transformer.attention import (
+    MultiHeadAttention,
+    scaled_dot_product_attention,
+    split_heads,
+    merge_heads,
+)
 from course_utils.validation import CourseInputError, check_int
 
 Tensor = torch.Tensor

@@ -18,7 +18,7 @@ The model honours ``seq2seq.Seq2Seq``'s contract: ``forward(batch, targets)``, `
 ``translation_analysis.length_table`` take it as they are. ``step`` reads one word at a time and keeps
 the keys and values of the words already read (a KV cache) instead of re-reading the prefix.
 
-    python -m course_utils.zoo.transformer_checkpoints transformer_2x128   # retrain -> data/checkpoints/08/
+    python -m course_utils.zoo transformer_2x128   # retrain -> data/checkpoints/08/
 """
 
 from __future__ import annotations
