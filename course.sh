@@ -157,7 +157,7 @@ case "$command_name" in
         fi
         # torch's kernels round differently by vector unit. The stored outputs were built with the ones this kind of
         # machine picks by itself; the suite runs with others (AVX2, most laptops'; "default" where AVX2 is this
-        # CPU's own), so nbval compares every checked cell across kernels (tests/test_cpu_capability.py).
+        # CPU's own), so nbval compares every checked cell across kernels (tests/notebooks/test_cpu_capability.py).
         log "lint: ruff check and ruff format --check (pyproject's [tool.ruff])"
         "$PY" -m ruff check --no-cache .
         "$PY" -m ruff format --check --no-cache .

@@ -17,5 +17,5 @@ export PYTHONPATH=$T/site:$PWD HF_HUB_OFFLINE=1 COURSE_FAST=1 PYTHONUNBUFFERED=1
 timeout 180 python3 -m pytest -p no:cacheprovider -q -n 10 --dist loadfile notebooks/ >"$OUT/nbval.log" 2>&1
 echo "nbval rc=$? at $(( $(date +%s) - T0 )) s"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/nbval.log" | tail -15
 timeout 200 python3 -m pytest -p no:cacheprovider -q -n 14 --dist loadscope tests -m "not slow" \
-  --ignore=tests/test_install.py >"$OUT/tests.log" 2>&1
+  --ignore=tests/project/test_install.py >"$OUT/tests.log" 2>&1
 echo "tests rc=$? at $(( $(date +%s) - T0 )) s"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests.log" | tail -25

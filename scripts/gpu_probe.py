@@ -1,7 +1,7 @@
 """Does the course's model code run on a GPU? Each shipped model is moved to DEV, fed on DEV, and compared with the CPU.
 
 Run from the project root: DEV=cuda python scripts/gpu_probe.py   (DEV=cpu checks the probe itself:
-tests/test_gpu_probe.py runs it so, to keep it in step with the code). It exits 1 when a check fails.
+tests/project/test_gpu_probe.py runs it so, to keep it in step with the code). It exits 1 when a check fails.
 """
 
 import copy

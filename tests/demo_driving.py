@@ -2,7 +2,7 @@
 
 The demos and the values come from the benchmarks (``benchmarks/run.py``: ``demo_classes``,
 ``control_settings``), so a new demo or control is driven here without a change. Run as a script
-(``python tests/demo_driving.py``) it prints one JSON report, so tests/test_ipywidgets7.py can run it
+(``python tests/demo_driving.py``) it prints one JSON report, so tests/widgets/test_ipywidgets7.py can run it
 in an interpreter with another ipywidgets. A report lists, per demo, every problem found: an
 exception, a change that did not redraw, an inline error message, a display without a widget view.
 """

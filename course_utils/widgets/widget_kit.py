@@ -5,7 +5,7 @@ A demo subclasses ``Demo`` and implements ``draw(**values) -> Figure``. For spee
 ``super().__init__``, and have ``draw`` update its artists and return it. Any error in ``draw``
 is shown as a one-line message inside the widget, never as a traceback. Each redraw's time
 is kept in ``latencies`` (seconds) for the benchmarks. Works with ipywidgets 8 and with Colab's 7.7
-(tests/test_ipywidgets7.py).
+(tests/widgets/test_ipywidgets7.py).
 """
 
 from __future__ import annotations

@@ -372,7 +372,7 @@ print(f"smallest error {errors[best]:.1e} at h = {hs[best]:g}")
 # ## 8. Gradient parity with PyTorch on random networks
 #
 # One example could agree by luck. Here are random two-layer networks (random sizes, weights, inputs and
-# labels), each differentiated by our engine and by PyTorch. The unit tests in `tests/test_autograd.py` do the
+# labels), each differentiated by our engine and by PyTorch. The unit tests in `tests/models/basics/test_autograd.py` do the
 # same for random expressions built from the engine's operations.
 
 # %%

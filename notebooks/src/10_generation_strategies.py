@@ -288,7 +288,7 @@ for name, model in left_to_right.items():
 
 # %% [markdown]
 # The translation models of notebooks 07 (GRU encoder–decoders) and 08 (a transformer) go through the same
-# functions. Their own greedy loops (`model.greedy`) are the check: `tests/test_generation.py` asserts that
+# functions. Their own greedy loops (`model.greedy`) are the check: `tests/models/generation/test_generation.py` asserts that
 # `generation.greedy` gives the same words.
 
 # %%

@@ -4,7 +4,7 @@
 - ``greedy``: the most probable token each step; ``sample``: one draw each step from the warped distribution;
   ``sample_many``: n samples side by side.
 
-Checked token for token against ``generate()`` on the shipped ``gpt_lm`` (tests/test_generation.py).
+Checked token for token against ``generate()`` on the shipped ``gpt_lm`` (tests/models/generation/test_generation.py).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ trains without a learning-rate warm-up; the encoder's and the decoder's outputs 
 Every attention is the course's from-scratch ``attention.MultiHeadAttention``, so the model
 can hand back its cross-attention weights for every decoder layer and head, (L, B, H, T, S). The layers
 equal ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer`` (``norm_first=True``) with the
-same weights (tests/test_transformer_translation.py).
+same weights (tests/models/transformer/test_transformer_translation.py).
 
 The model honours ``seq2seq.Seq2Seq``'s contract: ``forward(batch, targets)``, ``start``/``step`` and
 ``greedy``, so notebook 07's ``translate_words``, ``translation_checkpoints.scores`` and

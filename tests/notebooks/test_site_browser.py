@@ -9,8 +9,8 @@ load, math that MathJax left as TeX source, or an internal link whose file is mi
 names no element of the target page (Chromium's own /favicon.ico probe is not counted). A second test searches
 for "attention" on ``search.html`` and waits for a result, so the search works offline too. Full-page screenshots go to ``tests/artifacts/site/``.
 
-    python -m pytest tests/test_site_browser.py -p no:xdist
-    COURSE_SITE_HTML=/some/site/html python -m pytest tests/test_site_browser.py   # a site built already
+    python -m pytest tests/notebooks/test_site_browser.py -p no:xdist
+    COURSE_SITE_HTML=/some/site/html python -m pytest tests/notebooks/test_site_browser.py   # a site built already
 
 Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
 """
@@ -29,7 +29,7 @@ import pytest
 
 from browser_support import LOCAL_HOSTS, Offline, launched_chromium, wait_or_fail
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "scripts" / "build_site.py"
 ARTIFACTS = ROOT / "tests" / "artifacts" / "site"
 NOTEBOOK_PAGES = [path.stem for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]*.ipynb"))]

@@ -1,7 +1,7 @@
 """bertviz offline: the HTML loads nothing from the network, the static picture, bad input, and stored notebooks.
 
 A tiny random ``BertModel`` gives real attention tensors (2 layers × 2 heads). The browser half of the
-check (the views really draw with the network blocked) is ``tests/test_bertviz_browser.py``.
+check (the views really draw with the network blocked) is ``tests/notebooks/test_bertviz_browser.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from course_utils.validation import CourseInputError
 from course_utils.widgets import bertviz_offline
 from course_utils.widgets.bertviz_offline import attention_array, attention_figure, head_view, make_offline, model_view
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import build_notebooks  # noqa: E402

@@ -8,9 +8,9 @@ output, "Error displaying widget", "Javascript Error" or a missing or text-only 
 one control of every course demo and waits for its picture or readout to change. Screenshots go to
 ``tests/artifacts/browser/``.
 
-    python -m pytest tests/test_browser.py -p no:xdist
-    COURSE_BROWSER_NOTEBOOKS=/some/folder python -m pytest tests/test_browser.py   # other notebooks
-    COURSE_BROWSER_ALL_CELLS=1 python -m pytest tests/test_browser.py   # every cell: "Run all", as a student does
+    python -m pytest tests/notebooks/test_browser.py -p no:xdist
+    COURSE_BROWSER_NOTEBOOKS=/some/folder python -m pytest tests/notebooks/test_browser.py   # other notebooks
+    COURSE_BROWSER_ALL_CELLS=1 python -m pytest tests/notebooks/test_browser.py   # every cell: "Run all", as a student does
 
 Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
 """
@@ -34,7 +34,7 @@ from browser_support import (
     wait_or_fail,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks")).resolve()
 ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
 ALL_CELLS = os.environ.get("COURSE_BROWSER_ALL_CELLS", "").strip() not in {"", "0"}

@@ -2,7 +2,7 @@
 
 The build itself fails on a Sphinx warning, a broken internal link or anchor, or a page over 5 MB; these tests
 build it once and check what a reader gets: a page per notebook, the course map as the home page, the teaching
-page, widgets as pictures (never as raw text), and nothing fetched from outside. tests/test_site_browser.py opens
+page, widgets as pictures (never as raw text), and nothing fetched from outside. tests/notebooks/test_site_browser.py opens
 the pages in a real browser.
 """
 
@@ -20,7 +20,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::PendingDeprecationWarning", "ignore::DeprecationWarning"),
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 

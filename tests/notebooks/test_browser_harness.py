@@ -7,7 +7,7 @@ view whose model does not exist ("Error displaying widget"), a widget's repr sho
 Clean outputs beside them (printed text, a real slider) must not be reported. If a JupyterLab upgrade changed
 the page so that a check no longer saw its failure, this test fails.
 
-    python -m pytest tests/test_browser_harness.py -p no:xdist
+    python -m pytest tests/notebooks/test_browser_harness.py -p no:xdist
 
 Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
 """

@@ -18,7 +18,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # real kernels: not in the quick subset
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "nbval_rules"  # under tests/, so tests/conftest.py applies
 
 WARNINGS = {

@@ -19,7 +19,7 @@ import packaging
 
 from course_utils import colab
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONTENT = "/content/course"
 COLABS_OWN = {"torch", "ipykernel", "ipywidgets"}
 LOCK = ROOT / "requirements" / "lock.txt"

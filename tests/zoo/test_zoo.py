@@ -14,7 +14,7 @@ from course_utils.validation import CourseInputError
 from course_utils.zoo.__main__ import main
 from course_utils.zoo.lm_checkpoints import CHECKPOINT_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_zoo(*args: str) -> subprocess.CompletedProcess:

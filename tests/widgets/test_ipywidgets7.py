@@ -19,7 +19,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # a venv / real kernels: not in the quick subset
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-ipywidgets7"
 COLAB_IPYWIDGETS = "7.7.1"
 

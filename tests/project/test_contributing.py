@@ -7,7 +7,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 
 # A file enforces the structure when it walks the notebooks, their sources, the demos or the wings, or reads what a
@@ -15,12 +15,12 @@ GUIDE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 ENFORCES = re.compile(r"""glob\(["'](\*\.ipynb|\[0-9\]|\*_demo\.py|\*\.py)|README\.md|teaching\.md""")
 # Files that match but check nothing about the structure.
 NOT_TOUCH_POINTS = {
-    "tests/test_text_pipeline.py": "reads the README as sample text",
+    "tests/language/test_text_pipeline.py": "reads the README as sample text",
 }
 
 
 def enforcing_files() -> list[str]:
-    files = [*ROOT.glob("tests/*.py"), ROOT / "benchmarks" / "run.py", *ROOT.glob("scripts/*.py")]
+    files = [*ROOT.glob("tests/**/*.py"), ROOT / "benchmarks" / "run.py", *ROOT.glob("scripts/*.py")]
     found = [path.relative_to(ROOT).as_posix() for path in files if ENFORCES.search(path.read_text(encoding="utf-8"))]
     return sorted(set(found) - set(NOT_TOUCH_POINTS))
 
@@ -32,7 +32,7 @@ def test_the_guide_names_every_file_that_enforces_the_structure():
 
 def test_the_finder_sees_the_structure_tests():
     found = enforcing_files()
-    for path in ("tests/test_notebook_structure.py", "tests/test_wings.py", "tests/test_site.py", "benchmarks/run.py"):
+    for path in ("tests/notebooks/test_notebook_structure.py", "tests/project/test_wings.py", "tests/notebooks/test_site.py", "benchmarks/run.py"):
         assert path in found
 
 
@@ -57,7 +57,7 @@ def test_every_command_the_guide_gives_exists():
 
 
 def test_the_names_it_gives_for_checks_exist():
-    structure = (ROOT / "tests" / "test_notebook_structure.py").read_text(encoding="utf-8")
+    structure = (ROOT / "tests" / "notebooks" / "test_notebook_structure.py").read_text(encoding="utf-8")
     assert "REQUIRED_SLIDE_CHECKS" in structure and "> **Slide check.** The slide (" in structure
     support = (ROOT / "tests" / "widget_support.py").read_text(encoding="utf-8")
     assert "def assert_inline_error" in support and "def normal_and_lecture" in support

@@ -42,7 +42,7 @@ def test_forcing_a_capability_changes_what_torch_uses():
 
 
 def test_course_sh_picks_avx2_unless_the_cpu_picks_it_itself():
-    script = open(os.path.join(os.path.dirname(__file__), "..", "course.sh")).read()
+    script = open(os.path.join(os.path.dirname(__file__), "..", "..", "course.sh")).read()
     assert f"'{FALLBACK}' if c == '{PREFERRED}' else '{PREFERRED}'" in script
 
 

@@ -16,7 +16,7 @@ from course_utils.language.text_pipeline import (
 )
 from course_utils.validation import CourseInputError
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 STORY = """Eleni was late for class. The class had started at 9.30, and the lecturer said: "Welcome!"
 

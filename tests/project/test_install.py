@@ -15,7 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONDA_TO_PIP = {"pytorch": "torch"}
 NOT_PACKAGES = {"python", "pip"}
 JUPYTER_STACK = {"jupyterlab", "notebook", "ipykernel", "jupyterlab-widgets", "widgetsnbextension", "jupyter-server"}

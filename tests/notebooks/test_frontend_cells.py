@@ -87,7 +87,7 @@ def test_staging_writes_the_slice_and_keeps_every_markdown_cell(tmp_path: Path):
 
 
 def test_every_course_notebook_runs_each_cell_that_shows_a_widget():
-    for path in sorted(Path(__file__).resolve().parents[1].glob("notebooks/*.ipynb")):
+    for path in sorted(Path(__file__).resolve().parents[2].glob("notebooks/*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         code = [cell for cell in nb.cells if cell.cell_type == "code"]
         widgets = {i for i, cell in enumerate(code) for output in cell.get("outputs", [])

@@ -4,7 +4,7 @@ index and the whole compatibility subset, so it is run by hand; here its parts a
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import lock  # noqa: E402

@@ -9,7 +9,7 @@ to 1 per head), switches the head view's layer menu, and fails on a blocked requ
 bertviz's own ``head_view`` in the same setting and shows that it draws nothing there, which proves the
 blocking works. Screenshots go to ``tests/artifacts/browser/``.
 
-    python -m pytest tests/test_bertviz_browser.py -p no:xdist
+    python -m pytest tests/notebooks/test_bertviz_browser.py -p no:xdist
 
 Outside CI a machine without Debian's ``chromium`` (or without playwright) skips it; in CI it fails.
 """
@@ -24,7 +24,7 @@ import pytest
 
 from browser_support import LabNotebook, LabServer, Offline, launched_chromium, run_all_or_fail, wait_or_fail
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
 RUN_TIMEOUT_S = 180
 VIEWPORT = {"width": 1400, "height": 1100}
