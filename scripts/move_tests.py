@@ -72,7 +72,9 @@ def rewrite_references(text: str, where: dict[str, str]) -> str:
 def fix_depth(text: str, depth: int) -> str:
     """A test file ``depth`` folders below the repository root finds the root ``depth`` levels up."""
     text = text.replace("Path(__file__).resolve().parents[1]", f"Path(__file__).resolve().parents[{depth}]")
-    return text.replace('os.path.dirname(__file__), "..",', "os.path.dirname(__file__), " + ", ".join(['".."'] * depth) + ",")
+    return text.replace(
+        'os.path.dirname(__file__), "..",', "os.path.dirname(__file__), " + ", ".join(['".."'] * depth) + ","
+    )
 
 
 def main() -> None:

@@ -32,7 +32,12 @@ def test_the_guide_names_every_file_that_enforces_the_structure():
 
 def test_the_finder_sees_the_structure_tests():
     found = enforcing_files()
-    for path in ("tests/notebooks/test_notebook_structure.py", "tests/project/test_wings.py", "tests/notebooks/test_site.py", "benchmarks/run.py"):
+    for path in (
+        "tests/notebooks/test_notebook_structure.py",
+        "tests/project/test_wings.py",
+        "tests/notebooks/test_site.py",
+        "benchmarks/run.py",
+    ):
         assert path in found
 
 
