@@ -7,6 +7,7 @@ It may import the models, the language and the core; nothing outside it imports 
 - ``backdrop``: Static backdrops for fast widgets: what never changes is drawn once, as a bitmap.
 - ``backprop_demo``: Widget: step through the forward pass, then the backward pass, of L = c(a + 2b) on its graph.
 - ``beam_demo``: Widget: beam search drawn step by step, pruned branches greyed, with the width and the length normalisation to change.
+- ``beam_tree``: The beam search tree: the nodes a traced search drew, where each goes, and the Pillow painter of the picture.
 - ``bertviz_offline``: bertviz's head and model views with no network (d3 and jQuery from installed packages), and a static picture.
 - ``contextual_demo``: Widget: an ambiguous word's BERT vectors at a chosen layer in 2-D, coloured by sense, with the sense probe's accuracy by layer.
 - ``descent_demo``: Widget: gradient descent (plain, momentum, Adam) on the 2-D loss surface of a linear regression.

@@ -12,10 +12,10 @@ from course_utils.language.vocab import course_vocab
 from course_utils.slides.slide_generation import JM_TREE
 from course_utils.zoo import load
 from course_utils.validation import CourseInputError
+from course_utils.widgets.beam_tree import MAX_WIDTH
 from course_utils.widgets.beam_demo import (
     EXAMPLES,
     MAX_PROMPT_WORDS,
-    MAX_WIDTH,
     NORMALISATIONS,
     TREE,
     TREE_MAX_WIDTH,
