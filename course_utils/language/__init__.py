@@ -7,7 +7,7 @@ the corpus on disk, the translation target and the text pipeline. It imports onl
 - ``lexicon``: The words of the course language, grouped by what they mean (their class).
 - ``parallel``: The parallel corpus of notebook 07: course-language passages, their Tarevi translations, exact alignments.
 - ``phenomena``: Labelled evaluation sets for the phenomena planted in the course language.
+- ``tarevi``: Tarevi, a second, invented "target language": translation with reordering and known word alignments.
 - ``text_pipeline``: From any plain-text file to word ids: read, tokenize, split into sentences, build a vocabulary.
-- ``translation``: A second, invented "target language": translation with reordering and known word alignments.
 - ``vocab``: The course vocabulary: the grammar's words in a fixed order, and the training split encoded with it.
 """

@@ -21,7 +21,7 @@ import statistics
 from pathlib import Path
 
 from course_utils.language.grammar import CourseLanguage, rules
-from course_utils.language.translation import (
+from course_utils.language.tarevi import (
     TAREVI,
     NounPhrase,
     Token,
@@ -288,7 +288,7 @@ regenerates it and checks that every file here matches.
   ({PASSIVE_SHARE:.0%} of clauses, more than the grammar's own share, so that the passive challenge has data).
 - **Passages.** One or more clauses given as one input. The alignment stays exact at any length,
   because `translate_passage` translates each clause and shifts its alignment.
-- **Target.** `course_utils.language.translation.TAREVI`: subject–object–verb order, nouns before
+- **Target.** `course_utils.language.tarevi.TAREVI`: subject–object–verb order, nouns before
   adjectives, postpositions, auxiliaries after the verb, suffixes for plural, past and participle.
   Names and "." are copied. Every target word has exactly one source word: the alignment is a bijection.
 - **Training lengths.** Training passages (and valid, test) have one or two clauses and at most

@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
 from course_utils.language.text_pipeline import Vocab, tokenize
-from course_utils.language.translation import Translation, translate_passage
+from course_utils.language.tarevi import Translation, translate_passage
 from course_utils.lecture import font_px
 from course_utils.evaluation import translation_metrics as metrics
 from course_utils.models.recurrent.seq2seq import Seq2Seq

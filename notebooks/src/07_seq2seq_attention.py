@@ -39,7 +39,7 @@ import torch
 
 from course_utils import CourseInputError, budget
 from course_utils.language import parallel
-from course_utils.language.translation import translate_passage
+from course_utils.language.tarevi import translate_passage
 from course_utils.models.recurrent import seq2seq as s2s
 from course_utils.analysis import translation_analysis as analysis
 from course_utils.zoo import translation_checkpoints as zoo
@@ -58,7 +58,7 @@ models = {label: load(zoo.model_name(kind, 128)) for label, kind in LABELS.items
 # emit a sequence of length M)."*
 #
 # Real parallel corpora have no true word alignments: people annotate a few hundred sentences by hand. The course
-# has an invented target language, **Tarevi**, with rules instead (`course_utils/language/translation.py`):
+# has an invented target language, **Tarevi**, with rules instead (`course_utils/language/tarevi.py`):
 # subject–object–verb order, nouns before their adjectives, postpositions ("the hammer with"), the auxiliary after
 # the verb, and suffixes for plural, past and participle. Its translator parses the source, reorders the
 # constituents and translates word by word, so it knows which source word each target word came from: the

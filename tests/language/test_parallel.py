@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from course_utils.language import parallel
-from course_utils.language.translation import split_sentences, translate_passage
+from course_utils.language.tarevi import split_sentences, translate_passage
 from course_utils.validation import CourseInputError
 
 TEXT_FILES = [f"{name}.jsonl" for name in parallel.set_names()] + ["datasheet.md"]

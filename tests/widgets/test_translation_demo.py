@@ -11,7 +11,7 @@ from PIL import Image
 from matplotlib.colors import to_rgb
 
 from course_utils.language.parallel import TRAIN_MAX_LENGTH
-from course_utils.language.translation import split_sentences, translate_passage
+from course_utils.language.tarevi import split_sentences, translate_passage
 from course_utils.zoo import translation_checkpoints as tc
 from course_utils.evaluation import translation_metrics as metrics
 from course_utils.models.recurrent.seq2seq import Seq2Seq, translate_words

@@ -9,7 +9,7 @@ from course_utils import CourseInputError
 from course_utils.language.grammar import CourseLanguage, rules
 from course_utils.language.lexicon import NAMES
 from course_utils.language.parallel import sample_clause
-from course_utils.language.translation import (
+from course_utils.language.tarevi import (
     COPIED_CATEGORIES,
     FUNCTION_CATEGORIES,
     TAREVI,

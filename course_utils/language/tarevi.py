@@ -1,4 +1,4 @@
-"""A second, invented "target language": translation with reordering and known word alignments.
+"""Tarevi, a second, invented "target language": translation with reordering and known word alignments.
 
 The source side is a well-defined part of the course language: simple clauses without subject
 modifiers ("the farmer fixed the old car with the hammer .", "the dog runs in the park .",
