@@ -15,6 +15,8 @@ A name is the checkpoint's folder name under ``data/checkpoints/<notebook>/``; `
 
 from __future__ import annotations
 
+import difflib
+
 from pathlib import Path
 
 from course_utils.validation import CourseInputError
@@ -40,7 +42,12 @@ def names() -> list[str]:
 
 def _known(name: str) -> str:
     if name not in _LOADERS:
-        raise CourseInputError(f"unknown checkpoint {name!r}; the names are {', '.join(names())}")
+        close = difflib.get_close_matches(str(name), names(), n=3, cutoff=0.5)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise CourseInputError(
+            f"unknown checkpoint {name!r}; {hint}zoo.names() lists all {len(names())} "
+            "(or run python -m course_utils.zoo --list)"
+        )
     return name
 
 
