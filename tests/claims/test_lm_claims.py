@@ -77,7 +77,7 @@ def test_the_bag_masked_model_ignores_order_and_the_concat_model_does_not():
 
 
 def test_unknown_checkpoint_names_are_clear_errors(tmp_path):
-    with pytest.raises(CourseInputError, match="the names are"):
+    with pytest.raises(CourseInputError, match="unknown checkpoint .ffnn_n7.; did you mean ffnn_n5"):
         load("ffnn_n7")
     with pytest.raises(CourseInputError, match="python -m course_utils.zoo ffnn_n2"):
         load("ffnn_n2", directory=tmp_path)
