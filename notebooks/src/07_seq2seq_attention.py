@@ -277,7 +277,7 @@ for label, hypotheses in outputs.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 reference = challenge.target
-one_wrong = reference[:3] + (reference[4],) + reference[4:]  # the participle replaced by the auxiliary
+one_wrong = reference[:3] + (reference[4],) + reference[4:]  # word 4, the postposition "pa" (by), becomes the participle
 print("reference:", " ".join(reference), "\nhypothesis:", " ".join(one_wrong))
 print(f"sentence BLEU {metrics.bleu([one_wrong], [reference]).score:.1f}   "
       f"exact match {metrics.exact_match([one_wrong], [reference]):.0%}   "
@@ -324,7 +324,7 @@ print(f"no attention falls with length inside the training lengths (exact match,
 print(f"every attention model beats no attention in BLEU in every bucket: "
       f"{all(table[a][b]['bleu'] > plain[b]['bleu'] for a in ('additive', 'dot', 'general') for b in buckets)}")
 print(f"beyond the training lengths every model's exact match falls below 50%: "
-      f"{all(row[b]['exact_match'] < 0.5 for row in table.values() for b in buckets[4:])}")
+      f"{all(row[b]['exact_match'] < 0.5 for row in table.values() for b in buckets[3:])}")
 
 # %% [markdown]
 # What the curves say:
@@ -635,12 +635,13 @@ _ = check_aer(attention_aer)
 #
 # - An encoder–decoder of two GRUs translates N words into M words. Trained with teacher forcing, the decoder runs
 #   over the whole reference at once; decoding runs it one step at a time, and the two agree to rounding error.
-# - Without attention the decoder sees the source only through the encoder's final state. On passages the model
-#   was trained on, it already fails more often the longer they are, and a bigger state helps it more than it
+# - Without attention the decoder sees the source only through the encoder's final state. On test passages of the
+#   training lengths, it already fails more often the longer they are, and a bigger state helps it more than it
 #   helps attention: the one vector is the bottleneck.
 # - Attention scores every encoder state against the decoder's current state, turns the scores into weights with
-#   a softmax and reads their weighted sum. Additive, dot and general attention all translate nearly every
-#   passage within the training lengths, in both voices.
+#   a softmax and reads their weighted sum. Additive, dot and general attention translate nearly every passage
+#   within the training lengths and every passive; on the held-out actives they get 98 %, 96 % and 92 % right, and
+#   what they miss are verbs whose past is their base form ("cut", "read").
 # - Beyond the lengths seen in training, every model fails: attention removes the bottleneck, not the need to
 #   train on long sentences.
 # - BLEU from its definition matches sacrebleu; on a language with one right translation, exact match and token
