@@ -749,8 +749,11 @@ bertviz_offline.model_view(attentions, tokens)
 # Rows are the attending words, columns the words attended to.
 
 # %%
-figure = bertviz_offline.attention_figure(attentions, tokens, layer=1)
-figure
+from IPython.display import Image
+
+from course_utils.widgets.widget_kit import figure_png
+
+Image(figure_png(bertviz_offline.attention_figure(attentions, tokens, layer=1)))  # layer index 1: the second layer
 
 # %% [markdown]
 # Unlike notebook 08's GPT, no triangle is masked out: every word attends to words on both sides.
