@@ -575,9 +575,34 @@ print(f"the heads differ (worst AER − best ≥ 0.1): {head_aer.max().item() - 
 # %% [markdown]
 # No single head is an aligner as good as 07's additive attention, which had nothing else to do; each transformer
 # head shares the work with the others and with the decoder's self-attention. The best head (AER 0.116) is still far
-# from the additive attention's 0.006, but every head beats 07's dot attention, whose argmax landed a word late. Attention heads specialise:
-# the slide's "Multi-headed attention enables multiple compositions", seen here as eight different alignment errors.
+# from the additive attention's 0.006, but every head beats 07's dot attention, whose argmax landed a word late.
+# Attention heads specialise: the slide's "Multi-headed attention enables multiple compositions", seen here as eight
+# different alignment errors.
+
+# %% [markdown]
+# **Stacks that do not share weights.** The CMU slide: *"A transformer is a stack of ~6 encoders and decoders. The
+# encoders are identical in structure but do not share weights."* Vaswani et al. stack N = 6 of each; ours stacks 2.
+# Identical in structure, different in every weight:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for side in ("encoder_layers", "decoder_layers"):
+    first, second = getattr(translators["transformer"], side)[:2]
+    same_shapes = [a.shape for a in first.parameters()] == [b.shape for b in second.parameters()]
+    shared = sum(torch.equal(a, b) for a, b in zip(first.parameters(), second.parameters()))
+    print(f"{side}: the same shapes in both layers: {same_shapes}; weight tensors shared between them: {shared}")
+
+# %% [markdown]
+# **The paper's numbers.** The CSE538 slide "Transformer (as of 2017)" gives WMT 2014 BLEU: GNMT 24.6 (EN–DE) and
+# 39.9 (EN–FR), ConvSeq2Seq 25.2 and 40.5, the Transformer (big) **28.4** and **41.8**. The course's task has one
+# right translation and a few hundred words, so its BLEU near 100 within the training lengths says nothing about
+# WMT; what carries over is the comparison with recurrent models of the same size, which the tables above make.
 #
+# > **Slide check.** The slides quote the paper twice: its abstract ("a new single-model state-of-the-art BLEU score
+# > of 41.0 after training for 3.5 days on eight GPUs") and its results table (41.8). In fact the two come from
+# > different versions of the paper: the abstract the slide copies is the first version's. Quote the table's 41.8.
+
+# %% [markdown]
 # ## 10. A GPT-style transformer language model on the course language
 #
 # The CSE538 slide "Transformer Language Models": an **auto-regressor** (*"Connections go forward only. Task is

@@ -898,6 +898,26 @@ _ = check_length_normalised_score(normalised_score)
 # </details>
 
 # %% [markdown]
+# ## Where the course stops
+#
+# The CSE538 deck ends on two slides this course does not reach, "Pretraining; FTing the LM; **Instruction
+# Tuning**" and "**RAG, Few-Shot, Zero-Shot**". Each needs a model far larger than ours and text written by people
+# for people, so here is only what they are:
+# - **Instruction tuning** fine-tunes a pretrained LM on (instruction, answer) pairs written for many tasks, so that
+#   it follows a request it was never trained on; the next stage, learning from human preferences, is what made
+#   chat models.
+# - **Few-shot** and **zero-shot** use of an LM (GPT-3, Brown et al. 2020) changes no weight: the prompt holds a task
+#   description and, for few-shot, a handful of solved examples, and the LM continues the text. The strategies of
+#   this notebook are what writes the continuation.
+# - **RAG** (retrieval-augmented generation, Lewis et al. 2020) first retrieves passages relevant to the question
+#   from a document collection and puts them in the prompt, so that the answer can rest on text the model was not
+#   trained on.
+#
+# The course language has none of the scale these need: a 2-layer GPT trained on 60,000 sentences of a 605-word
+# language learns the language, not how to follow instructions. What the course gives instead is the thing those
+# systems lack: a known truth to score every model and every decoding strategy against.
+
+# %% [markdown]
 # ## Summary
 #
 # - The slide's tree holds: greedy finds *yes yes* (.20), the best is *ok ok* (.28), and a beam of width 2 finds it.
@@ -922,5 +942,7 @@ _ = check_length_normalised_score(normalised_score)
 # - Y. Wu et al. (2016). Google's Neural Machine Translation System (length penalty, α).
 # - A. Fan, M. Lewis, Y. Dauphin (2018). Hierarchical Neural Story Generation (top-k sampling).
 # - T. M. Cover, J. A. Thomas. *Elements of Information Theory*, ch. 3 (the typical set).
+# - T. B. Brown et al. (2020). Language Models are Few-Shot Learners. *NeurIPS*.
+# - P. Lewis et al. (2020). Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks. *NeurIPS*.
 # - Hugging Face, "How to generate text: using different decoding methods for language generation with
 #   Transformers" (blog), and the `generate()` documentation.
