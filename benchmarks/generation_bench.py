@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bert_bench import machine, write  # noqa: E402  (one way of naming the machine and writing a section)
+from course_utils.zoo.transformer_checkpoints import lm_checkpoint_config  # noqa: E402
 
 SECTION = "## Notebook 10: generation strategies (issue 13)"
 RESULTS = ROOT / "benchmarks" / "results" / "generation_bench.json"
@@ -83,13 +84,14 @@ def bench_strategies() -> dict:
 
 def markdown(results: dict) -> list[str]:
     m = results["machine"]
+    shape = lm_checkpoint_config("gpt_lm")["model"]
     lines = [
         f"{SECTION}, {m['date']}",
         "",
         f"Measured by `OMP_NUM_THREADS=1 python benchmarks/generation_bench.py --write` on {m['cpu']} "
         f"({m['cores']} cores, shared; load average {m['load_1min']} at the start), torch {m['torch']} "
         f"({m['cpu_capability']}), 1 thread, in {results['total_seconds']:.0f} s. The shipped `gpt_lm` "
-        f"(2 layers × 128, notebook 08); prompt `<s> the`; best of {REPEATS}.",
+        f"({shape['n_layer']} layers × {shape['n_embd']}, notebook 08); prompt `<s> the`; best of {REPEATS}.",
         "",
         f"**Ours against `generate()`** ({NEW_TOKENS} new tokens; greedy with `</s>` forbidden so that both "
         "write all of them; target: ours within 1.5× of `generate()`):",

@@ -120,11 +120,21 @@ class ProgressBar:
         self.close()
 
 
-def _scheduler(optimizer: torch.optim.Optimizer, schedule: str, steps: int):
-    """A learning-rate schedule: constant, or half a cosine from the set rate down to 0."""
+def learning_rate_factor(step: int, *, steps: int, schedule: str, warmup_steps: int = 0) -> float:
+    """The factor of the set learning rate at ``step`` (0-based): a linear warm-up from 0 over ``warmup_steps``, then
+    constant, or half a cosine from the set rate down to 0 over the remaining steps."""
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
     if schedule == "constant":
-        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 0.5 * (1 + math.cos(math.pi * step / steps)))
+        return 1.0
+    return 0.5 * (1 + math.cos(math.pi * (step - warmup_steps) / max(steps - warmup_steps, 1)))
+
+
+def _scheduler(optimizer: torch.optim.Optimizer, schedule: str, steps: int, warmup_steps: int):
+    """``learning_rate_factor`` as a torch scheduler."""
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: learning_rate_factor(step, steps=steps, schedule=schedule, warmup_steps=warmup_steps)
+    )
 
 
 def train(
@@ -140,6 +150,7 @@ def train(
     eval_every: int = 0,
     clip_grad_norm: float | None = None,
     schedule: str = "constant",
+    warmup_steps: int = 0,
     progress: bool = True,
     description: str = "training",
 ) -> TrainingHistory:
@@ -148,7 +159,8 @@ def train(
     ``model(x, targets)`` must return ``(logits, loss)``. ``batches`` is an iterable of
     ``(x, targets)`` pairs or a function ``step -> (x, targets)``. Without an optimizer,
     AdamW with learning rate ``lr`` is used. ``schedule="cosine"`` decays the learning rate
-    to 0 over the ``steps`` (half a cosine); "constant" keeps it. A NaN or infinite loss stops training with
+    to 0 over the ``steps`` (half a cosine); "constant" keeps it. ``warmup_steps`` > 0 first raises it linearly from
+    0 over that many steps. A NaN or infinite loss stops training with
     ``NonFiniteLossError``, before the bad update.
     """
     steps = check_int("steps", steps, minimum=1)
@@ -158,7 +170,8 @@ def train(
         optimizer = torch.optim.AdamW(model.parameters(), lr=check_positive("lr", lr))
     if clip_grad_norm is not None:
         clip_grad_norm = check_positive("clip_grad_norm", clip_grad_norm)
-    scheduler = _scheduler(optimizer, check_choice("schedule", schedule, ("constant", "cosine")), steps)
+    warmup_steps = check_int("warmup_steps", warmup_steps, minimum=0, maximum=steps)
+    scheduler = _scheduler(optimizer, check_choice("schedule", schedule, ("constant", "cosine")), steps, warmup_steps)
     if device is not None:
         model.to(device)
     get_batch = _batch_source(batches)

@@ -2,6 +2,7 @@
 widgets import it; the models never do.
 
 - ``attention_cost``: Vaswani et al.'s Table 1, counted and timed: a self-attention layer against an LSTM layer, and training throughput.
+- ``block_ablation``: The transformer block's building blocks, measured: residual connections, LayerNorm and where it goes, warm-up.
 - ``bert_sizes``: BERT-base and BERT-large parameter counts, built on the meta device, per group, against a closed form.
 - ``contextual_embeddings``: A word's vector at every BERT layer, Devlin et al.'s six layer choices, and linear probes and nearest neighbours that measure which layers tell word senses apart.
 - ``generation_analysis``: Generated text judged by the oracle: grammaticality, per-token perplexity against the entropy rate, distinct-n, repetition, length; the beam search curse.

@@ -341,18 +341,20 @@ def format_table(rows) -> str:
 
 
 def _length_curve(jobs, widths, normalisation, *, max_new_tokens: int, early_stopping) -> dict:
-    """{normalisation: {width: mean length}} over ``jobs``: (model, prefix ids, ids → output length)."""
+    """{normalisation: {width: mean length}} over ``jobs``: (model, prefix ids, ids → output length), and
+    ``"changed"``: {normalisation: how many jobs' outputs differ at some width from the first width's}."""
     norms = (normalisation,) if isinstance(normalisation, str) else tuple(normalisation)
     widths = [check_int("width", w, minimum=1) for w in widths]
-    curve: dict[str, dict[int, float]] = {}
+    curve: dict[str, dict] = {"changed": {}}
     with torch.no_grad():
         for norm in norms:
-            curve[norm] = {}
+            curve[norm], outputs = {}, []
             for width in widths:
-                lengths = [length_of(g.beam_search(model, prefix, width=width, max_new_tokens=max_new_tokens,
-                                                   normalisation=norm, early_stopping=early_stopping))
-                           for model, prefix, length_of in jobs]  # fmt: skip
-                curve[norm][width] = statistics.fmean(lengths)
+                found = [g.beam_search(model, prefix, width=width, max_new_tokens=max_new_tokens, normalisation=norm,
+                                       early_stopping=early_stopping) for model, prefix, _ in jobs]  # fmt: skip
+                curve[norm][width] = statistics.fmean(length_of(out) for out, (_, _, length_of) in zip(found, jobs))
+                outputs.append([out.ids for out in found])
+            curve["changed"][norm] = sum(any(row != first for row in rows[1:]) for first, *rows in zip(*outputs))
     return curve
 
 
@@ -368,7 +370,8 @@ def beam_length_curve(
 ) -> dict:
     """Mean output length (words of prompt + output, ``</s>`` not counted) by beam width.
 
-    Returns ``{normalisation: {width: mean length}}``. Murray & Chiang (2018), "Correcting length bias in
+    Returns ``{normalisation: {width: mean length}}`` and ``"changed"``: {normalisation: how many prompts' outputs
+    differ at some width from the first width's}. Murray & Chiang (2018), "Correcting length bias in
     neural machine translation": wider beams find higher-probability, shorter outputs (the beam search
     curse); length normalisation ("mean": sum ÷ |Y|) counters it.
     """
@@ -391,7 +394,8 @@ def translation_length_curve(
     """The same curve for a translation model (07's ``Seq2Seq`` or 08's ``TransformerTranslator``).
 
     ``pairs``: ``parallel`` pairs (``.source``, ``.target``); lengths are output words (``</s>`` not counted).
-    Returns ``{normalisation: {width: mean length}}`` plus ``"reference"``: the references' mean length.
+    Returns ``{normalisation: {width: mean length}}``, ``"changed"`` (as ``beam_length_curve``) and
+    ``"reference"``: the references' mean length.
     """
     pairs = list(pairs)
     if not pairs:

@@ -263,7 +263,8 @@ def attention_figure(attention, tokens, *, layer, head=None) -> Figure:
     """A static picture of one layer's attention: a heatmap per head (or only ``head``), rows attend to columns.
 
     Works where no JavaScript runs (a PDF, a stored notebook, a terminal). Row i, column j is how much
-    token i (the query) attends to token j (the key); each row sums to 1.
+    token i (the query) attends to token j (the key); each row sums to 1. ``layer`` and ``head`` are indices from 0,
+    as bertviz takes them; the titles count from 1, as the notebooks' prose does.
     """
     weights = attention_array(attention, tokens)  # (L, H, T, T)
     n_layers, n_heads, length, _ = weights.shape
@@ -279,12 +280,12 @@ def attention_figure(attention, tokens, *, layer, head=None) -> Figure:
             ax.remove()
             continue
         ax.imshow(weights[layer, heads[index]], cmap="Blues", vmin=0.0, vmax=1.0)  # (T, T)
-        ax.set_title(f"head {heads[index]}")
+        ax.set_title(f"head {heads[index] + 1}")
         ax.set_xticks(range(length), tokens, rotation=90)
         ax.set_yticks(range(length), tokens)
         if index % columns == 0:
             ax.set_ylabel("query (attends)")
         if index + columns >= len(heads):  # nothing below it
             ax.set_xlabel("key (attended to)")
-    figure.suptitle(f"Layer {layer}: attention weights (darker = more)")
+    figure.suptitle(f"Layer {layer + 1}: attention weights (darker = more)")
     return figure

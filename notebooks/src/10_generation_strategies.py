@@ -42,6 +42,7 @@ import torch
 
 from course_utils import CourseInputError, budget
 from course_utils.language import best_sentences as bs
+from course_utils.language import corpus
 from course_utils.language import parallel
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import generation as g
@@ -247,6 +248,11 @@ fifty = torch.full((50,), 1e-3)  # 50 words at P = 0.001
 print(f"product of the probabilities in float32: {float(fifty.prod()):g}; sum of their logs: {float(fifty.log().sum()):.1f}")
 
 # %% [markdown]
+# > **Slide check.** The slide (CSE538, "Practical Points") says "Use log probs for faster computation tracking
+# > maximums", and the slide's own beam code multiplies raw probabilities (`path_p*p`, section 2). In fact the
+# > reason for log-probabilities is underflow, not speed: the last line above shows 50 words of probability 0.001
+# > multiplied in float32 giving exactly 0, while the sum of their logs is an ordinary number.
+#
 # Beam search as `generate(num_beams=k)` runs it. Each step looks at the 2k best continuations, so that k can go
 # on even when some of them end. A hypothesis that ends is kept only if it ranks among the first k. Finished
 # hypotheses are ranked by the length-normalised score of §6:
@@ -271,11 +277,21 @@ for name, model in left_to_right.items():
         print(f"{name:10} {label:7} {shown(sentence):58} {verdict(sentence)}")
 
 # %% [markdown]
-# Greedy search *degenerates* on the weaker models: "that eats the cake that eats the cake …" until the 30-token
-# bound, the loops Holtzman et al. describe. A beam of 4 ends most of them sooner, and shorter (not the RNN's). ("gets paid" is one of the
-# compositions held out of the training language, so the oracle of the training language rejects it; notebook 05
-# has the story.) The same models, drawing at T = 1 and with top-p = 0.9 (seeded: change the seed for other
-# sentences):
+# Greedy search *degenerates* on every neural model, the GPT included: "that eats the cake that eats the cake …" until
+# the 30-token bound, the loops Holtzman et al. describe. A beam of 4 ends most of them sooner, and shorter (not the
+# RNN's). The trigram's "my friend gets paid ." is not in the language at all, not even in the full one: "gets" comes
+# only after "make sure that …" or "check that …", which a model reading two words back cannot know. The oracle says
+# where it fails, and the training split says where "gets" occurs:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print(CourseLanguage().score("my friend gets paid .".split()).failure)
+with_gets = [" ".join(s) for s in corpus.load_split("train") if "gets" in s]
+frames = sum(("sure that" in s or "check that" in s) for s in with_gets)
+print(f"training sentences with 'gets': {len(with_gets):,}; inside 'make sure that …' or 'check that …': {frames:,}")
+
+# %% [markdown]
+# The same models, drawing at T = 1 and with top-p = 0.9 (seeded: change the seed for other sentences):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -402,7 +418,7 @@ plt.show()
 
 # %% [markdown]
 # Without the cache every step re-reads the whole sequence, so a token costs more the longer the sequence; with it
-# each step reads one new token against cached keys and values. On this 2-layer, 128-wide model the fixed cost of a
+# each step reads one new token against cached keys and values. On this 2-layer, 64-wide model the fixed cost of a
 # step dominates, and the gap only grows to about 1.5× at 120 tokens (BENCHMARKS.md has the table); on GPT-2-sized
 # models and long contexts the cache is what makes generation affordable.
 
@@ -415,9 +431,14 @@ plt.show()
 # $$\text{score}(y) = \log P(y \mid x) = \frac{1}{t} \sum_{i=1}^{t} \log P(y_i \mid y_1, \dots, y_{i-1}, x)
 # \qquad (13.16)$$
 #
+# > **Slide check.** The slide (CSE538, "Practical Points", eq. 13.16 of J&M) writes score(y) = log P(y | x) =
+# > (1/t) Σ log P(yᵢ | …). In fact the first equality is false: Σᵢ log P(yᵢ | y₁ … yᵢ₋₁, x) *is* log P(y | x), so the
+# > right-hand side is log P(y | x) / t, the log-probability per token. It is a score that ranks hypotheses of
+# > different lengths, not a log-probability; read the equation as score(y) = (1/t) log P(y | x).
+#
 # Two variants are in use:
 # - Hugging Face `generate()`: Σ log P ÷ |Y|^α, `length_penalty` = α (default 1.0), |Y| the generated tokens
-#   (prompt excluded, `</s>` included). At α = 1 it *is* eq. 13.16; α = 0 is the raw sum.
+#   (prompt excluded, `</s>` included). At α = 1 it is eq. 13.16's right-hand side; α = 0 is the raw sum.
 # - GNMT (Wu et al. 2016): Σ log P ÷ ((5 + |Y|) / 6)^α, with α tuned on development data.
 #
 # The three are not the same ranking. A width-16 beam that never stops early (`early_stopping="never"`) finishes 16
@@ -436,7 +457,7 @@ for name, ranked in order.items():
 # %% [markdown]
 # The raw sum picks the shortest sentence; eq. 13.16 divides by t and picks a long one; |Y|^0.6 and GNMT's gentler
 # penalty sit in between. Which is "right" is a modelling choice: nothing in the model says how long a sentence
-# should be. Section 8 measures what each choice does to the length of what beam search writes.
+# should be. Section 9 measures what each choice does to the length of what beam search writes.
 
 # %% [markdown]
 # ## 7. Every strategy, judged by the oracle
@@ -543,7 +564,9 @@ print("beam 16 repeats less than greedy:", repetition["beam (b=16)"] < repetitio
 # Two of Holtzman's findings carry over: greedy decoding loops (section 4's "my friend that eats the cake that eats
 # the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their beam
 # (b = 16) repeats 29 % of the time, ours not once in 40 sentences. Their generations were 200 tokens long and had to
-# keep going; ours end, and section 8 shows that a wide beam ends *early*, before any loop can start. The other
+# keep going; ours end, and section 9 shows that after a prompt a wide beam ends *early*, before any loop can start
+# (from `<s>` alone, section 8, the widest beam finds the language's mode, which is longer than what beams of 4 and
+# 16 find there). The other
 # half of their argument, that maximisation writes text far more probable than real text, holds exactly: greedy
 # and beam search sit well left of the entropy rate in the plot.
 
@@ -570,20 +593,35 @@ print(f"the median sentence is {math.exp(found.sentences[0].logprob - typical.me
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-_, sample_logprobs = bs.sample_logprobs(lang, 20_000, 0)
-fig, ax = plt.subplots(figsize=(7, 3.2))
-ax.hist(sample_logprobs, bins=80, color="tab:blue", alpha=0.7, label="20,000 sentences of the language")
-ax.axvline(found.sentences[0].logprob, color="tab:red", lw=2, label="the most probable sentence")
-ax.set(xlabel="log P(sentence)", ylabel="count", title="the mode is far from where the language lives")
-ax.legend()
+samples, sample_logprobs = bs.sample_logprobs(lang, 20_000, 0)
+per_token = [-lp / (len(words) + 1) for words, lp in zip(samples, sample_logprobs)]  # nats per token, </s> counted
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.2))
+left.hist(sample_logprobs, bins=80, color="tab:blue", alpha=0.7, label="20,000 sentences of the language")
+left.axvline(found.sentences[0].logprob, color="tab:red", lw=2, label="the most probable sentence")
+left.set(xlabel="log P(sentence)", ylabel="count", title="per sentence: the mode is in the bulk's upper tail")
+left.legend(fontsize=8)
+right.hist(per_token, bins=80, color="tab:blue", alpha=0.7)
+right.axvline(-found.sentences[0].logprob_per_token, color="tab:red", lw=2)
+right.axvline(typical.entropy_rate, color="k", ls=":", label="entropy rate")
+right.set(xlabel="nats per token", title="per token: far below the entropy rate")
+right.legend(fontsize=8)
 plt.show()
+for band in (0.1, 0.5):
+    near = sum(abs(x - typical.entropy_rate) <= band for x in per_token) / len(per_token)
+    print(f"sentences within ±{band} nats/token of the entropy rate: {near:.0%}")
+print(f"sentences below the mode's {-found.sentences[0].logprob_per_token:.2f} nats/token: "
+      f"{sum(x <= -found.sentences[0].logprob_per_token for x in per_token) / len(per_token):.1%}")
 
 # %% [markdown]
 # The most probable sentence has p ≈ 0.007 and 0.49 nats per token; typical sentences have 1.73 nats per token, the
 # entropy rate, and a typical sentence is thousands of times less probable than the mode. So the slide's "the most probable, which is the most
-# typical" is half right: beam search does find very probable text, and very probable text is **not** typical. The
-# typical set of a language (the sentences with about the entropy rate per token) holds nearly all of its
-# probability and contains none of its most probable sentences (Cover & Thomas, ch. 3).
+# typical" is half right: beam search does find very probable text, and very probable text is **not** typical. Per
+# sentence, the mode is only about one standard deviation above the mean log-probability (the left plot); per token
+# it is far from what sentences of the language spend (the right plot). Information theory's *typical set* (Cover &
+# Thomas, ch. 3: for long sequences almost all the probability sits on sequences of about the entropy rate per
+# token) is a statement about long sequences. These sentences average 7.5 words, so their per-token cost spreads
+# widely around the entropy rate, as the shares printed under the plots show; what holds here is the weaker
+# statement that the mode spends far fewer nats per token than nearly every sentence the language produces.
 #
 # > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
 # > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token) is far from
@@ -605,7 +643,8 @@ for width in (1, 4, 16, 64):
     print(f"GPT, beam {width:2}:        {' '.join(sentence):48} {verdict(sentence)}")
 
 # %% [markdown]
-# Greedy search from `<s>` alone loops into a sentence that is not in the language. Wider beams find more and more
+# Greedy search from `<s>` alone repeats itself ("the movie was not good and the movie was not bad .") and writes a
+# sentence that is not in the language. Wider beams find more and more
 # probable sentences, and a beam of 64 finds the language's own mode: the GPT has learnt where the mode is. Beam
 # search is a search for the mode, and does it well; the slide's complaint is about what the mode is.
 #
@@ -651,6 +690,12 @@ for name, model in translators.items():
 
 # %%
 # NBVAL_IGNORE_OUTPUT
+for name, curve in translation_curves.items():
+    print(f"{name:30} passages whose translation changes with the width (of {len(long_pairs)}): "
+          f"Σ log P {curve['changed']['none']}, eq. 13.16 {curve['changed']['mean']}")
+
+# %%
+# NBVAL_IGNORE_OUTPUT
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
 for norm, label in (("none", "Σ log P"), ("mean", "eq. 13.16")):
     left.plot(widths, [curve[norm][w] for w in widths], "o-", label=label)
@@ -671,8 +716,9 @@ plt.show()
 # On the GPT the curse is plain: a wider beam writes shorter sentences, well below the language's mean; eq. 13.16
 # undoes most of it. Among the translation models the weakest, the GRU without attention, shows it on both sets,
 # and eq. 13.16 brings most of the length back; the attention models are so sure of each word that the search
-# width does not change a single translation. Beam width is not free: it is a knob that
-# trades search error for the model's bias towards short outputs.
+# width leaves their mean length where it is and changes few of their translations (the counts are printed
+# under the length table). Beam width is not free: it is a knob that trades search error for the model's bias
+# towards short outputs.
 
 # %% [markdown]
 # ## 10. Sampling at T = 1: the oracle's samples against the model's
@@ -687,9 +733,13 @@ plt.show()
                                  strategies={"GPT, T=1": {"kind": "sample"}})  # fmt: skip
 oracle_row = ga.oracle_samples(lang, 500, seed=2, reference=reference)
 print(ga.format_table([oracle_row, model_row]))
-bad = [s for s in model_row["sentences"] if not lang.score(s).grammatical][:4]
-print("\nsome of the GPT's ungrammatical samples:")
-for sentence in bad:
+bad = [s for s in model_row["sentences"] if not lang.score(s).grammatical]
+good = [s for s in model_row["sentences"] if lang.score(s).grammatical]
+print(f"\nthe GPT's ungrammatical samples: {len(bad)}, {statistics.fmean(map(len, bad)):.1f} words on average "
+      f"(its grammatical ones: {statistics.fmean(map(len, good)):.1f}); failing by word 4: "
+      f"{sum(lang.score(s).failure.position < 4 for s in bad)}")
+print("some of them:")
+for sentence in bad[:4]:
     print("  ", " ".join(sentence), "—", lang.score(sentence).failure)
 
 # %%
@@ -705,10 +755,11 @@ print("its lengths are the language's (TV < 0.1):", model_row["length_tv"] < 0.1
 # The oracle's samples reproduce the language: every sentence grammatical and the entropy rate to within sampling
 # error. The GPT's samples at T = 1 are the GPT's distribution, errors included: its grammatical sentences look
 # like the language's (the same entropy rate, the same lengths), but about one in ten is not a sentence of the
-# language at all, where the GPT put probability that the language does not (most often a long sentence whose
-# agreement or selection fails far from its subject). That is what temperature < 1, top-k and top-p trade against:
-# they cut the tail where those errors live (section 7: more grammatical sentences), and with it some of the
-# language's real variety (lower nll/t, fewer distinct n-grams).
+# language at all, where the GPT put probability that the language does not. The line under the table says what
+# they are like: longer than its grammatical sentences on average (the longer a sentence runs, the more words can
+# break a rule), and only a few fail within the first four words. That is what temperature < 1, top-k and top-p trade against: they cut the tail where those
+# errors live (section 7's table; at n = 200 sentences a few points of grammaticality are about one standard
+# error), and with it some of the language's real variety (lower nll/t, fewer distinct n-grams).
 
 # %% [markdown]
 # ## 11. Widgets
@@ -847,6 +898,26 @@ _ = check_length_normalised_score(normalised_score)
 # </details>
 
 # %% [markdown]
+# ## Where the course stops
+#
+# The CSE538 deck ends on two slides this course does not reach, "Pretraining; FTing the LM; **Instruction
+# Tuning**" and "**RAG, Few-Shot, Zero-Shot**". Each needs a model far larger than ours and text written by people
+# for people, so here is only what they are:
+# - **Instruction tuning** fine-tunes a pretrained LM on (instruction, answer) pairs written for many tasks, so that
+#   it follows a request it was never trained on; the next stage, learning from human preferences, is what made
+#   chat models.
+# - **Few-shot** and **zero-shot** use of an LM (GPT-3, Brown et al. 2020) changes no weight: the prompt holds a task
+#   description and, for few-shot, a handful of solved examples, and the LM continues the text. The strategies of
+#   this notebook are what writes the continuation.
+# - **RAG** (retrieval-augmented generation, Lewis et al. 2020) first retrieves passages relevant to the question
+#   from a document collection and puts them in the prompt, so that the answer can rest on text the model was not
+#   trained on.
+#
+# The course language has none of the scale these need: a 2-layer GPT trained on 60,000 sentences of a 605-word
+# language learns the language, not how to follow instructions. What the course gives instead is the thing those
+# systems lack: a known truth to score every model and every decoding strategy against.
+
+# %% [markdown]
 # ## Summary
 #
 # - The slide's tree holds: greedy finds *yes yes* (.20), the best is *ok ok* (.28), and a beam of width 2 finds it.
@@ -871,5 +942,7 @@ _ = check_length_normalised_score(normalised_score)
 # - Y. Wu et al. (2016). Google's Neural Machine Translation System (length penalty, α).
 # - A. Fan, M. Lewis, Y. Dauphin (2018). Hierarchical Neural Story Generation (top-k sampling).
 # - T. M. Cover, J. A. Thomas. *Elements of Information Theory*, ch. 3 (the typical set).
+# - T. B. Brown et al. (2020). Language Models are Few-Shot Learners. *NeurIPS*.
+# - P. Lewis et al. (2020). Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks. *NeurIPS*.
 # - Hugging Face, "How to generate text: using different decoding methods for language generation with
 #   Transformers" (blog), and the `generate()` documentation.

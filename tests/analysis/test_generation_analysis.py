@@ -130,8 +130,10 @@ def test_low_temperature_gives_lower_nll_than_high():
 
 def test_beam_length_curve_runs():
     curve = ga.beam_length_curve(gpt(), course_vocab(), [(), ("the",)], widths=(1, 4), max_new_tokens=20)
+    changed = curve.pop("changed")
     assert set(curve) == {"none", "mean"} and all(set(c) == {1, 4} for c in curve.values())
     assert all(length > 0 for c in curve.values() for length in c.values())
     assert curve["none"][1] == curve["mean"][1]  # width 1 is greedy either way
+    assert set(changed) == {"none", "mean"} and all(0 <= n <= 2 for n in changed.values())
     single = ga.beam_length_curve(gpt(), course_vocab(), None, widths=(2,), normalisation="none", max_new_tokens=10)
-    assert set(single) == {"none"}
+    assert set(single) == {"none", "changed"} and single["changed"] == {"none": 0}  # one width: nothing to change

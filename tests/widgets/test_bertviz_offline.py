@@ -146,7 +146,8 @@ def test_the_figure_of_one_head_and_of_many_heads():
     figure = attention_figure(many, TOKENS, layer=0)
     assert len(figure.axes) == 8, "a 2 × 4 grid, no empty axes"
     figure = attention_figure(many, TOKENS, layer=0, head=5)
-    assert len(figure.axes) == 1 and figure.axes[0].get_title() == "head 5"
+    assert len(figure.axes) == 1 and figure.axes[0].get_title() == "head 6"  # head index 5, counted from 1
+    assert figure.get_suptitle().startswith("Layer 1:")
 
 
 def test_the_figure_takes_arrays_too(attentions):

@@ -52,13 +52,13 @@ def lstm_step(x_t: Tensor, state: tuple[Tensor, Tensor], params: tuple[Tensor, T
     return h, c, {"input": i, "forget": f, "output": o, "candidate": g}
 
 
-def gru_step(x_t: Tensor, h_prev: Tensor, params: tuple[Tensor, Tensor, Tensor, Tensor]) -> Tensor:
-    """One GRU step in torch's convention; ``params`` = (W (3H, D), U (3H, H), b_W (3H,), b_U (3H,)), rows r, z, n.
+def gru_gates(x_t: Tensor, h_prev: Tensor, params: tuple[Tensor, Tensor, Tensor, Tensor]) -> tuple[Tensor, ...]:
+    """A GRU's reset gate r, update gate z and candidate n (B, H) each, in torch's convention; ``params`` = (W (3H, D),
+    U (3H, H), b_W (3H,), b_U (3H,)), rows r, z, n.
 
     r_t = σ(W_r x_t + b_Wr + U_r h_{t-1} + b_Ur)          reset gate
     z_t = σ(W_z x_t + b_Wz + U_z h_{t-1} + b_Uz)          update gate
     n_t = tanh(W_n x_t + b_Wn + r_t ⊙ (U_n h_{t-1} + b_Un))  candidate
-    h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t-1}
     """
     W, U, b_W, b_U = params
     from_input = x_t @ W.T + b_W  # (B, 3H)
@@ -68,6 +68,12 @@ def gru_step(x_t: Tensor, h_prev: Tensor, params: tuple[Tensor, Tensor, Tensor, 
     r = torch.sigmoid(x_r + h_r)  # (B, H): how much of the old state the candidate sees
     z = torch.sigmoid(x_z + h_z)  # (B, H): how much of the old state to keep
     n = torch.tanh(x_n + r * h_n)  # (B, H): the candidate
+    return r, z, n
+
+
+def gru_step(x_t: Tensor, h_prev: Tensor, params: tuple[Tensor, Tensor, Tensor, Tensor]) -> Tensor:
+    """One GRU step: h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t-1}, the gates from ``gru_gates``."""
+    _, z, n = gru_gates(x_t, h_prev, params)  # (B, H) each
     return (1 - z) * n + z * h_prev  # (B, H)
 
 

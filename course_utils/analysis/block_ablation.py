@@ -1,0 +1,97 @@
+"""The transformer block's building blocks, measured: residual connections, LayerNorm and where it goes, warm-up.
+
+    LayerNorm(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β     over the C features of one position
+    residual      x ← x + Sublayer(x)                        the sublayer learns a change to x, not a new x
+    pre-LN block  x ← x + Attn(LN(x));  x ← x + MLP(LN(x))   GPT-2 and the course's models
+    post-LN block x ← LN(x + Attn(x));  x ← LN(x + MLP(x))   Vaswani et al. (2017)
+
+``AblatedBlock`` is the course's ``ScratchBlock`` with the residuals and the LayerNorms switchable; ``deep_lm`` stacks
+six of them into a small GPT; ``train_variant`` trains one on the course language and measures it against the oracle.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from course_utils.language import corpus
+from course_utils.language.grammar import CourseLanguage
+from course_utils.language.vocab import course_vocab, train_ids
+from course_utils.models import lm
+from course_utils.models.classic.neural_lm import seeded
+from course_utils.models.transformer.transformer_lm import ScratchBlock, ScratchGPT
+from course_utils.training import NonFiniteLossError, train
+from course_utils.validation import check_choice
+
+Tensor = torch.Tensor
+LAYER_NORMS = ("pre", "post", "none")
+VALID_SENTENCES = 500  # validation sentences each variant is scored on
+
+
+class AblatedBlock(ScratchBlock):
+    """``ScratchBlock`` with its residual connections on or off and its LayerNorms before ("pre"), after ("post") or
+    nowhere ("none"). (B, T, C) → (B, T, C), and the attention weights (B, H, T, T)."""
+
+    def __init__(self, n_embd: int, n_head: int, *, residual: bool = True, layer_norm: str = "pre"):
+        super().__init__(n_embd, n_head)
+        self.residual, self.layer_norm = bool(residual), check_choice("layer_norm", layer_norm, LAYER_NORMS)
+
+    def before(self, x: Tensor, norm: nn.LayerNorm) -> Tensor:
+        """A sublayer's input: LN(x) in a pre-LN block, x otherwise."""
+        return norm(x) if self.layer_norm == "pre" else x
+
+    def after(self, x: Tensor, out: Tensor, norm: nn.LayerNorm) -> Tensor:
+        """A sublayer's output ``out`` joined to its input ``x``: x + out (or out alone), then LN in a post-LN block."""
+        out = x + out if self.residual else out
+        return norm(out) if self.layer_norm == "post" else out
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        attended, weights = self.attend(self.before(x, self.ln_1))  # (B, T, C), (B, H, T, T)
+        x = self.after(x, attended, self.ln_1)  # (B, T, C)
+        x = self.after(x, self.mlp(self.before(x, self.ln_2)), self.ln_2)  # (B, T, C)
+        return x, weights
+
+
+def deep_lm(*, residual: bool = True, layer_norm: str = "pre", n_layer: int = 6, n_embd: int = 32, n_head: int = 4,
+            seed: int = 0) -> ScratchGPT:  # fmt: skip
+    """A GPT of ``n_layer`` ``AblatedBlock``s over the course vocabulary (the final LayerNorm only with LayerNorms)."""
+    model = ScratchGPT(len(course_vocab()), n_layer=1, n_embd=n_embd, n_head=n_head, max_len=64, seed=seed)
+    with seeded(seed + 1):
+        model.blocks = nn.ModuleList(AblatedBlock(n_embd, n_head, residual=residual, layer_norm=layer_norm)
+                                     for _ in range(n_layer))  # fmt: skip
+    if layer_norm != "pre":  # post-LN blocks end on a LayerNorm already; "none" has none at all
+        model.ln_f = nn.Identity()
+    return model
+
+
+def first_layer_gradient(model: ScratchGPT, *, batch_size: int = 64, seed: int = 0) -> float:
+    """‖∂L/∂W‖ of the first block's attention weights W^{QKV}, at the model's current weights, on one batch."""
+    idx, targets = lm.batch_stream(train_ids(), course_vocab(), batch_size=batch_size, seed=seed)(1)
+    model.zero_grad(set_to_none=True)
+    model(idx, targets)[1].backward()
+    norm = model.blocks[0].qkv.weight.grad.norm().item()
+    model.zero_grad(set_to_none=True)
+    return norm
+
+
+def oracle_valid_perplexity() -> float:
+    """The true perplexity of the validation sentences the variants are scored on."""
+    language = CourseLanguage(include_held_out=False)
+    return math.exp(corpus.oracle_entropy(language, corpus.load_split("valid")[:VALID_SENTENCES])[0])
+
+
+def train_variant(*, residual: bool = True, layer_norm: str = "pre", warmup_steps: int = 0, steps: int = 400,
+                  lr: float = 3e-3, batch_size: int = 64, seed: int = 0) -> dict:  # fmt: skip
+    """Train one variant of ``deep_lm`` and measure it: the first block's gradient norm before training, and the
+    validation perplexity ÷ the oracle's after ``steps`` (None when the loss became NaN or infinite)."""
+    model = deep_lm(residual=residual, layer_norm=layer_norm, seed=seed)
+    gradient = first_layer_gradient(model, batch_size=batch_size, seed=seed)
+    batches = lm.batch_stream(train_ids(), course_vocab(), batch_size=batch_size, seed=seed)
+    try:
+        train(model, batches, steps=steps, lr=lr, warmup_steps=warmup_steps, clip_grad_norm=1.0, progress=False)
+    except NonFiniteLossError:
+        return {"first_layer_gradient": gradient, "valid_ratio": None}
+    score = lm.evaluate(model, course_vocab(), corpus.load_split("valid")[:VALID_SENTENCES])
+    return {"first_layer_gradient": gradient, "valid_ratio": score.perplexity / oracle_valid_perplexity()}
