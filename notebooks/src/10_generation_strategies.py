@@ -690,9 +690,9 @@ for name, model in translators.items():
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-for name, curve in translation_curves.items():
+for name, changes in ((name, c["changed"]) for name, c in translation_curves.items()):
     print(f"{name:30} passages whose translation changes with the width (of {len(long_pairs)}): "
-          f"Σ log P {curve['changed']['none']}, eq. 13.16 {curve['changed']['mean']}")
+          f"Σ log P {changes['none']}, eq. 13.16 {changes['mean']}")
 
 # %%
 # NBVAL_IGNORE_OUTPUT
