@@ -649,9 +649,10 @@ for side in ("encoder_layers", "decoder_layers"):
 # right translation and a few hundred words, so its BLEU near 100 within the training lengths says nothing about
 # WMT; what carries over is the comparison with recurrent models of the same size, which the tables above make.
 #
-# > **Slide check.** The slides quote the paper twice: its abstract ("a new single-model state-of-the-art BLEU score
-# > of 41.0 after training for 3.5 days on eight GPUs") and its results table (41.8). In fact the two come from
-# > different versions of the paper: the abstract the slide copies is the first version's. Quote the table's 41.8.
+# > **Slide check.** The slide (CSE538, "Transformer (as of 2017)") gives 41.8 for EN–FR, and the deck quotes the
+# > paper's abstract a few slides before: "a new single-model state-of-the-art BLEU score of 41.0 after training for
+# > 3.5 days on eight GPUs". In fact the two come from different versions of the paper: the abstract the deck copies
+# > is the first version's. Quote the table's 41.8.
 
 # %% [markdown]
 # ## 10. A GPT-style transformer language model on the course language
