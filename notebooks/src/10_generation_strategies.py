@@ -690,9 +690,10 @@ for name, model in translators.items():
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-for name, changes in ((name, c["changed"]) for name, c in translation_curves.items()):
+for name in translators:
+    changed = translation_curves[name]["changed"]  # normalisation -> passages whose output changes with the width
     print(f"{name:30} passages whose translation changes with the width (of {len(long_pairs)}): "
-          f"Σ log P {changes['none']}, eq. 13.16 {changes['mean']}")
+          f"Σ log P {changed['none']}, eq. 13.16 {changed['mean']}")
 
 # %%
 # NBVAL_IGNORE_OUTPUT
