@@ -15,7 +15,8 @@
 # (COURSE_UNLOCKED=1: the newest releases within pyproject's ranges instead). Either way a torch
 # you already have is used, never replaced: torch is installed only when none is importable, the
 # CUDA build where nvidia-smi finds a GPU, the CPU build everywhere else (no multi-GB CUDA
-# download on a machine without a GPU).
+# download on a machine without a GPU). It also installs a JupyterLab settings override, scripts/lab_settings.py:
+# no "official Jupyter news?" toast over a projected notebook, no update check.
 set -euo pipefail
 cd "$(dirname "$0")"
 command_name=${1:-lab}
@@ -114,12 +115,24 @@ install_course() {
     "$PY" -m pip install -q --no-deps -e .
 }
 
+install_lab_settings() {
+    # Nothing on screen in lecture: JupyterLab would ask in a toast whether to fetch "official Jupyter news". An
+    # override in its own file (overrides.d/nn-lm-course.json) answers "never" and turns the update check off.
+    local written
+    if ! written=$("$PY" scripts/lab_settings.py); then
+        log "could not install the JupyterLab settings override (the message above); going on without it"
+        return 0
+    fi
+    log "JupyterLab set not to ask about news nor check for updates ($written)"
+}
+
 setup() {
     choose_python
     "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
     install_torch_if_missing
     install_course
     ensure_widget_extension
+    install_lab_settings
 }
 
 run_floor() {

@@ -8,8 +8,9 @@ Sphinx with myst-nb and sphinx-book-theme (configuration: ``docs/conf.py``). The
 ``OUT/src``: the home page from the README (its introduction and course map, notebook links pointing at the pages,
 the Colab badges as plain links), ``docs/teaching.md``, and every ``notebooks/*.ipynb`` with each widget replaced
 by the picture it drew when the notebook was built (kept in the notebook's saved widget state) and a line on how
-to run it live. Then it builds with warnings as errors, checks that every internal link and anchor resolves,
-lists the external links (``OUT/external_links.txt``: listed, never fetched) and prints each page's weight.
+to run it live, and its Colab set-up cell folded (myst-nb's ``hide-input``: a closed toggle, not the install code).
+Then it builds with warnings as errors, checks that every internal link and anchor resolves, lists the external
+links (``OUT/external_links.txt``: listed, never fetched) and prints each page's weight.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 
+from course_utils.colab import SETUP_CELL_MARKER
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 NOTEBOOKS = ROOT / "notebooks"
@@ -37,6 +40,10 @@ LIVE_NOTE = ("*An interactive demo: here is the picture it drew when the noteboo
              "notebook in JupyterLab (`bash course.sh lab`) or [open it in Colab]({colab}).*")  # fmt: skip
 BAR_NOTE = "*A progress bar (training); its last state:* {text}"
 PAGE_LIMIT = 5 * 1024 * 1024  # the issue's target: a notebook page with its images ≤ 5 MB
+# myst-nb's tag that folds a code cell's source into a closed <details>, and the toggle's words for the set-up cell.
+HIDE_SOURCE = "hide-input"
+SETUP_PROMPTS = {"code_prompt_show": "Show the set-up code (it installs the course on Colab)",
+                 "code_prompt_hide": "Hide the set-up code"}  # fmt: skip
 
 
 # ---------------------------------------------------------------- widgets → pictures
@@ -73,12 +80,23 @@ def static_outputs(view: dict, state: dict, notebook_name: str) -> list:
     return [nbformat.v4.new_output("display_data", data={"text/markdown": BAR_NOTE.format(text=bar or "(empty)")})]
 
 
+def fold_setup_cell(cell) -> None:
+    """Fold the Colab set-up cell's source: a reader sees a one-line toggle, not the install code."""
+    if cell.cell_type == "code" and cell.source.startswith(SETUP_CELL_MARKER):
+        tags = cell.metadata.setdefault("tags", [])
+        if HIDE_SOURCE not in tags:
+            tags.append(HIDE_SOURCE)
+        cell.metadata.setdefault("mystnb", {}).update(SETUP_PROMPTS)
+
+
 def static_notebook(path: Path) -> tuple[nbformat.NotebookNode, int, int]:
-    """The notebook with every widget view replaced by static outputs; how many views, how many as pictures."""
+    """The notebook with every widget view replaced by static outputs and the Colab set-up cell's source folded;
+    how many views, how many as pictures."""
     notebook = nbformat.read(path, as_version=4)
     state = notebook.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     replaced = pictures = 0
     for cell in notebook.cells:
+        fold_setup_cell(cell)
         outputs = []
         for output in cell.get("outputs", []):
             view = output.get("data", {}).get(WIDGET_VIEW)

@@ -1,13 +1,15 @@
 """Helpers for the browser test: a throw-away JupyterLab server and a driven notebook page.
 
 The server runs on copies of the notebooks in a temporary folder (so nothing is written into
-``notebooks/``), with its own settings (no autosave, every cell attached to the page, no news
-pop-up) and ``COURSE_FAST=1`` so kernels run in fast mode.
+``notebooks/``), with its own settings (no autosave, every cell attached to the page), the course's
+JupyterLab override that ``course.sh setup`` installs (no news pop-up, ``scripts/lab_settings.py``) and
+``COURSE_FAST=1`` so kernels run in fast mode.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import re
@@ -44,8 +46,11 @@ WIDGET_AS_TEXT = re.compile(r"^\s*(VBox|HBox|Box|Output|Tab|Accordion|GridBox)\(
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
     "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
-    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
 }
+ROOT = Path(__file__).resolve().parents[1]
+# What a toast asking about news says (JupyterLab's announcements plugin), and where JupyterLab shows toasts.
+NEWS_QUESTION = "official Jupyter news"
+TOAST_SELECTOR = ".Toastify__toast"
 
 
 def in_ci() -> bool:
@@ -108,6 +113,25 @@ def _write_lab_settings(settings_dir: Path) -> None:
         target = settings_dir / f"{plugin}.jupyterlab-settings"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values), encoding="utf-8")
+
+
+def lab_settings_script():
+    """``scripts/lab_settings.py``, the course's JupyterLab override, as a module."""
+    spec = importlib.util.spec_from_file_location("lab_settings", ROOT / "scripts" / "lab_settings.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _install_app_settings(app_settings_dir: Path) -> None:
+    """A private copy of JupyterLab's application settings (page_config.json, …, if any) with the course's override
+    installed by its script, as ``course.sh setup`` installs it for a student."""
+    script = lab_settings_script()
+    real = script.app_settings_dir()
+    if real.is_dir():
+        shutil.copytree(real, app_settings_dir)
+    if script.main(["--settings-dir", str(app_settings_dir)]) != 0:
+        raise RuntimeError(f"scripts/lab_settings.py could not write into {app_settings_dir}")
 
 
 def stage_notebooks(source_dir: Path, root: Path, *, frontend_only: bool = False) -> Path:
@@ -238,6 +262,7 @@ class LabServer:
         self.log_path = root.parent / f"jupyterlab-{self.port}.log"
         private = root.parent / f"lab-{self.port}"
         _write_lab_settings(private / "settings")
+        _install_app_settings(private / "app-settings")
         env = dict(
             os.environ,
             COURSE_FAST="1",
@@ -252,6 +277,7 @@ class LabServer:
             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
             "--IdentityProvider.token=", "--ServerApp.password=",
             f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
+            f"--LabApp.app_settings_dir={private / 'app-settings'}",
         ]  # fmt: skip
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")
@@ -377,6 +403,9 @@ _KERNEL_READY_JS = """() => {
   return !!kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
 }"""
 
+# The text of every toast (JupyterLab's pop-up notifications, bottom right).
+_TOASTS_JS = f"() => Array.from(document.querySelectorAll('{TOAST_SELECTOR}')).map((toast) => toast.innerText)"
+
 _SHUTDOWN_JS = """async () => { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); }"""
 
 
@@ -460,6 +489,10 @@ class LabNotebook:
         ]  # fmt: skip
         problems += [f"uncaught JavaScript error in the page: {error}" for error in self.page_errors]
         return problems
+
+    def toasts(self) -> list[str]:
+        """The text of every toast notification on screen (JupyterLab's pop-ups in the bottom right corner)."""
+        return self.page.evaluate(_TOASTS_JS)
 
     @property
     def demos(self):

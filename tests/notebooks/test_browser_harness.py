@@ -5,7 +5,9 @@ A throw-away notebook (in a temporary folder) plants one of each failure that ``
 (JupyterLab shows "Javascript Error: ..."), an HTML output whose script throws (an uncaught page error), a widget
 view whose model does not exist ("Error displaying widget"), a widget's repr shown as text, and an exception.
 Clean outputs beside them (printed text, a real slider) must not be reported. If a JupyterLab upgrade changed
-the page so that a check no longer saw its failure, this test fails.
+the page so that a check no longer saw its failure, this test fails. The page, ready and run, must also show no
+toast asking about Jupyter news: the course's override (``scripts/lab_settings.py``, which ``course.sh setup``
+installs and ``LabServer`` installs the same way) keeps it off a projected notebook; without it the toast is there.
 
     python -m pytest tests/notebooks/test_browser_harness.py -p no:xdist
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from browser_support import LabNotebook, LabServer, launched_chromium, run_all_or_fail
+from browser_support import NEWS_QUESTION, LabNotebook, LabServer, launched_chromium, run_all_or_fail
 
 RUN_TIMEOUT_S = 60
 
@@ -65,6 +67,7 @@ def test_planted_failures_are_reported(browser, tmp_path):
         run_all_or_fail(lab, RUN_TIMEOUT_S)
         problems = lab.output_problems()
         texts = lab.output_texts()
+        toasts = lab.toasts()
         lab.shutdown_kernel()
     finally:
         context.close()
@@ -78,3 +81,5 @@ def test_planted_failures_are_reported(browser, tmp_path):
         assert found[0].startswith(kind), f"{marker!r} reported as {found[0]!r}, not as {kind!r}"
     assert len(problems) == len(EXPECTED), f"clean outputs reported as problems:\n{report}"
     assert any("clean output" in text for text in texts), texts  # the clean outputs were read, and passed
+    news = [toast for toast in toasts if NEWS_QUESTION in toast]
+    assert not news, f"JupyterLab asks about news on screen (is the course's override installed?): {news}"

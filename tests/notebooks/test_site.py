@@ -2,15 +2,17 @@
 
 The build itself fails on a Sphinx warning, a broken internal link or anchor, or a page over 5 MB; these tests
 build it once and check what a reader gets: a page per notebook, the course map as the home page, the teaching
-page, widgets as pictures (never as raw text), and nothing fetched from outside. tests/notebooks/test_site_browser.py opens
-the pages in a real browser.
+page, widgets as pictures (never as raw text), the Colab set-up code folded into a closed toggle, and nothing
+fetched from outside. tests/notebooks/test_site_browser.py opens the pages in a real browser.
 """
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -78,6 +80,52 @@ def test_widgets_appear_as_pictures_never_as_raw_text(site):
     demos = sum(1 for path in NOTEBOOKS for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
                 if cell["cell_type"] == "code" and "".join(cell["source"]).rstrip().endswith("demo.box"))  # fmt: skip
     assert pictures == demos == report["pictures"] == 15  # the other widget views are training progress bars
+
+
+class _FoldedText(HTMLParser):
+    """A page's text in two parts: what lies inside a closed ``<details>`` (collapsed until clicked), the rest."""
+
+    def __init__(self):
+        super().__init__()
+        self.closed: list[bool] = []  # for each <details> we are in: closed (no "open" attribute)?
+        self.folded: list[str] = []
+        self.shown: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "details":
+            self.closed.append("open" not in dict(attrs))
+
+    def handle_endtag(self, tag):
+        if tag == "details" and self.closed:
+            self.closed.pop()
+
+    def handle_data(self, data):
+        (self.folded if any(self.closed) else self.shown).append(data)
+
+
+def setup_code_lines(notebook: dict) -> list[str]:
+    """The lines of the Colab set-up cell (the first code cell) that no other cell of the notebook has."""
+    sources = ["".join(cell["source"]) for cell in notebook["cells"]]
+    setup = next(source for source, cell in zip(sources, notebook["cells"]) if cell["cell_type"] == "code")
+    assert setup.startswith(build_site_module().SETUP_CELL_MARKER)
+    elsewhere = {line.strip() for source in sources if source != setup for line in source.splitlines()}
+    return [line.strip() for line in setup.splitlines() if line.strip() and line.strip() not in elsewhere]
+
+
+def test_the_colab_set_up_code_is_folded_away(site):
+    html_dir, _, _ = site
+    prompt = build_site_module().SETUP_PROMPTS["code_prompt_show"]
+    for path in NOTEBOOKS:
+        lines = setup_code_lines(json.loads(path.read_text(encoding="utf-8")))
+        assert len(lines) >= 20, (path.stem, lines)  # the install code, not a line or two
+        page = page_text(html_dir, f"{path.stem}.html")
+        text = _FoldedText()
+        text.feed(page)
+        folded, shown = ({line.strip() for line in "".join(part).splitlines()} for part in (text.folded, text.shown))
+        assert all(line in folded for line in lines), (path.stem, [line for line in lines if line not in folded])
+        visible = [line for line in lines if line in shown]
+        assert not visible, f"{path.stem}: set-up code shown outside a closed <details>: {visible}"
+        assert page.count(html.escape(prompt)) == 1, path.stem  # one toggle, with the set-up cell's own words
 
 
 def test_nothing_is_fetched_from_outside(site):
