@@ -1,12 +1,16 @@
-"""The transformer block's building blocks, measured: residual connections, LayerNorm and where it goes, warm-up.
+"""The transformer block's building blocks, measured: residual connections, LayerNorm and where it goes, warm-up,
+dropout.
 
     LayerNorm(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β     over the C features of one position
     residual      x ← x + Sublayer(x)                        the sublayer learns a change to x, not a new x
     pre-LN block  x ← x + Attn(LN(x));  x ← x + MLP(LN(x))   GPT-2 and the course's models
     post-LN block x ← LN(x + Attn(x));  x ← LN(x + MLP(x))   Vaswani et al. (2017)
+    dropout       in training, each value → 0 with probability p, else value / (1 − p); in eval mode, unchanged
 
 ``AblatedBlock`` is the course's ``ScratchBlock`` with the residuals and the LayerNorms switchable; ``deep_lm`` stacks
 six of them into a small GPT; ``train_variant`` trains one on the course language and measures it against the oracle.
+``train_on_few_sentences`` trains a 2-block GPT with dropout ``p`` on a small slice of the training split, long enough
+to memorise it, and measures how far training and validation perplexity drift apart.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from course_utils.models import lm
 from course_utils.models.classic.neural_lm import seeded
 from course_utils.models.transformer.transformer_lm import ScratchBlock, ScratchGPT
 from course_utils.training import NonFiniteLossError, train
-from course_utils.validation import check_choice
+from course_utils.validation import check_choice, check_int
 
 Tensor = torch.Tensor
 LAYER_NORMS = ("pre", "post", "none")
@@ -76,10 +80,14 @@ def first_layer_gradient(model: ScratchGPT, *, batch_size: int = 64, seed: int =
     return norm
 
 
+def oracle_perplexity(sentences: list[list[str]]) -> float:
+    """The true perplexity of ``sentences`` (the language without its held-out compositions, as the split)."""
+    return math.exp(corpus.oracle_entropy(CourseLanguage(include_held_out=False), sentences)[0])
+
+
 def oracle_valid_perplexity() -> float:
     """The true perplexity of the validation sentences the variants are scored on."""
-    language = CourseLanguage(include_held_out=False)
-    return math.exp(corpus.oracle_entropy(language, corpus.load_split("valid")[:VALID_SENTENCES])[0])
+    return oracle_perplexity(corpus.load_split("valid")[:VALID_SENTENCES])
 
 
 def train_variant(*, residual: bool = True, layer_norm: str = "pre", warmup_steps: int = 0, steps: int = 400,
@@ -95,3 +103,20 @@ def train_variant(*, residual: bool = True, layer_norm: str = "pre", warmup_step
         return {"first_layer_gradient": gradient, "valid_ratio": None}
     score = lm.evaluate(model, course_vocab(), corpus.load_split("valid")[:VALID_SENTENCES])
     return {"first_layer_gradient": gradient, "valid_ratio": score.perplexity / oracle_valid_perplexity()}
+
+
+def train_on_few_sentences(dropout: float, *, sentences: int = 1000, steps: int = 600, lr: float = 3e-3,
+                           batch_size: int = 64, seed: int = 0) -> dict:  # fmt: skip
+    """Train a 2 × 64 ``ScratchGPT`` with ``dropout`` on the first ``sentences`` training sentences for ``steps``
+    steps (600 × 64 is 38 passes over 1,000), then score it in eval mode: perplexity ÷ the oracle's on those training
+    sentences and on the validation sentences, and ``gap``, validation ÷ training perplexity."""
+    ids = train_ids()[: check_int("sentences", sentences, minimum=1)]
+    model = ScratchGPT(len(course_vocab()), n_layer=2, n_embd=64, n_head=4, max_len=64, dropout=dropout, seed=seed)
+    train(model, lm.batch_stream(ids, course_vocab(), batch_size=batch_size, seed=seed), steps=steps, lr=lr,
+          clip_grad_norm=1.0, progress=False)  # fmt: skip
+    model.eval()
+    seen, valid = corpus.load_split("train")[:sentences], corpus.load_split("valid")[:VALID_SENTENCES]
+    train_ppl = lm.evaluate(model, course_vocab(), seen).perplexity
+    valid_ppl = lm.evaluate(model, course_vocab(), valid).perplexity
+    return {"train_ratio": train_ppl / oracle_perplexity(seen), "valid_ratio": valid_ppl / oracle_perplexity(valid),
+            "gap": valid_ppl / train_ppl}  # fmt: skip

@@ -37,7 +37,8 @@ def length_sets(limit: int | None = None) -> dict[str, list]:
 
 
 def length_table(models: dict, limit: int | None = None) -> dict[str, dict[str, dict[str, float]]]:
-    """model label -> bucket -> {"bleu", "exact_match", "token_accuracy"}: Bahdanau et al.'s Fig. 2, measured."""
+    """model label -> bucket -> ``scores`` (BLEU, exact match, token accuracy, output and reference lengths): Bahdanau
+    et al.'s Fig. 2, measured."""
     sets = length_sets(limit)
     return {label: {bucket: scores(model, pairs) for bucket, pairs in sets.items()} for label, model in models.items()}
 

@@ -83,14 +83,20 @@ def train_on_passages(model, training: dict, *, name: str, steps: int | None = N
                  clip_grad_norm=training["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
 
 
+SCORE_NAMES = ("bleu", "exact_match", "token_accuracy")
+
+
 def scores(model: s2s.Seq2Seq, pairs) -> dict[str, float]:
-    """BLEU (0–100), exact match and token accuracy of greedy translations of ``pairs``."""
+    """BLEU (0–100), exact match and token accuracy of greedy translations of ``pairs``, and the mean length in
+    tokens of the translations ("output_length") and of the references ("reference_length")."""
     source_vocab, target_vocab = vocabularies()
     hypotheses = s2s.translate_words(model, source_vocab, target_vocab, [p.source for p in pairs])
     references = [p.target for p in pairs]
     return {"bleu": metrics.bleu(hypotheses, references).score,
             "exact_match": metrics.exact_match(hypotheses, references),
-            "token_accuracy": metrics.token_accuracy(hypotheses, references)}  # fmt: skip
+            "token_accuracy": metrics.token_accuracy(hypotheses, references),
+            "output_length": sum(map(len, hypotheses)) / len(hypotheses),
+            "reference_length": sum(map(len, references)) / len(references)}  # fmt: skip
 
 
 def build_checkpoint(name: str, directory: Path | None = None) -> dict:
@@ -107,7 +113,7 @@ def trained_record(model, history, model_config: dict, training: dict, seconds: 
     valid = scores(model, parallel.load("valid"))
     return {"model": model_config, "recipe": training, "train_seconds": round(seconds, 1),
             "final_train_loss": history.final_loss, "torch_threads": torch.get_num_threads(),
-            **{f"valid_{key}": value for key, value in valid.items()}}  # fmt: skip
+            **{f"valid_{key}": valid[key] for key in SCORE_NAMES}}  # fmt: skip
 
 
 def _load_translator(name: str, directory: Path | str | None = None) -> s2s.Seq2Seq:

@@ -8,8 +8,8 @@
 # ### Learning objectives
 #
 # After this notebook you can
-# - build an encoder–decoder of two GRUs that turns a sequence of N words into one of M words, and train it with
-#   teacher forcing and padding masks;
+# - read an encoder–decoder of two GRUs that turns a sequence of N words into one of M words, and train it with
+#   teacher forcing and padding masks (the recipe of the shipped models, run again in section 4);
 # - write attention from scratch (scores → softmax → weighted sum) in its additive, dot and general forms, and
 #   check the dot form against `torch.nn.functional.scaled_dot_product_attention`;
 # - compute BLEU from its definition and check it against sacrebleu; say why exact match is sharper here;
@@ -255,6 +255,14 @@ for dtype, tolerance in ((torch.float32, 1e-4), (torch.float64, 1e-10)):
 # %% [markdown]
 # ## 4. Training: teacher forcing, padding masks, greedy decoding
 #
+# **Teacher forcing**: in training, the decoder reads the *reference* target shifted right (`<s> y₁ … y_M`) and
+# predicts `y₁ … y_M </s>`, every step at once, whatever it would have written itself. The padded source positions
+# are masked out of the attention. The model's forward pass in training:
+
+# %%
+print(inspect.getsource(s2s.Seq2Seq.forward))
+
+# %% [markdown]
 # `translation_checkpoints.train_model` is the recipe of every shipped model: AdamW at 3·10⁻³ with a cosine
 # schedule, gradients clipped to norm 1, batches of 64 passages. In full mode the cell below retrains the dot model
 # from scratch with the whole recipe (about a minute and a half on two cores); in fast mode it trains a few steps
@@ -409,12 +417,15 @@ for label, norms in gradients.items():
 
 # %% [markdown]
 # Both models send gradient to the first word: training does update "all the way to the beginning". The paths
-# differ, and so does the spread: without attention every word gets a similar share, while the attention model's
-# gradient goes mostly to a few words, those whose translation its loss still gets a little wrong. Without attention the only road
-# from the loss to the source is the encoder's final state and back through every encoder step. With attention each
-# decoder step also has a direct road to each encoder state, and the gradient goes mostly to the words being
-# translated. (The raw sizes are not comparable: the attention model's loss is nearly zero, so all its gradients
-# are small. The plot divides each model's by its largest.)
+# differ, and so does the spread. Without attention the only road from the loss to the source is the encoder's final
+# state and back through every encoder step; every word gets a sizeable share, and the first word, at the end of the
+# longest road, gets the least of them (the printed row, read left to right): the same fading with distance that
+# notebook 05 measured in an RNN LM, here still mild at 12 words. With attention each decoder step also has a direct
+# road to each encoder state, and the gradient is concentrated on a few words. Which words, and why, this notebook
+# does not measure. A plausible guess: the loss is nearly zero, so gradient flows only where it is not yet zero, at
+# the few words whose translation the model still gets slightly wrong. (The raw sizes are not comparable: the
+# attention model's loss is nearly zero, so all its gradients are small. The plot divides each model's by its
+# largest.)
 #
 # ## 8. Claim: "the entire meaning … packed into this one embedding"
 #
@@ -500,11 +511,16 @@ print(f"every attention model translates ≥ 95% of the unseen combinations: "
 #
 # Bahdanau et al.'s Fig. 3 shows attention weights as a heatmap, source words against target words. Here is the
 # same picture for a long passage, beside the **true alignment** (white squares), for the three attention models.
-# Each row is one decoder step reading the reference target (teacher forcing).
+# Each row is one decoder step reading the reference target (teacher forcing). The passage is longer than any the
+# models trained on (the line above the plot says by how much), the lengths where section 6 saw every model's own
+# translations fail. The line under the plot gives each model's alignment error on this passage (AER, defined
+# below): this passage is one that the additive model still aligns, which the next cell shows is not the rule.
 
 # %%
 example = translate_passage("the old farmer fixed the car with the hammer . the ball was kicked by kayla .")
+print(f"{len(example.source)} source words: longer than any training passage (at most {parallel.TRAIN_MAX_LENGTH})")
 fig, axes = plt.subplots(1, 3, figsize=(18, 6.5))
+example_aer = {}
 for ax, label in zip(axes, ("additive", "dot", "general")):
     weights = s2s.forced_attention(models[label], source_vocab, target_vocab, example)  # (M, S)
     ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
@@ -513,8 +529,10 @@ for ax, label in zip(axes, ("additive", "dot", "general")):
     ax.set_xticks(range(len(example.source)), example.source, rotation=90)
     ax.set_yticks(range(len(example.target)), example.target)
     ax.set_title(f"{label} attention (squares: the true alignment)")
+    example_aer[label] = metrics.corpus_aer([metrics.argmax_alignment(weights)], [example.alignment])
 plt.tight_layout()
 plt.show()
+print("AER on this passage: " + ", ".join(f"{label} {value:.2f}" for label, value in example_aer.items()))
 
 # %% [markdown]
 # Is the heatmap an alignment? The **alignment error rate** (Och & Ney 2003) of the attention's argmax in each row
@@ -530,6 +548,11 @@ for label in aer:
     early = sum(share for offset, share in offsets[label].items() if offset < 0)
     print(f"{label:9} AER {aer[label]:.3f}   argmax on the true word {offsets[label].get(0, 0):.1%}, "
           f"later {late:.1%}, earlier {early:.1%}")
+aer_by_length = {label: {bucket: analysis.attention_aer(models[label], pairs)
+                         for bucket, pairs in analysis.length_sets(200).items()} for label in aer}  # fmt: skip
+print(f"\n{'AER by length':13}" + "".join(f"{b:>7}" for b in aer_by_length["additive"]))
+for label, row in aer_by_length.items():
+    print(f"{label:13}" + "".join(f"{value:7.3f}" for value in row.values()))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -538,6 +561,9 @@ print(f"dot attention's AER is above 0.2 although it translates as well: {aer['d
 late_dot = sum(share for offset, share in offsets["dot"].items() if offset > 0)
 early_dot = sum(share for offset, share in offsets["dot"].items() if offset < 0)
 print(f"dot attention's misses land mostly on later words: {late_dot > early_dot}")
+longest_within, first_beyond = list(aer_by_length["additive"])[2:4]
+print(f"beyond the training lengths ({first_beyond} words) every model's AER rises above its AER at "
+      f"{longest_within}: {all(row[first_beyond] > row[longest_within] for row in aer_by_length.values())}")
 
 # %% [markdown]
 # > **Slide check.** The slide (CS109B, "seq2seq + Attention") says attention "allows us to visualize the
@@ -545,13 +571,16 @@ print(f"dot attention's misses land mostly on later words: {late_dot > early_dot
 # > the decoder read, and an encoder state is not a word: the encoder reads left to right, so h_j also carries the
 # > words before j. The dot model translates as well as the additive one, yet its argmax often lands a word or two
 # > *after* the true source word, on a state that still remembers it. Additive attention, with weights of its own
-# > to learn where to look, comes close to the true alignment on this language. Attention is a picture of the
-# > model's reading, not by itself a measurement of each word's contribution (Jain & Wallace 2019).
+# > to learn where to look, comes close to the true alignment on this language, within the lengths it trained on;
+# > beyond them every model's alignment drifts, even fed the reference. Attention is a picture of the model's
+# > reading, not by itself a measurement of each word's contribution (Jain & Wallace 2019).
 #
 # ## 10. Cost *(optional)*
 #
-# Attention is not free: each decoder step scores every source word. Time of one training step (64 passages) and
-# greedy decoding speed, on this machine (the numbers vary from machine to machine; BENCHMARKS.md has ours):
+# Attention is not free: each decoder step scores every source word. Additive attention costs the most per score: it
+# builds a (B, T, S, H) tensor, tanh(W_s s_t + W_h h_j) for every pair of target and source positions, before reducing
+# it with v. Dot attention is one batched matrix product, (B, T, H) × (B, H, S); general first applies one H × H
+# matrix to the keys. Time of one training step (64 passages) and greedy decoding speed, on this machine:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -559,6 +588,11 @@ for label, model in models.items():
     step_ms = 1000 * analysis.train_step_seconds(load(zoo.model_name(LABELS[label], 128)), steps=5)
     speed = analysis.decoding_speed(model, test_pairs[:512])
     print(f"{label:13} training step {step_ms:6.1f} ms   greedy decoding {speed:8,.0f} tokens/s")
+
+# %% [markdown]
+# The numbers vary from machine to machine and run to run; BENCHMARKS.md has them for the course's machine, where
+# the order is the one the cost per score predicts: no attention fastest, then dot, with general and additive the
+# slowest, close to each other in a training step. Close rankings can swap from run to run on a shared machine.
 
 # %% [markdown]
 # ## 11. Widget: the translation, step by step

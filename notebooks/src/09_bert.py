@@ -58,6 +58,14 @@ bert = load("bert_mlm")
 # %% [markdown]
 # ## 1. BERT is basically a trained transformer encoder stack
 #
+# > **Slide check.** The slide (CMU, "Bidirectional Encoder Representations from Transformers (BERT)") says "Because
+# > BERT is a language model, it only needs encoders". In fact being a language model is not the reason: notebook
+# > 08's GPT is a language model too, and it is a stack of *decoder* blocks (masked self-attention, no
+# > cross-attention). BERT needs only encoders because it reads one given text, each word with both of its sides, and
+# > writes nothing word by word; an encoder–decoder turns one sequence into another (08, section 9). Nor is a masked
+# > LM a language model in notebook 04's sense: it gives no probability to a whole sentence, and section 4.1 scores
+# > it on masked words only.
+#
 # The CMU slide "BERT Involves Many Uninteresting Numbers":
 #
 # | | BERT-base | BERT-large |
@@ -140,6 +148,26 @@ for word in ["the", "cat", "amazing", "outside", "cherries", "zebra"]:
 # %% [markdown]
 # The split follows frequency: "the" and "amazing" are whole, the rarer "cherries" is spelled in pieces, and
 # "zebra", which the course language does not have, is spelled from single letters rather than being unknown.
+#
+# The shipped tokenizer came from `wp.train_wordpiece`. Training one again takes a few seconds:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fresh_tokenizer = wp.train_wordpiece(train_sentences)
+fresh_distinct, fresh_running = wp.split_share(fresh_tokenizer, train_sentences)
+shared_entries = set(fresh_tokenizer.get_vocab()) & set(tokenizer.get_vocab())
+print(f"trained again: {len(fresh_tokenizer)} entries, {len(shared_entries)} of them also in the shipped vocabulary; "
+      f"words split: {fresh_distinct:.0%} of distinct words, {fresh_running:.1%} of running words")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+print("the retrained vocabulary shares at least 95% of its entries with the shipped one:",
+      len(shared_entries) >= 0.95 * len(tokenizer))
+
+# %% [markdown]
+# Not all 600: when two merges are equally frequent, the trainer's choice between them can differ from run to run,
+# so a few entries (and the ids of many) change. That is why the course ships its tokenizer with its models: a BERT
+# is only meaningful with the exact vocabulary it was trained on, the slide's "You must use it".
 #
 # **From scratch.** WordPiece *encoding* is greedy longest-match-first: take the longest vocabulary entry that starts
 # the word, then the longest `##` entry that starts the rest, and so on; if some rest matches nothing, the whole
@@ -358,10 +386,11 @@ print(f"{steps} steps: masked-piece loss {history.losses[0]:.2f} → {history.fi
 # One subtlety: a WordPiece model predicts pieces, not words. A word of k pieces is hidden behind k `[MASK]`s, so
 # BERT's own task tells the model how many pieces are missing, and the model has no probability for k itself.
 # `bm.WordScorer` reads each piece of a candidate at its own mask, with all k masks in place (as whole-word masking
-# trained it), adds the log-probabilities and renormalises over the language's words of k pieces. For a fair comparison every model, and the oracle, gets the same hint: each distribution is restricted to
-# the words with the hidden word's piece count, and renormalised. For the 90 % of running words that are one piece
-# the hint only says "a one-piece word". Notebook 04's window model (4 words each side) and notebook 05's BiLSTM
-# are word-level, so they are also scored without the hint, against the oracle without it.
+# trained it), adds the log-probabilities and renormalises over the language's words of k pieces. For a fair
+# comparison every model, and the oracle, gets the same hint: each distribution is restricted to the words with the
+# hidden word's piece count, and renormalised. For the 90 % of running words that are one piece the hint only says "a
+# one-piece word". Notebook 04's window model (4 words each side) and notebook 05's BiLSTM are word-level, so they are
+# also scored without the hint, against the oracle without it.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -419,8 +448,9 @@ for k in sorted(set(counts)):
 #
 # *"The cloze task comes from psycholinguistics … a fill-in-the-blank task"* (CMU). The CMU slide's example, "He drove
 # the yellow ___ into the front of our house.", is English, which the course's BERT never saw (the real BERT of
-# section 8 can take it); in the course language, the CSE538 slide's example, P(with | he ate the cake ⟨M⟩ the fork). Beside it, a selection item (which words can be eaten) and an agreement
-# item where only the right side decides (notebook 06's: the verb *after* the gap says the subject is plural):
+# section 8 can take it); in the course language, the CSE538 slide's example, P(with | he ate the cake ⟨M⟩ the fork).
+# Beside it, a selection item (which words can be eaten) and an agreement item where only the right side decides
+# (notebook 06's: the verb *after* the gap says the subject is plural):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -482,6 +512,11 @@ print("the course tokenizer spells these English words from small pieces: 'pickl
 # masked-LM objective, continued on the domain of the task. **Task fine-tuning**: drop the LM's softmax, put a
 # classifier on the contextual vector of `[CLS]`, and train every weight on the task's labels.
 #
+# Devlin et al. name the two ways to use a pretrained model on a task. **Fine-tuning** trains all the pretrained
+# weights, with a small task layer on top (GPT's way, and BERT's; this section). **Feature-based** keeps the
+# pretrained model frozen and feeds its vectors, as extra features, to a task model of its own (ELMo's way, notebook
+# 06). Section 6's probes are feature-based: the BERT is frozen and a logistic regression reads its vectors.
+#
 # ### 5.1 LM fine-tuning on the reviews
 #
 # The course's pretraining sentences already hold reviews: how many of the 3,000 training reviews occur among them,
@@ -523,11 +558,12 @@ for name, model in (("bert_mlm (pretrained)", bert), ("bert_reviews (+ LM fine-t
 #
 # ### 5.2 Task fine-tuning: sentiment
 #
-# `bert_sentiment` is `bert_reviews` with `BertForSequenceClassification`'s head (a pooler and a linear layer on
-# `[CLS]`), all weights trained on the 3,000 labelled training reviews. The test set is notebooks 04 and 06's: all
-# reviews, plain ones, and those with "but" or "not", where the label is the sentiment of the *last* clause (the
-# grammar: "but" turns the sentiment, "not" flips the adjective). A bag of embeddings cannot see which clause is
-# last; a mix of LSTM layers (ELMo) could, but barely did. Beside them, the same BERT classifier trained from random
+# `bert_sentiment` is `bert_reviews` with `BertForSequenceClassification`'s head: the *pooler* (a dense layer with
+# tanh applied to `[CLS]`'s last-layer vector) and a linear layer on its output. All weights are trained on the
+# 3,000 labelled training reviews. The test set is notebooks 04 and 06's: all reviews, plain ones, and those with
+# "but" or "not", where the label is the sentiment of the *last* clause (the grammar: "but" turns the sentiment,
+# "not" flips the adjective). A bag of embeddings cannot see which clause is last; a mix of LSTM layers (ELMo)
+# could, but barely did. Beside them, the same BERT classifier trained from random
 # weights, to see what pretraining buys.
 
 # %%
@@ -557,11 +593,11 @@ print(f"{'classifier':32} {'all':>6} {'plain':>6} {'but/not':>8}   ({int(turning
 for name, (every, plain, turn) in sentiment.items():
     print(f"{name:32} {every:6.3f} {plain:6.3f} {turn:8.3f}")
 
-# %% [markdown]
-# Self-attention reads the whole review in order, so both BERTs get the turning reviews right: 0.992, against 0.43 for
-# the hand features and about two thirds (0.66–0.67) for the other earlier models. Pretraining buys nothing visible here: 3,000 labelled reviews of a small, regular grammar are
-# enough to learn the task from random weights. With few labels, then? The same two starts, fine-tuned on only 100
-# labelled reviews (150 steps; a few seconds each):
+# %% [markdown] Self-attention reads the whole review in order, so both BERTs get the turning reviews right: 0.992,
+# against 0.43 for the hand features and about two thirds (0.66–0.67) for the other earlier models. Pretraining buys
+# nothing visible here: 3,000 labelled reviews of a small, regular grammar are enough to learn the task from random
+# weights. With few labels, then? The same two starts, fine-tuned on only 100 labelled reviews (150 steps; a few
+# seconds each):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -602,7 +638,7 @@ for name, start in starts.items():
 # senses at all) and *position only* (where the word stands, which layer 0 adds to the type).
 #
 # With 2 layers there is little "by layer" to see, so this section uses `bert_deep`: the same recipe with 6 layers,
-# pretrained for the same few minutes (so fewer steps; its masked NLL is worse, see `bert_checkpoints`).
+# pretrained for the same few minutes (so fewer steps, and a worse masked NLL: the first line below).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -610,7 +646,11 @@ from course_utils.analysis import contextual_embeddings as ce
 from course_utils.evaluation import linear_probe
 
 deep = load("bert_deep")
-deep_recipe = bzoo.training_record("bert_deep")["recipe"]
+deep_record, mlm_record = bzoo.training_record("bert_deep"), bzoo.training_record("bert_mlm")
+deep_recipe = deep_record["recipe"]
+print(f"validation masked NLL ÷ oracle: bert_deep ({deep_recipe['layers']} layers, {deep_recipe['steps']:,} steps) "
+      f"{deep_record['valid_masked_ratio']:.2f}, bert_mlm ({mlm_record['recipe']['layers']} layers, "
+      f"{mlm_record['recipe']['steps']:,} steps) {mlm_record['valid_masked_ratio']:.2f}\n")
 senses = corpus.load_eval("senses")
 by_layer = ce.sense_probe_by_layer(deep, tokenizer, senses)
 print(f"{'representation':22} {'probe':>6} {'nearest neighbour':>18}   (chance {linear_probe.majority_accuracy([s['sense'] for s in senses], [s['word'] for s in senses]):.2f})")
@@ -622,9 +662,9 @@ print("\n'fine', by sense and word position:", ", ".join(f"{sense} word {positio
                                                       for (sense, position), n in sorted(fine.items())))
 
 # %% [markdown]
-# Layer 0 is the word type plus its position, and position alone already leaks the sense (the position-only probe
-# scores 0.64): *fine* meaning "healthy" is mostly the third word ("mia feels fine ."), meaning "a penalty" mostly the
-# fourth ("she paid the fine ."), as the last line counts. That is why layer 0 is above chance while the word type is
+# Layer 0 is the word type plus its position, and position alone already leaks the sense (the position-only row):
+# *fine* meaning "healthy" is mostly the third word ("mia feels fine ."), meaning "a penalty" mostly the fourth ("she
+# paid the fine ."), as the last line counts. That is why layer 0 is above chance while the word type is
 # at it. Where the position is the same ("the men feel fine ." against "she paid the fine ."), layer 0 gives *fine*
 # the same vector in both senses. From layer 1
 # on, the vectors have read the context, and the senses separate. A caution the numbers need: attention mixes the
@@ -649,6 +689,14 @@ print("random weights already mix in enough context to beat chance (0.5) by 0.2 
       all(random_rows[name]["per_word"] > 0.7 for name in context_layers))
 print("training adds more: the trained model is ahead by over 0.05 at each of them:",
       all(row["per_word"] > random_rows[row["representation"]]["per_word"] + 0.05 for row in by_layer[3:]))
+
+# %% [markdown]
+# **What each layer knows, in the real BERT.** The CSE538 deck cites Tenney et al. (2019), "BERT Rediscovers the
+# Classical NLP Pipeline": probing BERT's layers, they find the steps of the traditional pipeline "in the expected
+# sequence: POS tagging, parsing, NER, semantic roles, then coreference", lower layers for syntax and higher ones for
+# meaning. This notebook does not reproduce it. The course language has no named entities and no coreference, and a
+# 6-layer model a few minutes old has little depth to order things in. Its probe above asks one semantic question
+# (which sense?) and answers it from layer 1 on. Tenney et al.'s paper has the per-layer figures.
 
 # %% [markdown]
 # ### 6.1 To concatenate or to sum?
@@ -772,7 +820,7 @@ Image(figure_png(bertviz_offline.attention_figure(attentions, tokens, layer=1)))
 # %% [markdown]
 # Unlike notebook 08's GPT, no triangle is masked out: every word attends to words on both sides.
 #
-# ## 8. The real BERT, when you are online
+# ## 8. The real BERT, when you are online *(optional)*
 #
 # Everything above runs offline on the course's BERT. With a network, set `COURSE_ALLOW_DOWNLOADS=1` *before*
 # starting Jupyter (or before the first `import course_utils`), and the next cells use `bert-base-uncased` from the
@@ -995,5 +1043,6 @@ _ = check_layer_strategy(concat_last_four)
 #   Representations (ELMo). *NAACL*.
 # - W. L. Taylor (1953). "Cloze Procedure": A New Tool for Measuring Readability. *Journalism Quarterly*.
 # - J. Vig (2019). A Multiscale Visualization of Attention in the Transformer Model (bertviz). *ACL demos*.
-# - Hugging Face course, chapter 7, "Fine-tuning a masked language model" (DistilBERT on IMDb: 21.75 → 11.40 after one epoch, 11.32 after three).
+# - Hugging Face course, chapter 7, "Fine-tuning a masked language model" (DistilBERT on IMDb: 21.75 → 11.40 after one
+#   epoch, 11.32 after three).
 # - K. Clark, M.-T. Luong, Q. V. Le, C. D. Manning (2020). ELECTRA (MLM learns from only the 15 % it masks).

@@ -11,9 +11,10 @@
 # - run the slides' search tree by hand: greedy finds *yes yes* (p = .20), the best sequence is *ok ok* (p = .28);
 # - say what goes wrong when the slides' `generateGreedy`, `generateBeam` and `generateRandWalk` run as written, and
 #   write the corrected strategies;
-# - write greedy search, beam search (width k, length normalisation, early stopping), ancestral sampling,
-#   temperature, top-k, top-p and beam sampling from scratch, for every course LM and translation model, and check
-#   them token for token against Hugging Face `generate()`;
+# - read greedy search, beam search (width k, length normalisation, early stopping), ancestral sampling,
+#   temperature, top-k, top-p and beam sampling written from scratch, for every course LM and translation model;
+#   write top-p, a beam step and a normalised score yourself (the exercises); and check them token for token
+#   against Hugging Face `generate()`;
 # - rank hypotheses by eq. 13.16, by `generate()`'s `length_penalty` and by GNMT's penalty, and see them disagree;
 # - measure what each strategy produces against the truth: the oracle's probability of every generated sentence,
 #   the language's entropy rate, repetition, diversity and length;
@@ -205,10 +206,10 @@ for name, model in left_to_right.items():
 
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "Random Walk") writes the task as P(with | He ate the cake ⟨M⟩), a masked
-# > token, for a left-to-right model. In fact a left-to-right model never sees a mask: it estimates
-# > P(w₅ | w₁ … w₄), here P(with | he ate the cake) = .40 exactly (the sentence may also end: "." has .60). The ⟨M⟩
-# > notation is the masked LM's (notebook 09, where BERT answers P(with | he ate the cake ⟨M⟩ the fork .) ≈ 1,
-# > because it also sees "the fork").
+# > token, for a left-to-right model. In fact a left-to-right model never sees a mask: it estimates P(w₅ | w₁ … w₄),
+# > here P(with | he ate the cake) = .40 exactly (the sentence may also end: "." has .60). The ⟨M⟩ notation is the
+# > masked LM's (notebook 09, where BERT answers P(with | he ate the cake ⟨M⟩ the fork .) ≈ 1, because it also sees
+# > "the fork").
 
 # %% [markdown]
 # ## 4. Every strategy, written from scratch, for every course model
@@ -302,15 +303,16 @@ for name, model in left_to_right.items():
         sentence = words_of(run, prompt)
         print(f"{name:10} {label:8} {shown(sentence):58} {verdict(sentence)}")
 
-# %% [markdown]
-# The translation models of notebooks 07 (GRU encoder–decoders) and 08 (a transformer) go through the same
-# functions. Their own greedy loops (`model.greedy`) are the check: `tests/models/generation/test_generation.py` asserts that
-# `generation.greedy` gives the same words.
+# %% [markdown] The translation models of notebooks 07 (GRU encoder–decoders) and 08 (a transformer) go through the
+# same functions. The GRU without attention is 07's smallest, 32 units (the bottleneck of 07's section 8, which gets
+# almost no passage exactly right): a model unsure of its words is where the strategies part ways. Their own greedy
+# loops (`model.greedy`) are the check: `tests/models/generation/test_generation.py` asserts that `generation.greedy`
+# gives the same words.
 
 # %%
 # NBVAL_CHECK_OUTPUT
 source_vocab, target_vocab = tc.vocabularies()
-translators = {"GRU, no attention (07)": load("none_32").eval(),
+translators = {"GRU-32, no attention (07)": load("none_32").eval(),
                "GRU, additive attention (07)": load("additive_128").eval(),
                "transformer (08)": load("transformer_2x128").eval()}  # fmt: skip
 pair = parallel.load("test")[0]
@@ -325,14 +327,17 @@ for name, model in translators.items():
         print(f"  {name:29} {label:7} {' '.join(target_vocab.decode(run.content))}  {same}")
 
 # %% [markdown]
-# ## 5. Parity with Hugging Face `generate()`
+# ## 5. Parity with Hugging Face `generate()` *(optional)*
 #
 # The GPT of notebook 08 is a `GPT2LMHeadModel`, so `generate()` runs on it. minGPT's `test_huggingface_import` is
 # the pattern: the same model, the same prompt, the same tokens. The semantics matched here are `generate()`'s:
 # beam search considers 2k candidates per step, a candidate that ends becomes a hypothesis only if it ranks in the
 # top k, finished hypotheses are ranked by sum ÷ |Y|^α (|Y| the generated tokens, `length_penalty` = α), and
-# `early_stopping` is `True`, `False` or `"never"` (see `beam_search`'s docstring). Warpers apply temperature,
-# then top-k, then top-p; top-p keeps the token that crosses p.
+# `early_stopping` decides when the beam stops: `True` as soon as k hypotheses have ended; `False` when no running
+# candidate can still beat the worst of them, estimated with the length it has now (Hugging Face's heuristic);
+# `"never"` only when no candidate could beat them at any length up to the limit. *Warpers* are Hugging Face's name
+# for the functions that reshape the next-token scores before sampling: temperature, then top-k, then top-p (which
+# keeps the token that crosses p).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -419,8 +424,9 @@ plt.show()
 # %% [markdown]
 # Without the cache every step re-reads the whole sequence, so a token costs more the longer the sequence; with it
 # each step reads one new token against cached keys and values. On this 2-layer, 64-wide model the fixed cost of a
-# step dominates, and the gap only grows to about 1.5× at 120 tokens (BENCHMARKS.md has the table); on GPT-2-sized
-# models and long contexts the cache is what makes generation affordable.
+# step dominates, and the gap grows only slowly with the length (the two curves). On the course's machine
+# BENCHMARKS.md's table has the cache about 1.5× faster per token at 120 tokens. On GPT-2-sized models and long
+# contexts the cache is what makes generation affordable.
 
 # %% [markdown]
 # ## 6. Length normalisation: eq. 13.16, Hugging Face and GNMT
@@ -431,8 +437,8 @@ plt.show()
 # $$\text{score}(y) = \log P(y \mid x) = \frac{1}{t} \sum_{i=1}^{t} \log P(y_i \mid y_1, \dots, y_{i-1}, x)
 # \qquad (13.16)$$
 #
-# > **Slide check.** The slide (CSE538, "Practical Points", eq. 13.16 of J&M) writes score(y) = log P(y | x) =
-# > (1/t) Σ log P(yᵢ | …). In fact the first equality is false: Σᵢ log P(yᵢ | y₁ … yᵢ₋₁, x) *is* log P(y | x), so the
+# > **Slide check.** The slide (CSE538, "Practical Points", eq. 13.16 of J&M) writes score(y) = log P(y | x) = (1/t) Σ
+# > log P(yᵢ | …). In fact the first equality is false: Σᵢ log P(yᵢ | y₁ … yᵢ₋₁, x) *is* log P(y | x), so the
 # > right-hand side is log P(y | x) / t, the log-probability per token. It is a score that ranks hypotheses of
 # > different lengths, not a log-probability; read the equation as score(y) = (1/t) log P(y | x).
 #
@@ -463,7 +469,9 @@ for name, ranked in order.items():
 # ## 7. Every strategy, judged by the oracle
 #
 # Holtzman et al. (2020) judged generated text against human text. We have better: the oracle gives the exact
-# probability of every sentence, and the language's entropy rate is known (20,000 oracle samples):
+# probability of every sentence, and the language's entropy rate is known. The **entropy rate** is the language's
+# mean negative log-probability per token, −E[log P(sentence)] ÷ E[tokens], here estimated from 20,000 oracle
+# samples; its exponential is the perplexity a perfect model would have:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -481,9 +489,14 @@ print(f"entropy rate {reference['entropy_rate']:.2f} nats/token (perplexity {ref
 # - **d-1, d-2, d-3**: distinct n-grams ÷ all n-grams (diversity); **rep**: the share of sentences with a repeated
 #   bigram or a word said twice in a row (Holtzman's "repetition", adapted to short sentences);
 # - **len**, **med** and **TV**: mean and median length, and the total variation distance between the length
-#   distribution and the language's (0 = the same).
+#   distribution and the language's (0 = the same);
+# - **unfin**: the share of sentences cut off at the length limit (40 tokens) before writing `</s>`;
+# - **s**: the seconds the strategy took on this machine (they vary from machine to machine).
 #
-# The last row samples the oracle itself at T = 1: the language's own numbers.
+# The last row samples the oracle itself at T = 1: the language's own numbers. The **n** column matters for the
+# diversity columns: distinct n-grams ÷ all n-grams falls as the sample grows, because a language has only so many
+# words. Compare d-1 to d-3 only between rows with the same n (40 or 200); the oracle's 2,000 sentences are a check
+# on the entropy rate, not on diversity. The cell after the table measures the effect.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -491,6 +504,16 @@ rows = ga.strategy_table(gpt, vocab, lang, test_prompts, samples_per_prompt=5, r
 rows.append(ga.oracle_samples(lang, 2000, reference=reference))
 by_name = {row["name"]: row for row in rows}
 print(ga.format_table(rows))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+oracle_by_size = {n: ga.oracle_samples(lang, n, reference=reference) for n in (40, 200, 2000)}
+print("the oracle's own sentences, by sample size:")
+for n, row in oracle_by_size.items():
+    print(f"  n = {n:5}: d-1 {row['distinct_1']:.2f}  d-2 {row['distinct_2']:.2f}  d-3 {row['distinct_3']:.2f}")
+small, medium, large = oracle_by_size.values()
+print("the same language, more sentences, lower distinct-n at every n-gram size:",
+      all(small[f"distinct_{k}"] > medium[f"distinct_{k}"] > large[f"distinct_{k}"] for k in (1, 2, 3)))
 
 # %% [markdown]
 # What the table says, as verdicts that hold on every machine (the exact sampled numbers can move by a sentence or
@@ -612,16 +635,16 @@ for band in (0.1, 0.5):
 print(f"sentences below the mode's {-found.sentences[0].logprob_per_token:.2f} nats/token: "
       f"{sum(x <= -found.sentences[0].logprob_per_token for x in per_token) / len(per_token):.1%}")
 
-# %% [markdown]
-# The most probable sentence has p ≈ 0.007 and 0.49 nats per token; typical sentences have 1.73 nats per token, the
-# entropy rate, and a typical sentence is thousands of times less probable than the mode. So the slide's "the most probable, which is the most
-# typical" is half right: beam search does find very probable text, and very probable text is **not** typical. Per
-# sentence, the mode is only about one standard deviation above the mean log-probability (the left plot); per token
-# it is far from what sentences of the language spend (the right plot). Information theory's *typical set* (Cover &
-# Thomas, ch. 3: for long sequences almost all the probability sits on sequences of about the entropy rate per
-# token) is a statement about long sequences. These sentences average 7.5 words, so their per-token cost spreads
-# widely around the entropy rate, as the shares printed under the plots show; what holds here is the weaker
-# statement that the mode spends far fewer nats per token than nearly every sentence the language produces.
+# %% [markdown] The most probable sentence has p ≈ 0.007 and 0.49 nats per token; typical sentences have 1.73 nats per
+# token, the entropy rate, and a typical sentence is thousands of times less probable than the mode. So the slide's
+# "the most probable, which is the most typical" is half right: beam search does find very probable text, and very
+# probable text is **not** typical. Per sentence, the mode is only about one standard deviation above the mean
+# log-probability (the left plot); per token it is far from what sentences of the language spend (the right plot).
+# Information theory's *typical set* (Cover & Thomas, ch. 3: for long sequences almost all the probability sits on
+# sequences of about the entropy rate per token) is a statement about long sequences. These sentences average 7.5
+# words, so their per-token cost spreads widely around the entropy rate, as the shares printed under the plots show;
+# what holds here is the weaker statement that the mode spends far fewer nats per token than nearly every sentence the
+# language produces.
 #
 # > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
 # > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token) is far from
@@ -675,9 +698,10 @@ print(f"{'the language':>22} {reference['mean_length']:5.1f}")
 # NBVAL_CHECK_OUTPUT
 long_pairs = parallel.load("test_long_15_21")[:20]
 translation_widths = (1, 4, 16)
-within = ga.translation_length_curve(translators["GRU, no attention (07)"], source_vocab, parallel.load("test")[:20],
-                                     widths=translation_widths, normalisation="none")  # fmt: skip
-print(f"test passages, GRU without attention, Σ log P: reference {within['reference']:.1f}, widths 1/4/16: "
+gru_32 = translators["GRU-32, no attention (07)"]
+within = ga.translation_length_curve(gru_32, source_vocab, parallel.load("test")[:20], widths=translation_widths,
+                                     normalisation="none")  # fmt: skip
+print(f"test passages, GRU-32 without attention, Σ log P: reference {within['reference']:.1f}, widths 1/4/16: "
       + " / ".join(f"{within['none'][w]:.1f}" for w in translation_widths))
 print(f"{'mean output length (reference ' + format(statistics.fmean(len(p.target) for p in long_pairs), '.1f') + ')':44}"
       + " ".join(f"{'width ' + str(w):>9}" for w in translation_widths))
@@ -715,11 +739,13 @@ plt.show()
 
 # %% [markdown]
 # On the GPT the curse is plain: a wider beam writes shorter sentences, well below the language's mean; eq. 13.16
-# undoes most of it. Among the translation models the weakest, the GRU without attention, shows it on both sets,
-# and eq. 13.16 brings most of the length back; the attention models are so sure of each word that the search
-# width leaves their mean length where it is and changes few of their translations (the counts are printed
-# under the length table). Beam width is not free: it is a knob that trades search error for the model's bias
-# towards short outputs.
+# undoes most of it. Among the translation models the weakest, the 32-unit GRU without attention, shows it on both
+# sets, and eq. 13.16 brings back most of the length that the wider beam lost. It cannot bring back what the model
+# never had: at width 1, greedy, the GRU-32's outputs on the long passages are already shorter than the references
+# (the first column against the header), and no normalisation of the search fixes a model's own brevity. The
+# attention models are so sure of each word that the search width leaves their mean length where it is and changes
+# few of their translations (the counts are printed under the length table). Beam width is not free: it is a knob
+# that trades search error for the model's bias towards short outputs.
 
 # %% [markdown]
 # ## 10. Sampling at T = 1: the oracle's samples against the model's
@@ -752,15 +778,15 @@ print("its grammatical samples have the language's entropy rate, within 0.1:",
       abs(model_row["nll_per_token"] - language) < 0.1)
 print("its lengths are the language's (TV < 0.1):", model_row["length_tv"] < 0.1)
 
-# %% [markdown]
-# The oracle's samples reproduce the language: every sentence grammatical and the entropy rate to within sampling
-# error. The GPT's samples at T = 1 are the GPT's distribution, errors included: its grammatical sentences look
-# like the language's (the same entropy rate, the same lengths), but about one in ten is not a sentence of the
-# language at all, where the GPT put probability that the language does not. The line under the table says what
-# they are like: longer than its grammatical sentences on average (the longer a sentence runs, the more words can
-# break a rule), and only a few fail within the first four words. That is what temperature < 1, top-k and top-p trade against: they cut the tail where those
-# errors live (section 7's table; at n = 200 sentences a few points of grammaticality are about one standard
-# error), and with it some of the language's real variety (lower nll/t, fewer distinct n-grams).
+# %% [markdown] The oracle's samples reproduce the language: every sentence grammatical and the entropy rate to within
+# sampling error. The GPT's samples at T = 1 are the GPT's distribution, errors included: its grammatical sentences
+# look like the language's (the same entropy rate, the same lengths), but about one in ten is not a sentence of the
+# language at all, where the GPT put probability that the language does not. The line under the table says what they
+# are like: longer than its grammatical sentences on average (the longer a sentence runs, the more words can break a
+# rule), and only a few fail within the first four words. That is what temperature < 1, top-k and top-p trade against:
+# they cut the tail where those errors live (section 7's table; at n = 200 sentences a few points of grammaticality
+# are about one standard error), and with it some of the language's real variety (lower nll/t, fewer distinct
+# n-grams).
 
 # %% [markdown]
 # ## 11. Widgets

@@ -51,3 +51,14 @@ def test_a_short_run_measures_both_numbers():
     result = ba.train_variant(steps=3, batch_size=8)
     assert set(result) == {"first_layer_gradient", "valid_ratio"}
     assert result["first_layer_gradient"] > 0 and result["valid_ratio"] > 1
+
+
+def test_the_dropout_run_scores_the_memorised_sentences_and_the_validation_ones():
+    result = ba.train_on_few_sentences(0.3, sentences=40, steps=3, batch_size=8)
+    assert set(result) == {"train_ratio", "valid_ratio", "gap"}
+    oracle_seen = ba.oracle_perplexity(ba.corpus.load_split("train")[:40])
+    oracle_valid = ba.oracle_valid_perplexity()
+    gap = result["valid_ratio"] * oracle_valid / (result["train_ratio"] * oracle_seen)  # the same two perplexities
+    assert result["gap"] == pytest.approx(gap) and result["train_ratio"] > 1
+    with pytest.raises(CourseInputError):
+        ba.train_on_few_sentences(1.5, sentences=40, steps=1)

@@ -99,9 +99,17 @@ REQUIRED_SLIDE_CHECKS = [
     ("05", r"\\sigma"),  # the CMU RNN equation written with σ, implemented with tanh
     ("05", r"the log is gone"),  # the average loss without its log
     ("05", r"most likely next event"),  # "generate the most likely next event by sampling"
+    ("07", r"based on the decoder's current"),  # Bahdanau scores the previous state s_{t−1}, Luong the current one
+    ("07", r"The ball was kicked by kayla"),  # the passive as "the challenge", measured: it is not the hard case
+    ("07", r"visualize the\s+(> )?contribution"),  # attention weights read encoder states, not words
     ("08", r"3 boxes"),  # the Thinking/Machines vectors drawn with 3 boxes, divided by √64
     ("08", r"Self-Attention in PyTorch"),  # the slide's class that does not run
     ("08", r"Easy to parallelize"),  # "entire layer can be computed at once", measured on a CPU
+    ("08", r"weight vectors W\^Q"),  # W^Q, W^K, W^V are matrices
+    ("08", r"\(qkᵗ\)σ"),  # ψ_dp's σ is the softmax, and the formula has no 1/√d_k
+    ("08", r"41\.8 for EN–FR"),  # the deck's 41.0 (the abstract of v1) against the table's 41.8
+    ("09", r"Because\s+(> )?BERT is a language model"),  # why BERT needs only encoders
+    ("09", r"p_\{w_i−2\}"),  # the auto-encoder's condition with a stray "p"
     ("09", r"\[MASK\] \*outside\*"),  # the masked word left in the sentence
     ("09", r"Hugging Face or AllenNLP"),  # the feature-extraction snippet with `text` undefined
     ("09", r"above the level of the sentence"),  # NSP, which RoBERTa dropped
@@ -109,6 +117,8 @@ REQUIRED_SLIDE_CHECKS = [
     ("10", r"\"Beam Search\"\) says \"Restrict"),  # generateBeam never prunes (and does not parse)
     ("10", r"\"Random Walk\"\) writes the task"),  # P(with | He ate the cake <M>) for a left-to-right model
     ("10", r"the most probable \"is the most typical\""),  # the mode is not typical, measured exactly
+    ("10", r"faster computation"),  # log probabilities are for underflow; the slide's beam multiplies raw ones
+    ("10", r"score\(y\) = log P\(y \| x\) = \(1/t\)"),  # eq. 13.16's first equality is false
 ]
 
 

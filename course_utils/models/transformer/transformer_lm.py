@@ -222,6 +222,7 @@ class ScratchGPT(nn.Module):
         super().__init__()
         self.vocab_size = check_int("vocab_size", vocab_size, minimum=2)
         self.max_len = check_int("max_len", max_len, minimum=1)
+        dropout = check_dropout(dropout)
         with seeded(check_int("seed", seed, minimum=0)):
             self.token_embedding = nn.Embedding(self.vocab_size, n_embd)  # (V, C); also the output layer
             self.position_embedding = nn.Embedding(self.max_len, n_embd)  # (max_len, C)
@@ -362,3 +363,19 @@ def distance_correlation(by_distance: dict[int, float]) -> float:
     a = torch.tensor(list(by_distance.values()), dtype=torch.float64)
     d, a = d - d.mean(), a - a.mean()
     return float((d * a).sum() / math.sqrt(float((d * d).sum() * (a * a).sum()) or 1.0))
+
+
+@torch.no_grad()
+def without_head(model: CourseGPT | ScratchGPT, layer: int, head: int) -> ScratchGPT:
+    """A scratch copy of ``model`` with one head's output removed: the head's d_k columns of W^O set to 0, so what
+    it attends to no longer reaches the residual stream (``layer`` and ``head`` count from 0). ``model`` is unchanged.
+
+    An ablation tests what attention weights only suggest: a head may look at the right word and still not matter."""
+    if not isinstance(model, (CourseGPT, ScratchGPT)):
+        raise CourseInputError(f"without_head needs a CourseGPT or a ScratchGPT; got {type(model).__name__}")
+    ablated = ScratchGPT.from_hf(model) if isinstance(model, CourseGPT) else copy.deepcopy(model)
+    block = ablated.blocks[check_int("layer", layer, minimum=0, maximum=len(ablated.blocks) - 1)]
+    head = check_int("head", head, minimum=0, maximum=block.n_head - 1)
+    d_k = block.n_embd // block.n_head
+    block.out.weight[:, head * d_k : (head + 1) * d_k] = 0  # W^O (C, C): its input columns are the heads, side by side
+    return ablated.eval()
