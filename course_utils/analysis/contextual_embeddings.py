@@ -35,6 +35,7 @@ well above chance too: compare a trained model with an untrained one of the same
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -299,6 +300,31 @@ def nearest_neighbour_sense_accuracy(vectors: Tensor, items, *, label_key: str =
     if not total:
         raise CourseInputError("no word occurs in two different sentences: there is nothing to compare with")
     return hits / total
+
+
+def use_pairs(items, words: Sequence[str]) -> tuple[list[list[dict]], list[list[dict]]]:
+    """For each of ``words``: two uses in two senses, and two uses (two sentences) of its first sense.
+
+    ``items``: the senses set (dicts with ``word``, ``sense``, ``words``, ``position``). The second list is the
+    baseline of the first: how alike two uses are when the sense is the same."""
+    uses = collections.defaultdict(list)  # (word, sense) -> occurrences, one per distinct sentence
+    for item in items:
+        if all(item["words"] != other["words"] for other in uses[item["word"], item["sense"]]):
+            uses[item["word"], item["sense"]].append(item)
+    two_senses, one_sense = [], []
+    for word in words:
+        senses = [key for key in uses if key[0] == word]
+        if len(senses) < 2 or len(uses[senses[0]]) < 2:
+            raise CourseInputError(f"{word!r} needs two senses, and two sentences of its first, in the items")
+        two_senses.append([uses[senses[0]][0], uses[senses[1]][0]])
+        one_sense.append(uses[senses[0]][:2])
+    return two_senses, one_sense
+
+
+def pair_cosines(model, tokenizer, pairs: Sequence[Sequence[dict]]) -> Tensor:
+    """Cosine similarity of each pair's two word vectors at every layer: (L+1, P)."""
+    vectors = word_vectors(model, tokenizer, [item for pair in pairs for item in pair])  # (L+1, 2·P, C)
+    return F.cosine_similarity(vectors[:, 0::2], vectors[:, 1::2], dim=-1)  # (L+1, P)
 
 
 def sense_probe_by_layer(model, tokenizer, items, *, pooling: str = "first", all_words: bool = False,

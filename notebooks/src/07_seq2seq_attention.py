@@ -418,13 +418,13 @@ for label, norms in gradients.items():
 # %% [markdown]
 # Both models send gradient to the first word: training does update "all the way to the beginning". The paths
 # differ, and so does the spread. Without attention the only road from the loss to the source is the encoder's final
-# state and back through every encoder step; every word gets a sizeable share, and the first word, at the end of the
-# longest road, gets the least of them (the printed row, read left to right): the same fading with distance that
-# notebook 05 measured in an RNN LM, here still mild at 12 words. With attention each decoder step also has a direct
-# road to each encoder state, and the gradient is concentrated on a few words. Which words, and why, this notebook
-# does not measure. A plausible guess: the loss is nearly zero, so gradient flows only where it is not yet zero, at
-# the few words whose translation the model still gets slightly wrong. (The raw sizes are not comparable: the
-# attention model's loss is nearly zero, so all its gradients are small. The plot divides each model's by its
+# state and back through every encoder step. Every word but the final "." gets a sizeable share, and among them the
+# first word, at the end of the longest road, gets the least (the printed row, read left to right): the fading with
+# distance that notebook 05 measured in an RNN LM, still mild at 12 words. With attention each decoder step also has
+# a direct road to each encoder state, and the gradient is concentrated on a few words. Which words, and why, this
+# notebook does not measure. A plausible guess: the loss is nearly zero, so gradient flows only where it is not yet
+# zero, at the few words whose translation the model still gets slightly wrong. (The raw sizes are not comparable:
+# the attention model's loss is nearly zero, so all its gradients are small. The plot divides each model's by its
 # largest.)
 #
 # ## 8. Claim: "the entire meaning … packed into this one embedding"

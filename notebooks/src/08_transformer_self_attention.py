@@ -624,9 +624,9 @@ print(f"cross-attention weights {tuple(cross.shape)} (B, h, T, S); padded source
 source_vocab, target_vocab = tanalysis.vocabularies()
 walk = translate_passage("she walked in the park .")
 batch = s2s.make_batch([walk], source_vocab, target_vocab)
-print(f"{'encoder reads':15}", " ".join(source_vocab.itos[i] for i in batch.source[0].tolist()))
-print(f"{'decoder reads':15}", " ".join(f"{target_vocab.itos[i]:>8}" for i in batch.target_in[0].tolist()))
-print(f"{'must predict':15}", " ".join(f"{target_vocab.itos[i]:>8}" for i in batch.target_out[0].tolist()))
+print(f"{'encoder reads':15} " + " ".join(source_vocab.itos[i] for i in batch.source[0].tolist()))
+print(f"{'decoder reads':15} " + " ".join(f"{target_vocab.itos[i]:>8}" for i in batch.target_in[0].tolist()))
+print(f"{'must predict':15} " + " ".join(f"{target_vocab.itos[i]:>8}" for i in batch.target_out[0].tolist()))
 
 # %% [markdown]
 # ## 9. A transformer translates notebook 07's passages
@@ -1151,6 +1151,25 @@ _ = check_positional_encoding(positional_encoding)
 # </details>
 
 # %% [markdown]
+# ## Left out, and where to read it
+#
+# The deck's transformer slides have a few more items. Each is left out for a reason, and each can be read elsewhere:
+#
+# - **The timeline slides** are history, with no claim to measure. Vaswani et al. §1–2 and Jurafsky & Martin
+#   (3rd ed.), ch. 9, tell it.
+# - **"Input embedding: IDs FIXED, embeddings LEARNED", d_model = 512 or 1024.** Here too the ids are fixed by the
+#   vocabulary and the embedding table is learned (section 10's GPT trains its `wte`). The paper's d_model is 512
+#   (base) and 1024 (big); ours are 32 to 128, so that one CPU core trains them in minutes.
+# - **The input matrix [s, d_model]** is our (T, C): s positions, d_model features; with a batch, (B, T, C).
+# - **"Transformers improved upon RNNs and CNNs"**: the course builds no convolutional model, and section 11 drops
+#   Table 1's convolutional row. Gehring et al. (2017, ConvS2S) and Table 1 itself cover it.
+# - **GPT (2018), "transformers + unsupervised pretraining"**: section 10 builds one; Radford et al. (2018).
+# - **"Each output element is connected to each input element; weightings calculated dynamically"** is section 1's
+#   computation: the weights are computed from the inputs at every call, not stored.
+# - **"Transformers as of 2023"** (leaderboards, ChatGPT, Soni et al.'s HaRT) motivates the lecture and makes no
+#   claim a notebook could measure. The GLUE and SuperGLUE sites keep the leaderboards.
+
+# %% [markdown]
 # ## Summary
 #
 # - Self-attention scores every key against a query, divides by √d_k, turns the scores into weights with a softmax
@@ -1190,3 +1209,9 @@ _ = check_positional_encoding(positional_encoding)
 # - T. Linzen, E. Dupoux, Y. Goldberg (2016). Assessing the Ability of LSTMs to Learn Syntax-Sensitive
 #   Dependencies. *TACL* (agreement across attractors).
 # - A. Karpathy (2022). nanoGPT / minGPT (`test_huggingface_import`: the parity-test pattern).
+# - N. Srivastava, G. Hinton, A. Krizhevsky, I. Sutskever, R. Salakhutdinov (2014). Dropout: A Simple Way to Prevent
+#   Neural Networks from Overfitting. *JMLR* (the deck's figure).
+# - R. Xiong et al. (2020). On Layer Normalization in the Transformer Architecture. *ICML* (pre-LN and warm-up).
+# - S. Jain, B. C. Wallace (2019). Attention is not Explanation. *NAACL*.
+# - J. Gehring, M. Auli, D. Grangier, D. Yarats, Y. N. Dauphin (2017). Convolutional Sequence to Sequence Learning.
+#   *ICML*.

@@ -539,32 +539,33 @@ test_reviews = corpus.load_eval("reviews_test")
 review_items = bm.masked_items([r["words"] for r in test_reviews], 500, seed=2)
 review_oracle = bm.oracle_scores(lang, review_items, tokenizer)
 reviews_bert = load("bert_reviews")
+general_items = items[:200]  # the first 200 of section 4.1's 500 items: a subset, so its ratio is not 4.1's
 print(f"{'':34} masked NLL ratio on test reviews   on general test sentences")
 for name, model in (("bert_mlm (pretrained)", bert), ("bert_reviews (+ LM fine-tuning)", reviews_bert)):
     on_reviews = bm.nll_ratio(bm.bert_scores(bm.WordScorer(model, tokenizer, words), review_items)[0], review_oracle[0])
-    on_general = bm.nll_ratio(bm.bert_scores(bm.WordScorer(model, tokenizer, words), items[:200])[0], hinted["oracle"][0][:200])
+    on_general = bm.nll_ratio(bm.bert_scores(bm.WordScorer(model, tokenizer, words), general_items)[0],
+                              hinted["oracle"][0][: len(general_items)])  # fmt: skip
     print(f"{name:34} {on_reviews:10.3f} {on_general:30.3f}")
 
 # %% [markdown]
-# The model specialises: the general sentences get worse. The gain on the reviews is small, and the reason is the
-# data: half of the training reviews are pretraining sentences word for word (the count above), and the reviews are
-# the most regular corner of the language, so there is little new to learn (longer or faster LM fine-tuning made the
-# reviews *worse* in our trials: it forgets faster than it learns). LM fine-tuning pays when the domain is new to the
-# model.
-# The real-world analogue is in the Hugging Face course (chapter 7, "Fine-tuning a masked language model"):
-# DistilBERT's perplexity on IMDb movie reviews goes from 21.75 to 11.40 after one epoch of LM fine-tuning on them
-# (11.32 after the `Trainer`'s three);
-# IMDb's style is far from the Wikipedia and books DistilBERT was pretrained on.
+# The model specialises: the general sentences get worse. (That column scores the first 200 of section 4.1's 500
+# items, so the pretrained row's ratio there differs from 4.1's, which averages all 500.) The gain on the reviews is
+# small, and the reason is the data: half of the training reviews are pretraining sentences word for word (the count
+# above), and the reviews are the most regular corner of the language, so there is little new to learn (longer or
+# faster LM fine-tuning made the reviews *worse* in our trials: it forgets faster than it learns). LM fine-tuning pays
+# when the domain is new to the model. The real-world analogue is in the Hugging Face course (chapter 7, "Fine-tuning
+# a masked language model"): DistilBERT's perplexity on IMDb movie reviews goes from 21.75 to 11.40 after one epoch of
+# LM fine-tuning on them (11.32 after the `Trainer`'s three); IMDb's style is far from the Wikipedia and books
+# DistilBERT was pretrained on.
 #
 # ### 5.2 Task fine-tuning: sentiment
 #
 # `bert_sentiment` is `bert_reviews` with `BertForSequenceClassification`'s head: the *pooler* (a dense layer with
-# tanh applied to `[CLS]`'s last-layer vector) and a linear layer on its output. All weights are trained on the
-# 3,000 labelled training reviews. The test set is notebooks 04 and 06's: all reviews, plain ones, and those with
-# "but" or "not", where the label is the sentiment of the *last* clause (the grammar: "but" turns the sentiment,
-# "not" flips the adjective). A bag of embeddings cannot see which clause is last; a mix of LSTM layers (ELMo)
-# could, but barely did. Beside them, the same BERT classifier trained from random
-# weights, to see what pretraining buys.
+# tanh applied to `[CLS]`'s last-layer vector) and a linear layer on its output. All weights are trained on the 3,000
+# labelled training reviews. The test set is notebooks 04 and 06's: all reviews, plain ones, and those with "but" or
+# "not", where the label is the sentiment of the *last* clause (the grammar: "but" turns the sentiment, "not" flips
+# the adjective). A bag of embeddings cannot see which clause is last; a mix of LSTM layers (ELMo) could, but barely
+# did. Beside them, the same BERT classifier trained from random weights, to see what pretraining buys.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -593,11 +594,11 @@ print(f"{'classifier':32} {'all':>6} {'plain':>6} {'but/not':>8}   ({int(turning
 for name, (every, plain, turn) in sentiment.items():
     print(f"{name:32} {every:6.3f} {plain:6.3f} {turn:8.3f}")
 
-# %% [markdown] Self-attention reads the whole review in order, so both BERTs get the turning reviews right: 0.992,
-# against 0.43 for the hand features and about two thirds (0.66–0.67) for the other earlier models. Pretraining buys
-# nothing visible here: 3,000 labelled reviews of a small, regular grammar are enough to learn the task from random
-# weights. With few labels, then? The same two starts, fine-tuned on only 100 labelled reviews (150 steps; a few
-# seconds each):
+# %% [markdown]
+# Self-attention reads the whole review in order, so both BERTs get the turning reviews right: 0.992, against 0.43 for
+# the hand features and about two thirds (0.66–0.67) for the other earlier models. Pretraining buys nothing visible
+# here: 3,000 labelled reviews of a small, regular grammar are enough to learn the task from random weights. With few
+# labels, then? The same two starts, fine-tuned on only 100 labelled reviews (150 steps; a few seconds each):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -615,10 +616,10 @@ for name, start in starts.items():
     print(f"100 labels, {name:20} all {every:.3f}   plain {plain:.3f}   but/not {turn:.3f}")
 
 # %% [markdown]
-# In our runs the pretrained start was *worse* with 100 labels. One reason is visible in the recipe: the classifier
-# reads the vector of `[CLS]`, and with no NSP nothing in our pretraining ever trained that vector for anything (BERT's
-# NSP did); the encoder's features are there, but the classifier must first learn to gather them into `[CLS]`. A
-# pretrained model is not automatically a better start; it is a better start for what its pretraining trained.
+# In our runs the pretrained start was *worse* with 100 labels. One possible reason is visible in the recipe (we have
+# not tested it): the classifier reads the vector of `[CLS]`, and with no NSP nothing in our pretraining ever trained
+# that vector for anything (BERT's NSP did); the encoder's features are there, but the classifier must first learn to
+# gather them into `[CLS]`. Whatever the reason, a pretrained model is not automatically a better start.
 
 # %% [markdown]
 # ## 6. Contextual embeddings, layer by layer
@@ -664,19 +665,22 @@ print("\n'fine', by sense and word position:", ", ".join(f"{sense} word {positio
 # %% [markdown]
 # Layer 0 is the word type plus its position, and position alone already leaks the sense (the position-only row):
 # *fine* meaning "healthy" is mostly the third word ("mia feels fine ."), meaning "a penalty" mostly the fourth ("she
-# paid the fine ."), as the last line counts. That is why layer 0 is above chance while the word type is
-# at it. Where the position is the same ("the men feel fine ." against "she paid the fine ."), layer 0 gives *fine*
-# the same vector in both senses. From layer 1
-# on, the vectors have read the context, and the senses separate. A caution the numbers need: attention mixes the
-# context into every vector even with random weights, so an *untrained* BERT of the same shape is the fair baseline:
+# paid the fine ."), as the last line counts. That is why layer 0 is above chance while the word type is at it. Where
+# the position is the same ("the men feel fine ." against "she paid the fine ."), layer 0 gives *fine* the same vector
+# in both senses. From layer 1 on, the vectors have read the context, and the senses separate. A caution the numbers
+# need: attention mixes the context into every vector even with random weights, so an *untrained* BERT of the same
+# shape is the fair baseline:
 
 # %%
 shape = {k: deep_recipe[k] for k in ("layers", "hidden", "heads", "max_len")}
 untrained = bm.CourseBERT(bm.bert_config(tokenizer, **shape), seed=0).eval()
 random_rows = {row["representation"]: row for row in ce.sense_probe_by_layer(untrained, tokenizer, senses)}
-print(f"{'representation':22} {'trained':>8} {'untrained':>10}   (per-word probe accuracy)")
+print(f"{'':22} {'probe accuracy':>19}   {'nearest neighbour':>19}")
+print(f"{'representation':22} {'trained':>9} {'untrained':>9}   {'trained':>9} {'untrained':>9}")
 for row in by_layer[2:]:
-    print(f"{row['representation']:22} {row['per_word']:8.2f} {random_rows[row['representation']]['per_word']:10.2f}")
+    untrained_row = random_rows[row["representation"]]
+    print(f"{row['representation']:22} {row['per_word']:9.2f} {untrained_row['per_word']:9.2f}   "
+          f"{row['nearest_neighbour']:9.2f} {untrained_row['nearest_neighbour']:9.2f}")
 
 # %% [markdown]
 # The untrained weights are a draw from the library's initialisation, which a release of transformers may change, so
@@ -691,6 +695,12 @@ print("training adds more: the trained model is ahead by over 0.05 at each of th
       all(row["per_word"] > random_rows[row["representation"]]["per_word"] + 0.05 for row in by_layer[3:]))
 
 # %% [markdown]
+# The nearest-neighbour columns carry the stronger caution. By that measure the untrained BERT is as good as the
+# trained one: two sentences that use a word in one sense tend to share their other words too, and any mixing of the
+# context, trained or random, brings such sentences together. The probe, which must find the sense along one learned
+# direction, is the measure that tells training from mixing. (The widget below colours by sense at each layer; read
+# it with this in mind.)
+#
 # **What each layer knows, in the real BERT.** The CSE538 deck cites Tenney et al. (2019), "BERT Rediscovers the
 # Classical NLP Pipeline": probing BERT's layers, they find the steps of the traditional pipeline "in the expected
 # sequence: POS tagging, parsing, NER, semantic roles, then coreference", lower layers for syntax and higher ones for
@@ -721,12 +731,15 @@ for sense_row, number_row in zip(tables["sense"], tables["subject number"]):
 # %% [markdown]
 # Devlin et al.'s spread is 5 F1 points, and the combinations of the top layers win. On the course's tasks the
 # pattern to look for is the same: the embeddings (layer 0) are the worst features, and taking several top layers is
-# at least as good as the last one alone.
+# at least as good as the last one alone. The sense column cannot rank the strategies: every one past layer 0 is at
+# or near the ceiling, so only the number column, where the subject must be found across other nouns, tells them
+# apart.
 #
 # ### 6.2 Sentence similarity, unsupervised
 #
 # Pool a sentence's pieces (their mean, at the last layer) and compare sentences by cosine similarity, with no
-# training at all. The nearest test sentences to a few queries:
+# training at all. The nearest test sentences to a few queries (every cosine is high, because mean-pooled BERT
+# vectors all point roughly the same way; only the ranking means something):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -868,20 +881,28 @@ PERSON_A = ("i feel fine , even great ! earlier , i played the game yahtzee with
 PERSON_B = ("my life is a great mess ! my business partner was lying to me . he was trying to game the system and played "
             "me . i think i am going to die , he left and now i have to pay the rest of his fine .").split()  # fmt: skip
 slide_words = ["fine", "game", "partner", "lying", "die", "rest"]
-if real is bert.hf:  # offline: course sentences with the same words in two senses
-    first_of = {}
-    for item in senses:
-        first_of.setdefault((item["word"], item["sense"]), item)
-    pairs = [[first_of[key] for key in first_of if key[0] == w][:2] for w in slide_words]
-else:  # the slides' own texts
+if real is bert.hf:  # offline: course sentences with the same words in two senses, and in one (the baseline)
+    pairs, same_sense = ce.use_pairs(senses, slide_words)
+else:  # the slides' own texts (no baseline: each word appears once in each)
     pairs = [[{"words": PERSON_A, "position": PERSON_A.index(w)}, {"words": PERSON_B, "position": PERSON_B.index(w)}]
              for w in slide_words]  # fmt: skip
-vectors = ce.word_vectors(real, real_tokenizer, [item for pair in pairs for item in pair])  # (L+1, 2·6, C)
-cosine = torch.nn.functional.cosine_similarity(vectors[:, 0::2], vectors[:, 1::2], dim=-1)  # (L+1, 6)
-print(f"{'word':8} {'layer 0':>8} {'last layer':>11}   the two uses")
-for w, pair, c in zip(slide_words, pairs, cosine.T):
-    uses = " | ".join(" ".join(item["words"][max(0, item["position"] - 3): item["position"] + 3]) for item in pair)
-    print(f"{w:8} {c[0]:8.2f} {c[-1]:11.2f}   {uses}")
+    same_sense = None
+cosine = ce.pair_cosines(real, real_tokenizer, pairs)  # (L+1, 6)
+baseline = None if same_sense is None else ce.pair_cosines(real, real_tokenizer, same_sense)[-1]  # (6,)
+print(f"{'word':8} {'two senses: layer 0':>20} {'last layer':>11}" + ("" if baseline is None else "   one sense: last layer")
+      + "   the two uses")  # fmt: skip
+for i, (w, pair) in enumerate(zip(slide_words, pairs)):
+    shown_uses = " | ".join(" ".join(item["words"][max(0, item["position"] - 3): item["position"] + 3]) for item in pair)
+    same = "" if baseline is None else f"{baseline[i]:24.2f}"
+    print(f"{w:8} {cosine[0, i]:20.2f} {cosine[-1, i]:11.2f}{same}   {shown_uses}")
+
+# %% [markdown]
+# How to read it. Every cosine is high: BERT's vectors share one large common direction (they are
+# *anisotropic*; Ethayarajh 2019), so only the comparison between cosines means anything, not their size. Offline, the
+# baseline is the same word in two sentences with the *same* sense. For most of the slide's words two uses of one
+# sense end up closer at the last layer than two uses of two senses, which is the slide's point, measured; the printed
+# columns show which words follow it. At layer 0 a word's vector is its embedding plus its position, so two uses at
+# different positions already differ there (as *game*'s do), for a reason that has nothing to do with sense.
 
 # %% [markdown]
 # ## 9. Widgets
@@ -1013,6 +1034,29 @@ _ = check_layer_strategy(concat_last_four)
 # </details>
 
 # %% [markdown]
+# ## Left out, and where to read it
+#
+# - **"BERT is bidirectional (like ELMo, only more so)", "or, rather, non-directional"**: ELMo (notebook 06) joins
+#   two one-directional LSTMs at the top; every BERT layer reads both sides at once, which only the masked objective
+#   (section 3) makes possible. Section 6 measures what that gives each layer.
+# - **Auto-encoder "better for: embeddings, fine-tuning" against auto-regressor "better for: generating text,
+#   zero-shot"**: sections 5 and 6 use BERT for fine-tuning and embeddings; generation is notebook 10, and zero-shot
+#   is named in notebook 10's "Where the course stops".
+# - **"Compare various kinds of denoising algorithms"**: the course trains one, BERT's masking. Raffel et al. (2020,
+#   T5) §3.3 compares masking, span corruption and others; Clark et al. (2020, ELECTRA) replaces masking by
+#   detection.
+# - **Task fine-tuning with "a classifier or regressor"**: section 5.2 is a classifier. A regressor is one output and
+#   a squared error instead of softmax and cross-entropy (`BertForSequenceClassification` with `num_labels=1`); the
+#   course language has no graded target to regress on.
+# - **BERT's performance slides** (QA, "GLUE scores evolution", SQuAD) are leaderboards; section 1 quotes the
+#   abstract's numbers.
+# - **AllenNLP**, the other library of the slide in section 6.3, is archived (no releases since 2022); use Hugging
+#   Face.
+# - **Taylor (1953)**, who named the cloze task, is in the references; section 4.2 runs the task.
+# - **"great" as one vector against WordNet's six senses of *great***: section 6's word-type control is that one
+#   vector, and its probe sits at chance; the course's sense set gives *great* two senses, not six.
+
+# %% [markdown]
 # ## Summary
 #
 # - BERT is a transformer encoder stack: about half of BERT-base's 110 M parameters are feed-forward (51.8 %; two thirds
@@ -1025,8 +1069,10 @@ _ = check_layer_strategy(concat_last_four)
 # - Scored against the oracle's exact masked distribution, the tiny BERT is close to the truth on one-piece words and
 #   loses most on the rare words WordPiece splits; the numbers, and the BiLSTM beside it, are in section 4.
 # - NSP needs discourse; the course language has none, and RoBERTa showed BERT does not need it.
-# - LM fine-tuning specialises the model to a domain; task fine-tuning on `[CLS]` solves the reviews that turn on
-#   "but" and "not", which no bag of embeddings and not even ELMo's mix could.
+# - LM fine-tuning specialises the model to a domain. A BERT classifier on `[CLS]` solves the reviews that turn on
+#   "but" and "not", which no bag of embeddings and not even ELMo's mix could; but one trained from random weights
+#   does as well, so what solves them is attention reading the review in order, not pretraining. With 100 labels the
+#   pretrained start was worse here.
 # - Contextual vectors separate the senses of a word that a static embedding cannot; an untrained BERT is the
 #   baseline to beat, and combining top layers is at least as good as the last alone.
 # - bertviz runs offline once its JavaScript comes from installed packages.
@@ -1046,3 +1092,6 @@ _ = check_layer_strategy(concat_last_four)
 # - Hugging Face course, chapter 7, "Fine-tuning a masked language model" (DistilBERT on IMDb: 21.75 → 11.40 after one
 #   epoch, 11.32 after three).
 # - K. Clark, M.-T. Luong, Q. V. Le, C. D. Manning (2020). ELECTRA (MLM learns from only the 15 % it masks).
+# - K. Ethayarajh (2019). How Contextual are Contextualized Word Representations? *EMNLP* (anisotropy).
+# - C. Raffel et al. (2020). Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer
+#   (T5). *JMLR* (§3.3: the denoising objectives compared).

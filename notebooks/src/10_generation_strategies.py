@@ -303,11 +303,12 @@ for name, model in left_to_right.items():
         sentence = words_of(run, prompt)
         print(f"{name:10} {label:8} {shown(sentence):58} {verdict(sentence)}")
 
-# %% [markdown] The translation models of notebooks 07 (GRU encoder–decoders) and 08 (a transformer) go through the
-# same functions. The GRU without attention is 07's smallest, 32 units (the bottleneck of 07's section 8, which gets
-# almost no passage exactly right): a model unsure of its words is where the strategies part ways. Their own greedy
-# loops (`model.greedy`) are the check: `tests/models/generation/test_generation.py` asserts that `generation.greedy`
-# gives the same words.
+# %% [markdown]
+# The translation models of notebooks 07 (GRU encoder–decoders) and 08 (a transformer) go through the same functions.
+# The GRU without attention is 07's smallest, 32 units (the bottleneck of 07's section 8, which gets almost no passage
+# exactly right): a model unsure of its words is where the strategies part ways. Their own greedy loops
+# (`model.greedy`) are the check: `tests/models/generation/test_generation.py` asserts that `generation.greedy` gives
+# the same words.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -599,8 +600,10 @@ print("beam 16 repeats less than greedy:", repetition["beam (b=16)"] < repetitio
 # The slide: beam search "focuses on the most probable, which is the most typical. Results in very 'average
 # sounding' utterances." The oracle can find the single most probable sentence of the language **exactly**:
 # `best_sentences.most_probable_search` is a best-first (uniform-cost) search over prefixes, each scored by the
-# oracle's forward probability, so the first complete sentences it pops are the most probable ones, in order (the
-# module docstring has the proof).
+# oracle's forward probability, so the first complete sentences it pops are the most probable ones, in order. Why:
+# extending a prefix can only lower its probability (each word multiplies it by a number ≤ 1), so when a complete
+# sentence is popped, every prefix still waiting, and every sentence that could grow from it, is at most as probable
+# (the module docstring has the full proof).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -635,16 +638,16 @@ for band in (0.1, 0.5):
 print(f"sentences below the mode's {-found.sentences[0].logprob_per_token:.2f} nats/token: "
       f"{sum(x <= -found.sentences[0].logprob_per_token for x in per_token) / len(per_token):.1%}")
 
-# %% [markdown] The most probable sentence has p ≈ 0.007 and 0.49 nats per token; typical sentences have 1.73 nats per
-# token, the entropy rate, and a typical sentence is thousands of times less probable than the mode. So the slide's
-# "the most probable, which is the most typical" is half right: beam search does find very probable text, and very
-# probable text is **not** typical. Per sentence, the mode is only about one standard deviation above the mean
-# log-probability (the left plot); per token it is far from what sentences of the language spend (the right plot).
-# Information theory's *typical set* (Cover & Thomas, ch. 3: for long sequences almost all the probability sits on
-# sequences of about the entropy rate per token) is a statement about long sequences. These sentences average 7.5
-# words, so their per-token cost spreads widely around the entropy rate, as the shares printed under the plots show;
-# what holds here is the weaker statement that the mode spends far fewer nats per token than nearly every sentence the
-# language produces.
+# %% [markdown]
+# The most probable sentence has p ≈ 0.007 and 0.49 nats per token; typical sentences have 1.73 nats per token, the
+# entropy rate, and a typical sentence is thousands of times less probable than the mode. So the slide's "the most
+# probable, which is the most typical" is half right: beam search does find very probable text, and very probable text
+# is **not** typical. Per sentence, the mode is only about one standard deviation above the mean log-probability (the
+# left plot); per token it is far from what sentences of the language spend (the right plot). Information theory's
+# *typical set* (Cover & Thomas, ch. 3: for long sequences almost all the probability sits on sequences of about the
+# entropy rate per token) is a statement about long sequences. These sentences average 7.5 words, so their per-token
+# cost spreads widely around the entropy rate, as the shares printed under the plots show; what holds here is the
+# weaker statement that the mode spends far fewer nats per token than nearly every sentence the language produces.
 #
 # > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
 # > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token) is far from
@@ -778,15 +781,17 @@ print("its grammatical samples have the language's entropy rate, within 0.1:",
       abs(model_row["nll_per_token"] - language) < 0.1)
 print("its lengths are the language's (TV < 0.1):", model_row["length_tv"] < 0.1)
 
-# %% [markdown] The oracle's samples reproduce the language: every sentence grammatical and the entropy rate to within
-# sampling error. The GPT's samples at T = 1 are the GPT's distribution, errors included: its grammatical sentences
-# look like the language's (the same entropy rate, the same lengths), but about one in ten is not a sentence of the
-# language at all, where the GPT put probability that the language does not. The line under the table says what they
-# are like: longer than its grammatical sentences on average (the longer a sentence runs, the more words can break a
-# rule), and only a few fail within the first four words. That is what temperature < 1, top-k and top-p trade against:
-# they cut the tail where those errors live (section 7's table; at n = 200 sentences a few points of grammaticality
-# are about one standard error), and with it some of the language's real variety (lower nll/t, fewer distinct
-# n-grams).
+# %% [markdown]
+# The oracle's samples reproduce the language: every sentence grammatical and the entropy rate to within sampling
+# error. The GPT's samples at T = 1 are the GPT's distribution, errors included: its grammatical sentences look like
+# the language's (the same entropy rate, the same lengths), but about one in ten is not a sentence of the language at
+# all, where the GPT put probability that the language does not. The line under the table says what they are like:
+# longer than its grammatical sentences on average (the longer a sentence runs, the more words can break a rule), and
+# only a few fail within the first four words. Section 7's pure-sampling row is more grammatical than this: there
+# every sentence starts with one or two words of a real test sentence, which the GPT does not have to get right
+# itself; here it writes each sentence from `<s>`. That is what temperature < 1, top-k and top-p trade against: they
+# cut the tail where those errors live (section 7's table; at n = 200 sentences a few points of grammaticality are
+# about one standard error), and with it some of the language's real variety (lower nll/t, fewer distinct n-grams).
 
 # %% [markdown]
 # ## 11. Widgets
@@ -945,6 +950,16 @@ _ = check_length_normalised_score(normalised_score)
 # systems lack: a known truth to score every model and every decoding strategy against.
 
 # %% [markdown]
+# ## Left out, and where to read it
+#
+# Everything else on the deck's generation slides is run above, or named in "Where the course stops".
+#
+# - **"Combine beam and random walk for more novelty"** (the slides' last practical point): `beam_sample` is written
+#   and matches `generate(num_beams=k, do_sample=True)` (section 5), but section 7's table does not judge it, so its
+#   novelty is not measured here. Kool, van Hoof and Welling (2019), "Stochastic Beams and Where to Find Them", study
+#   sampling inside a beam.
+
+# %% [markdown]
 # ## Summary
 #
 # - The slide's tree holds: greedy finds *yes yes* (.20), the best is *ok ok* (.28), and a beam of width 2 finds it.
@@ -973,3 +988,4 @@ _ = check_length_normalised_score(normalised_score)
 # - P. Lewis et al. (2020). Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks. *NeurIPS*.
 # - Hugging Face, "How to generate text: using different decoding methods for language generation with
 #   Transformers" (blog), and the `generate()` documentation.
+# - W. Kool, H. van Hoof, M. Welling (2019). Stochastic Beams and Where to Find Them. *ICML*.

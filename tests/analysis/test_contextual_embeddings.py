@@ -309,3 +309,18 @@ def test_bad_arguments(model, tokenizer):
         ce.nearest_sentences(torch.randn(4), torch.randn(5, 3))
     with pytest.raises(CourseInputError, match="N >= 2"):
         ce.projection_2d(torch.randn(1, 3))
+
+
+def test_use_pairs_give_two_senses_and_a_same_sense_baseline(model, tokenizer):
+    senses = load_eval("senses")
+    two_senses, one_sense = ce.use_pairs(senses, ["fine", "rest"])
+    for (first, second), (same_a, same_b) in zip(two_senses, one_sense):
+        assert first["word"] == second["word"] == same_a["word"] == same_b["word"]
+        assert first["sense"] != second["sense"] and same_a["sense"] == same_b["sense"] == first["sense"]
+        assert same_a["words"] != same_b["words"]  # two sentences, not one sentence twice
+    cosines = ce.pair_cosines(model, tokenizer, two_senses)  # (L+1, 2)
+    vectors = ce.word_vectors(model, tokenizer, two_senses[1])  # (L+1, 2, C)
+    expected = torch.nn.functional.cosine_similarity(vectors[:, 0], vectors[:, 1], dim=-1)
+    assert cosines.shape == (3, 2) and torch.allclose(cosines[:, 1], expected)
+    with pytest.raises(CourseInputError, match="two senses"):
+        ce.use_pairs(senses, ["zebra"])
