@@ -479,6 +479,12 @@ print(f"   mass on plural nouns: BERT {sum(p for w, p in model.items() if w in p
       f"oracle {sum(p for w, p in exact.items() if w in plural):.2f}")
 
 # %% [markdown]
+# BERT reads both sides of the gap and gets the first two items nearly right: "with" before "the fork", and only
+# things that can be eaten. The agreement item is harder. The verb after the gap says the subject is plural, and the
+# oracle puts all its mass on plural nouns; BERT puts only part of it there (the last line), less than notebook 06's
+# BiLSTM put on the same item. Seeing the right context is not the same as using it: section 4.1 already put this
+# small BERT behind the BiLSTM overall.
+#
 # ### 4.3 Next-sentence prediction, and why we do not train it
 #
 # BERT's second pretraining task (CMU, "BERT is also Trained to Perform Next Sentence Prediction"): given
