@@ -60,7 +60,11 @@ vocab = course_vocab()
 gpt = load("gpt_lm")
 reference = ga.language_reference(lang)  # 20,000 oracle samples: the entropy rate and the length distribution
 
+# %% [markdown]
+# Three small helpers for the tables below: a generation's words, the oracle's verdict on them, and a sentence cut to
+# fit a column.
 
+# %%
 def words_of(generation, prompt=()):
     """The prompt and the generated words, </s> left out."""
     return tuple(prompt) + tuple(vocab.decode(generation.content))
