@@ -101,11 +101,15 @@ print(f"softmax    {weights[0]:.2f} and {weights[1]:.2f}")
 print(f"z1 = {weights[0]:.2f}·v1 + {weights[1]:.2f}·v2 = [{', '.join(f'{x:.2f}' for x in z1)}]")
 
 # %% [markdown]
-# The course's `scaled_dot_product_attention` does the four steps at once for every query, and gives the same:
+# The course's `scaled_dot_product_attention` does the four steps at once for every query (the weights come from
+# `attention_weights`, printed here), and gives the same:
+
+# %%
+print(inspect.getsource(att.attention_weights))
+print(inspect.getsource(att.scaled_dot_product_attention))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(inspect.getsource(att.attention_weights).split('"""')[0] + "...")
 keys, values = torch.stack([tm["k1"], tm["k2"]]), torch.stack([tm["v1"], tm["v2"]])  # (2, 64), (2, 3)
 out, w = att.scaled_dot_product_attention(tm["q1"][None], keys, values)  # (1, 3), (1, 2)
 print(f"weights {[round(x, 2) for x in w[0].tolist()]}, output equals z1: {torch.allclose(out[0], z1)}")
