@@ -489,7 +489,7 @@ print(f"entropy rate {reference['entropy_rate']:.2f} nats/token (perplexity {ref
 # (200). `judge` reports, for the sentences a strategy wrote (see `generation_analysis`'s docstring):
 # - **gram**: the share the oracle calls grammatical (probability > 0);
 # - **nll/t** and **ppl**: the oracle's negative log-probability per token of the grammatical ones, and its
-#   exponential, beside the language's entropy rate (1.73) and perplexity (5.6). Lower than the language means
+#   exponential, beside the language's entropy rate and perplexity (the line above). Lower than the language means
 #   *more probable than typical text*: "average sounding";
 # - **d-1, d-2, d-3**: distinct n-grams ÷ all n-grams (diversity); **rep**: the share of sentences with a repeated
 #   bigram or a word said twice in a row (Holtzman's "repetition", adapted to short sentences);
@@ -590,13 +590,12 @@ print("beam 16 repeats less than greedy:", repetition["beam (b=16)"] < repetitio
 
 # %% [markdown]
 # Two of Holtzman's findings carry over: greedy decoding loops (section 4's "my friend that eats the cake that eats
-# the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their beam
-# (b = 16) repeats 29 % of the time, ours not once in 40 sentences. Their generations were 200 tokens long and had to
-# keep going; ours end, and section 9 shows that after a prompt a wide beam ends *early*, before any loop can start
-# (from `<s>` alone, section 8, the widest beam finds the language's mode, which is longer than what beams of 4 and
-# 16 find there). The other
-# half of their argument, that maximisation writes text far more probable than real text, holds exactly: greedy
-# and beam search sit well left of the entropy rate in the plot.
+# the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their width-16
+# beam repeats 29 % of the time, ours hardly at all (the table's `rep` for beam 16). Their generations were 200 tokens
+# long and had to keep going; ours end, and section 9 shows that after a prompt a wide beam ends *early*, before any
+# loop can start (from `<s>` alone, section 8, the widest beam finds the language's mode, which is longer than what
+# beams of 4 and 16 find there). The other half of their argument, that maximisation writes text far more probable
+# than real text, holds exactly: greedy and beam search sit well left of the entropy rate in the plot.
 
 # %% [markdown]
 # ## 8. "Most probable is not typical", measured
