@@ -7,6 +7,8 @@ the corpus on disk, the translation target and the text pipeline. It imports onl
 - ``lexicon``: The words of the course language, grouped by what they mean (their class).
 - ``parallel``: The parallel corpus of notebook 07: course-language passages, their Tarevi translations, exact alignments.
 - ``phenomena``: Labelled evaluation sets for the phenomena planted in the course language.
+- ``stream``: Fresh sentences, batch after batch: the stream a data-bound model learns from instead of the fixed
+  training split.
 - ``tarevi``: Tarevi, a second, invented "target language": translation with reordering and known word alignments.
 - ``text_pipeline``: From any plain-text file to word ids: read, tokenize, split into sentences, build a vocabulary.
 - ``vocab``: The course vocabulary: the grammar's words in a fixed order, and the training split encoded with it.

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from course_utils.language import corpus
+from course_utils.language import corpus, stream
 from course_utils.models import lm
 from course_utils.checkpoints import load_checkpoint, save_checkpoint
 from course_utils.models.classic.window_mlm import WindowMaskedLM, example_batches, masked_examples
@@ -33,7 +33,7 @@ from course_utils.models.classic.sentiment import (
 )
 from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.training import train
-from course_utils.validation import CourseInputError
+from course_utils.validation import CourseInputError, check_choice
 
 CHECKPOINT_ROOT = Path(__file__).resolve().parents[2] / "data" / "checkpoints"
 COMMAND = "python -m course_utils.zoo"  # the zoo's one command: trains and ships checkpoints by name
@@ -75,6 +75,9 @@ RECURRENT_RECIPES = {
     "lstm2_lm": ("recurrent", {"cell": "lstm", "num_layers": 2, **RNN}, RNN_TRAINING),
     "rnn_wide_lm": ("recurrent", {"cell": "rnn", **RNN_WIDE}, RNN_WIDE_TRAINING),
     "lstm_wide_lm": ("recurrent", {"cell": "lstm", **RNN_WIDE}, RNN_WIDE_TRAINING),
+    # notebook 06's LSTM with the streamed GPT's data budget (notebook 08's gpt_stream): 9,000 batches of 64 fresh
+    # sentences from language.stream, none seen twice. Does the transformer still win when neither is data-bound?
+    "lstm_stream": ("recurrent", {"cell": "lstm", **RNN}, {**RNN_TRAINING, "steps": 9000, "data": "stream"}),
     "masked_bilstm": ("masked_bilstm", {"embed_dim": 64, "hidden_dim": 128, "max_len": 128}, BIDIRECTIONAL_TRAINING),
     "elmo": ("elmo", {"embed_dim": 64, "hidden_dim": 128, "num_layers": 2, "max_len": 128}, BIDIRECTIONAL_TRAINING),
     "elmo_sentiment": ("elmo_classifier", {"n_classes": 2, "hidden": 32},
@@ -158,10 +161,24 @@ def start_from_pretrained(classifier: torch.nn.Module, language_model: torch.nn.
         classifier.embedding.weight.copy_(source * size)
 
 
+LM_DATA = ("train", "stream")  # a language model recipe's "data": the training split (the default) or the stream
+
+
+def lm_batches(recipe: dict):
+    """``step -> (idx, targets)`` for an LM recipe: shuffled epochs of the training split, or the stream's batch
+    ``step`` of fresh sentences (``"data": "stream"``)."""
+    data = check_choice("data", recipe.get("data", "train"), LM_DATA)
+    vocab, batch_size, seed = course_vocab(), recipe["batch_size"], recipe["seed"]
+    if data == "train":
+        return lm.batch_stream(train_ids(), vocab, batch_size=batch_size, seed=seed)
+    fresh = stream.encoded_batches(batch_size=batch_size, seed=seed)
+    return lambda step: lm.make_batch(fresh(step), vocab)
+
+
 def _batches(kind: str, config: dict, recipe: dict):
     vocab, size, seed = course_vocab(), recipe["batch_size"], recipe["seed"]
     if kind in ("ffnn", "recurrent", "elmo"):
-        return lm.batch_stream(train_ids(), vocab, batch_size=size, seed=seed)
+        return lm_batches(recipe)
     if kind == "masked_bilstm":
         from course_utils.models.recurrent.recurrent_lm import masked_batches
 

@@ -11,7 +11,7 @@ import torch
 
 from course_utils import CourseInputError
 from course_utils.checkpoints import load_checkpoint, save_checkpoint, verify_checkpoint
-from course_utils.language import corpus
+from course_utils.language import corpus, stream
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import lm
 from course_utils.zoo import load
@@ -260,6 +260,19 @@ def test_without_head_removes_exactly_that_heads_output(gpt):
         without_head(gpt, 0, 4)
     with pytest.raises(CourseInputError, match="without_head"):
         without_head(torch.nn.Linear(2, 2), 0, 0)
+
+
+def test_a_recipe_trains_on_the_split_or_on_the_stream():
+    vocab = course_vocab()
+    on_split = zoo.lm_batches({"batch_size": 4, "seed": 0})(2)
+    expected = lm.batch_stream(zoo.train_ids(), vocab, batch_size=4, seed=0)(2)
+    assert all(torch.equal(a, b) for a, b in zip(on_split, expected))
+    on_stream = zoo.lm_batches({"batch_size": 4, "seed": 0, "data": "stream"})(2)
+    fresh = lm.make_batch(stream.encoded_batches(batch_size=4, seed=0)(2), vocab)
+    assert all(torch.equal(a, b) for a, b in zip(on_stream, fresh))
+    assert not torch.equal(on_stream[0], zoo.lm_batches({"batch_size": 4, "seed": 0, "data": "stream"})(3)[0])
+    with pytest.raises(CourseInputError, match="data"):
+        zoo.lm_batches({"batch_size": 4, "seed": 0, "data": "web"})
 
 
 def test_distance_correlation_of_a_flat_and_a_falling_curve():

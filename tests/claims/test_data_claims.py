@@ -1,0 +1,64 @@
+"""More data or a bigger model? The streamed models (fresh sentences, none seen twice) against the same models trained
+on the 60,000-sentence split, on the test split, asserted on the shipped checkpoints.
+
+Measured on them (2026-11-26, this 2-core Xeon, one thread), test perplexity ÷ the oracle's:
+gpt_lm 1.0242 (4,500 steps on the split) against gpt_stream 1.0145 (9,000 steps of 64 fresh sentences, 496 s);
+lstm_lm 1.0447 (3,000 steps on the split) against lstm_stream 1.0172 (9,000 steps of the same stream, 225 s).
+A 4,500-step stream run of gpt_stream's recipe gave 1.0200. Issue 24's goal for the streamed GPT is ≤ 1.015.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from course_utils.checkpoints import CONFIG_FILE, verify_checkpoint
+from course_utils.language import corpus
+from course_utils.language.grammar import CourseLanguage
+from course_utils.language.vocab import course_vocab
+from course_utils.models import lm
+from course_utils.zoo import lm_checkpoints, load, transformer_checkpoints
+
+pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
+
+MODELS = ("gpt_lm", "gpt_stream", "lstm_lm", "lstm_stream")
+MAX_STREAMED_GPT_RATIO = 1.015  # the goal; measured 1.0145
+
+
+@pytest.fixture(scope="module")
+def test_ratios() -> dict[str, float]:
+    test = corpus.load_split("test")
+    oracle = math.exp(corpus.oracle_entropy(CourseLanguage(include_held_out=False), test)[0])
+    return {name: lm.evaluate(load(name), course_vocab(), test).perplexity / oracle for name in MODELS}
+
+
+def _shipped_config(directory: Path) -> dict:
+    verify_checkpoint(directory)
+    return json.loads((directory / CONFIG_FILE).read_text(encoding="utf-8"))
+
+
+def test_the_streamed_models_were_trained_by_their_recipes():
+    gpt = _shipped_config(transformer_checkpoints.checkpoint_dir("gpt_stream"))
+    lstm = _shipped_config(lm_checkpoints.checkpoint_dir("lstm_stream"))
+    assert gpt["recipe"] == transformer_checkpoints.LM_RECIPES["gpt_stream"][1] and gpt["recipe"]["data"] == "stream"
+    assert lstm["recipe"] == lm_checkpoints.RECURRENT_RECIPES["lstm_stream"][2] and lstm["recipe"]["data"] == "stream"
+    assert (
+        gpt["recipe"]["steps"] * gpt["recipe"]["batch_size"] == lstm["recipe"]["steps"] * lstm["recipe"]["batch_size"]
+    )
+
+
+def test_the_streamed_gpt_reaches_the_goal(test_ratios):
+    assert 1 < test_ratios["gpt_stream"] <= MAX_STREAMED_GPT_RATIO, test_ratios
+
+
+def test_fresh_data_helps_both_models(test_ratios):
+    assert test_ratios["gpt_stream"] < test_ratios["gpt_lm"] and test_ratios["lstm_stream"] < test_ratios["lstm_lm"]
+
+
+def test_the_transformer_still_wins_when_neither_is_data_bound_but_by_less(test_ratios):
+    on_split = test_ratios["lstm_lm"] - test_ratios["gpt_lm"]
+    on_stream = test_ratios["lstm_stream"] - test_ratios["gpt_stream"]
+    assert 0 < on_stream < on_split, test_ratios
