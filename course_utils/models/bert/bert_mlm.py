@@ -150,11 +150,10 @@ def whole_word_batches(sentences: Sequence[Sequence[str]], tokenizer, *, batch_s
     if not sentences:
         raise CourseInputError("no sentences to batch")
     batch_size = check_int("batch_size", batch_size, minimum=1)
-    encoded = tokenizer([" ".join(words) for words in sentences])
-    ids = encoded["input_ids"]
-    word_ids = [[-1 if w is None else w for w in encoded.word_ids(i)] for i in range(len(ids))]
-    first_real = len(SPECIAL_IDS)  # random replacements are drawn from the non-special pieces
-    rng, generator = random.Random(seed), torch.Generator().manual_seed(seed)
+    ids, word_ids = _encode_with_words(tokenizer, sentences)
+    mask = _whole_word_masker(tokenizer, seed=seed, probability=probability, mask_share=mask_share,
+                              random_share=random_share)  # fmt: skip
+    rng = random.Random(seed)
     queue: list[list[int]] = []
 
     def next_rows() -> list[int]:
@@ -167,11 +166,61 @@ def whole_word_batches(sentences: Sequence[Sequence[str]], tokenizer, *, batch_s
 
     def batch(step: int) -> tuple[Tensor, Tensor]:
         rows = next_rows()
-        width = max(len(ids[r]) for r in rows)
+        return mask([ids[r] for r in rows], [word_ids[r] for r in rows])
+
+    return batch
+
+
+def stream_whole_word_batches(tokenizer, *, batch_size: int, seed: int = 0, probability: float = 0.15,
+                              mask_share: float = 0.8, random_share: float = 0.1):  # fmt: skip
+    """``whole_word_batches`` over fresh sentences: batch ``step`` (1, 2, …) holds sentences of ``language.stream``,
+    none seen twice. Steps ``POOL·p + 1 … POOL·(p + 1)`` share one pool of the stream's batches, sorted by length
+    and cut, so a batch's rows are of similar lengths; the masks are drawn in step order, as in training."""
+    from course_utils.language import stream
+
+    batch_size = check_int("batch_size", batch_size, minimum=1)
+    mask = _whole_word_masker(tokenizer, seed=seed, probability=probability, mask_share=mask_share,
+                              random_share=random_share)  # fmt: skip
+    pools: dict[int, list[tuple[list, list]]] = {}
+
+    def pool_of(index: int) -> list[tuple[list, list]]:
+        if index not in pools:
+            sentences = [s for step in range(POOL * index + 1, POOL * (index + 1) + 1)
+                         for s in stream.fresh_sentences(step, batch_size=batch_size, seed=seed)]  # fmt: skip
+            ids, word_ids = _encode_with_words(tokenizer, sentences)
+            rows = sorted(range(len(ids)), key=lambda r: len(ids[r]))
+            cut = [rows[i : i + batch_size] for i in range(0, len(rows), batch_size)]
+            random.Random(f"{stream.batch_seed(index, seed)} pool").shuffle(cut)
+            pools.clear()  # only the current pool is kept
+            pools[index] = [([ids[r] for r in chunk], [word_ids[r] for r in chunk]) for chunk in cut]
+        return pools[index]
+
+    def batch(step: int) -> tuple[Tensor, Tensor]:
+        step = check_int("step", step, minimum=1)
+        return mask(*pool_of((step - 1) // POOL)[(step - 1) % POOL])
+
+    return batch
+
+
+def _encode_with_words(tokenizer, sentences: Sequence[Sequence[str]]) -> tuple[list[list[int]], list[list[int]]]:
+    """Each sentence's piece ids and, per piece, the index of its word (-1 for ``[CLS]`` and ``[SEP]``)."""
+    encoded = tokenizer([" ".join(words) for words in sentences])
+    ids = encoded["input_ids"]
+    return ids, [[-1 if w is None else w for w in encoded.word_ids(i)] for i in range(len(ids))]
+
+
+def _whole_word_masker(tokenizer, *, seed: int, probability: float, mask_share: float, random_share: float):
+    """``mask(rows, row_words) -> (input_ids, labels)``: pad the rows into a batch and hide whole words (see
+    ``whole_word_batches``); its random draws come from one generator seeded by ``seed``, in call order."""
+    first_real = len(SPECIAL_IDS)  # random replacements are drawn from the non-special pieces
+    generator = torch.Generator().manual_seed(seed)
+
+    def mask(rows: Sequence[Sequence[int]], row_words: Sequence[Sequence[int]]) -> tuple[Tensor, Tensor]:
+        batch_size, width = len(rows), max(len(row) for row in rows)
         x = torch.full((batch_size, width), tokenizer.pad_token_id)  # (B, T)
         words = torch.full((batch_size, width), -1)  # (B, T): word index within the sentence, -1 for specials and pads
-        for b, r in enumerate(rows):
-            x[b, : len(ids[r])], words[b, : len(ids[r])] = torch.tensor(ids[r]), torch.tensor(word_ids[r])
+        for b, (row, row_word) in enumerate(zip(rows, row_words)):
+            x[b, : len(row)], words[b, : len(row)] = torch.tensor(row), torch.tensor(row_word)
         n_words = int(words.max()) + 1
         chosen = torch.rand(batch_size, n_words, generator=generator) < probability  # (B, W)
         treatment = torch.rand(batch_size, n_words, generator=generator)  # (B, W): < 0.8 mask, < 0.9 random, else keep
@@ -186,7 +235,7 @@ def whole_word_batches(sentences: Sequence[Sequence[str]], tokenizer, *, batch_s
         masked[randomised] = torch.randint(first_real, len(tokenizer), (int(randomised.sum()),), generator=generator)
         return masked, labels
 
-    return batch
+    return mask
 
 
 # ---------------------------------------------------------------- masked words, scored against the oracle

@@ -117,6 +117,27 @@ def test_whole_word_batches_hide_all_pieces_of_a_chosen_word(tokenizer):
     assert real.float().mean() > 0.8  # batched by length: little padding
 
 
+def test_stream_batches_hold_fresh_sentences_mask_whole_words_and_are_seeded(tokenizer):
+    from course_utils.language import stream
+
+    batches = bm.stream_whole_word_batches(tokenizer, batch_size=64, seed=0)
+    first = [batches(step) for step in range(1, bm.POOL + 2)]  # one pool and the first batch of the next
+    again = bm.stream_whole_word_batches(tokenizer, batch_size=64, seed=0)
+    assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) for a, b in zip(first, map(again, range(1, 18))))
+    pool = [s for step in range(1, bm.POOL + 1) for s in stream.fresh_sentences(step, batch_size=64, seed=0)]
+    expected = sorted(tokenizer.decode(ids) for ids in bm._encode_with_words(tokenizer, pool)[0])
+    originals = [torch.where(labels != IGNORE_INDEX, labels, masked) for masked, labels in first[: bm.POOL]]
+    rows = sorted(tokenizer.decode([i for i in row if i != tokenizer.pad_token_id]) for x in originals for row in x)
+    assert rows == expected  # the pool's sentences, each once
+    chosen = sum(int((labels != IGNORE_INDEX).sum()) for _, labels in first)
+    real = sum(int((masked != tokenizer.pad_token_id).sum()) for masked, _ in first)
+    assert 0.10 < chosen / real < 0.20 and real / sum(masked.numel() for masked, _ in first) > 0.8  # little padding
+    forty = bm.stream_whole_word_batches(tokenizer, batch_size=64, seed=0, probability=0.4)(1)
+    assert 0.35 < (forty[1] != IGNORE_INDEX).sum() / (forty[0] != tokenizer.pad_token_id).sum() < 0.45
+    with pytest.raises(CourseInputError):
+        batches(0)  # steps count from 1, as in training
+
+
 def test_oracle_told_the_piece_count_is_a_renormalised_restriction(oracle, tokenizer):
     exact = oracle.masked_distribution(["the"], ["sleeps", "."])
     one = bm.given_piece_count(exact, tokenizer, 1)

@@ -1,0 +1,186 @@
+"""Notebook 09's BERT, three choices measured against the oracle: the WordPiece vocabulary's size, the masking rate,
+and fresh sentences instead of the training split.
+
+Each run pretrains ``bert_mlm``'s shape (2 layers x 64, whole-word masking, AdamW, cosine, clipping) from random
+weights and scores it on the 500 masked test items of notebook 09 (``masked_items(test, 500, seed=1)``), told the
+hidden word's piece count, as the oracle is:
+
+    masked NLL ÷ oracle = exp(mean model NLL − mean oracle NLL), over all items, one-piece items, multi-piece items
+
+The runs take minutes each, so their results live in a small JSON file beside the checkpoints; the command:
+
+    OMP_NUM_THREADS=1 python -m course_utils.analysis.bert_choices --write             # every run, about 30 minutes
+    OMP_NUM_THREADS=1 python -m course_utils.analysis.bert_choices --write --only "vocabulary 600"
+
+``independence_cost`` needs no training: it scores the oracle's own per-mask piece marginals the way ``WordScorer``
+scores a BERT (one factor per ``[MASK]``), which is what a perfect masked LM would score under that scoring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections import Counter
+from functools import lru_cache
+from typing import Sequence
+
+import torch
+
+from course_utils.language import corpus
+from course_utils.language.grammar import CourseLanguage
+from course_utils.models.bert import bert_mlm as bm
+from course_utils.models.bert.wordpiece import train_wordpiece
+from course_utils.training import train
+from course_utils.validation import CourseInputError
+from course_utils.zoo.bert_checkpoints import BERT_SHAPE, CHECKPOINT_DIR, RECIPES
+
+RESULTS_FILE = CHECKPOINT_DIR / "bert_choices.json"
+COMMAND = "OMP_NUM_THREADS=1 python -m course_utils.analysis.bert_choices --write"
+ITEMS, ITEM_SEED = 500, 1  # notebook 09's masked test items
+WHOLE_WORDS = 2000  # asked of the trainer, more than it can use: it stops when every word is one entry
+_BASE = {key: RECIPES["bert_mlm"][key] for key in ("steps", "batch_size", "lr", "seed", "clip_grad_norm")}
+
+# run name -> vocabulary size asked of the trainer, training data, masking probability, steps
+RUNS = {
+    "vocabulary 600": {"vocab_size": 600, "data": "train", "probability": 0.15, **_BASE},
+    "vocabulary 800": {"vocab_size": 800, "data": "train", "probability": 0.15, **_BASE},
+    "vocabulary 1000": {"vocab_size": 1000, "data": "train", "probability": 0.15, **_BASE},
+    "every word whole": {"vocab_size": WHOLE_WORDS, "data": "train", "probability": 0.15, **_BASE},
+}
+
+
+def _run(name: str) -> dict:
+    if name not in RUNS:
+        raise CourseInputError(f"unknown run {name!r}; the runs are {', '.join(map(repr, RUNS))}")
+    return RUNS[name]
+
+
+@lru_cache(maxsize=1)
+def oracle_language() -> CourseLanguage:
+    return CourseLanguage(include_held_out=False)
+
+
+@lru_cache(maxsize=1)
+def test_items() -> list[dict]:
+    """Notebook 09's 500 masked test items."""
+    return bm.masked_items(corpus.load_split("test"), ITEMS, seed=ITEM_SEED)
+
+
+@lru_cache(maxsize=8)
+def tokenizer_of(vocab_size: int):
+    """A WordPiece tokenizer trained on the training split with ``vocab_size`` entries (at most)."""
+    return train_wordpiece(corpus.load_split("train"), vocab_size)
+
+
+def split_shares(tokenizer, sentences: Sequence[Sequence[str]]) -> dict[str, float]:
+    """The share of running words, and of distinct words, that the tokenizer splits into two or more pieces."""
+    counts = Counter(word for words in sentences for word in words)
+    split = {word for word in counts if bm.piece_count(tokenizer, word) > 1}
+    return {"running": sum(counts[w] for w in split) / sum(counts.values()), "distinct": len(split) / len(counts)}
+
+
+def ratios_by_pieces(model_nlls: Sequence[float], oracle_nlls: Sequence[float], pieces: Sequence[int]) -> dict:
+    """Masked NLL ÷ oracle over all items, the one-piece items and the multi-piece items (None where there are none)."""
+
+    def ratio(keep) -> float | None:
+        chosen = [i for i, k in enumerate(pieces) if keep(k)]
+        return bm.nll_ratio([model_nlls[i] for i in chosen], [oracle_nlls[i] for i in chosen]) if chosen else None
+
+    return {"all": ratio(lambda k: True), "one piece": ratio(lambda k: k == 1), "multi-piece": ratio(lambda k: k > 1),
+            "multi-piece items": sum(k > 1 for k in pieces)}  # fmt: skip
+
+
+def _piece_marginal_scores(distribution: dict[str, float], tokenizer, word: str) -> float:
+    """NLL of ``word`` when each of its k pieces is scored by the oracle's marginal at its own mask, the product
+    renormalised over the words of k pieces: ``WordScorer``'s scoring, given perfect per-mask predictions."""
+    k = bm.piece_count(tokenizer, word)
+    given_k = bm.given_piece_count(distribution, tokenizer, k)  # {word: P(word | context, k pieces)}
+    spelled = {w: tokenizer.tokenize(w) for w in given_k}
+    marginals = [Counter() for _ in range(k)]  # per mask: P(piece at mask j)
+    for w, p in given_k.items():
+        for j, piece in enumerate(spelled[w]):
+            marginals[j][piece] += p
+    scores = {w: math.prod(marginals[j][piece] for j, piece in enumerate(spelled[w])) for w in given_k}
+    return -math.log(scores[word] / sum(scores.values()))
+
+
+def independence_cost(tokenizer, items: Sequence[dict] | None = None) -> dict:
+    """What scoring a k-piece word by one factor per mask costs a model that knows the true per-mask marginals:
+    masked NLL ÷ oracle of that scoring, on the multi-piece items (1.0 on one-piece items by construction)."""
+    lang, items = oracle_language(), test_items() if items is None else items
+    model, oracle, pieces = [], [], []
+    for item in items:
+        words, i = item["words"], item["position"]
+        distribution = lang.masked_distribution(words[:i], words[i + 1 :])
+        k = bm.piece_count(tokenizer, words[i])
+        oracle.append(-math.log(bm.given_piece_count(distribution, tokenizer, k)[words[i]]))
+        model.append(_piece_marginal_scores(distribution, tokenizer, words[i]))
+        pieces.append(k)
+    return ratios_by_pieces(model, oracle, pieces)
+
+
+def pretrain(name: str, *, steps: int | None = None, progress: bool = False):
+    """Pretrain run ``name``'s BERT from random weights; return (model, tokenizer)."""
+    run = _run(name)
+    tokenizer = tokenizer_of(run["vocab_size"])
+    config = bm.bert_config(tokenizer, **{k: BERT_SHAPE[k] for k in ("layers", "hidden", "heads", "max_len")})
+    model = bm.CourseBERT(config, seed=run["seed"])
+    masking = {"batch_size": run["batch_size"], "seed": run["seed"], "probability": run["probability"]}
+    if run["data"] == "stream":
+        batches = bm.stream_whole_word_batches(tokenizer, **masking)
+    else:
+        batches = bm.whole_word_batches(corpus.load_split(run["data"]), tokenizer, **masking)
+    train(model, batches, steps=steps or run["steps"], lr=run["lr"], schedule="cosine",
+          clip_grad_norm=run["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
+    return model.eval(), tokenizer
+
+
+def score(model, tokenizer, items: Sequence[dict] | None = None) -> dict:
+    """The model's masked NLL ÷ oracle on ``items`` (default: notebook 09's 500), by piece count."""
+    lang, items = oracle_language(), test_items() if items is None else items
+    scorer = bm.WordScorer(model, tokenizer, sorted(lang.vocabulary))
+    nlls = bm.bert_scores(scorer, items)[0]
+    oracle = bm.oracle_scores(lang, items, tokenizer)[0]
+    return ratios_by_pieces(
+        nlls, oracle, [bm.piece_count(tokenizer, item["words"][item["position"]]) for item in items]
+    )
+
+
+def measure(name: str) -> dict:
+    """One row: the run's recipe, vocabulary, split shares, training seconds and scores."""
+    start = time.perf_counter()
+    model, tokenizer = pretrain(name)
+    seconds = round(time.perf_counter() - start, 1)
+    rounded = {
+        key: (round(value, 4) if isinstance(value, float) else value) for key, value in score(model, tokenizer).items()
+    }
+    return {**_run(name), "entries": len(tokenizer), "split": split_shares(tokenizer, corpus.load_split("train")),
+            "train_seconds": seconds, "torch_threads": torch.get_num_threads(), "test": rounded}  # fmt: skip
+
+
+def load_results() -> dict:
+    """The shipped results: {"command": ..., "runs": {name: row}}."""
+    if not RESULTS_FILE.is_file():
+        raise CourseInputError(f"{RESULTS_FILE} is missing; make it with `{COMMAND}`")
+    return json.loads(RESULTS_FILE.read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--write", action="store_true", help=f"write {RESULTS_FILE.name} beside the checkpoints")
+    parser.add_argument("--only", nargs="*", default=list(RUNS), help="the runs to measure (the rest are kept)")
+    args = parser.parse_args(argv)
+    results = load_results() if RESULTS_FILE.is_file() else {"command": COMMAND, "runs": {}}
+    for name in args.only:
+        row = measure(name)
+        print(f"{name:18} {row['entries']:5} entries  {row['test']}  ({row['train_seconds']:.0f} s)", flush=True)
+        results["runs"][name] = row
+        results["runs"] = {name: results["runs"][name] for name in RUNS if name in results["runs"]}
+        if args.write:  # after each run: a long one that fails keeps the others
+            RESULTS_FILE.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Notebook 09's BERT choices: the scoring helpers by hand, the independence cost on the oracle, the stored results.
+
+The stored results (``data/checkpoints/09/bert_choices.json``) are checked against the runs' recipes here; the claims
+they support are asserted in ``tests/claims/test_bert_claims.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from course_utils import CourseInputError
+from course_utils.analysis import bert_choices as bc
+from course_utils.zoo import load
+
+
+class Spelling:
+    """A stand-in tokenizer: each word's pieces from a table."""
+
+    def __init__(self, pieces: dict[str, list[str]]):
+        self.pieces = pieces
+
+    def tokenize(self, word: str) -> list[str]:
+        return self.pieces[word]
+
+
+def test_ratios_by_pieces_split_the_items_by_piece_count():
+    ratios = bc.ratios_by_pieces([1.0, 2.0, 4.0], [1.0, 1.0, 1.0], [1, 2, 3])
+    assert ratios["one piece"] == 1.0 and ratios["multi-piece items"] == 2
+    assert math.isclose(ratios["multi-piece"], math.exp(2.0)) and math.isclose(ratios["all"], math.exp(4 / 3))
+    assert bc.ratios_by_pieces([1.0], [0.5], [1])["multi-piece"] is None
+
+
+def test_piece_marginal_scoring_by_hand():
+    spelling = Spelling({"ab": ["a", "##b"], "cd": ["c", "##d"], "ad": ["a", "##d"], "e": ["e"]})
+    distribution = {"ab": 0.4, "cd": 0.2, "ad": 0.2, "e": 0.2}
+    # told "two pieces": ab 0.5, cd 0.25, ad 0.25; marginals: mask 1 {a: 0.75, c: 0.25}, mask 2 {##b: 0.5, ##d: 0.5}
+    # products: ab 0.375, cd 0.125, ad 0.375, renormalised over the three: ab 0.375 / 0.875
+    assert math.isclose(bc._piece_marginal_scores(distribution, spelling, "ab"), -math.log(0.375 / 0.875))
+    assert math.isclose(bc._piece_marginal_scores(distribution, spelling, "e"), 0.0)  # the only one-piece word
+    independent = {"ab": 0.25, "ad": 0.25, "cb": 0.25, "cd": 0.25}  # the pieces are independent: nothing is lost
+    spelling.pieces["cb"] = ["c", "##b"]
+    assert math.isclose(bc._piece_marginal_scores(independent, spelling, "cd"), math.log(4))
+
+
+def test_independence_cost_on_the_shipped_tokenizer_and_on_whole_words():
+    items = bc.test_items()[:200]
+    cost = bc.independence_cost(load("tokenizer"), items)
+    assert cost["one piece"] == 1.0 and cost["multi-piece items"] > 0 and cost["multi-piece"] > 1.05
+    whole = bc.tokenizer_of(bc.WHOLE_WORDS)
+    assert bc.split_shares(whole, [["the", "cat", "sleeps", "."]]) == {"running": 0.0, "distinct": 0.0}
+    assert bc.independence_cost(whole, items)["multi-piece"] is None
+
+
+def test_the_stored_runs_follow_their_recipes():
+    results = bc.load_results()
+    assert results["command"] == bc.COMMAND and list(results["runs"]) == list(bc.RUNS)
+    for name, row in results["runs"].items():
+        assert {key: row[key] for key in bc.RUNS[name]} == bc.RUNS[name]
+        assert row["entries"] == len(bc.tokenizer_of(row["vocab_size"]))
+        assert 0 <= row["split"]["running"] <= row["split"]["distinct"] <= 1
+
+
+def test_unknown_runs_are_named():
+    with pytest.raises(CourseInputError, match="the runs are"):
+        bc.pretrain("vocabulary 7")
