@@ -19,8 +19,8 @@ scores a BERT (one factor per ``[MASK]``), which is what a perfect masked LM wou
 from __future__ import annotations
 
 import argparse
-import json
 import math
+import random
 import time
 from collections import Counter
 from functools import lru_cache
@@ -31,23 +31,36 @@ import torch
 from course_utils.language import corpus
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models.bert import bert_mlm as bm
-from course_utils.models.bert.wordpiece import train_wordpiece
+from course_utils.models.bert.wordpiece import COURSE_VOCAB_SIZE, split_share, train_wordpiece
 from course_utils.training import train
+from course_utils.analysis.stored_runs import load_runs, save_run
 from course_utils.validation import CourseInputError
-from course_utils.zoo.bert_checkpoints import BERT_SHAPE, CHECKPOINT_DIR, RECIPES
+from course_utils.zoo.bert_checkpoints import BERT_SHAPE, CHECKPOINT_DIR, RECIPES, masked_batches
 
 RESULTS_FILE = CHECKPOINT_DIR / "bert_choices.json"
 COMMAND = "OMP_NUM_THREADS=1 python -m course_utils.analysis.bert_choices --write"
 ITEMS, ITEM_SEED = 500, 1  # notebook 09's masked test items
 WHOLE_WORDS = 2000  # asked of the trainer, more than it can use: it stops when every word is one entry
-_BASE = {key: RECIPES["bert_mlm"][key] for key in ("steps", "batch_size", "lr", "seed", "clip_grad_norm")}
+CHOSEN_SIZE = COURSE_VOCAB_SIZE  # the size the curve chose (notebook 09), the shipped tokenizer's: later runs use it
+_BASE = {"steps": 4000, **{key: RECIPES["bert_mlm"][key] for key in ("batch_size", "lr", "seed", "clip_grad_norm")}}
 
-# run name -> vocabulary size asked of the trainer, training data, masking probability, steps
+
+def _recipe(vocab_size: int, data: str = "train", probability: float = 0.15, steps: int = 4000) -> dict:
+    """A run: the vocabulary size asked of the trainer, the data, the masking rate, the steps; the rest is
+    ``bert_mlm``'s recipe."""
+    return {"vocab_size": vocab_size, "data": data, "probability": probability, **_BASE, "steps": steps}
+
+
 RUNS = {
-    "vocabulary 600": {"vocab_size": 600, "data": "train", "probability": 0.15, **_BASE},
-    "vocabulary 800": {"vocab_size": 800, "data": "train", "probability": 0.15, **_BASE},
-    "vocabulary 1000": {"vocab_size": 1000, "data": "train", "probability": 0.15, **_BASE},
-    "every word whole": {"vocab_size": WHOLE_WORDS, "data": "train", "probability": 0.15, **_BASE},
+    "vocabulary 600": _recipe(600),
+    "vocabulary 800": _recipe(800),
+    "vocabulary 1000": _recipe(1000),
+    "every word whole": _recipe(WHOLE_WORDS),
+    "masking 40 %": _recipe(CHOSEN_SIZE, probability=0.40),
+    "the stream": _recipe(CHOSEN_SIZE, "stream"),
+    "the split, 8,000 steps": _recipe(CHOSEN_SIZE, steps=8000),
+    "the stream, 8,000 steps": _recipe(CHOSEN_SIZE, "stream", steps=8000),
+    "the stream, 8,000 steps, 40 %": _recipe(CHOSEN_SIZE, "stream", 0.40, steps=8000),
 }
 
 
@@ -72,13 +85,6 @@ def test_items() -> list[dict]:
 def tokenizer_of(vocab_size: int):
     """A WordPiece tokenizer trained on the training split with ``vocab_size`` entries (at most)."""
     return train_wordpiece(corpus.load_split("train"), vocab_size)
-
-
-def split_shares(tokenizer, sentences: Sequence[Sequence[str]]) -> dict[str, float]:
-    """The share of running words, and of distinct words, that the tokenizer splits into two or more pieces."""
-    counts = Counter(word for words in sentences for word in words)
-    split = {word for word in counts if bm.piece_count(tokenizer, word) > 1}
-    return {"running": sum(counts[w] for w in split) / sum(counts.values()), "distinct": len(split) / len(counts)}
 
 
 def ratios_by_pieces(model_nlls: Sequence[float], oracle_nlls: Sequence[float], pieces: Sequence[int]) -> dict:
@@ -106,6 +112,23 @@ def _piece_marginal_scores(distribution: dict[str, float], tokenizer, word: str)
     return -math.log(scores[word] / sum(scores.values()))
 
 
+def split_word_items(tokenizer, sentences: Sequence[Sequence[str]], n: int, *, seed: int = 0) -> list[dict]:
+    """``n`` cloze items whose hidden word the tokenizer splits into two or more pieces: the first ``n`` such
+    positions of the sentences in a seeded random order."""
+    rng = random.Random(seed)
+    order = list(range(len(sentences)))
+    rng.shuffle(order)
+    items = []
+    for row in order:
+        words = list(sentences[row])
+        split = [i for i, word in enumerate(words) if bm.piece_count(tokenizer, word) > 1]
+        if split:
+            items.append({"words": words, "position": rng.choice(split)})
+            if len(items) == n:
+                return items
+    raise CourseInputError(f"only {len(items)} sentences hide a split word; asked for {n}")
+
+
 def independence_cost(tokenizer, items: Sequence[dict] | None = None) -> dict:
     """What scoring a k-piece word by one factor per mask costs a model that knows the true per-mask marginals:
     masked NLL ÷ oracle of that scoring, on the multi-piece items (1.0 on one-piece items by construction)."""
@@ -127,11 +150,7 @@ def pretrain(name: str, *, steps: int | None = None, progress: bool = False):
     tokenizer = tokenizer_of(run["vocab_size"])
     config = bm.bert_config(tokenizer, **{k: BERT_SHAPE[k] for k in ("layers", "hidden", "heads", "max_len")})
     model = bm.CourseBERT(config, seed=run["seed"])
-    masking = {"batch_size": run["batch_size"], "seed": run["seed"], "probability": run["probability"]}
-    if run["data"] == "stream":
-        batches = bm.stream_whole_word_batches(tokenizer, **masking)
-    else:
-        batches = bm.whole_word_batches(corpus.load_split(run["data"]), tokenizer, **masking)
+    batches = masked_batches({**run, "masking": "whole_word"}, tokenizer)  # whole words, at the run's rate
     train(model, batches, steps=steps or run["steps"], lr=run["lr"], schedule="cosine",
           clip_grad_norm=run["clip_grad_norm"], progress=progress, description=name)  # fmt: skip
     return model.eval(), tokenizer
@@ -156,15 +175,14 @@ def measure(name: str) -> dict:
     rounded = {
         key: (round(value, 4) if isinstance(value, float) else value) for key, value in score(model, tokenizer).items()
     }
-    return {**_run(name), "entries": len(tokenizer), "split": split_shares(tokenizer, corpus.load_split("train")),
+    distinct, running = split_share(tokenizer, corpus.load_split("train"))
+    return {**_run(name), "entries": len(tokenizer), "split": {"running": running, "distinct": distinct},
             "train_seconds": seconds, "torch_threads": torch.get_num_threads(), "test": rounded}  # fmt: skip
 
 
 def load_results() -> dict:
     """The shipped results: {"command": ..., "runs": {name: row}}."""
-    if not RESULTS_FILE.is_file():
-        raise CourseInputError(f"{RESULTS_FILE} is missing; make it with `{COMMAND}`")
-    return json.loads(RESULTS_FILE.read_text(encoding="utf-8"))
+    return load_runs(RESULTS_FILE, COMMAND)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -172,14 +190,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS_FILE.name} beside the checkpoints")
     parser.add_argument("--only", nargs="*", default=list(RUNS), help="the runs to measure (the rest are kept)")
     args = parser.parse_args(argv)
-    results = load_results() if RESULTS_FILE.is_file() else {"command": COMMAND, "runs": {}}
     for name in args.only:
         row = measure(name)
         print(f"{name:18} {row['entries']:5} entries  {row['test']}  ({row['train_seconds']:.0f} s)", flush=True)
-        results["runs"][name] = row
-        results["runs"] = {name: results["runs"][name] for name in RUNS if name in results["runs"]}
         if args.write:  # after each run: a long one that fails keeps the others
-            RESULTS_FILE.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+            save_run(RESULTS_FILE, COMMAND, RUNS, name, row)
 
 
 if __name__ == "__main__":

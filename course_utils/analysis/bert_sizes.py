@@ -34,8 +34,8 @@ BERT_LARGE = {"layers": 24, "hidden": 1024, "heads": 16, "intermediate": 4096, "
 SIZES = {"BERT-base": BERT_BASE, "BERT-large": BERT_LARGE}
 KNOWN_TOTALS = {"BERT-base": 109_482_240, "BERT-large": 335_141_888}  # BertModel with its pooler
 PAPER_TOTALS = {"BERT-base": "110M", "BERT-large": "340M"}  # Devlin et al. (2019), §3
-# the course's tiny BERT: bert_mlm.bert_config(tokenizer, layers=2, hidden=64, heads=4) on the 600-entry vocabulary
-COURSE_BERT = {"layers": 2, "hidden": 64, "heads": 4, "intermediate": 256, "vocab": 600, "positions": 64,
+# the course's tiny BERT: bert_mlm.bert_config(tokenizer, layers=2, hidden=64, heads=4) on the 1,000-entry vocabulary
+COURSE_BERT = {"layers": 2, "hidden": 64, "heads": 4, "intermediate": 256, "vocab": 1000, "positions": 64,
                "token_types": 2}  # fmt: skip
 
 # parameter name (inside BertModel / BertForMaskedLM) -> (group, part); "N" stands for the layer number

@@ -3,7 +3,7 @@
     2 x 64,  the 60,000-sentence split, 4,500 steps    the shipped gpt_lm (the fair row beside notebooks 04-06)
     2 x 64,  fresh sentences (the stream), 4,500 steps  the same budget, no sentence seen twice
     2 x 64,  fresh sentences, 9,000 steps              the shipped gpt_stream
-    4 x 256, the split, 4,500 steps                    16 times the parameters, the same data
+    4 x 256, the split, 4,500 steps                    23 times the parameters, the same data
 
 A run with a shipped checkpoint is read from it (its recipe, its training time); the others are trained here. The
 results live in a small JSON file beside the checkpoints; the command that writes it:
@@ -18,7 +18,6 @@ made by this code: the same recipe, trained again for those steps, gives the sam
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from functools import lru_cache
@@ -33,6 +32,7 @@ from course_utils.language.vocab import course_vocab
 from course_utils.models import lm
 from course_utils.models.transformer.transformer_lm import CourseGPT
 from course_utils.training import train
+from course_utils.analysis.stored_runs import load_runs, save_run
 from course_utils.validation import CourseInputError, check_int
 from course_utils.zoo.lm_checkpoints import lm_batches
 from course_utils.zoo.transformer_checkpoints import CHECKPOINT_DIR, LM_RECIPES, checkpoint_dir
@@ -113,10 +113,7 @@ def measure(name: str, *, retrain: bool = False) -> dict:
 
 def load_results(path: Path | str = RESULTS_FILE) -> dict:
     """The shipped results: {"command": ..., "runs": {name: row}}."""
-    path = Path(path)
-    if not path.is_file():
-        raise CourseInputError(f"{path} is missing; make it with `{COMMAND}`")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load_runs(Path(path), COMMAND)
 
 
 def short_run(name: str = "4x256 split 4500", steps: int = SHORT_STEPS) -> dict:
@@ -152,14 +149,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retrain", action="store_true", help="train the shipped runs again instead of reading them")
     parser.add_argument("--only", nargs="*", default=list(RUNS), help="the runs to measure (the rest are kept)")
     args = parser.parse_args(argv)
-    results = load_results() if RESULTS_FILE.is_file() else {"command": COMMAND, "runs": {}}
     for name in args.only:
         row = measure(name, retrain=args.retrain)
         print(f"{name:18} test ppl ÷ oracle {row['test_ratio']:.4f}  ({row['train_seconds']:.0f} s, {row['source']})")
-        results["runs"][name] = row
-        results["runs"] = {name: results["runs"][name] for name in RUNS if name in results["runs"]}
         if args.write:  # after each run: a long one that fails keeps the others
-            RESULTS_FILE.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+            save_run(RESULTS_FILE, COMMAND, RUNS, name, row)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import pytest
 
 from course_utils import CourseInputError
 from course_utils.analysis import bert_choices as bc
+from course_utils.models.bert.wordpiece import split_share
 from course_utils.zoo import load
 
 
@@ -49,7 +50,7 @@ def test_independence_cost_on_the_shipped_tokenizer_and_on_whole_words():
     cost = bc.independence_cost(load("tokenizer"), items)
     assert cost["one piece"] == 1.0 and cost["multi-piece items"] > 0 and cost["multi-piece"] > 1.05
     whole = bc.tokenizer_of(bc.WHOLE_WORDS)
-    assert bc.split_shares(whole, [["the", "cat", "sleeps", "."]]) == {"running": 0.0, "distinct": 0.0}
+    assert split_share(whole, [["the", "cat", "sleeps", "."]]) == (0.0, 0.0)
     assert bc.independence_cost(whole, items)["multi-piece"] is None
 
 

@@ -59,3 +59,33 @@ def test_the_transformer_still_wins_when_neither_is_data_bound_but_by_less(test_
     on_split = test_ratios["lstm_lm"] - test_ratios["gpt_lm"]
     on_stream = test_ratios["lstm_stream"] - test_ratios["gpt_stream"]
     assert 0 < on_stream < on_split, test_ratios
+
+
+# ---------------------------------------------------------------- notebook 08's four runs (analysis.data_or_model)
+
+
+@pytest.fixture(scope="module")
+def stored_runs() -> dict[str, dict]:
+    from course_utils.analysis import data_or_model
+
+    return data_or_model.load_results()["runs"]
+
+
+def test_the_stored_shipped_runs_are_the_shipped_models(stored_runs, test_ratios):
+    """The stored ratios (4 decimals) are the shipped checkpoints', to well above another CPU's rounding."""
+    assert abs(stored_runs["2x64 split 4500"]["test_ratio"] - test_ratios["gpt_lm"]) < 5e-4
+    assert abs(stored_runs["2x64 stream 9000"]["test_ratio"] - test_ratios["gpt_stream"]) < 5e-4
+
+
+def test_fresh_data_beats_a_bigger_model(stored_runs):
+    ratio = {name: run["test_ratio"] for name, run in stored_runs.items()}
+    assert ratio["2x64 stream 4500"] < ratio["2x64 split 4500"]  # the same budget, fresh sentences
+    assert ratio["2x64 stream 4500"] < ratio["4x256 split 4500"]  # 23 times the parameters, the split
+    assert ratio["2x64 stream 9000"] < ratio["2x64 stream 4500"]  # more fresh sentences
+
+
+def test_the_stored_runs_can_be_trained_again(stored_runs):
+    from course_utils.analysis import data_or_model
+
+    again = data_or_model.short_run("4x256 split 4500", steps=5)
+    assert max(abs(a - b) for a, b in zip(again["shipped"], again["again"])) < 0.01

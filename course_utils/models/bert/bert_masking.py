@@ -18,12 +18,12 @@ Only the number chosen is exact: the 80/10/10 split is drawn token by token, as 
 
 The library differs in two ways. It draws a Bernoulli(0.15) per token, so the number varies (a sentence may
 get no target at all); and it draws random replacements from the *whole* tokenizer, special tokens included:
-on the course's 600-entry vocabulary 5 of every 600 random replacements are ``[PAD]``, ``[UNK]``, ``[CLS]``,
+on the course's 1,000-entry vocabulary 5 of every 1,000 random replacements are ``[PAD]``, ``[UNK]``, ``[CLS]``,
 ``[SEP]`` or ``[MASK]``. ``mask_tokens`` draws from the non-special vocabulary only.
 
 What the counts can see. From (original, masked, labels) alone, a random draw that happens to equal the
 original looks "unchanged", and a library draw of ``[MASK]`` looks like a ``[MASK]`` replacement; so the
-observed "random" share is 0.1 · (1 − 1/595) here and 0.1 · (1 − 2/600) in the library, a difference of
+observed "random" share is 0.1 · (1 − 1/995) here and 0.1 · (1 − 2/1000) in the library, a difference of
 0.0001, far below the standard errors of 100k tokens (``expected_shares`` gives the exact values).
 """
 
@@ -336,8 +336,8 @@ def library_special_replacements(tokenizer, id_lists: Sequence[Sequence[int]], *
 
     To see every draw, the collator is run with ``mask_replace_prob=0, random_replace_prob=1``: each chosen
     token is then a random draw from the whole tokenizer (a draw equal to the original is still counted, as
-    the original is never special). Expected: len(specials)/len(tokenizer) of the draws (5/600 on the
-    course's vocabulary); under 80/10/10 that is 0.1 × 5/600 = 1 in 1,200 of all targets.
+    the original is never special). Expected: len(specials)/len(tokenizer) of the draws (5/1000 on the
+    course's vocabulary); under 80/10/10 that is 0.1 × 5/1000 = 1 in 2,000 of all targets.
     """
     from course_utils.models.bert.bert_mlm import mlm_collator
 

@@ -205,7 +205,8 @@ def test_checkpoints_are_hugging_face_directories_with_manifests(tmp_path):
 
 # ---------------------------------------------------------------- claims on the shipped checkpoints
 
-ITEMS = 300
+ITEMS = 500  # notebook 09's items: masked_items(test, 500, seed=1)
+GOAL = 1.10  # issue 24: masked NLL within 10 % of the oracle's, and no worse than notebook 05's BiLSTM
 
 
 @pytest.fixture(scope="module")
@@ -216,18 +217,17 @@ def shipped_scores(tokenizer, oracle):
 
 
 @pytest.mark.slow
-def test_claim_pretrained_bert_is_close_to_the_oracle_on_one_piece_words_and_loses_on_split_ones(
-    shipped_scores, tokenizer
-):
-    """Measured on the shipped bert_mlm: 1.37 on all 300 items, 1.14 on one-piece words, far worse on split ones."""
+def test_claim_pretrained_bert_is_close_to_the_oracle_and_split_words_cost_it_most(shipped_scores, tokenizer):
+    """Measured on the shipped bert_mlm: MEASURED_ALL on all 500 items, MEASURED_ONE on one-piece words, more on the
+    few split ones."""
     items, (bert_nll, bert_top), (oracle_nll, oracle_top) = shipped_scores
     truth = [it["words"][it["position"]] for it in items]
-    assert bm.nll_ratio(bert_nll, oracle_nll) < 1.5
+    assert bm.nll_ratio(bert_nll, oracle_nll) <= GOAL
     one = [i for i, w in enumerate(truth) if bm.piece_count(tokenizer, w) == 1]
     split = [i for i, w in enumerate(truth) if bm.piece_count(tokenizer, w) > 1]
     one_ratio = bm.nll_ratio([bert_nll[i] for i in one], [oracle_nll[i] for i in one])
     split_ratio = bm.nll_ratio([bert_nll[i] for i in split], [oracle_nll[i] for i in split])
-    assert one_ratio < 1.2 and split_ratio > 2 * one_ratio
+    assert one_ratio <= GOAL and split_ratio > one_ratio
     bert_right = sum(t == b for t, b in zip(truth, bert_top)) / len(items)
     oracle_right = sum(t == o for t, o in zip(truth, oracle_top)) / len(items)
     assert bert_right > oracle_right - 0.06  # nearly the oracle's top-1, which is far from 1: the slots are ambiguous
@@ -235,7 +235,8 @@ def test_claim_pretrained_bert_is_close_to_the_oracle_on_one_piece_words_and_los
 
 
 @pytest.mark.slow
-def test_claim_the_bilstm_beats_the_tiny_bert_on_the_same_items(shipped_scores, tokenizer, oracle):
+def test_claim_the_tiny_bert_is_no_worse_than_the_bilstm_on_the_same_items(shipped_scores, tokenizer, oracle):
+    """Measured: BERT MEASURED_ALL, BiLSTM MEASURED_BILSTM (both told the piece count, as the oracle is)."""
     from course_utils.language.vocab import course_vocab
     from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 
@@ -243,7 +244,7 @@ def test_claim_the_bilstm_beats_the_tiny_bert_on_the_same_items(shipped_scores, 
     bilstm = bm.word_model_distribution(predict_masked_words, load("masked_bilstm"),
                                         course_vocab(), sorted(oracle.vocabulary))  # fmt: skip
     bilstm_nll, _ = bm.hinted_scores(bilstm, items, tokenizer)
-    assert bm.nll_ratio(bilstm_nll, oracle_nll) < 1.15 < bm.nll_ratio(bert_nll, oracle_nll)
+    assert bm.nll_ratio(bert_nll, oracle_nll) <= bm.nll_ratio(bilstm_nll, oracle_nll)
 
 
 @pytest.mark.slow
