@@ -75,7 +75,7 @@ def test_the_library_draws_special_tokens_as_random_replacements(tokenizer_and_i
     assert set(found["by_token"]) == {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
     assert sum(found["by_token"].values()) == found["special_draws"] > 0
     assert len(found["examples"]) == 2
-    assert found["expected_per_target_80_10_10"] == pytest.approx(1 / 1200)
+    assert found["expected_per_target_80_10_10"] == pytest.approx(0.1 * 5 / len(tokenizer))  # 1 in 2,000
 
 
 def test_comparisons_need_a_hundred_thousand_tokens(tokenizer_and_ids):
