@@ -20,6 +20,8 @@
 #   recompute a Hugging Face `BertLayer` from its matrices;
 # - train a small GPT-style transformer LM and measure it against the exact oracle of the course language:
 #   perplexity, agreement across attractors, and which heads find the subject (and which ones it needs);
+# - tell a model short of data from one short of capacity, by the oracle's floor (fresh sentences against a bigger
+#   model);
 # - measure the lecture's "easy to parallelize" against an LSTM, as Vaswani et al.'s Table 1 predicts.
 #
 # Sections marked *(optional)* go beyond the slides; skip them on a first reading.

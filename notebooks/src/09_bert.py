@@ -17,6 +17,8 @@
 # - write BERT's 15 % masking with 80/10/10 from the paper and check it against `DataCollatorForLanguageModeling`;
 # - pretrain a tiny BERT and score its masked-word predictions against the course language's **exact** masked
 #   distribution, beside notebook 04's window model and notebook 05's BiLSTM;
+# - choose the vocabulary's size, the masking rate and the amount of data from measured runs, and tell what the
+#   scoring of split words costs from what the model has not learned;
 # - follow the lecture's pipeline, pretraining → LM fine-tuning → task fine-tuning, and measure each step;
 # - take contextual embeddings from each layer, show that they separate word senses where static embeddings
 #   cannot, and reproduce the "To Concatenate or to Sum?" table on a course task;
@@ -293,7 +295,8 @@ print("and both are within 3 standard errors of the paper's:",
 per_sequence = bert_masking.exact_count_share(train_ids, special_ids=list(range(5)))
 print(f"exact count per sentence (BERT's code, d2l): {per_sequence:.3f} of the tokens chosen, not 0.15")
 special = bert_masking.library_special_replacements(tokenizer, train_ids, n_tokens=100_000, seed=0)
-print(f"library random replacements that are special tokens: expected 5 of {len(tokenizer):,} = {special['expected']:.1%}, "
+print(f"library random replacements that are special tokens: expected 5 of {len(tokenizer):,} = "
+      f"{special['expected']:.1%}, "
       f"i.e. about 1 target in {1 / special['expected_per_target_80_10_10']:,.0f} under 80/10/10")
 print("the measured share is within 3 standard errors of that:",
       abs(special["share"] - special["expected"]) < 3 * special["se"])
@@ -445,7 +448,8 @@ for k in sorted(set(counts)):
     chosen = [i for i, c in enumerate(counts) if c == k]
     ratios = [bm.nll_ratio([hinted[name][0][i] for i in chosen], [hinted["oracle"][0][i] for i in chosen])
               for name in ("BERT 2×64 (this notebook)", "BiLSTM (05)")]
-    print(f"{k} piece(s): {len(chosen):3} items   BERT {ratios[0]:7.2f}   BiLSTM {ratios[1]:7.2f}")
+    # three significant digits: a row of one item can be far from 1, where two decimals would print noise
+    print(f"{k} piece(s): {len(chosen):3} items   BERT {ratios[0]:7.3g}   BiLSTM {ratios[1]:7.3g}")
 
 # %% [markdown]
 # **Why do split words cost so much?** Part of it is the scoring, not the model. `WordScorer` gives a word of k pieces
@@ -499,8 +503,9 @@ def choice_row(name):
 
 for name in ("vocabulary 600", "vocabulary 800", "vocabulary 1000", "every word whole"):
     choice_row(name)
-by_size = {name: choices["runs"][name]["test"]["all"] for name in ("vocabulary 600", "vocabulary 1000", "every word whole")}
-print(f"600 → 1,000 entries lowers the ratio by more than 0.1: {by_size['vocabulary 600'] - by_size['vocabulary 1000'] > 0.1}")
+by_size = {name: run["test"]["all"] for name, run in choices["runs"].items()}
+print(f"600 → 1,000 entries lowers the ratio by more than 0.1: "
+      f"{by_size['vocabulary 600'] - by_size['vocabulary 1000'] > 0.1}")
 print(f"1,000 entries → every word whole changes it by less than 0.02: "
       f"{abs(by_size['vocabulary 1000'] - by_size['every word whole']) < 0.02}")
 
@@ -550,8 +555,9 @@ for name in ("vocabulary 1000", "the stream", "the split, 8,000 steps", "the str
     choice_row(name)
 print(f"fresh sentences beat the split at 4,000 steps: {rate['the stream'] < rate['vocabulary 1000']}; "
       f"at 8,000 steps: {rate['the stream, 8,000 steps'] < rate['the split, 8,000 steps']}")
-print(f"twice the steps help on both: "
-      f"{rate['the split, 8,000 steps'] < rate['vocabulary 1000'] and rate['the stream, 8,000 steps'] < rate['the stream']}")
+on_split = rate["the split, 8,000 steps"] < rate["vocabulary 1000"]
+on_stream = rate["the stream, 8,000 steps"] < rate["the stream"]
+print(f"twice the steps help on both: {on_split and on_stream}")
 
 # %% [markdown]
 # Unlike notebook 08's GPT, this BERT was short of *steps* before it was short of data. At 4,000 steps the fresh
