@@ -65,8 +65,8 @@ def build(name: str) -> CourseGPT:
 
 
 def train_run(name: str, *, steps: int | None = None, device=None, progress: bool = False):
-    """Train run ``name`` by its recipe (``steps`` cuts it short; the cosine schedule still spans the recipe's
-    steps only when ``steps`` is None); return (model, history)."""
+    """Train run ``name`` by its recipe, on ``device`` (``steps`` overrides the recipe's, and the cosine schedule
+    then spans those steps); return (the model, back on the CPU, and its history)."""
     _, recipe, _ = _run(name)
     model = build(name)
     history = train(model, lm_batches(recipe), steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",

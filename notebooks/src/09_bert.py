@@ -540,14 +540,14 @@ print("the two rates are within 0.01 of each other in both:",
 # %% [markdown]
 # At this size the rate hardly matters: 40 % is a little better in the short run on the split and a little worse in the
 # long run on fresh sentences. Wettig et al.'s gain was for BERT-large, and larger models favour higher rates; a
-# 2 × 64 BERT has little capacity for the harder task that 40 % sets, which seems to cancel the extra predictions.
-# The shipped BERT keeps 15 %.
+# 2 × 64 BERT has little capacity for the harder task that 40 % sets, which may cancel the extra predictions. Both
+# differences are below the run-to-run noise measured at the end of this section. The shipped BERT keeps 15 %.
 #
 # #### More data
 #
-# Like notebook 08's GPT, this BERT sees each training sentence many times (4,000 batches of 128 is about eight passes
-# over the 60,000). `bm.stream_whole_word_batches` masks fresh sentences from `language.stream` instead, none seen
-# twice:
+# Like notebook 08's GPT, the first recipe sees each training sentence many times (4,000 batches of 128 is about eight
+# passes over the 60,000). `bm.stream_whole_word_batches` masks fresh sentences from `language.stream` instead, none
+# seen twice:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -561,15 +561,17 @@ print(f"twice the steps help on both: {on_split and on_stream}")
 
 # %% [markdown]
 # Unlike notebook 08's GPT, this BERT was short of *steps* before it was short of data. At 4,000 steps the fresh
-# sentences do no better than eight passes over the split; doubling the steps helps on both, and only then, at
-# sixteen passes, does the split start to hold the BERT back. A masked LM learns from the 15 % of the words it hides,
-# so each sentence teaches it less than it teaches a left-to-right LM, which predicts every word: it needs more
-# steps for the same signal. The shipped `bert_mlm` is the last row's recipe, 8,000 steps of fresh sentences (about
-# 6 CPU-minutes on one thread; section 4 printed its recipe), trained again with the shipped tokenizer, and it is the
-# model section 4.1's table scores. It scores a little worse than the stored run of the same recipe: the two
-# tokenizers differ in a few entries (the trainer breaks ties differently from run to run, section 2), and so do
-# their ids and everything trained on them. That difference is the run-to-run noise of these measurements, about
-# 0.02: a smaller difference between two rows here is not a finding.
+# sentences do no better than eight passes over the split. Doubling the steps helps on both, by far more; only then,
+# at sixteen passes, do fresh sentences pull ahead, and by about the run-to-run noise (below), so at most a little. A
+# masked LM learns from the 15 % of the words it hides, so each sentence teaches it less than it teaches a
+# left-to-right LM, which predicts every word: it needs more steps for the same signal.
+#
+# The shipped `bert_mlm` is the last row's recipe, 8,000 steps of fresh sentences (about ten minutes on one thread of
+# our CPU; section 4 printed its recipe), trained again with the shipped tokenizer, and it is the model section 4.1's
+# table scores. It scores a little worse than the stored run of the same recipe: the two tokenizers differ in a few
+# entries (the trainer breaks ties differently from run to run, section 2), and so do their ids and everything
+# trained on them. That difference is the run-to-run noise of these measurements, about 0.02: a smaller difference
+# between two rows here is not a finding.
 
 # %% [markdown]
 # ### 4.2 The cloze task
