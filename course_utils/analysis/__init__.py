@@ -2,12 +2,15 @@
 widgets import it; the models never do.
 
 - ``attention_cost``: Vaswani et al.'s Table 1, counted and timed: a self-attention layer against an LSTM layer, and training throughput.
+- ``bert_choices``: Notebook 09's BERT choices measured against the oracle: the WordPiece vocabulary's size, the masking rate, fresh sentences.
 - ``block_ablation``: The transformer block's building blocks, measured: residual connections, LayerNorm and where it goes, warm-up.
 - ``bert_sizes``: BERT-base and BERT-large parameter counts, built on the meta device, per group, against a closed form.
 - ``contextual_embeddings``: A word's vector at every BERT layer, Devlin et al.'s six layer choices, and linear probes and nearest neighbours that measure which layers tell word senses apart.
+- ``data_or_model``: More data or a bigger model? Notebook 08's GPT trained four ways, judged on the test split against the oracle.
 - ``generation_analysis``: Generated text judged by the oracle: grammaticality, per-token perplexity against the entropy rate, distinct-n, repetition, length; the beam search curse.
 - ``generation_timing``: Generation timed: our greedy and beam search against ``generate()``, and the KV cache's time per token.
 - ``lstm_analysis``: What recurrent states carry, measured: an LSTM's gates, a unit that stores the subject's number, both sides.
 - ``rnn_analysis``: Measuring what the lectures claim about recurrent networks: vanishing and exploding gradients, clipping, speed.
+- ``stored_runs``: Results of runs too long for a notebook, stored as a small JSON file beside the checkpoints.
 - ``translation_analysis``: Measuring the seq2seq lecture's claims: quality by length, alignment error, the passive, the bottleneck, cost.
 """
