@@ -484,7 +484,7 @@ print(inspect.getsource(AblatedBlock.after))
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-ablation_steps = budget(full=200, fast=100)
+ablation_steps = budget(full=150, fast=100)
 variants = {"pre-LN + residuals (GPT-2)": {}, "no LayerNorm": {"layer_norm": "none"},
             "no residuals": {"residual": False}, "post-LN (the paper)": {"layer_norm": "post"},
             "post-LN + warm-up": {"layer_norm": "post", "warmup_steps": ablation_steps // 4}}  # fmt: skip
@@ -782,12 +782,12 @@ for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
 
 # %% [markdown]
 # **Training.** `tzoo.train_lm` is the shipped model's recipe (AdamW with a cosine schedule, batches of 64
-# sentences). In full mode the cell trains the same model for a fifteenth of the recipe's steps, to show the loop and
+# sentences). In full mode the cell trains the same model for a thirtieth of the recipe's steps, to show the loop and
 # the curve; in fast mode a few steps. The rest of the notebook uses the shipped checkpoint.
 
 # %%
 recipe = tzoo.lm_checkpoint_config("gpt_lm")
-steps = budget(full=recipe["recipe"]["steps"] // 15, fast=30)
+steps = budget(full=recipe["recipe"]["steps"] // 30, fast=30)
 retrained, history = tzoo.train_lm("gpt_lm", steps=steps)
 history.plot(title=f"GPT LM, {steps} steps", log_y=True)
 plt.show()
