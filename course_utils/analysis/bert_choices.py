@@ -29,7 +29,7 @@ from typing import Sequence
 import torch
 
 from course_utils.language import corpus
-from course_utils.language.grammar import CourseLanguage
+from course_utils.language.stream import stream_language  # the training language, exact (held-out rules out)
 from course_utils.models.bert import bert_mlm as bm
 from course_utils.models.bert.wordpiece import COURSE_VOCAB_SIZE, split_share, train_wordpiece
 from course_utils.training import train
@@ -68,11 +68,6 @@ def _run(name: str) -> dict:
     if name not in RUNS:
         raise CourseInputError(f"unknown run {name!r}; the runs are {', '.join(map(repr, RUNS))}")
     return RUNS[name]
-
-
-@lru_cache(maxsize=1)
-def oracle_language() -> CourseLanguage:
-    return CourseLanguage(include_held_out=False)
 
 
 @lru_cache(maxsize=1)
@@ -132,7 +127,7 @@ def split_word_items(tokenizer, sentences: Sequence[Sequence[str]], n: int, *, s
 def independence_cost(tokenizer, items: Sequence[dict] | None = None) -> dict:
     """What scoring a k-piece word by one factor per mask costs a model that knows the true per-mask marginals:
     masked NLL ÷ oracle of that scoring, on the multi-piece items (1.0 on one-piece items by construction)."""
-    lang, items = oracle_language(), test_items() if items is None else items
+    lang, items = stream_language(), test_items() if items is None else items
     model, oracle, pieces = [], [], []
     for item in items:
         words, i = item["words"], item["position"]
@@ -158,7 +153,7 @@ def pretrain(name: str, *, steps: int | None = None, progress: bool = False):
 
 def score(model, tokenizer, items: Sequence[dict] | None = None) -> dict:
     """The model's masked NLL ÷ oracle on ``items`` (default: notebook 09's 500), by piece count."""
-    lang, items = oracle_language(), test_items() if items is None else items
+    lang, items = stream_language(), test_items() if items is None else items
     scorer = bm.WordScorer(model, tokenizer, sorted(lang.vocabulary))
     nlls = bm.bert_scores(scorer, items)[0]
     oracle = bm.oracle_scores(lang, items, tokenizer)[0]
