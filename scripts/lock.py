@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements" / "lock.txt"
 KEPT = ROOT / "requirements" / "kept.txt"
 SIDE_ENV = ROOT / "build" / "lock-env"
-OLDEST_PYTHON = "3.10"  # pyproject's requires-python
+OLDEST_PYTHON = "3.11"  # pyproject's requires-python
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)\s*(?:;\s*(.+?))?\s*$")
 
 

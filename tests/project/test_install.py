@@ -71,6 +71,12 @@ def test_pip_and_conda_name_the_same_packages_and_ranges():
     assert not differing, f"version ranges differ (pyproject, environment.yml): {differing}"
 
 
+def test_pip_and_conda_admit_the_same_pythons():
+    requires_python = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert requires_python == ">=3.11", "3.10 reached its end of life in October 2026"
+    assert re.search(rf"^\s+-\s+python{re.escape(requires_python)}\s*$", (ROOT / "environment.yml").read_text(), re.M)
+
+
 def test_an_extra_only_narrows_a_core_range():
     groups = pyproject_groups()
     for extra in ("lab", "test"):

@@ -2,7 +2,10 @@
 index and the whole compatibility subset, so it is run by hand; here its parts are checked on real lock text."""
 
 import sys
+import tomllib
 from pathlib import Path
+
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -52,9 +55,28 @@ def test_the_resolution_is_universal_newest_and_excludes_what_is_kept():
     command = lock.compile_command(Path("/tmp/out.txt"), upgrade=True)
     assert command[1:5] == ["-m", "uv", "pip", "compile"] and "--universal" in command and "--upgrade" in command
     assert command[command.index("--excludes") + 1] == "requirements/kept.txt"
-    assert command[command.index("--python-version") + 1] == "3.10"
+    requires_python = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert requires_python == f">={lock.OLDEST_PYTHON}", "the lock resolves from the oldest Python pyproject admits"
+    assert command[command.index("--python-version") + 1] == lock.OLDEST_PYTHON == "3.11"
     assert "--upgrade" not in lock.compile_command(Path("/tmp/out.txt"), upgrade=False)
     assert "torch" in lock.KEPT.read_text().split()
+
+
+def test_the_lock_has_no_pin_for_a_python_pyproject_does_not_admit():
+    """A pin whose marker holds only below pyproject's oldest Python is left from an older resolution."""
+    admitted = ["3.11.0", "3.11.5", "3.12.0", "3.13.0", "3.14.0", "3.15.0"]
+    platforms = [("linux", "posix"), ("darwin", "posix"), ("win32", "nt"), ("emscripten", "posix")]
+    stale = []
+    for line in lock.LOCK.read_text().splitlines():
+        if line[:1].isalnum() and ";" in line:
+            pin = Requirement(line)
+            environments = [{"python_full_version": version, "python_version": version.rsplit(".", 1)[0],
+                             "sys_platform": platform, "os_name": os_name, "implementation_name": implementation}
+                            for version in admitted for platform, os_name in platforms
+                            for implementation in ("cpython", "pypy")]  # fmt: skip
+            if not any(pin.marker.evaluate(environment) for environment in environments):
+                stale.append(line)
+    assert not stale, f"pins for no admitted Python (run the lock's uv pip compile again): {stale}"
 
 
 def test_failures_are_the_summary_lines():
