@@ -1,13 +1,12 @@
 """Fixtures shared by several test files (the course language and vocabulary, the corpus's test split and its
-oracle perplexity, notebook 07's translation vocabularies, test pairs and a padded batch), the order in which the
-suite runs, and one rule for every notebook that nbval runs: no cell may print a deprecation warning.
+oracle perplexity, notebook 07's translation vocabularies, test pairs and a padded batch), and the order in which the
+suite runs. The rules for every notebook cell nbval runs are in the root conftest.py, which reaches notebooks/ too.
 
 Helpers shared by test files live in the ``*_support.py`` modules beside this one; no test file imports another."""
 
 from __future__ import annotations
 
 import math
-import re
 
 import pytest
 
@@ -64,12 +63,6 @@ def padded_pairs(translation_vocabs, held_out_pairs):
     return seq2seq.make_batch(chosen, *translation_vocabs)
 
 
-# What a library prints when the course calls an API it is about to remove (a FutureWarning or
-# DeprecationWarning, or transformers' logged "... are deprecated. Use ... instead."). The next release
-# turns it into an error, so a notebook must not print one anywhere, checked cell or not.
-DEPRECATION = re.compile(r"(Future|Deprecation)Warning|\b(is|are) deprecated\b")
-
-
 def pytest_collection_modifyitems(items):
     """nbval's cells carry the ``nbval`` mark; they, the browser tests and the notebook reruns are ``slow``.
 
@@ -82,14 +75,3 @@ def pytest_collection_modifyitems(items):
         if item.path.suffix == ".ipynb" or item.get_closest_marker("browser") or item.get_closest_marker("notebook"):
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: each notebook's cells in order
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
-    """After each notebook cell that nbval ran: fail it if it wrote a deprecation warning to stderr."""
-    result = yield
-    for output in getattr(item, "test_outputs", None) or []:
-        text = output.get("text", "") if output.get("name") == "stderr" else ""
-        if DEPRECATION.search(text):
-            item.raise_cell_error(f"the cell printed a deprecation warning; use the new API:\n{text.strip()}")
-    return result
