@@ -5,7 +5,9 @@
 #   bash course.sh bench   set everything up, then run the benchmarks (writes BENCHMARKS.md)
 #   bash course.sh site    set everything up, then build the website into build/site/html (no network)
 #   bash course.sh setup   set everything up only
-#   bash course.sh floor   set everything up, then run the parity tests and notebooks 09-10 on the oldest
+#   bash course.sh newest  on Colab's Python (3.13) with the newest torch that pip installs and the lock, in build/py313:
+#                          the parity tests and every notebook under nbval (part of "test")
+#   bash course.sh floor   the same Python 3.13 venv, then the parity tests and notebooks 09-10 on the oldest
 #                          transformers that pyproject admits (requirements/floor.txt; part of "test")
 #   bash course.sh lock    refresh requirements/lock.txt to today's newest releases, if they pass (scripts/lock.py)
 #
@@ -135,19 +137,88 @@ setup() {
     install_lab_settings
 }
 
+PY313_VENV=build/py313
+
+find_python313() {
+    # Colab's Python, 3.13, into PY313_BASE: build/py313's own when it was made before (and has pip), else $PYTHON313,
+    # python3.13 on PATH or pyenv's. Each is run, not only found: pyenv's python3.13 shim is on PATH even where pyenv
+    # has not selected 3.13, and fails when called.
+    local candidate
+    if "$PY313_VENV/bin/python" -c 'import sys, pip; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; then
+        PY313_BASE=$PY313_VENV/bin/python
+        return 0
+    fi
+    for candidate in "${PYTHON313:-python3.13}" "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.13*/bin/python3.13; do
+        if "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' 2>/dev/null; then
+            PY313_BASE=$candidate
+            return 0
+        fi
+    done
+    return 1
+}
+
+no_python313() {
+    log "NOT RUN: no Python 3.13 (Colab's) for the stages on it, the newest torch and the floor: put python3.13 on PATH,"
+    log "or set PYTHON313=/path/to/python3.13, or pyenv install 3.13 (looked for: ${PYTHON313:-python3.13}, pyenv's)"
+}
+
+setup_py313() {
+    # build/py313: a venv of Colab's Python, made once and kept while it runs 3.13, with the newest torch that pip
+    # installs (a student's "pip install torch": the CUDA build from PyPI on Linux; PIP_CONSTRAINT=/dev/null lifts a
+    # machine's cap) and then the lock's pins for 3.13, as Colab's set-up cell installs them over Colab's torch.
+    local start=$SECONDS
+    if [ "$PY313_BASE" != "$PY313_VENV/bin/python" ]; then
+        log "making $PY313_VENV with $("$PY313_BASE" --version) ($PY313_BASE)"
+        rm -rf "$PY313_VENV"
+        "$PY313_BASE" -m venv "$PY313_VENV"
+    fi
+    PY313=$PWD/$PY313_VENV/bin/python
+    "$PY313" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+    log "the newest torch that pip installs (no cap), then the lock's pins for Python 3.13, into $PY313_VENV"
+    PIP_CONSTRAINT=/dev/null "$PY313" -m pip install -q --upgrade torch
+    local torch_version
+    torch_version=$(py313_version torch)
+    # Without the cap here too: bertviz requires torch, and pip would take a capped torch back down to fit the cap.
+    PIP_CONSTRAINT=/dev/null "$PY313" -m pip install -q -r requirements/lock.txt
+    "$PY313" -m pip install -q --no-deps -e .
+    if [ "$(py313_version torch)" != "$torch_version" ]; then
+        log "the lock's install moved torch from $torch_version: the stage would not test the newest torch"
+        exit 1
+    fi
+    log "$PY313_VENV ready in $((SECONDS - start)) s: Python $(py313_version python), torch $torch_version," \
+        "transformers $(py313_version transformers)"
+}
+
+py313_version() {
+    # The installed version of a package (or of Python itself) in build/py313, without importing it.
+    "$PY313" -c 'import platform, sys; from importlib.metadata import version
+print(platform.python_version() if sys.argv[1] == "python" else version(sys.argv[1]))' "$1"
+}
+
+run_newest() {
+    # Colab's Python and the newest torch: the parity tests and every notebook under nbval (fast mode), under torch's
+    # plain "default" kernels and MKL's most basic code path, so the checked cells meet a newer torch and another
+    # rounding than the suite's (AVX2 or default kernels, on the machine's MKL path) and the stored outputs' own.
+    log "running the parity tests and every notebook on Python 3.13 and the newest torch (ATEN_CPU_CAPABILITY, MKL_CBWR)"
+    ATEN_CPU_CAPABILITY=${ATEN_CPU_CAPABILITY:-default} MKL_CBWR=${MKL_CBWR:-COMPATIBLE} COURSE_FAST=${COURSE_FAST:-1} \
+        OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} "$PY313" -m pytest -n 2 --dist loadscope -m "parity or nbval" notebooks tests \
+        "$@"
+}
+
 run_floor() {
-    # The oldest transformers (with its tokenizers and huggingface_hub) in a side folder put first on the path:
-    # pure-Python and abi3 wheels, seconds to install. The rest of the environment is the lock's.
+    # The oldest transformers (with its tokenizers and huggingface_hub) in a side folder put first on the path, in
+    # build/py313: Python 3.13 with the floor is what Colab's set-up cell installs. Pure-Python and abi3 wheels, seconds
+    # to install; the rest of the environment is the lock's.
     local floor=build/floor
-    log "the floor: $(grep -v '^#' requirements/floor.txt | tr '\n' ' ')into $floor"
+    log "the floor: $(grep -v '^#' requirements/floor.txt | tr '\n' ' ')into $floor, for $PY313_VENV"
     rm -rf "$floor"
-    "$PY" -m pip install -q --no-deps --target "$floor" -r requirements/floor.txt
+    "$PY313" -m pip install -q --no-deps --target "$floor" -r requirements/floor.txt
     # Under torch's plain "default" kernels: the suite runs under AVX2, the stored outputs come from this machine's
     # own (AVX-512 on the course's), so this stage covers the third kind of rounding.
     log "running the parity tests and notebooks 09-10 on the floor, with torch's default (unvectorised) kernels"
     ATEN_CPU_CAPABILITY=${ATEN_CPU_CAPABILITY:-default} COURSE_FAST=${COURSE_FAST:-1} \
         OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} PYTHONPATH="$PWD/$floor${PYTHONPATH:+:$PYTHONPATH}" \
-        "$PY" -m pytest -n 2 --dist loadscope -m "parity or nbval" tests notebooks/09_bert.ipynb \
+        "$PY313" -m pytest -n 2 --dist loadscope -m "parity or nbval" tests notebooks/09_bert.ipynb \
         notebooks/10_generation_strategies.ipynb "$@"
 }
 
@@ -159,6 +230,17 @@ case "$command_name" in
         exec "$PY" -m jupyterlab notebooks "$@"
         ;;
     test)
+        # The whole suite looks for Colab's Python first: CI fails at once without it; elsewhere the stages on it are
+        # left out, and that is said before the suite and after it.
+        python313_stages=
+        if [ $# -eq 0 ]; then
+            if find_python313; then
+                python313_stages=yes
+            else
+                no_python313
+                [ -z "${CI:-}" ] || { log "CI must run them: failing"; exit 1; }
+            fi
+        fi
         setup
         install_browser_if_missing
         log "running the test suite"
@@ -181,10 +263,22 @@ case "$command_name" in
         log "torch's $other kernels and MKL's COMPATIBLE code path for the suite (ATEN_CPU_CAPABILITY, MKL_CBWR)"
         ATEN_CPU_CAPABILITY=${ATEN_CPU_CAPABILITY:-$other} MKL_CBWR=${MKL_CBWR:-COMPATIBLE} \
             "$PY" -m pytest -n 2 --dist loadscope --durations=25
+        if [ -z "$python313_stages" ]; then
+            no_python313
+            exit 0
+        fi
+        setup_py313
+        run_newest
         run_floor
         ;;
+    newest)
+        find_python313 || { no_python313; exit 1; }
+        setup_py313
+        run_newest "$@"
+        ;;
     floor)
-        setup
+        find_python313 || { no_python313; exit 1; }
+        setup_py313
         run_floor "$@"
         ;;
     lock)
@@ -201,7 +295,7 @@ case "$command_name" in
         exec "$PY" scripts/build_site.py "$@"
         ;;
     *)
-        echo "usage: bash course.sh [lab|test|bench|site|setup|floor|lock]" >&2
+        echo "usage: bash course.sh [lab|test|bench|site|setup|newest|floor|lock]" >&2
         exit 2
         ;;
 esac
