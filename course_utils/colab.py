@@ -2,10 +2,11 @@
 
 Notebooks cannot import the course before it is installed, so their first cell carries the
 address, and the list of packages it may install (pyproject's core less Colab's own torch,
-ipykernel and ipywidgets), too. What it installs, it installs at the version in the clone's
-``requirements/lock.txt`` that applies to the runtime's Python. ``python -m course_utils.colab``
-rewrites those cells and the README's badges from ``REPO_URL`` and pyproject.toml, and a test
-checks that they agree.
+ipykernel and ipywidgets), too. What it installs, it installs from the clone's Colab lock,
+``requirements/colab.txt``: every package the install brings on Colab's runtime, at the release
+CI tested (``scripts/colab_lock.py`` resolves it against a model of that runtime; tests/core/test_colab.py
+runs this cell there with the real pip). ``python -m course_utils.colab`` rewrites those cells and the
+README's badges from ``REPO_URL`` and pyproject.toml, and a test checks that they agree.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ KEPT_ON_COLAB = ("torch", "ipykernel", "ipywidgets")
 # The first code cell of every notebook. Idempotent; does nothing outside Colab.
 SETUP_CELL = """\
 # Set-up. On Colab this installs the course (once per runtime); elsewhere it does nothing.
-# It keeps Colab's own torch, ipykernel and ipywidgets and installs only what the runtime lacks,
-# at the versions the course was tested with (requirements/lock.txt).
+# It keeps Colab's own torch, ipykernel and ipywidgets and installs only what the runtime lacks, with what that
+# brings, at the versions the course was tested with (requirements/colab.txt, resolved against Colab's runtime).
 import sys
 if "google.colab" in sys.modules:
     import os, subprocess
@@ -35,20 +36,21 @@ if "google.colab" in sys.modules:
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    def lacking(requirement):  # not installed, or not in the range the course needs
+    def lacking(requirement):  # not installed, or not in the range (or at the pin) given
         requirement = Requirement(requirement)
         try:
             return not requirement.specifier.contains(version(requirement.name), prereleases=True)
         except PackageNotFoundError:
             return True
 
-    def locked(requirement):  # the release CI tested (the course's lock), for this Python
-        name = canonicalize_name(Requirement(requirement).name)
-        for line in open("/content/course/requirements/lock.txt"):
-            pin = Requirement(line.strip()) if line[:1].isalnum() else None
-            if pin and canonicalize_name(pin.name) == name and (pin.marker is None or pin.marker.evaluate()):
-                return f"{{pin.name}}{{pin.specifier}}"
-        return requirement
+    def name(requirement):
+        return canonicalize_name(Requirement(requirement).name)
+
+    def tested_pins(packages):  # the Colab lock's pins for those and what they bring ("# ..., for a, b" says)
+        for line in open("/content/course/requirements/colab.txt"):
+            pin, _, note = line.partition("  # ")
+            if pin[:1].isalnum() and packages & set(note.split(" for ")[-1].strip().split(", ")):
+                yield pin.strip()
 
     def pip_install(*args):
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", *args], check=True)
@@ -58,9 +60,14 @@ if "google.colab" in sys.modules:
     if lacking("course-utils"):  # the course itself, without its dependencies,
         pip_install("--no-deps", "-e", "/content/course")
     needs = [{requirements}]  # the course's dependencies less Colab's own
-    missing = [locked(r) for r in needs if lacking(r)]  # then only those the runtime lacks, as tested
-    if missing:
-        pip_install(*missing)
+    missing = {{name(r): r for r in needs if lacking(r)}}  # then only those the runtime lacks,
+    if missing:  # and what they bring on Colab, each at the release CI tested: exactly those, nothing floating
+        pins = list(tested_pins(set(missing)))
+        if any(map(lacking, pins)):
+            pip_install("--no-deps", *[pin for pin in pins if lacking(pin)])
+        unpinned = [r for package, r in missing.items() if package not in map(name, pins)]
+        if unpinned:  # only where Colab has changed since the Colab lock was made
+            pip_install(*unpinned, "-c", "/content/course/requirements/colab.txt")
     if "/content/course" not in sys.path:
         sys.path.insert(0, "/content/course")
     os.chdir("/content/course/notebooks")"""

@@ -1,160 +1,70 @@
-"""The Colab set-up cell and badges are generated from REPO_URL; sync rewrites stale copies.
+"""The Colab set-up cell and badges are generated from REPO_URL; sync rewrites stale copies; the cell installs on
+Colab what CI tested and breaks nothing of Colab's.
 
-The set-up cell's install decisions are tested for real: its source runs in a fresh interpreter
-that sees only a simulated Colab runtime (``*.dist-info`` folders, as pip leaves them), with a
-``google.colab`` module in ``sys.modules`` and stand-ins for ``git`` and ``pip`` that record
-their arguments and "install" by writing a dist-info folder. Nothing touches the network.
+The last part is tested for real (the tests marked slow). A Python 3.13 venv replicates Colab's runtime from
+``requirements/colab-runtime.metadata`` (every package of googlecolab/backend-info's pip freeze at a named commit):
+pip 24.1.2 and packaging installed for real, every other package a dist-info holding its real Requires-Dist and
+Requires-Python (``scripts/colab_lock.py``'s ``runtime_venv``). The notebooks' own set-up cell (``setup_cell_source()``)
+runs there twice, with ``google.colab`` a module in ``sys.modules`` and ``/content/course`` replaced by this checkout,
+and the real pip installs from PyPI. It fails on a pip ``ERROR``, a new ``pip check`` problem, a changed torch,
+ipykernel, ipywidgets, numpy, matplotlib or pillow, a transformers CI does not test, or anything installed that the
+Colab lock (``requirements/colab.txt``) does not pin. Without PyPI or a Python 3.13 it is skipped, saying so.
 """
 
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from urllib.request import urlopen
 
-import packaging
+import pytest
 
 from course_utils import colab
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import colab_lock  # noqa: E402
+
 CONTENT = "/content/course"
 COLABS_OWN = {"torch", "ipykernel", "ipywidgets"}
-LOCK = ROOT / "requirements" / "lock.txt"
-
-
-def locked_pins() -> dict[str, str]:
-    """``{name: "name==version"}`` from the lock, for the Python running the tests."""
-    from packaging.requirements import Requirement
-
-    pins = {}
-    for line in LOCK.read_text().splitlines():
-        if line[:1].isalnum():
-            pin = Requirement(line)
-            if pin.marker is None or pin.marker.evaluate():
-                pins[pin.name] = f"{pin.name}{pin.specifier}"
-    return pins
-
-
-# A runtime like Colab's: its own torch, ipykernel and ipywidgets 7.7.1; an older transformers; no bertviz, no sacrebleu.
-COLAB_LIKE = {"torch": "2.8.0+cu126", "ipykernel": "6.17.1", "ipywidgets": "7.7.1", "numpy": "2.0.2",
-              "matplotlib": "3.10.0", "pillow": "11.3.0", "tqdm": "4.67.1", "safetensors": "0.6.2",
-              "transformers": "4.57.1"}  # fmt: skip
-
-FAKE_GIT = """\
-import json, os, shutil, sys
-with open(os.environ["SETUP_LOG"], "a") as log:
-    log.write(json.dumps(["git", *sys.argv[1:]]) + "\\n")
-os.makedirs(os.path.join(sys.argv[-1], "notebooks"))
-os.makedirs(os.path.join(sys.argv[-1], "requirements"))
-shutil.copy(os.environ["COURSE_LOCK"], os.path.join(sys.argv[-1], "requirements", "lock.txt"))
-"""
-
-FAKE_PIP = """\
-import glob, json, os, re, shutil, sys
-args = sys.argv[1:]
-with open(os.environ["SETUP_LOG"], "a") as log:
-    log.write(json.dumps(["pip", *args]) + "\\n")
-editable = [args[i + 1] for i, arg in enumerate(args) if arg == "-e"]
-named = [a for a in args if not a.startswith("-") and a != "install" and a not in editable]
-installs = [("course-utils", "0.1.0") for _ in editable]
-installs += [re.match(r"([\\w.-]+)(?:[>=]=([\\w.]+))?", r).groups() for r in named]  # at its pin or floor
-for name, version in installs:
-    stem = os.path.join(os.environ["FAKE_SITE"], name.replace("-", "_"))
-    for old in glob.glob(stem + "-*.dist-info"):  # an upgrade replaces the old version, as pip does
-        shutil.rmtree(old)
-    os.makedirs(f"{stem}-{version or '1.0'}.dist-info")
-    with open(f"{stem}-{version or '1.0'}.dist-info/METADATA", "w") as metadata:
-        metadata.write(f"Metadata-Version: 2.1\\nName: {name}\\nVersion: {version or '1.0'}\\n")
-"""
 
 RUN_CELL_TWICE = """\
-import json, os, sys, types
+import json, os, subprocess, sys, types
 sys.modules["google.colab"] = types.ModuleType("google.colab")
 source = open(sys.argv[1]).read()
+calls, real_run = [], subprocess.run
+
+def recorded(command, *args, **kwargs):  # the real command, written down
+    calls[-1].append([os.path.basename(str(command[0])), *map(str, command[1:])])
+    return real_run(command, *args, **kwargs)
+
+subprocess.run = recorded
 for run in (1, 2):
-    with open(os.environ["SETUP_LOG"], "a") as log:
-        log.write(json.dumps(["run", run]) + "\\n")
+    calls.append([])
     exec(compile(source, "setup-cell", "exec"), {"__name__": "__main__"})
-print(json.dumps({"cwd": os.getcwd(), "path": sys.path}))
+print("\\nRESULT " + json.dumps({"calls": calls, "cwd": os.getcwd(), "path": sys.path}))
 """
 
 
-def _write_dist(site: Path, name: str, version: str) -> None:
-    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+def model_python() -> str:
+    """Colab's Python, as the model of its runtime records it."""
+    return colab_lock.read_model()[0]["python"]
 
 
-def run_setup_cell(tmp_path: Path, installed: dict[str, str]) -> tuple[list[list], list[list], dict]:
-    """Run the set-up cell twice on a simulated Colab with ``installed``; the commands of each run."""
-    site, tools, course = tmp_path / "site", tmp_path / "tools", tmp_path / "content" / "course"
-    site.mkdir()
-    (tools / "pip").mkdir(parents=True)
-    shutil.copytree(Path(packaging.__file__).parent, site / "packaging")  # the cell imports it; Colab has it
-    for name, version in installed.items():
-        _write_dist(site, name, version)
-    (tools / "git").write_text(f"#!{sys.executable}\n" + FAKE_GIT)
-    (tools / "git").chmod(0o755)
-    (tools / "pip" / "__init__.py").write_text("")
-    (tools / "pip" / "__main__.py").write_text(FAKE_PIP)
-    source = colab.setup_cell_source()
-    assert source.count(CONTENT) >= 3
-    (tmp_path / "cell.py").write_text(source.replace(CONTENT, str(course)))
-    (tmp_path / "driver.py").write_text(RUN_CELL_TWICE)
-    log = tmp_path / "log.jsonl"
-    env = {**os.environ, "SETUP_LOG": str(log), "FAKE_SITE": str(site), "COURSE_LOCK": str(LOCK), "PYTHONPATH": f"{tools}{os.pathsep}{site}",
-           "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
-    # -S: no site-packages, so the cell sees the simulated runtime only (its pip stand-in is found first).
-    done = subprocess.run([sys.executable, "-S", str(tmp_path / "driver.py"), str(tmp_path / "cell.py")],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    entries = [json.loads(line) for line in log.read_text().splitlines()]
-    second = entries.index(["run", 2])
-    return entries[1:second], entries[second + 1 :], {**json.loads(done.stdout), "course": str(course)}
+def colab_lock_lines() -> dict[str, tuple[str, list[str]]]:
+    """``{name: (version, [the course's packages it is for])}`` from ``requirements/colab.txt``."""
+    found = {}
+    for line in colab_lock.COLAB_LOCK.read_text().splitlines():
+        if match := re.match(r"^([\w.-]+)==(\S+)  # (?:floor|lock), for (.+)$", line):
+            found[colab_lock.canonical(match[1])] = (match[2], match[3].split(", "))
+    return found
 
 
-def _installed_names(command: list) -> set[str]:
-    return {re.match(r"[\w.-]+", a).group().lower() for a in command[3:] if not a.startswith("-") and "/" not in a}
-
-
-def test_on_colab_only_the_lacking_packages_are_installed_and_colabs_own_are_kept(tmp_path):
-    first, second, after = run_setup_cell(tmp_path, COLAB_LIKE)
-    git, course, packages = first
-    assert git[:2] == ["git", "clone"] and git[-2:] == [colab.REPO_URL, after["course"]]
-    assert course == ["pip", "install", "-q", "--no-deps", "-e", after["course"]]
-    pins = locked_pins()
-    assert packages[:3] == ["pip", "install", "-q"] and sorted(packages[3:]) == [
-        pins[name] for name in ("bertviz", "mpld3", "sacrebleu", "transformers", "xstatic-jquery")
-    ]
-    assert all(re.fullmatch(r"[\w.-]+==[\w.]+", p) for p in packages[3:]), "each at the version CI tested"
-    assert second == [], "a second run installs nothing"
-    assert after["cwd"] == str(Path(after["course"]) / "notebooks") and after["path"].count(after["course"]) == 1
-
-
-def test_a_runtime_with_everything_gets_the_course_alone(tmp_path):
-    everything = {
-        **COLAB_LIKE,
-        "transformers": "5.17.0",
-        "bertviz": "1.4.1",
-        "sacrebleu": "2.6.0",
-        "mpld3": "0.5.12",
-        "xstatic-jquery": "3.7.1.1",
-    }
-    first, second, _ = run_setup_cell(tmp_path, everything)
-    assert [command[:2] for command in first] == [["git", "clone"], ["pip", "install"]]
-    assert "--no-deps" in first[1] and second == []
-
-
-def test_torch_ipykernel_and_ipywidgets_are_never_given_to_pip_even_when_absent(tmp_path):
-    bare = {}  # nothing at all: the cell still leaves the kernel's own stack to Colab
-    first, second, _ = run_setup_cell(tmp_path, bare)
-    pip_calls = [command for command in first + second if command[0] == "pip"]
-    named = set().union(*(_installed_names(command) for command in pip_calls))
-    assert named == {r.split(">")[0].split("<")[0] for r in colab.colab_requirements()}
-    assert not named & COLABS_OWN and second == []
+# --- the cell's source, the badges, sync ---------------------------------------------------------------------------
 
 
 def test_the_cell_may_install_exactly_the_core_less_colabs_own():
@@ -199,3 +109,134 @@ def test_sync_rewrites_a_stale_url(tmp_path, monkeypatch):
     assert source == colab.setup_cell_source().splitlines(keepends=True)  # as nbformat writes it: one string a line
     assert colab.colab_badge("01_x.ipynb") in (tmp_path / "README.md").read_text()
     assert colab.sync(tmp_path) == []  # idempotent
+
+
+# --- the model of Colab's runtime and the Colab lock (no network) -------------------------------------------------
+
+
+def test_the_model_is_colabs_whole_runtime_at_a_named_commit_and_small():
+    header, blocks = colab_lock.read_model()
+    versions = {colab_lock.canonical(block["Name"]): block["Version"] for block in blocks}
+    assert re.fullmatch(r"googlecolab/backend-info [0-9a-f]{7,40} \(\d{4}-\d{2}-\d{2}.*\)", header["source"])
+    assert header["python"].startswith("3.13.") and len(blocks) > 600
+    assert {name: versions[name] for name in ("pip", "torch", "ipywidgets", "ipykernel", "numpy")} == {
+        "pip": "24.1.2", "torch": "2.11.0+cpu", "ipywidgets": "7.7.1", "ipykernel": "6.17.1", "numpy": "2.1.3"
+    }  # fmt: skip
+    gradio = next(block["metadata"] for block in blocks if block["Name"] == "gradio")
+    assert re.search(r"^Requires-Dist: huggingface-hub<2\.0,>=", gradio, flags=re.M), "real Requires-Dist lines"
+    assert colab_lock.MODEL.stat().st_size < 1_000_000
+
+
+def test_every_pin_of_the_colab_lock_is_the_release_ci_tested():
+    tested = colab_lock.tested_pins(model_python())
+    floor = colab_lock.pins_of(colab_lock.FLOOR)
+    pins = colab_lock_lines()
+    assert pins, "requirements/colab.txt pins something"
+    assert {name: version for name, (version, _) in pins.items() if version != tested.get(name)} == {}
+    assert {name: pins[name][0] for name in floor} == floor, "transformers, tokenizers and the hub at the floor"
+
+
+def test_the_colab_lock_covers_what_the_modelled_runtime_lacks_and_moves_nothing_colab_holds():
+    _, blocks = colab_lock.read_model()
+    versions = {colab_lock.canonical(block["Name"]): block["Version"] for block in blocks}
+    lacking = {colab_lock.canonical(re.match(r"[\w.-]+", r)[0]) for r in colab.colab_requirements()
+               if colab_lock.lacking(r, versions)}  # fmt: skip
+    pins = colab_lock_lines()
+    assert {"transformers", "bertviz", "sacrebleu"} <= lacking
+    assert all(name in pins and name in pins[name][1] for name in lacking), "each lacking package is pinned for itself"
+    assert set().union(*(set(roots) for _, roots in pins.values())) == lacking, "every pin is for a lacking package"
+    assert not set(pins) & set(colab_lock.UNMOVED)
+    assert [name for name, (version, _) in pins.items() if versions.get(name) == version] == [], "no pin is a no-op"
+
+
+# --- the cell on a replica of Colab's runtime, with the real pip (slow, needs PyPI) -------------------------------
+
+
+def _pypi_reachable() -> bool:
+    try:
+        with urlopen("https://pypi.org/simple/pip/", timeout=15):
+            return True
+    except OSError:
+        return False
+
+
+def _pip_check(python: Path) -> list[str]:
+    done = subprocess.run(
+        [python, "-I", "-m", "pip", "check"], env=colab_lock.pip_env(), capture_output=True, text=True
+    )
+    return sorted(line for line in done.stdout.splitlines() if line.strip() and not line.startswith("No broken"))
+
+
+def _run_cell_twice(python: Path, folder: Path) -> dict:
+    """The notebooks' set-up cell, run twice by ``python`` as Colab would run it; its output and pip's commands."""
+    source = colab.setup_cell_source()
+    assert source.count(CONTENT) >= 4
+    (folder / "cell.py").write_text(source.replace(CONTENT, str(ROOT)))
+    (folder / "driver.py").write_text(RUN_CELL_TWICE)
+    env = {key: value for key, value in colab_lock.pip_env().items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+    done = subprocess.run([python, folder / "driver.py", folder / "cell.py"], cwd=folder, capture_output=True,
+                          text=True, timeout=600, env={**env, "PYTHONNOUSERSITE": "1"})  # fmt: skip
+    result = json.loads(done.stdout.rsplit("RESULT ", 1)[1]) if "RESULT " in done.stdout else {}
+    return {**result, "returncode": done.returncode, "output": done.stdout + done.stderr}
+
+
+@pytest.fixture(scope="module")
+def colab_run(tmp_path_factory) -> dict:
+    """Colab's runtime replicated, the set-up cell run there twice: what it printed and did, before and after."""
+    if colab_lock.find_python(model_python().rsplit(".", 1)[0]) is None:
+        pytest.skip(f"no Python {model_python()[:4]} here to replicate Colab's runtime (python3.13 or pyenv's)")
+    if not _pypi_reachable():
+        pytest.skip("PyPI is unreachable: the set-up cell installs from it, so it cannot be run here")
+    folder = tmp_path_factory.mktemp("colab")
+    python = colab_lock.runtime_venv(folder / "venv")
+    before, check_before = colab_lock.installed(python), _pip_check(python)
+    run = _run_cell_twice(python, folder)
+    after = colab_lock.installed(python)
+    changed = {name: version for name, version in after.items() if before.get(name) != version}
+    return {**run, "before": before, "after": after, "changed": changed, "check_before": check_before,
+            "check_after": _pip_check(python)}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_on_colab_the_cell_runs_and_pip_prints_no_error(colab_run):
+    assert colab_run["returncode"] == 0, colab_run["output"][-3000:]
+    assert "ERROR" not in colab_run["output"], colab_run["output"][-3000:]
+
+
+@pytest.mark.slow
+def test_pip_check_finds_nothing_that_colabs_runtime_did_not_have(colab_run):
+    # Colab's own runtime has one: its IPython 7.34 requires jedi, which Colab has never shipped.
+    assert colab_run["check_before"] == ["ipython 7.34.0 requires jedi, which is not installed."]
+    assert colab_run["check_after"] == colab_run["check_before"]
+
+
+@pytest.mark.slow
+def test_colabs_kernel_packages_are_kept(colab_run):
+    kept = {name: colab_run["after"].get(name) for name in colab_lock.UNMOVED}
+    assert kept == {name: colab_run["before"][name] for name in colab_lock.UNMOVED}
+
+
+@pytest.mark.slow
+def test_the_transformers_installed_is_one_ci_tests(colab_run):
+    lock = [
+        colab_lock.pins_of(colab_lock.LOCK, colab_lock.colab_markers(python)) for python in ("3.11.7", model_python())
+    ]
+    tested = {colab_lock.pins_of(colab_lock.FLOOR)["transformers"], *(pins["transformers"] for pins in lock)}
+    assert colab_run["after"]["transformers"] in tested
+    assert colab_run["after"]["huggingface-hub"].startswith("1."), "Colab's gradio and diffusers need hub < 2"
+
+
+@pytest.mark.slow
+def test_what_the_cell_installs_is_exactly_the_colab_lock(colab_run):
+    installed = {name: version for name, version in colab_run["changed"].items() if name != "course-utils"}
+    assert installed == {name: version for name, (version, _) in colab_lock_lines().items()}
+    assert colab_run["changed"].get("course-utils") == "0.1.0"
+
+
+@pytest.mark.slow
+def test_a_second_run_installs_nothing_and_the_kernel_sees_the_course(colab_run):
+    first, second = colab_run["calls"]
+    assert [command[1:4] for command in first] == [["-m", "pip", "install"]] * 2, "the course, then the packages"
+    assert first[0][-3:] == ["--no-deps", "-e", str(ROOT)] and "--no-deps" in first[1]
+    assert second == [], "a second run installs nothing"
+    assert colab_run["cwd"] == str(ROOT / "notebooks") and colab_run["path"].count(str(ROOT)) == 1
