@@ -213,6 +213,10 @@ run_floor() {
     log "the floor: $(grep -v '^#' requirements/floor.txt | tr '\n' ' ')into $floor, for $PY313_VENV"
     rm -rf "$floor"
     "$PY313" -m pip install -q --no-deps --target "$floor" -r requirements/floor.txt
+    # The side folder, first on the path the notebooks' kernels inherit, must give the floor's versions, not the lock's.
+    PYTHONPATH="$PWD/$floor" "$PY313" -c 'import sys; from importlib.metadata import version
+pins = [line.strip().split("==") for line in open("requirements/floor.txt") if line[:1].isalnum()]
+sys.exit("; ".join(f"{n} {version(n)} is not the floor, {v}" for n, v in pins if version(n) != v) or None)'
     # Under torch's plain "default" kernels: the suite runs under AVX2, the stored outputs come from this machine's
     # own (AVX-512 on the course's), so this stage covers the third kind of rounding.
     log "running the parity tests and notebooks 09-10 on the floor, with torch's default (unvectorised) kernels"

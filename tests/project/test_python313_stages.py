@@ -96,6 +96,7 @@ def test_the_floor_runs_in_the_python313_venv_and_course_sh_test_runs_both_after
     assert '"$PY313" -m pip install -q --no-deps --target "$floor" -r requirements/floor.txt' in floor
     assert re.search(r'"\$PY313" -m pytest .*-m "parity or nbval" tests notebooks/09_bert\.ipynb', floor)
     assert '"$PY" -m' not in floor, "the floor runs on Colab's Python, not the suite's"
+    assert "is not the floor" in floor, "the stage fails where the side folder does not give the floor's versions"
     test_branch = re.search(r"^    test\)\n(.*?)^        ;;", COURSE_SH, flags=re.M | re.S).group(1)
     suite = test_branch.index("--durations=25")
     stages = [test_branch.index(f"        {stage}\n", suite) for stage in ("setup_py313", "run_newest", "run_floor")]
