@@ -60,9 +60,14 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# The pip settings of this machine that only say how to reach the index; the others (a config file's constraints,
+# local wheels to find) are not Colab's, and are dropped.
+PIP_NETWORK = ("PIP_CERT", "PIP_CLIENT_CERT", "PIP_DEFAULT_TIMEOUT", "PIP_INDEX_URL", "PIP_PROXY", "PIP_TRUSTED_HOST")
+
+
 def pip_env() -> dict[str, str]:
-    """The environment for pip: no pip settings from this machine (a config file's constraints, an index)."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
+    """The environment for pip: no pip settings from this machine but how it reaches the index."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_") or key in PIP_NETWORK}
     return {**env, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
 
 
