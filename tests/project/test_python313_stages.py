@@ -14,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE_SH = (ROOT / "course.sh").read_text(encoding="utf-8")
+BASH = shutil.which("bash")
 
 
 def _function(name: str) -> str:
@@ -23,12 +24,12 @@ def _function(name: str) -> str:
 
 
 def _no_python313_env(home: Path, bin_dir: Path) -> dict[str, str]:
-    """A PATH of the system's tools and ``bin_dir``, with no pyenv, and a HOME of its own: no Python 3.13 anywhere."""
-    path = f"{bin_dir}:/usr/bin:/bin"
+    """A PATH of ``bin_dir`` alone (with ``dirname``, which course.sh calls first), no pyenv, and a HOME of its own:
+    no Python 3.13 anywhere, whatever the machine has in /usr/bin."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    (bin_dir / "dirname").symlink_to(shutil.which("dirname"))
     # No package index either: were a Python taken for 3.13 by mistake, its set-up would fail at once, not download.
-    env = {"PATH": path, "HOME": str(home), "CI": "true", "PIP_NO_INDEX": "1", "PIP_CONFIG_FILE": os.devnull}
-    assert shutil.which("python3.13", path="/usr/bin:/bin") is None, "this machine has a system python3.13"
-    return env
+    return {"PATH": str(bin_dir), "HOME": str(home), "CI": "true", "PIP_NO_INDEX": "1", "PIP_CONFIG_FILE": os.devnull}
 
 
 def _executable(path: Path, text: str) -> Path:
@@ -48,7 +49,7 @@ def test_without_python313_the_stages_fail_in_ci_before_anything_is_installed(tm
     _executable(bin_dir / "python3.13", "#!/bin/sh\necho 'pyenv: python3.13: command not found' >&2\nexit 127\n")
     env = _no_python313_env(tmp_path / "home", bin_dir)
     env["PYTHON313"] = sys.executable  # a Python, not 3.13: refused too
-    done = subprocess.run(["bash", str(copy), command], env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([BASH, str(copy), command], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "NOT RUN: no Python 3.13" in done.stdout and "PYTHON313=" in done.stdout
     assert not (copy.parent / "build").exists() and not (copy.parent / ".venv").exists(), "nothing was set up"
@@ -63,7 +64,7 @@ def test_python313_is_found_past_a_failing_shim_in_pyenvs_versions_and_pythons31
     env = _no_python313_env(home, bin_dir)
 
     def found() -> str | None:
-        done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=30)
+        done = subprocess.run([BASH, "-c", script], env=env, capture_output=True, text=True, timeout=30)
         assert done.returncode in (0, 1), done.stderr
         return done.stdout.strip() if done.returncode == 0 else None
 
