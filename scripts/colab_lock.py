@@ -72,9 +72,10 @@ def pip_env() -> dict[str, str]:
 
 
 def find_python(minor: str) -> str | None:
-    """A working interpreter of Python ``minor`` ("3.13"): ``$COLAB_PYTHON``, on the PATH, or pyenv's."""
+    """A working interpreter of Python ``minor`` ("3.13"): ``$PYTHON313`` (as course.sh reads it), on the PATH, or
+    pyenv's."""
     pyenv = sorted(Path.home().glob(f".pyenv/versions/{minor}.*/bin/python{minor}"), reverse=True)
-    candidates = [os.environ.get("COLAB_PYTHON"), shutil.which(f"python{minor}"), *map(str, pyenv)]
+    candidates = [os.environ.get("PYTHON" + minor.replace(".", "")), shutil.which(f"python{minor}"), *map(str, pyenv)]
     for candidate in filter(None, candidates):
         probe = subprocess.run([candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                                capture_output=True, text=True)  # fmt: skip

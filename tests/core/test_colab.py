@@ -184,7 +184,9 @@ def _run_cell_twice(python: Path, folder: Path) -> dict:
 def _replica(folder: Path) -> Path:
     """A venv in ``folder`` that replicates Colab's runtime; its python. Skips where that cannot be done here."""
     if colab_lock.find_python(model_python().rsplit(".", 1)[0]) is None:
-        pytest.skip(f"no Python {model_python()[:4]} here to replicate Colab's runtime (python3.13 or pyenv's)")
+        pytest.skip(
+            f"no Python {model_python()[:4]} here to replicate Colab's runtime (PYTHON313, python3.13 or pyenv's)"
+        )
     if not _pypi_reachable():
         pytest.skip("PyPI is unreachable: the set-up cell installs from it, so it cannot be run here")
     return colab_lock.runtime_venv(folder / "venv")
