@@ -12,8 +12,10 @@ reads the wheel's METADATA, or builds an sdist's). No code is kept, only those f
 dist-info holding its real metadata), asks pip there (``--dry-run --report``) what the set-up cell's install brings,
 and writes ``requirements/colab.txt``: every package pip would install or upgrade, pinned at the release CI tested
 (``requirements/floor.txt`` for transformers, tokenizers and huggingface-hub, ``requirements/lock.txt`` for the
-rest). The cell passes that file to pip as constraints. Then run the slow test, which installs it for real:
-``python -m pytest -p no:xdist tests/core/test_colab.py``.
+rest; a package Colab has that pip would upgrade is pinned too, and pip asked again), with the course's packages
+each is for. Left out is what pip adds only for a package Colab already has (jedi, for Colab's IPython). The cell
+installs those pins with ``--no-deps``, and passes the file as constraints (``-c``) where it must let pip resolve.
+Then run the slow tests, which install it for real: ``python -m pytest -p no:xdist tests/core/test_colab.py``.
 """
 
 from __future__ import annotations
