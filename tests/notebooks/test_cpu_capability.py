@@ -12,7 +12,9 @@ checked cell is compared across kernels without running every notebook once more
 Matrix products do not go through those kernels: torch's x86 wheels call MKL, which picks its own code path by CPU
 vendor and vector unit (an AMD machine printed a probe accuracy of 0.70 where the Intel build stored 0.69, issue 31).
 ``bash course.sh test`` also sets ``MKL_CBWR=COMPATIBLE``, MKL's most basic path, and the last test here checks, on
-the machine it runs on, that this changes a product, so the perturbation cannot silently do nothing.
+the machine it runs on, that this changes a product, so the perturbation cannot silently do nothing. Its second stack
+(``bash course.sh newest``: Python 3.13, the newest torch) runs every notebook again, under ``default`` kernels and
+the same MKL path.
 """
 
 import os

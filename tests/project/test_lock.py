@@ -91,10 +91,12 @@ def test_the_compatibility_subset_is_the_parity_tests_and_every_notebook_cell(mo
         returncode, stdout, stderr = 0, "", ""
 
     def fake_run(command, **kwargs):
-        seen["command"] = command
+        seen["command"], seen["env"] = command, kwargs["env"]
         return Done()
 
     monkeypatch.setattr(lock.subprocess, "run", fake_run)
+    monkeypatch.delenv("MKL_CBWR", raising=False)
     lock.compatibility_subset(Path("/env/bin/python"))
     command = seen["command"]
     assert command[command.index("-m", 2) + 1] == "parity or nbval" and command[-2:] == ["tests", "notebooks"]
+    assert seen["env"]["MKL_CBWR"] == "COMPATIBLE"  # the checked cells meet MKL's other path, as in the suite
