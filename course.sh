@@ -219,8 +219,8 @@ pins = [line.strip().split("==") for line in open("requirements/floor.txt") if l
 sys.exit("; ".join(f"{n} {version(n)} is not the floor, {v}" for n, v in pins if version(n) != v) or None)'
     # Under torch's plain "default" kernels: the suite runs under AVX2, the stored outputs come from this machine's
     # own (AVX-512 on the course's), so this stage covers the third kind of rounding.
-    log "running the parity tests and notebooks 09-10 on the floor, with torch's default (unvectorised) kernels"
-    ATEN_CPU_CAPABILITY=${ATEN_CPU_CAPABILITY:-default} COURSE_FAST=${COURSE_FAST:-1} \
+    log "running the parity tests and notebooks 09-10 on the floor, with torch's default (unvectorised) kernels and MKL's COMPATIBLE path"
+    ATEN_CPU_CAPABILITY=${ATEN_CPU_CAPABILITY:-default} MKL_CBWR=${MKL_CBWR:-COMPATIBLE} COURSE_FAST=${COURSE_FAST:-1} \
         OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} PYTHONPATH="$PWD/$floor${PYTHONPATH:+:$PYTHONPATH}" \
         "$PY313" -m pytest -n 2 --dist loadscope -m "parity or nbval" tests notebooks/09_bert.ipynb \
         notebooks/10_generation_strategies.ipynb "$@"

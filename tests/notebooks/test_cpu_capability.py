@@ -87,6 +87,7 @@ def test_course_sh_sets_mkls_compatible_path_for_the_suite():
     assert f"MKL_CBWR=${{MKL_CBWR:-{MKL_PATH}}}" in script
 
 
+@pytest.mark.parity  # torch's release decides whether it calls MKL: the newest and floor stages run this too
 def test_this_run_uses_another_blas_path_than_the_stored_outputs_were_built_with():
     if not torch.backends.mkl.is_available():
         pytest.skip("this torch does not call MKL (an ARM build): its BLAS has no other path to force")
