@@ -70,6 +70,17 @@ def _is_course_vocabulary(tokenizer) -> bool:
     return tokenizer.convert_ids_to_tokens(list(range(len(SPECIAL_TOKENS)))) == list(SPECIAL_TOKENS)
 
 
+def _in_local_cache(name: str) -> bool:
+    """Whether the hub's cache on disk holds ``name``'s config.json: a look at the disk, before importing the
+    library's auto classes (on some releases, transformers 5.17 with torch 2.15, that import alone takes a second)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except ValueError:  # not a repository id the hub accepts: the library's own load says why
+        return True
+
+
 def _load(source, kind: str, *, local_files_only: bool):
     """``(model, tokenizer, newly initialised parameter names)``, eager attention, in eval mode.
 
@@ -127,11 +138,12 @@ def load_pretrained(name_or_path: str | os.PathLike = DEFAULT_MODEL, *, kind: st
     if isinstance(name_or_path, os.PathLike) or _looks_like_a_path(name) or path.exists():
         raise CourseInputError(f"no model directory at {path}")
 
-    try:
-        model, tokenizer, new_parameters = _load(name, kind, local_files_only=True)
-        return model, tokenizer, _loaded(f"{name} from the local Hugging Face cache", kind, new_parameters)
-    except OSError:
-        pass  # not in the cache
+    if _in_local_cache(name):
+        try:
+            model, tokenizer, new_parameters = _load(name, kind, local_files_only=True)
+            return model, tokenizer, _loaded(f"{name} from the local Hugging Face cache", kind, new_parameters)
+        except OSError:
+            pass  # not whole in the cache
 
     from huggingface_hub import constants
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import shutil
 import os
 import time
 
@@ -128,3 +129,19 @@ def test_bad_arguments(tmp_path, saved):
         pb.load_pretrained(fallback=lambda: "just a model", quiet=True)
     with pytest.raises(CourseInputError, match="name_or_path"):
         pb.load_pretrained("")
+
+
+def test_a_model_in_the_hub_cache_loads_from_it_offline(saved, tmp_path, monkeypatch):
+    """A hub cache on disk (the layout ``huggingface_hub`` writes) holding a model: it loads with no network."""
+    from huggingface_hub import constants
+
+    directory, model, _, ids = saved
+    snapshot = tmp_path / "models--course--tiny-bert" / "snapshots" / ("0" * 40)
+    shutil.copytree(directory, snapshot)
+    (tmp_path / "models--course--tiny-bert" / "refs").mkdir()
+    (tmp_path / "models--course--tiny-bert" / "refs" / "main").write_text("0" * 40)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    loaded, _, message = pb.load_pretrained("course/tiny-bert", fallback=lambda: FALLBACK, quiet=True)
+    assert message == "loaded course/tiny-bert from the local Hugging Face cache (masked_lm)"
+    with torch.no_grad():
+        assert torch.equal(loaded(ids).logits, model(ids).logits)
