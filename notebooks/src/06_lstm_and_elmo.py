@@ -30,9 +30,9 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # As in notebook 05, every model here runs on the CPU, whatever `device` says, so that the printed numbers are
 # the same on every machine. The trained models are the course's shipped checkpoints (`data/checkpoints/05_06/`,
-# made by `python -m course_utils.zoo --notebook 05_06`): the RNN, the GRU and the LSTM language models
-# share one recipe (embeddings of 64, a hidden state of 128, the same 3,000 training steps). That makes them
-# the comparison of this notebook.
+# made by `python -m course_utils.zoo --notebook 05_06`): the RNN, the GRU (a gated cell like the LSTM, defined
+# beside it in section 1) and the LSTM language models share one recipe (embeddings of 64, a hidden state of 128,
+# the same 3,000 training steps). That makes them the comparison of this notebook.
 
 # %%
 import collections
@@ -82,7 +82,26 @@ rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 #
 # The cell is updated by a multiplication and an **addition**, not squashed through a tanh at every step as the
 # RNN's h_t = tanh(U h_{t−1} + W x_t) is. With f_t = 1 and i_t = 0 the cell keeps its content unchanged
-# ("the forget gate, if turned off, will preserve all info"). `course_utils.models.recurrent.rnn.lstm_step` is these six lines:
+# ("the forget gate, if turned off, will preserve all info").
+#
+# **The GRU** (Cho et al. 2014), the third cell this notebook compares, is the LSTM's smaller cousin: two gates
+# instead of three, and no separate cell: its hidden state is the memory. At each word:
+#
+# $$
+# \begin{aligned}
+# r_t &= \sigma(W_r x_t + U_r h_{t-1} + b_r) &&\text{reset gate: how much of the old state the candidate reads}\\
+# z_t &= \sigma(W_z x_t + U_z h_{t-1} + b_z) &&\text{update gate: how much of the old state to keep}\\
+# n_t &= \tanh\big(W_n x_t + r_t \odot (U_n h_{t-1} + b_{Un}) + b_{Wn}\big) &&\text{candidate state}\\
+# h_t &= (1 - z_t) \odot n_t + z_t \odot h_{t-1} &&\text{hidden state (the memory)}
+# \end{aligned}
+# $$
+#
+# The update gate plays the forget gate's part: with z_t = 1 the state passes on unchanged, again through an
+# addition controlled by a gate rather than a tanh. Three blocks of weights (r, z, n) against the LSTM's four
+# (i, f, g, o) give it three quarters of the LSTM's recurrent weights. Notebook 07 writes its step from these
+# equations and checks it against `nn.GRU`.
+#
+# `course_utils.models.recurrent.rnn.lstm_step` is the LSTM's six lines:
 
 # %%
 import inspect

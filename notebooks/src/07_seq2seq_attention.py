@@ -123,9 +123,9 @@ plt.show()
 print(inspect.getsource(s2s.Seq2Seq.encode))
 
 # %% [markdown]
-# **The GRU.** Both RNNs here are GRUs (Cho et al. 2014), the LSTM's smaller cousin from notebook 06: two gates
-# instead of three, and no separate cell state. At each word, with x_t the word's embedding and h_{t−1} the state
-# before it:
+# **The GRU.** Both RNNs here are GRUs (Cho et al. 2014), the LSTM's smaller cousin defined beside the LSTM in
+# notebook 06, section 1: two gates instead of three, and no separate cell state. Its equations again, with x_t the
+# word's embedding and h_{t−1} the state before it:
 #
 # $$r_t = \sigma(W_r x_t + U_r h_{t-1} + b_r) \quad \text{(reset gate)} \qquad
 #   z_t = \sigma(W_z x_t + U_z h_{t-1} + b_z) \quad \text{(update gate)}$$
