@@ -194,9 +194,12 @@ print(f"the best straight line gets {round(best * 4)} of the 4 points right")
 # %% [markdown]
 # **Continuous XOR.** For training it helps to have more than four points: points uniform in the square
 # [−1, 1]², labelled 1 where the two coordinates have different signs (the second and fourth quadrants).
-# We train two models with the same loop (`course_utils.training.train`, AdamW, full batch, seeded):
-# a linear model (logistic regression, layer sizes [2, 1]) and a 2-layer net with 8 ReLU hidden units and a
-# sigmoid output, like the slides' "two-layer network with scalar output".
+# We train two models with the same loop (`course_utils.training.train`, full batch, seeded) and the same loss, the
+# binary cross-entropy of a sigmoid output: a linear model and a 2-layer net with 8 ReLU hidden units, like the
+# slides' "two-layer network with scalar output". The linear model is **logistic regression**: notebook 01's linear
+# model with a sigmoid on its output, read as the probability of label 1 (layer sizes [2, 1]). The optimizer is
+# **AdamW**: notebook 01's Adam with *decoupled weight decay*, which also shrinks every weight by a small fraction at
+# each step (torch's default: 0.01 × the learning rate), apart from the gradient (Loshchilov and Hutter, 2019).
 
 # %%
 x_train, y_train = feedforward.continuous_xor(400, seed=0)

@@ -54,7 +54,8 @@ train, valid, test = (corpus.load_split(name) for name in ("train", "valid", "te
 # downloaded from the web cannot tell us that. So this course generates its own language: lowercase,
 # English-looking sentences from a probabilistic grammar (`course_utils/language/grammar.py`). Because we wrote the
 # grammar, we know the **exact** probability of every next word after any prefix. We call that the *oracle*.
-# Its perplexity on the test set is the floor no model can beat on average. The corpus and its datasheet are in
+# Its **perplexity** on the test set, the exponential of the mean negative log-probability it gives each next word
+# (section 5 reads it), is the floor no model can beat on average. The corpus and its datasheet are in
 # `data/course_language/` (regenerate them with `python -m course_utils.language.corpus`).
 
 # %%
@@ -199,7 +200,10 @@ assert zero_share[1] == 0 < zero_share[2]  # every test word was seen in trainin
 # P(w | h) = (c(h, w) + k) / (c(h) + k|V|). **Kneser–Ney** subtracts a fixed discount from every seen count and
 # gives the freed mass to a lower-order model that counts in how many *different contexts* a word appears.
 # Perplexity, exp of the mean negative log-probability per token, measures both on the test set; the oracle's
-# perplexity is the floor.
+# perplexity is the floor. The oracle's mean negative log-probability per token is the language's **entropy** (per
+# token, in nats): the uncertainty about the next word that no model can remove. A model's mean negative
+# log-probability on the same tokens is its cross-entropy (notebook 02), so its perplexity ÷ the oracle's is
+# exp(cross-entropy − entropy).
 #
 # **What a perplexity means.** A model that spreads its probability evenly over k words gives each next word
 # probability 1/k, so its perplexity is exactly k. Perplexity is therefore an **effective branching factor**: a

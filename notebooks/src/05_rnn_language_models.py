@@ -319,8 +319,10 @@ with torch.no_grad():
 #
 # ### A short training run
 #
-# The shipped model was trained by a recipe: 3,000 steps of AdamW on batches of 64 sentences, cosine learning
-# rate. Here is the same recipe, briefly (in CI's fast mode only a few dozen steps):
+# The shipped model was trained by a recipe: 3,000 steps of AdamW (notebook 03) on batches of 64 sentences, with a
+# **cosine learning-rate schedule**: the rate falls from its start value to 0 along half a cosine wave, large steps
+# early and small ones at the end (`course_utils.training.train`, `schedule="cosine"`). Here is the same recipe,
+# briefly (in CI's fast mode only a few dozen steps):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -687,8 +689,8 @@ for name, model in (("RNN LM, left context only", rnn), ("BiLSTM, both sides", b
 #
 # Type a sentence (or pick an example) and move the position t. Top: the hidden state h_t at every token (the first
 # 32 of the 128 units); a column is all the RNN carries forward. Bottom: its next-word distribution at t beside the
-# oracle's; red bars are words the oracle rules out. The GRU and LSTM of notebook 06 are there too; switch the
-# model to compare.
+# oracle's; red bars are words the oracle rules out. The two gated cells of notebook 06 are there too; switch the
+# model to compare them.
 
 # %%
 from course_utils.widgets.sequence_demo import SequenceDemo

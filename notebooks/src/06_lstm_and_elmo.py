@@ -30,9 +30,9 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # As in notebook 05, every model here runs on the CPU, whatever `device` says, so that the printed numbers are
 # the same on every machine. The trained models are the course's shipped checkpoints (`data/checkpoints/05_06/`,
-# made by `python -m course_utils.zoo --notebook 05_06`): the RNN, the GRU (a gated cell like the LSTM, defined
-# beside it in section 1) and the LSTM language models share one recipe (embeddings of 64, a hidden state of 128,
-# the same 3,000 training steps). That makes them the comparison of this notebook.
+# made by `python -m course_utils.zoo --notebook 05_06`): the RNN language model and two with gated cells (the LSTM
+# and a smaller cousin, both defined in section 1) share one recipe (embeddings of 64, a hidden state of 128, the
+# same 3,000 training steps). That makes them the comparison of this notebook.
 
 # %%
 import collections
@@ -84,7 +84,7 @@ rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 # RNN's h_t = tanh(U h_{t−1} + W x_t) is. With f_t = 1 and i_t = 0 the cell keeps its content unchanged
 # ("the forget gate, if turned off, will preserve all info").
 #
-# **The GRU** (Cho et al. 2014), the third cell this notebook compares, is the LSTM's smaller cousin: two gates
+# The **GRU** (gated recurrent unit; Cho et al. 2014), the third cell this notebook compares, is the LSTM's smaller cousin: two gates
 # instead of three, and no separate cell: its hidden state is the memory. At each word:
 #
 # $$

@@ -109,6 +109,9 @@ for group in ("embeddings", "attention", "feed-forward", "pooler"):
     print(f"{group:13} {base[group]:12,}  {share:6.1%}  {'█' * round(50 * share)}")
 
 # %% [markdown]
+# The **pooler** is one dense layer with tanh applied to `[CLS]`'s last-layer vector, which BERT's sentence
+# classifiers read (section 5.2 trains one).
+#
 # Two thirds of every layer is the feed-forward network (2HI = 8H² against the attention's 4H²), and a fifth of the
 # whole model is the token embedding table, 30,522 × 768. In BERT-large the layers double and widen, so the
 # embeddings fall to a tenth. The course's BERT is the same architecture at toy size: 2 layers, 64 hidden units,
@@ -696,8 +699,8 @@ for name, model in (("bert_mlm (pretrained)", bert), ("bert_reviews (+ LM fine-t
 #
 # ### 5.2 Task fine-tuning: sentiment
 #
-# `bert_sentiment` is `bert_reviews` with `BertForSequenceClassification`'s head: the *pooler* (a dense layer with
-# tanh applied to `[CLS]`'s last-layer vector) and a linear layer on its output. All weights are trained on the 3,000
+# `bert_sentiment` is `bert_reviews` with `BertForSequenceClassification`'s head: the pooler (section 1's dense layer
+# with tanh applied to `[CLS]`'s last-layer vector) and a linear layer on its output. All weights are trained on the 3,000
 # labelled training reviews. The test set is notebooks 04 and 06's: all reviews, plain ones, and those with "but" or
 # "not", where the label is the sentiment of the *last* clause (the grammar: "but" turns the sentiment, "not" flips
 # the adjective). A bag of embeddings cannot see which clause is last; a mix of LSTM layers (ELMo) could, but barely
