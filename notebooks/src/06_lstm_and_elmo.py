@@ -89,7 +89,7 @@ rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 #
 # $$
 # \begin{aligned}
-# r_t &= \sigma(W_r x_t + U_r h_{t-1} + b_r) &&\text{reset gate: how much of the old state the candidate reads}\\
+# r_t &= \sigma(W_r x_t + U_r h_{t-1} + b_r) &&\text{reset gate: how much the candidate may read}\\
 # z_t &= \sigma(W_z x_t + U_z h_{t-1} + b_z) &&\text{update gate: how much of the old state to keep}\\
 # n_t &= \tanh\big(W_n x_t + r_t \odot (U_n h_{t-1} + b_{Un}) + b_{Wn}\big) &&\text{candidate state}\\
 # h_t &= (1 - z_t) \odot n_t + z_t \odot h_{t-1} &&\text{hidden state (the memory)}
