@@ -92,6 +92,14 @@ def flatten(outputs, skip_compare) -> list[tuple[str, dict, str]]:
     return fields
 
 
+def by_key(outputs, skip_compare) -> dict[str, list[tuple[dict, str]]]:
+    """``flatten``'s fields grouped by key, in order: the lists nbval pairs up."""
+    grouped: dict[str, list[tuple[dict, str]]] = {}
+    for key, holder, field in flatten(outputs, skip_compare):
+        grouped.setdefault(key, []).append((holder, field))
+    return grouped
+
+
 def forgive_last_digits(new_outputs, reference_outputs, skip_compare, sanitize) -> int:
     """Put the reference's text in place of each new text field that is alike (after nbval's sanitizing).
 
@@ -99,12 +107,7 @@ def forgive_last_digits(new_outputs, reference_outputs, skip_compare, sanitize) 
     is changed in place (give it a copy); returns how many fields were replaced. Fields nbval would find unequal
     for any other reason are left as they are, so nbval reports them.
     """
-    reference_by_key: dict[str, list[tuple[dict, str]]] = {}
-    for key, holder, field in flatten(reference_outputs, skip_compare):
-        reference_by_key.setdefault(key, []).append((holder, field))
-    new_by_key: dict[str, list[tuple[dict, str]]] = {}
-    for key, holder, field in flatten(new_outputs, skip_compare):
-        new_by_key.setdefault(key, []).append((holder, field))
+    reference_by_key, new_by_key = by_key(reference_outputs, skip_compare), by_key(new_outputs, skip_compare)
     replaced = 0
     for key, new_fields in new_by_key.items():
         reference_fields = reference_by_key.get(key, [])
