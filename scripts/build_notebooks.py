@@ -7,6 +7,7 @@ notebook is the Colab set-up cell from ``course_utils.colab``.
     python scripts/build_notebooks.py            # build and execute every notebook (full mode)
     python scripts/build_notebooks.py 02         # only notebooks whose name starts with 02
     python scripts/build_notebooks.py --no-run   # build without executing (outputs empty)
+    python scripts/build_notebooks.py 04 --prose # copy only the Markdown into the stored notebook (code unchanged)
 
 The stored outputs come from one clean top-to-bottom run in full mode. They never keep third-party
 JavaScript: an offline bertviz view (``course_utils.widgets.bertviz_offline``, about 350 KB of inlined d3 and
@@ -167,20 +168,41 @@ def strip_inlined_js(notebook: nbformat.NotebookNode) -> int:
     return replaced
 
 
+def copy_prose(notebook: nbformat.NotebookNode, stored: nbformat.NotebookNode) -> int:
+    """Put ``notebook``'s Markdown cells into ``stored``, whose code and outputs stay; return how many changed.
+
+    Refused (``SystemExit``) when the code differs, or a cell was added or removed: then the notebook must run again.
+    """
+    kinds = [(cell.cell_type, cell.source if cell.cell_type == "code" else "") for cell in notebook.cells]
+    if kinds != [(cell.cell_type, cell.source if cell.cell_type == "code" else "") for cell in stored.cells]:
+        raise SystemExit("the code or the cells changed, not only the prose: build the notebook and run it")
+    changed = 0
+    for new, old in zip(notebook.cells, stored.cells):
+        if new.cell_type == "markdown" and new.source != old.source:
+            old.source, changed = new.source, changed + 1
+    return changed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prefixes", nargs="*", help="only notebooks whose names start with these")
     parser.add_argument("--no-run", action="store_true", help="do not execute; write empty outputs")
+    parser.add_argument("--prose", action="store_true", help="only copy the Markdown into the stored notebook")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     args = parser.parse_args()
     for source in sorted(SOURCES.glob("*.py")):
         if args.prefixes and not any(source.stem.startswith(p) for p in args.prefixes):
             continue
         notebook = build(source)
+        target = NOTEBOOKS / f"{source.stem}.ipynb"
+        if args.prose:
+            stored = nbformat.read(target, as_version=4)
+            print(f"{target.relative_to(ROOT)}: {copy_prose(notebook, stored)} Markdown cell(s) changed")
+            nbformat.write(stored, target)
+            continue
         if not args.no_run:
             execute(notebook, NOTEBOOKS, args.timeout)
             strip_inlined_js(notebook)
-        target = NOTEBOOKS / f"{source.stem}.ipynb"
         nbformat.write(notebook, target)
         print(f"wrote {target.relative_to(ROOT)}")
 
