@@ -11,6 +11,7 @@ widgets import it; the models never do.
 - ``generation_timing``: Generation timed: our greedy and beam search against ``generate()``, and the KV cache's time per token.
 - ``lstm_analysis``: What recurrent states carry, measured: an LSTM's gates, a unit that stores the subject's number, both sides.
 - ``rnn_analysis``: Measuring what the lectures claim about recurrent networks: vanishing and exploding gradients, clipping, speed.
+- ``seed_spread``: The course's noise rule: a comparison between two trainings stands only where its gap exceeds their spread over seeds.
 - ``stored_runs``: Results of runs too long for a notebook, stored as a small JSON file beside the checkpoints.
 - ``translation_analysis``: Measuring the seq2seq lecture's claims: quality by length, alignment error, the passive, the bottleneck, cost.
 """
