@@ -134,9 +134,10 @@ def build_model(kind: str, config: dict) -> torch.nn.Module:
     raise CourseInputError(f"unknown model kind {kind!r}")
 
 
-def train_model(name: str, *, steps: int | None = None, progress: bool = True):
-    """Train the model ``name`` by its recipe (``steps`` overrides the recipe's); return (model, history)."""
+def train_model(name: str, *, steps: int | None = None, seed: int | None = None, progress: bool = True):
+    """Train the model ``name`` by its recipe (``steps`` and ``seed`` override the recipe's); return (model, history)."""
     kind, config, recipe = _recipe(name)
+    recipe = recipe if seed is None else {**recipe, "seed": seed}  # another draw of the same recipe
     torch.manual_seed(recipe["seed"])
     model = build_model(kind, config)
     if "init_embeddings" in recipe:
