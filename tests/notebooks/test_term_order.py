@@ -1,10 +1,11 @@
 """The course's terms are defined before they are used, in the course's order (issue 32).
 
-Each term has the notebook whose prose defines it, in bold (``**perplexity**``), and a pattern for its uses. The
+Each term has the notebook and the section whose prose defines it, in bold (``**perplexity**``), and a pattern for its
+uses. The
 prose of every notebook, from just after its learning objectives (which name what the notebook will teach), must
 not use a term before that bold definition: not in an earlier notebook, not in an earlier cell of the defining one.
 Code and outputs are not read; a term that an output prints first gets its definition in the prose right after it.
-A new term goes into ``TERMS`` with the notebook that defines it.
+A new term goes into ``TERMS`` with the notebook and the section (its heading, as written) that define it.
 """
 
 from __future__ import annotations
@@ -22,16 +23,17 @@ from build_notebooks import parse_cells  # noqa: E402
 
 SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.py"))
 
-# term: (the notebook that defines it, a pattern for its uses; case-insensitive unless it has capitals)
+# term: (the notebook and section that define it, a pattern for its uses; case-insensitive unless it has capitals)
 TERMS = {
-    "logistic regression": ("03", r"logistic regression"),
-    "AdamW": ("03", r"\bAdamW\b"),
-    "perplexity": ("04", r"\bperplexit(y|ies)\b"),
-    "entropy": ("04", r"(?<!cross-)\bentropy\b"),
-    "cosine learning-rate schedule": ("05", r"\bcosine (learning|schedule|decay)"),
-    "GRU": ("06", r"\bGRUs?\b"),
-    "pooler": ("09", r"\bpooler\b"),
+    "logistic regression": ("03", "3. Why non-linearity matters: XOR", r"logistic regression"),
+    "AdamW": ("03", "3. Why non-linearity matters: XOR", r"\bAdamW\b"),
+    "perplexity": ("04", "1. The course language", r"\bperplexit(y|ies)\b"),
+    "entropy": ("04", "5. Sparsity, zero probabilities and smoothing", r"(?<!cross-)\bentropy\b"),
+    "cosine learning-rate schedule": ("05", "A short training run", r"\bcosine (learning|schedule|decay)"),
+    "GRU": ("06", "1. Why another cell?", r"\bGRUs?\b"),
+    "pooler": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bpooler\b"),
 }
+HEADING = re.compile(r"^#{2,4} +(.*)$", re.MULTILINE)
 
 
 def prose(source: Path) -> list[tuple[int, str]]:
@@ -52,16 +54,27 @@ def defining_cell(term: str, cells: list[tuple[int, str]]) -> int | None:
     return next((i for i, text in cells if bold.search(text)), None)
 
 
+def section_of(term: str, source: Path, cell: int) -> str | None:
+    """The heading of the section the bold definition sits in: the last heading before it, in its cell or above."""
+    cells = parse_cells(source.read_text(encoding="utf-8"))
+    text = cells[cell].source
+    before = [text[: re.search(r"\*\*" + re.escape(term) + r"\*\*", text, re.IGNORECASE).start()]]
+    before += [c.source for c in reversed(cells[:cell]) if c.cell_type == "markdown"]
+    return next((HEADING.findall(chunk)[-1] for chunk in before if HEADING.search(chunk)), None)
+
+
 @pytest.mark.parametrize("term", list(TERMS))
-def test_each_term_is_defined_in_bold_in_its_notebook(term):
-    notebook, _ = TERMS[term]
+def test_each_term_is_defined_in_bold_in_its_notebook_and_section(term):
+    notebook, section, _ = TERMS[term]
     source = next(p for p in SOURCES if p.name.startswith(notebook))
-    assert defining_cell(term, prose(source)) is not None, f"{source.name} defines no **{term}**"
+    cell = defining_cell(term, prose(source))
+    assert cell is not None, f"{source.name} defines no **{term}**"
+    assert section_of(term, source, cell) == section, f"{source.name} defines **{term}** outside section {section!r}"
 
 
 @pytest.mark.parametrize("term", list(TERMS))
 def test_no_notebook_uses_a_term_before_its_definition(term):
-    notebook, pattern = TERMS[term]
+    notebook, _, pattern = TERMS[term]
     early = []
     for source in SOURCES:
         cells = prose(source)
@@ -77,4 +90,4 @@ def test_a_use_before_the_definition_is_found():
     """The check itself: a term used a cell before its bold definition is reported."""
     cells = [(3, "Its perplexity is low."), (5, "The **perplexity** is exp of the mean loss.")]
     assert defining_cell("perplexity", cells) == 5
-    assert [i for i, text in cells if i < 5 and uses(TERMS["perplexity"][1], text)] == [3]
+    assert [i for i, text in cells if i < 5 and uses(TERMS["perplexity"][2], text)] == [3]
