@@ -65,13 +65,16 @@ def build_model(config: dict) -> s2s.Seq2Seq:
                        bos_id=target_vocab.stoi["<s>"], eos_id=target_vocab.stoi["</s>"], **config)  # fmt: skip
 
 
-def train_model(name: str, *, steps: int | None = None, progress: bool = True) -> tuple[s2s.Seq2Seq, object]:
-    """Train model ``name`` by the recipe (``steps`` overrides it); return (model, history)."""
+def train_model(name: str, *, steps: int | None = None, progress: bool = True, seed: int | None = None
+                ) -> tuple[s2s.Seq2Seq, object]:  # fmt: skip
+    """Train model ``name`` by the recipe (``steps`` and ``seed`` override it; the seed sets the initial weights and
+    the batch order); return (model, history)."""
     if name not in RECIPES:
         raise CourseInputError(f"unknown model {name!r}; the models are {', '.join(RECIPES)}")
-    torch.manual_seed(TRAINING["seed"])
+    training = TRAINING if seed is None else {**TRAINING, "seed": seed}
+    torch.manual_seed(training["seed"])
     model = build_model(RECIPES[name])
-    return model, train_on_passages(model, TRAINING, name=name, steps=steps, progress=progress)
+    return model, train_on_passages(model, training, name=name, steps=steps, progress=progress)
 
 
 def train_on_passages(model, training: dict, *, name: str, steps: int | None = None, progress: bool = True):
