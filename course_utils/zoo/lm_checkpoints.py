@@ -236,11 +236,13 @@ def validation_score(kind: str, model: torch.nn.Module) -> dict:
         return {"valid_accuracy": float((logits.argmax(-1) == labels).double().mean())}
 
 
-def build_checkpoint(name: str, directory: Path | None = None) -> dict:
-    """Train ``name`` by its recipe and save it; return its config (with time and score)."""
+def build_checkpoint(name: str, directory: Path | None = None, *, seed: int | None = None) -> dict:
+    """Train ``name`` by its recipe (``seed`` overrides the recipe's) and save it; return its config (with time and
+    score)."""
     kind, config, recipe = _recipe(name)
+    recipe = recipe if seed is None else {**recipe, "seed": seed}
     start = time.perf_counter()
-    model, history = train_model(name)
+    model, history = train_model(name, seed=seed)
     seconds = time.perf_counter() - start
     saved = {"kind": kind, "model": config, "recipe": recipe, "train_seconds": round(seconds, 1),
              "final_train_loss": history.final_loss, "torch_threads": torch.get_num_threads(),
