@@ -163,13 +163,14 @@ def masked_batches(recipe: dict, tokenizer):
 
 
 def train_masked_lm(
-    name: str = "bert_mlm", *, steps: int | None = None, tokenizer=None, start=None, progress: bool = True
-):
-    """Train the masked LM ``name`` by its recipe (``steps`` overrides it); return (model, history).
+    name: str = "bert_mlm", *, steps: int | None = None, seed: int | None = None, tokenizer=None, start=None,
+    progress: bool = True,
+):  # fmt: skip
+    """Train the masked LM ``name`` by its recipe (``steps``, ``seed`` override it); return (model, history).
 
     ``bert_mlm`` starts from random weights; ``bert_reviews`` from ``start`` (default: the shipped ``bert_mlm``).
     """
-    recipe = _recipe(name)
+    recipe = _recipe(name) if seed is None else {**_recipe(name), "seed": seed}  # another draw of the same recipe
     if name not in MASKED_LMS:
         raise CourseInputError(f"{name!r} is not a masked LM; the masked LMs are {', '.join(MASKED_LMS)}")
     tokenizer = tokenizer or _load_tokenizer()
@@ -184,12 +185,13 @@ def train_masked_lm(
     return model, history
 
 
-def train_sentiment(name: str = "bert_sentiment", *, steps: int | None = None, tokenizer=None, start=None,
-                    progress: bool = True):  # fmt: skip
-    """Fine-tune the ``SentimentBERT`` ``name`` (from ``start``, default its recipe's); return (model, history)."""
+def train_sentiment(name: str = "bert_sentiment", *, steps: int | None = None, seed: int | None = None,
+                    tokenizer=None, start=None, progress: bool = True):  # fmt: skip
+    """Fine-tune the ``SentimentBERT`` ``name`` (from ``start``, default its recipe's; ``seed`` overrides the
+    recipe's); return (model, history)."""
     if name not in SENTIMENT_MODELS:
         raise CourseInputError(f"{name!r} is not a sentiment model; they are {', '.join(SENTIMENT_MODELS)}")
-    recipe = _recipe(name)
+    recipe = _recipe(name) if seed is None else {**_recipe(name), "seed": seed}
     tokenizer = tokenizer or _load_tokenizer()
     if recipe["start"] is None:
         config = bert_mlm.bert_config(tokenizer, **{k: recipe[k] for k in ("layers", "hidden", "heads", "max_len")})
