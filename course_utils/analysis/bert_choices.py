@@ -19,6 +19,7 @@ scores a BERT (one factor per ``[MASK]``), which is what a perfect masked LM wou
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import random
@@ -32,6 +33,7 @@ import torch
 from course_utils.language import corpus
 from course_utils.language.stream import stream_language  # the training language, exact (held-out rules out)
 from course_utils.models.bert import bert_mlm as bm
+from course_utils.models.bert.bert_finetuning import SentimentBERT, review_accuracy, review_batches, review_tensors
 from course_utils.models.bert.wordpiece import COURSE_VOCAB_SIZE, split_share, train_wordpiece
 from course_utils.training import train
 from course_utils.analysis.stored_runs import load_runs, save_run
@@ -40,13 +42,14 @@ from course_utils.language.vocab import course_vocab
 from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 from course_utils.analysis.seed_spread import spread
 from course_utils.zoo import load
-from course_utils.zoo.bert_checkpoints import BERT_SHAPE, CHECKPOINT_DIR, RECIPES, masked_batches, train_masked_lm
-from course_utils.zoo.bert_checkpoints import training_record as bert_training_record
+from course_utils.zoo import bert_checkpoints as bzoo
+from course_utils.zoo.bert_checkpoints import BERT_SHAPE, CHECKPOINT_DIR, RECIPES, masked_batches
 from course_utils.zoo.lm_checkpoints import checkpoint_dir as lm_checkpoint_dir, train_model
 
 RESULTS_FILE = CHECKPOINT_DIR / "bert_choices.json"
 COMMAND = "OMP_NUM_THREADS=1 python -m course_utils.analysis.bert_choices --write"
 ITEMS, ITEM_SEED = 500, 1  # notebook 09's masked test items
+GENERAL_ITEMS, FEW_LABELS = 200, 100  # section 5.1's general column: the first 200 items; section 5.2's few labels
 WHOLE_WORDS = 2000  # asked of the trainer, more than it can use: it stops when every word is one entry
 CHOSEN_SIZE = COURSE_VOCAB_SIZE  # the size the curve chose (notebook 09), the shipped tokenizer's: later runs use it
 _BASE = {"steps": 4000, **{key: RECIPES["bert_mlm"][key] for key in ("batch_size", "lr", "seed", "clip_grad_norm")}}
@@ -194,12 +197,12 @@ def _rounded(scores: dict) -> dict:
 def _seed_model(model_name: str, seed: int):
     """(model, training seconds) of ``model_name``'s shipped recipe drawn with ``seed``: the shipped one for seed 0."""
     if seed == 0:
-        record = (bert_training_record(model_name) if model_name == "bert_mlm" else
+        record = (bzoo.training_record(model_name) if model_name == "bert_mlm" else
                   json.loads((lm_checkpoint_dir(model_name) / "config.json").read_text(encoding="utf-8")))  # fmt: skip
         return load(model_name), record["train_seconds"]
     start = time.perf_counter()
     if model_name == "bert_mlm":
-        model = train_masked_lm(model_name, seed=seed, tokenizer=load("tokenizer"), progress=False)[0]
+        model = bzoo.train_masked_lm(model_name, seed=seed, tokenizer=load("tokenizer"), progress=False)[0]
     else:
         model = train_model(model_name, seed=seed, progress=False)[0]
     return model.eval(), round(time.perf_counter() - start, 1)
@@ -216,8 +219,62 @@ def score_word_model(model, tokenizer, items: Sequence[dict] | None = None) -> d
     )
 
 
+def review_items() -> list[dict]:
+    """Notebook 09's 500 masked items of the test reviews (section 5.1)."""
+    return bm.masked_items([review["words"] for review in corpus.load_eval("reviews_test")], ITEMS, seed=2)
+
+
+@torch.no_grad()
+def lm_fine_tuning_scores(model, tokenizer) -> dict:
+    """Section 5.1's two columns: masked NLL ÷ oracle on the test reviews' items and on the first 200 of section
+    4.1's items."""
+    lang = stream_language()
+    ratios = {}
+    for column, chosen in (("reviews", review_items()), ("general", test_items()[:GENERAL_ITEMS])):
+        nlls = bm.bert_scores(bm.WordScorer(model, tokenizer, sorted(lang.vocabulary)), chosen)[0]
+        ratios[column] = round(bm.nll_ratio(nlls, bm.oracle_scores(lang, chosen, tokenizer)[0]), 4)
+    return ratios
+
+
+def few_label_classifier(start, tokenizer, *, labels: int = FEW_LABELS, seed: int = 0):
+    """Section 5.2's few-label run: ``start`` (a ``SentimentBERT``) fine-tuned on the first ``labels`` training
+    reviews, 150 steps of 16; returns it."""
+    x, y = review_tensors(tokenizer, corpus.load_eval("reviews_train")[:labels])
+    train(start, review_batches(x, y, batch_size=16, seed=seed), steps=150, lr=1e-3, schedule="cosine",
+          clip_grad_norm=1.0, progress=False)  # fmt: skip
+    return start
+
+
+def _accuracy(classifier, tokenizer) -> list[float]:
+    """All, plain, but/not accuracy on the test reviews."""
+    return [round(a, 4) for a in review_accuracy(classifier, tokenizer, corpus.load_eval("reviews_test"))]
+
+
+def fine_tuning_row(pretrained, tokenizer, seed: int) -> dict:
+    """Section 5 from one pretrained BERT with ``seed`` (0: the shipped models): LM fine-tuning on the reviews
+    (section 5.1's ratios before and after), task fine-tuning from it and from random weights (section 5.2's
+    accuracies), and the same two starts with 100 labels."""
+    row = {"pretrained": lm_fine_tuning_scores(pretrained, tokenizer)}
+    if seed == 0:
+        reviews = load("bert_reviews")
+        tuned, scratch = load("bert_sentiment"), load("bert_sentiment_scratch")
+    else:
+        reviews = bzoo.train_masked_lm("bert_reviews", seed=seed, tokenizer=tokenizer, start=copy.deepcopy(pretrained),
+                                  progress=False)[0].eval()  # fmt: skip
+        tuned = bzoo.train_sentiment("bert_sentiment", seed=seed, tokenizer=tokenizer, start=reviews, progress=False)[0]
+        scratch = bzoo.train_sentiment("bert_sentiment_scratch", seed=seed, tokenizer=tokenizer, progress=False)[0]
+    row["lm fine-tuned"] = lm_fine_tuning_scores(reviews, tokenizer)
+    row["sentiment"] = {"fine-tuned": _accuracy(tuned, tokenizer), "no pretraining": _accuracy(scratch, tokenizer)}
+    few = {"fine-tuned": SentimentBERT.from_masked_lm(reviews, seed=seed),
+           "no pretraining": SentimentBERT(reviews.hf.config, seed=seed)}  # fmt: skip
+    row["100 labels"] = {start: _accuracy(few_label_classifier(model, tokenizer, seed=seed), tokenizer)
+                         for start, model in few.items()}  # fmt: skip
+    return row
+
+
 def measure_seed(name: str) -> dict:
-    """One row of the seed runs: the model, the seed, training seconds and the scores of notebook 09's table."""
+    """One row of the seed runs: the model, the seed, training seconds and the scores of notebook 09's table (and,
+    for a BERT, section 5's fine-tuning from it)."""
     if name not in SEED_RUNS:
         raise CourseInputError(f"unknown seed run {name!r}; they are {', '.join(map(repr, SEED_RUNS))}")
     model_name, seed = SEED_RUNS[name]
@@ -225,8 +282,11 @@ def measure_seed(name: str) -> dict:
     tokenizer = load("tokenizer")
     with torch.no_grad():
         scores = score(model, tokenizer) if model_name == "bert_mlm" else score_word_model(model, tokenizer)
-    return {"model": model_name, "seed": seed, "shipped": seed == 0, "train_seconds": seconds,
-            "torch_threads": torch.get_num_threads(), "test": _rounded(scores)}  # fmt: skip
+    row = {"model": model_name, "seed": seed, "shipped": seed == 0, "train_seconds": seconds,
+           "torch_threads": torch.get_num_threads(), "test": _rounded(scores)}  # fmt: skip
+    if model_name == "bert_mlm":
+        row["fine-tuning"] = fine_tuning_row(model, tokenizer, seed)
+    return row
 
 
 def seed_spreads(results: dict | None = None) -> dict:
