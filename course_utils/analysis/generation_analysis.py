@@ -193,6 +193,13 @@ def judge(lang: CourseLanguage, sentences, *, reference: dict | None = None) -> 
     }
 
 
+def share_difference(row_a: dict, row_b: dict, key: str = "grammatical") -> tuple[float, float]:
+    """The difference of a share (``judge``'s ``key``) between two rows, a − b, and its standard error: binomial,
+    the two samples independent, each of its row's ``n`` sentences."""
+    a, b = row_a[key], row_b[key]
+    return a - b, math.sqrt(a * (1 - a) / row_a["n"] + b * (1 - b) / row_b["n"])
+
+
 def oracle_samples(lang: CourseLanguage, n: int = 2_000, seed: int = 1, *, reference: dict | None = None) -> dict:
     """The reference row: ``n`` sentences sampled at T = 1 from the oracle itself, judged like the rest.
 

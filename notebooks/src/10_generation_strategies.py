@@ -18,7 +18,8 @@
 # - rank hypotheses by eq. 13.16, by `generate()`'s `length_penalty` and by GNMT's penalty, and see them disagree;
 # - measure what each strategy produces against the truth: the oracle's probability of every generated sentence,
 #   the language's entropy rate, repetition, diversity and length;
-# - find the single most probable sentence of the language exactly, and see that it is not typical;
+# - find the most probable sentences of the language exactly (the first two tie), and see that they are not
+#   typical;
 # - measure the beam search curse, and what length normalisation does about it.
 #
 # Sections marked *(optional)* go beyond the slides; skip them on a first reading.
@@ -31,8 +32,8 @@ device = setup_notebook(seed=0)
 # %% [markdown]
 # Every model runs on the CPU, whatever `device` says, so the printed numbers are the same on every machine. The
 # models are the course's shipped checkpoints: the n-gram, FFNN, RNN and LSTM language models of notebooks 04–06,
-# the GPT of notebook 08 (`gpt_lm`, the best course LM), and the translation models of notebooks 07 and 08. Nothing
-# is trained here.
+# the GPT of notebook 08 (`gpt_lm`, trained on the training split), and the translation models of notebooks 07 and
+# 08. Nothing is trained here.
 
 # %%
 import math
@@ -340,9 +341,10 @@ for name, model in translators.items():
 # top k, finished hypotheses are ranked by sum ÷ |Y|^α (|Y| the generated tokens, `length_penalty` = α), and
 # `early_stopping` decides when the beam stops: `True` as soon as k hypotheses have ended; `False` when no running
 # candidate can still beat the worst of them, estimated with the length it has now (Hugging Face's heuristic);
-# `"never"` only when no candidate could beat them at any length up to the limit. *Warpers* are Hugging Face's name
+# `"never"` only when no candidate could beat them at any length up to the limit. **Warpers** are Hugging Face's name
 # for the functions that reshape the next-token scores before sampling: temperature, then top-k, then top-p (which
-# keeps the token that crosses p).
+# keeps the token that crosses p). Four checks follow, one per cell: greedy, beam search, the warpers, and sampling.
+# First greedy, on four prompts (the first is `<s>` alone):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -356,6 +358,12 @@ def hf_generate(ids, **kwargs):
 prompts = [g.encode_prompt(vocab, words) for words in ((), ("the",), ("the", "movie", "was"), ("my", "friend"))]
 same = sum(g.greedy(gpt, ids, 30).sequence == hf_generate(ids, max_new_tokens=30, do_sample=False) for ids in prompts)
 print(f"greedy: identical tokens on {same}/{len(prompts)} prompts")
+
+# %% [markdown]
+# Beam search, at three widths, length penalties and stopping rules:
+
+# %%
+# NBVAL_CHECK_OUTPUT
 for width, alpha, early in ((4, 1.0, False), (8, 2.0, "never"), (4, 0.5, True)):
     same = sum(g.beam_search(gpt, ids, width=width, max_new_tokens=25, length_penalty=alpha,
                              early_stopping=early).sequence
@@ -364,6 +372,12 @@ for width, alpha, early in ((4, 1.0, False), (8, 2.0, "never"), (4, 0.5, True)):
                for ids in prompts)  # fmt: skip
     print(f"beam {width}, length_penalty={alpha}, early_stopping={early!s:5}: identical on {same}/{len(prompts)}")
 
+# %% [markdown]
+# The warpers: at every step of four sampled sentences, our warped distribution against the one Hugging Face's
+# warpers give for the same scores:
+
+# %%
+# NBVAL_CHECK_OUTPUT
 worst = 0.0
 for settings in ({"temperature": 0.7}, {"top_k": 5}, {"top_p": 0.9}, {"temperature": 1.3, "top_k": 40, "top_p": 0.95}):
     run = g.sample(gpt, prompts[1], max_new_tokens=20, generator=torch.Generator().manual_seed(1), **settings)
@@ -375,6 +389,11 @@ for settings in ({"temperature": 0.7}, {"top_k": 5}, {"top_p": 0.9}, {"temperatu
         worst = max(worst, float((ours - theirs).abs().max()))
 print(f"warped distributions, every step: max |ours - HF| ≤ 1e-6: {worst <= 1e-6}")
 
+# %% [markdown]
+# Sampling itself, under the same seeds:
+
+# %%
+# NBVAL_CHECK_OUTPUT
 same = 0
 for seed in range(5):
     torch.manual_seed(seed)
@@ -468,7 +487,8 @@ for name, ranked in order.items():
 # %% [markdown]
 # The raw sum picks the shortest sentence; eq. 13.16 divides by t and picks a long one; |Y|^0.6 and GNMT's gentler
 # penalty sit in between. Which is "right" is a modelling choice: nothing in the model says how long a sentence
-# should be. Section 9 measures what each choice does to the length of what beam search writes.
+# should be. Section 9 measures what two of the four, the raw sum and eq. 13.16, do to the length of what beam search
+# writes; Hugging Face's α and GNMT's penalty are not measured there.
 
 # %% [markdown]
 # ## 7. Every strategy, judged by the oracle
@@ -593,15 +613,15 @@ print("beam 16 repeats less than greedy:", repetition["beam (b=16)"] < repetitio
 # the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their width-16
 # beam repeats 29 % of the time, ours hardly at all (the table's `rep` for beam 16). Their generations were 200 tokens
 # long and had to keep going; ours end, and section 9 shows that after a prompt a wide beam ends *early*, before any
-# loop can start (from `<s>` alone, section 8, the widest beam finds the language's mode, which is longer than what
-# beams of 4 and 16 find there). The other half of their argument, that maximisation writes text far more probable
-# than real text, holds exactly: greedy and beam search sit well left of the entropy rate in the plot.
+# loop can start (from `<s>` alone, section 8, the widest beam finds one of the language's two modes, which is longer
+# than what beams of 4 and 16 find there). The other half of their argument, that maximisation writes text far more
+# probable than real text, holds exactly: greedy and beam search sit well left of the entropy rate in the plot.
 
 # %% [markdown]
 # ## 8. "Most probable is not typical", measured
 #
 # The slide: beam search "focuses on the most probable, which is the most typical. Results in very 'average
-# sounding' utterances." The oracle can find the single most probable sentence of the language **exactly**:
+# sounding' utterances." The oracle can find the most probable sentences of the language **exactly**:
 # `best_sentences.most_probable_search` is a best-first (uniform-cost) search over prefixes, each scored by the
 # oracle's forward probability, so the first complete sentences it pops are the most probable ones, in order. Why:
 # extending a prefix can only lower its probability (each word multiplies it by a number ≤ 1), so when a complete
@@ -611,14 +631,24 @@ print("beam 16 repeats less than greedy:", repetition["beam (b=16)"] < repetitio
 # %%
 # NBVAL_CHECK_OUTPUT
 found = bs.most_probable_search(lang, k=5)
+
+
+def rank_key(sentence):
+    """Most probable first; sentences of equal probability (to 9 digits) by their text, the same on every machine."""
+    return -round(sentence.logprob, 9), sentence.text()
+
+
+ranked = sorted(found.sentences, key=rank_key)  # the search's own order among equals depends on float rounding
 print(f"the 5 most probable sentences ({found.expansions} prefixes expanded):")
-for sentence in found.sentences:
+for sentence in ranked:
     print(f"  p = {sentence.prob:.4f}  {sentence.text():48} {sentence.length} words, "
           f"{-sentence.logprob_per_token:.2f} nats/token")
-typical = bs.typicality(lang, found.sentences[0], n=20_000, seed=0)
+print("the first two tie (their log-probabilities agree to 9 digits):",
+      math.isclose(ranked[0].logprob, ranked[1].logprob, rel_tol=1e-9))
+mode = ranked[0]  # one of the two modes; the other differs by one letter and has the same probability
+typical = bs.typicality(lang, mode, n=20_000, seed=0)
 print(typical.summary())
-print(f"the median sentence is {math.exp(found.sentences[0].logprob - typical.median_logprob):,.0f} times less "
-      "probable than the most probable one")
+print(f"the median sentence is {math.exp(mode.logprob - typical.median_logprob):,.0f} times less probable than the mode")
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -626,11 +656,11 @@ samples, sample_logprobs = bs.sample_logprobs(lang, 20_000, 0)
 per_token = [-lp / (len(words) + 1) for words, lp in zip(samples, sample_logprobs)]  # nats per token, </s> counted
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.2))
 left.hist(sample_logprobs, bins=80, color="tab:blue", alpha=0.7, label="20,000 sentences of the language")
-left.axvline(found.sentences[0].logprob, color="tab:red", lw=2, label="the most probable sentence")
+left.axvline(mode.logprob, color="tab:red", lw=2, label="the most probable sentence")
 left.set(xlabel="log P(sentence)", ylabel="count", title="per sentence: the mode is in the bulk's upper tail")
 left.legend(fontsize=8)
 right.hist(per_token, bins=80, color="tab:blue", alpha=0.7)
-right.axvline(-found.sentences[0].logprob_per_token, color="tab:red", lw=2)
+right.axvline(-mode.logprob_per_token, color="tab:red", lw=2)
 right.axvline(typical.entropy_rate, color="k", ls=":", label="entropy rate")
 right.set(xlabel="nats per token", title="per token: far below the entropy rate")
 right.legend(fontsize=8)
@@ -638,25 +668,30 @@ plt.show()
 for band in (0.1, 0.5):
     near = sum(abs(x - typical.entropy_rate) <= band for x in per_token) / len(per_token)
     print(f"sentences within ±{band} nats/token of the entropy rate: {near:.0%}")
-print(f"sentences below the mode's {-found.sentences[0].logprob_per_token:.2f} nats/token: "
-      f"{sum(x <= -found.sentences[0].logprob_per_token for x in per_token) / len(per_token):.1%}")
+print(f"sentences below the mode's {-mode.logprob_per_token:.2f} nats/token: "
+      f"{sum(x <= -mode.logprob_per_token for x in per_token) / len(per_token):.1%}")
+print(f"nats/token per sentence: mean {statistics.fmean(per_token):.2f}, median {statistics.median(per_token):.2f}, "
+      f"sd {statistics.stdev(per_token):.2f}")
 
 # %% [markdown]
-# The most probable sentence has p ≈ 0.007 and 0.49 nats per token; typical sentences have 1.73 nats per token, the
-# entropy rate, and a typical sentence is thousands of times less probable than the mode. So the slide's "the most
-# probable, which is the most typical" is half right: beam search does find very probable text, and very probable text
-# is **not** typical. Per sentence, the mode is only about one standard deviation above the mean log-probability (the
-# left plot); per token it is far from what sentences of the language spend (the right plot). Information theory's
-# *typical set* (Cover & Thomas, ch. 3: for long sequences almost all the probability sits on sequences of about the
-# entropy rate per token) is a statement about long sequences. These sentences average 7.5 words, so their per-token
-# cost spreads widely around the entropy rate, as the shares printed under the plots show; what holds here is the
-# weaker statement that the mode spends far fewer nats per token than nearly every sentence the language produces.
+# Two sentences tie for the most probable, "the hunter …" and "the hunters …", at p ≈ 0.007 and 0.49 nats per token
+# each: the language has no single mode, and the table lists tied sentences by their text. Call either one *the
+# mode*. The language spends 1.73 nats per token (its entropy rate), the median sentence is 1,962 times less probable
+# than the mode, and only 0.8 % of sentences spend as few nats per token as the mode does (the last lines under the
+# plots). So the slide's "the most probable, which is the most typical" is half right: beam search does find very
+# probable text, and very probable text is **not** typical. Per sentence, the mode is only about one standard deviation
+# above the mean log-probability (the left plot); per token it is far below what nearly every sentence of the language
+# spends (the right plot). Information theory's *typical set* (Cover & Thomas, ch. 3: for long sequences almost all
+# the probability sits on sequences of about the entropy rate per token) is a statement about long sequences. These
+# sentences average 7.5 words, so their per-token cost spreads widely (a standard deviation of 0.67 nats/token): only
+# 7 % of them are within ±0.1 nats/token of the entropy rate, 43 % within ±0.5. What holds here is the weaker
+# statement that the mode spends far fewer nats per token than nearly every sentence the language produces.
 #
 # > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
-# > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token) is far from
-# > typical: sampled sentences average 1.73 nats/token, the median sentence is about 2,000 times less probable
-# > than the mode, and the mode itself is only 0.7 % of the language. "Average sounding" is right in the sense of
-# > *bland*: the mode, not the average.
+# > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token, tied with another)
+# > is far from typical: the language's entropy rate is 1.73 nats/token (and the mean of the per-sentence histogram,
+# > 1.73, agrees), the median sentence is about 2,000 times less probable than the mode, and the mode itself is only
+# > 0.70 % of the language. "Average sounding" is right in the sense of *bland*: the mode, not the average.
 #
 # Stahlberg & Byrne (2019) found the same in machine translation by exact search: the single most probable
 # translation under a transformer NMT model was the **empty** translation for 51.8 % of sentences. The course
@@ -665,7 +700,8 @@ print(f"sentences below the mode's {-found.sentences[0].logprob_per_token:.2f} n
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"the language's mode:  {found.sentences[0].text():48} p = {found.sentences[0].prob:.4f}")
+for label, sentence in (("the language's modes:", mode), ("(tied)", ranked[1])):
+    print(f"{label:22}{sentence.text():48} p = {sentence.prob:.4f}")
 for width in (1, 4, 16, 64):
     run = g.beam_search(gpt, [vocab.bos_id], width=width, max_new_tokens=30, normalisation="none")
     sentence = words_of(run)
@@ -673,9 +709,9 @@ for width in (1, 4, 16, 64):
 
 # %% [markdown]
 # Greedy search from `<s>` alone repeats itself ("the movie was not good and the movie was not bad .") and writes a
-# sentence that is not in the language. Wider beams find more and more
-# probable sentences, and a beam of 64 finds the language's own mode: the GPT has learnt where the mode is. Beam
-# search is a search for the mode, and does it well; the slide's complaint is about what the mode is.
+# sentence that is not in the language. Wider beams find more and more probable sentences, and a beam of 64 finds one
+# of the language's two modes: the GPT has learnt where the most probable sentences are. Beam search is a search for
+# the mode, and does it well; the slide's complaint is about what the mode is.
 #
 # ## 9. The beam search curse
 #
@@ -774,6 +810,11 @@ print(f"\nthe GPT's ungrammatical samples: {len(bad)}, {statistics.fmean(map(len
 print("some of them:")
 for sentence in bad[:4]:
     print("  ", " ".join(sentence), "—", lang.score(sentence).failure)
+prompted = by_name["pure sampling"]  # section 7: the same sampling, after one or two words of a test sentence
+gap, gap_se = ga.share_difference(prompted, model_row)
+print(f"\ngrammatical: section 7's pure sampling {prompted['grammatical']:.1%} of {prompted['n']}, here "
+      f"{model_row['grammatical']:.1%} of {model_row['n']}; difference {100 * gap:+.1f} points, standard error "
+      f"{100 * gap_se:.1f}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -783,6 +824,8 @@ print("the GPT's samples: between 80 % and 95 % grammatical:", 0.8 < model_row["
 print("its grammatical samples have the language's entropy rate, within 0.1:",
       abs(model_row["nll_per_token"] - language) < 0.1)
 print("its lengths are the language's (TV < 0.1):", model_row["length_tv"] < 0.1)
+print("section 7's pure sampling and this differ in grammaticality by less than two standard errors:",
+      abs(gap) < 2 * gap_se)
 
 # %% [markdown]
 # The oracle's samples reproduce the language: every sentence grammatical and the entropy rate to within sampling
@@ -790,11 +833,13 @@ print("its lengths are the language's (TV < 0.1):", model_row["length_tv"] < 0.1
 # the language's (the same entropy rate, the same lengths), but about one in ten is not a sentence of the language at
 # all, where the GPT put probability that the language does not. The line under the table says what they are like:
 # longer than its grammatical sentences on average (the longer a sentence runs, the more words can break a rule), and
-# only a few fail within the first four words. Section 7's pure-sampling row is more grammatical than this: there
-# every sentence starts with one or two words of a real test sentence, which the GPT does not have to get right
-# itself; here it writes each sentence from `<s>`. That is what temperature < 1, top-k and top-p trade against: they
-# cut the tail where those errors live (section 7's table; at n = 200 sentences a few points of grammaticality are
-# about one standard error), and with it some of the language's real variety (lower nll/t, fewer distinct n-grams).
+# only a few fail within the first four words. Section 7's pure-sampling row starts every sentence with one or two
+# words of a real test sentence, which the GPT does not have to get right itself; here it writes each sentence from
+# `<s>`. That could make the prompted row more grammatical, but the measurement cannot tell: the two rows differ by
+# less than one standard error (the last line under the table), within noise. Temperature < 1, top-k and top-p cut
+# the tail where such errors live, and with it some of the language's real variety (lower nll/t, fewer distinct
+# n-grams); at n = 200 sentences a few points of grammaticality are about one standard error, so section 7's column
+# separates only rows several points apart.
 
 # %% [markdown]
 # ## 11. Widgets
@@ -972,8 +1017,10 @@ _ = check_length_normalised_score(normalised_score)
 # - Judged by the oracle, search (greedy, beam) writes sentences far more probable per token than the language's own
 #   and, the wider the beam, shorter ones; sampling at T ≈ 1 (or top-p ≥ .9) writes text with about the language's
 #   entropy rate and lengths, at the price of the model's own errors.
-# - The most probable sentence of the language is not typical: typical text lives at the entropy rate, far below the
-#   mode. Length normalisation (eq. 13.16, HF's α, GNMT) is a choice that changes which hypothesis wins.
+# - The most probable sentences of the language (two tie) are not typical: they spend 0.49 nats per token, the
+#   language 1.73 (its entropy rate), and only 0.8 % of its sentences spend as few; a sentence's own cost per token
+#   spreads widely around the entropy rate, because the sentences are short. Length normalisation (eq. 13.16, HF's
+#   α, GNMT) is a choice that changes which hypothesis wins.
 #
 # ## References
 #

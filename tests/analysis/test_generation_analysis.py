@@ -58,6 +58,12 @@ def test_repetition_and_distinct_definitions():
     assert ga.total_variation({1: 0.5, 2: 0.5}, {2: 1.0}) == pytest.approx(0.5)
 
 
+def test_share_difference_by_hand():
+    gap, se = ga.share_difference({"grammatical": 0.9, "n": 100}, {"grammatical": 0.8, "n": 400})
+    assert math.isclose(gap, 0.1) and math.isclose(se, math.sqrt(0.9 * 0.1 / 100 + 0.8 * 0.2 / 400))
+    assert ga.share_difference({"rep": 0.0, "n": 5}, {"rep": 1.0, "n": 5}, "rep") == (-1.0, 0.0)
+
+
 def test_judge_exact_numbers_on_hand_made_sentences():
     lang = training_language()
     ref = {"entropy_rate": 1.5, "perplexity": math.exp(1.5), "lengths": {6: 0.5, 10: 0.5}}

@@ -12,6 +12,7 @@ from functools import lru_cache
 import pytest
 import torch
 
+from course_utils.language import best_sentences as bs
 from course_utils.language import parallel
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import generation as g
@@ -123,6 +124,26 @@ def test_the_beam_search_curse_on_the_translators():
     assert strong["none"][1] == strong["none"][16]  # sure of every word: the width changes nothing
 
 
+def test_the_two_most_probable_sentences_tie():
+    """Notebook 10 §8: the language has no single mode; its table orders equals by text, never by the search."""
+    found = bs.most_probable_search(lang(), k=5)
+    first, second, third = found.sentences[:3]
+    assert math.isclose(first.logprob, second.logprob, rel_tol=1e-9)
+    assert {first.text(), second.text()} == {"the hunter hunted the game in the forest .",
+                                             "the hunters hunted the game in the forest ."}  # fmt: skip
+    assert third.logprob < first.logprob - 0.5
+
+
+def test_the_modes_spend_far_fewer_nats_per_token_than_the_language():
+    """Notebook 10 §8 and its summary: 0.49 nats/token against the entropy rate 1.73, and under 1 % spend as few."""
+    mode = bs.most_probable_search(lang(), k=1).sentences[0]
+    samples, logprobs = bs.sample_logprobs(lang(), 20_000, 0)
+    per_token = [-lp / (len(words) + 1) for words, lp in zip(samples, logprobs)]
+    assert round(-mode.logprob_per_token, 2) == 0.49 and round(reference()["entropy_rate"], 2) == 1.73
+    assert sum(x <= -mode.logprob_per_token for x in per_token) / len(per_token) < 0.01
+    assert 0.05 < sum(abs(x - reference()["entropy_rate"]) <= 0.1 for x in per_token) / len(per_token) < 0.1
+
+
 def test_the_gpts_own_mode_is_the_languages_with_a_wide_beam():
     vocab = course_vocab()
     wide = g.beam_search(gpt(), [vocab.bos_id], width=64, max_new_tokens=30, normalisation="none")
@@ -138,6 +159,15 @@ def test_the_gpts_samples_at_t1_against_the_oracles():
     assert oracle["grammatical"] == 1.0 and abs(oracle["nll_per_token"] - reference()["entropy_rate"]) < 0.1
     assert 0.8 < row["grammatical"] < 0.95
     assert abs(row["nll_per_token"] - reference()["entropy_rate"]) < 0.1 and row["length_tv"] < 0.1
+
+
+def test_prompted_and_unprompted_sampling_are_equally_grammatical_within_noise():
+    """Notebook 10 §10: §7's pure sampling (after a test prompt) against sampling from <s> alone: a gap under one
+    standard error, so neither is the more grammatical."""
+    (row,) = ga.strategy_table(gpt(), course_vocab(), lang(), [()], samples_per_prompt=500, seed=1,
+                               reference=reference(), strategies={"GPT, T=1": {"kind": "sample"}})  # fmt: skip
+    gap, se = ga.share_difference(table()["pure sampling"], row)
+    assert abs(gap) < se < 0.03
 
 
 def test_temperature_zero_is_greedy():
