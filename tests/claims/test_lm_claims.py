@@ -14,6 +14,8 @@ from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab
 from course_utils.checkpoints import verify_checkpoint
 from course_utils.validation import CourseInputError
+from course_utils.analysis import lm_seeds
+from course_utils.analysis.seed_spread import WITHIN_NOISE, spread, verdict
 
 pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
 
@@ -81,3 +83,45 @@ def test_unknown_checkpoint_names_are_clear_errors(tmp_path):
         load("ffnn_n7")
     with pytest.raises(CourseInputError, match="python -m course_utils.zoo ffnn_n2"):
         load("ffnn_n2", directory=tmp_path)
+
+
+# ---------------------------------------------------------------- notebook 04's comparisons over seeds (issue 32)
+# Each verdict is read from the stored runs (data/checkpoints/04/lm_seeds.json) by the course's one rule, and asserted
+# together with the spread it rests on.
+
+
+def over_seeds(model: str, score: str):
+    return lm_seeds.seed_spread(model, score)
+
+
+def test_a_longer_window_helps_the_ffnn_beyond_the_seed_spread(ngrams):
+    trigram = lm.evaluate(ngrams["trigram"], course_vocab(), corpus.load_split("test")).perplexity
+    ffnn = {n: over_seeds(f"ffnn_n{n}", "perplexity") for n in (2, 3, 5)}
+    assert all(s.range < 0.05 for s in ffnn.values())
+    assert verdict(ffnn[2], spread([trigram] * 3), ("FFNN N=2", "trigram")) == "FFNN N=2 better"
+    assert verdict(ffnn[3], ffnn[2], ("N=3", "N=2")) == "N=3 better"
+    assert verdict(ffnn[5], ffnn[3], ("N=5", "N=3")) == "N=5 better"
+
+
+def test_the_wider_masked_window_puts_more_on_the_right_instruments_beyond_the_spread():
+    w2, w4 = (over_seeds(name, "instrument_mass") for name in ("masked_concat_w2", "masked_concat_w4"))
+    assert w2.range < 0.02 and w4.range < 0.02 and w4.mean - w2.mean > 0.1
+    assert verdict(w4, w2, ("w4", "w2"), higher_is_better=True) == "w4 better"
+
+
+@pytest.mark.parametrize(
+    "random_name, pretrained_name, column, expected",
+    [
+        ("sentiment_embeddings", "sentiment_pretrained", "all", WITHIN_NOISE),
+        ("sentiment_embeddings", "sentiment_pretrained", "but/not", WITHIN_NOISE),
+        ("few_reviews_random", "few_reviews_pretrained", "all", WITHIN_NOISE),
+        ("few_reviews_random", "few_reviews_pretrained", "but/not", "FFNN start better"),
+    ],
+)
+def test_benefit_2_the_ffnn_embeddings_as_a_start_over_five_seeds(random_name, pretrained_name, column, expected):
+    """Notebook 04, section 11: pretrained embeddings do not measurably help on all reviews, with 3,000 labelled
+    reviews or with 100; only the turning reviews with 100 labels pass the rule, narrowly."""
+    random_start, ffnn_start = over_seeds(random_name, column), over_seeds(pretrained_name, column)
+    assert len(random_start.values) == len(ffnn_start.values) == 5
+    assert max(random_start.range, ffnn_start.range) < 0.06
+    assert verdict(ffnn_start, random_start, ("FFNN start", "random start"), higher_is_better=True) == expected
