@@ -224,9 +224,10 @@ for name, ppl in rows:
     print(f"{name:28} perplexity {ppl:7.3f}   {ppl / oracle_ppl:5.2f}× the oracle's")
 print(f"{'oracle':28} perplexity {oracle_ppl:7.3f}")
 for order in (2, 3):  # add-1 adds |V| pretend counts to every context: how often were the test contexts seen?
-    mle = NGramLM(vocab, order, smoothing="none").fit(train_ids())
-    seen = [mle.context_count(tokens[t - order + 1 : t]) for words in test
-            for tokens in [["<s>"] * (order - 1) + list(words) + ["</s>"]] for t in range(order - 1, len(tokens))]  # fmt: skip
+    mle, seen = NGramLM(vocab, order, smoothing="none").fit(train_ids()), []
+    for words in test:
+        tokens = ["<s>"] * (order - 1) + list(words) + ["</s>"]  # the padding the model reads
+        seen += [mle.context_count(tokens[t - order + 1 : t]) for t in range(order - 1, len(tokens))]  # c(h) per token
     print(f"{order}-gram: {sum(c < len(vocab) for c in seen) / len(seen):.0%} of the test tokens' contexts were seen "
           f"fewer than |V| = {len(vocab)} times in training")
 assert min(rows, key=lambda row: row[1])[0] == "3-gram interpolated-kn"  # Kneser–Ney, with more context, is best
@@ -332,22 +333,22 @@ for (a, spread_a), (b, spread_b) in zip(list(over_seeds.items())[1:], over_seeds
 # (`analysis.seed_spread.verdict`): a difference between two recipes counts only when the gap between their means
 # is larger than the larger of their two spreads; else it is "within noise".
 #
-# Reading the table (the cell asserts each claim, the last lines check it against the seeds): each step of
-# context helps, the feed-forward models beat the best n-gram, and a longer window keeps helping the FFNN, since its parameters grow only linearly with N while an
-# n-gram's table of contexts grows exponentially and gets sparser. No model reaches the oracle: what is left is
-# mostly long-distance structure (subject–verb agreement across relative clauses, a verb's object several words
-# later) that a fixed window cannot see.
+# Reading the table (the cell asserts each claim, the last lines check it against the seeds): each step of context
+# helps, the feed-forward models beat the best n-gram, and a longer window keeps helping the FFNN, since its
+# parameters grow only linearly with N while an n-gram's table of contexts grows exponentially and gets sparser. No
+# model reaches the oracle: what is left is mostly long-distance structure (subject–verb agreement across relative
+# clauses, a verb's object several words later) that a fixed window cannot see.
 
 # %% [markdown]
 # ## 7. Why neural LMs generalise: "the dog gets fed"
 #
 # The slide: training has "I have to make sure that the cat gets fed", never "dog gets fed". An n-gram LM predicts
 # "fed" after "dog gets" poorly; a neural LM predicts it well, because the embeddings of "cat" and "dog" are
-# similar. The course language has this built in: the "make sure that the … gets …" frame never shows five
-# held-out nouns (dog, teacher, truck, rose, letter) in training, though they appear everywhere else. What
-# happens in the frame depends on the noun's class (animals get fed, walked or brushed; vehicles get washed, fixed or parked…).
-# We measure the probability each model gives to the right class's participles after "… the dog gets", for
-# held-out nouns and for seen nouns of the same class. The oracle gives 1.
+# similar. The course language has this built in: the "make sure that the … gets …" frame never shows five held-out
+# nouns (dog, teacher, truck, rose, letter) in training, though they appear everywhere else. What happens in the
+# frame depends on the noun's class (animals get fed, walked or brushed; vehicles get washed, fixed or parked…). We
+# measure the probability each model gives to the right class's participles after "… the dog gets", for held-out
+# nouns and for seen nouns of the same class. The oracle gives 1.
 
 # %%
 # NBVAL_CHECK_OUTPUT
