@@ -15,7 +15,8 @@
 # After this notebook you can
 # - write linear regression as ŷ = Xβ and solve it with the normal equations;
 # - derive the gradient of the squared error and run gradient descent from a random start;
-# - predict from the Hessian's largest eigenvalue which learning rates crawl, converge or diverge (optional);
+# - (from the optional part of section 4) predict from the largest eigenvalue of the loss's matrix of second
+#   derivatives which learning rates crawl, converge or diverge;
 # - write the lecture's two PyTorch demos (native autograd, and `torch.nn`) and check that they agree;
 # - compare plain gradient descent with momentum and Adam by measuring, not assuming.
 
@@ -33,6 +34,7 @@ import torch
 from IPython.display import Code, display
 
 from course_utils import budget
+from course_utils.analysis.seed_spread import spread, verdict
 from course_utils.widgets.descent_demo import DescentDemo, draw_loss_surface
 from course_utils.models.basics.regression import (
     Adam,
@@ -60,6 +62,11 @@ def show_source(obj) -> None:
 # %% [markdown]
 # Everything here runs in float64 on the CPU: the problem is tiny, and float64 gives the same
 # digits on every machine, so the methods can be compared to many decimals.
+#
+# The set-up cell prints "full mode". The course's notebooks run in **full mode** for students; the course's
+# automatic tests set the environment variable `COURSE_FAST=1` to run every notebook in **fast mode**, with
+# smaller sweeps. Where a number differs between the two, the code says `budget(full=…, fast=…)`: it returns
+# the first number in full mode and the second in fast mode.
 #
 # ## 1. The model: ŷ = Xβ
 #
@@ -155,6 +162,16 @@ assert np.allclose(mse_gradient(X, y, beta0), finite_differences, rtol=1e-6)
 # %%
 show_source(gradient_descent)
 
+# %% [markdown]
+# `gradient_descent` returns a `DescentPath`, the record of one run:
+#
+# - `.betas`: every β visited, the start first, shape (steps + 1, D); `.beta` is the last one, and `.losses`
+#   the loss at each;
+# - `.steps`: the number of updates taken, and `.lr` the learning rate;
+# - `.diverged`: True when the run overflowed or ended with a larger loss than it started with;
+# - `.steps_to(target, tol)`: the first step after which every β stays within `tol` of `target` (in every
+#   coordinate), or `None` if the run never settles there.
+
 # %%
 gd_path = gradient_descent(X, y, beta0, lr=0.3, steps=100)
 print(f"after {gd_path.steps} steps: β = {gd_path.beta}, loss = {gd_path.losses[-1]:.6f}")
@@ -189,10 +206,10 @@ runs = {name: gradient_descent(X, y, beta0, lr=lr, steps=100) for name, lr in
 for name, path in runs.items():
     reached = path.steps_to(beta_star, TOL)
     if path.diverged:
-        verdict = "diverged"
+        state = "diverged"
     else:
-        verdict = "not yet" if reached is None else f"within {TOL:g} at step {reached}"
-    print(f"{name:>9}: α = {path.lr:<5}  loss after {path.steps} steps = {path.losses[-1]:10.4g}   {verdict}")
+        state = "not yet" if reached is None else f"within {TOL:g} at step {reached}"
+    print(f"{name:>9}: α = {path.lr:<5}  loss after {path.steps} steps = {path.losses[-1]:10.4g}   {state}")
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(12, 4))
@@ -213,7 +230,9 @@ plt.show()
 # Write the error as $e_k = \beta_k - \beta^*$. Because the gradient is linear in β,
 # one step multiplies the error by a fixed matrix:
 #
-# $$e_{k+1} = (I - \alpha H)\, e_k, \qquad H = \nabla^2 L = \frac{2}{N} X^\top X .$$
+# $$e_{k+1} = (I - \alpha H)\, e_k, \qquad H = \nabla^2 L = \frac{2}{N} X^\top X ,$$
+#
+# where H, the matrix of second derivatives $\partial^2 L / \partial\beta_i \partial\beta_j$, is the **Hessian** of L.
 #
 # Along each eigenvector of H (eigenvalue λ) the error is multiplied by $1 - \alpha\lambda$ per
 # step. It shrinks only if $|1 - \alpha\lambda| < 1$, so every direction converges exactly when
@@ -235,7 +254,7 @@ for factor in (0.5, 0.9, 0.99, 1.01, 1.1, 2.0):
     path = gradient_descent(X, y, beta0, lr=factor * lr_max, steps=5000)
     verdicts[factor] = "diverges" if path.diverged else "converges"
     print(f"α = {factor:4} × 2/λ_max: {verdicts[factor]}")
-assert all((verdict == "converges") == (factor < 1) for factor, verdict in verdicts.items())
+assert all((outcome == "converges") == (factor < 1) for factor, outcome in verdicts.items())
 
 # %% [markdown]
 # The measured edge sits where the formula puts it. Below the edge, *how fast* depends on α:
@@ -269,6 +288,7 @@ assert np.isnan(measured[factors >= 1]).all() and measured[last_converging] > 1.
 # Read the curve from left to right: tiny α crawls (the step count explodes), the minimum sits
 # near the theory's best α, and just before the edge the fast direction oscillates so slowly
 # that the count climbs again. Past the edge there is no point: those runs diverged.
+# (`budget(full=55, fast=14)` in the cell is the number of α values tried: 55 in full mode.)
 #
 # ## 5. The lecture's PyTorch demo pair
 #
@@ -299,6 +319,12 @@ print("native PyTorch β:", native.beta)
 # > second (`nn.MSELoss()(yhat, y)`), and a ReLU on ŷ would make the model no longer linear regression
 # > (it could never predict a negative y). The next cell runs the sketch's calls; `fit_torch_nn` below is
 # > the corrected form.
+# >
+# > The error from `nn.MSELoss(ŷ, y)` is cryptic. The constructor's first two arguments are old options,
+# > `MSELoss(size_average=None, reduce=None, reduction="mean")`, so ŷ lands in `size_average` and y in `reduce`.
+# > The constructor then asks `if size_average and reduce:`, which needs a tensor to be True or False, and
+# > PyTorch refuses to say whether a tensor of two values is true: "Boolean value of Tensor with more than one
+# > value is ambiguous".
 
 # %%
 y_hat, target = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0])
@@ -392,7 +418,13 @@ for method in ("momentum", "adam"):
 # one that reaches 10⁻⁶ of β* (and stays there) in the fewest steps: each method at its best.
 # Two problems: ours, and an **ill-conditioned** one where the feature is centred at 3 instead of 1.
 # An uncentred feature ties the intercept and the slope together and stretches the valley; the
-# stretch is measured by the condition number κ = λ_max/λ_min of H.
+# stretch is measured by the **condition number** κ = λ_max/λ_min of H.
+#
+# One start is one draw: from another random β₀ the counts change. So each race is run from three random
+# starts (seeds 1, 2 and 3; seed 1 is the β₀ used so far), and a method is called faster only where the gap
+# between the mean counts exceeds the larger of the two ranges over the starts (the course's noise rule,
+# `course_utils.analysis.seed_spread`); otherwise the verdict is "within noise". `budget(full=16, fast=8)` is
+# the number of learning rates tried per method.
 
 # %%
 ill = make_regression_data(n_samples=100, beta=(2.0, -1.0), feature_mean=3.0, noise=0.5, seed=0)
@@ -409,22 +441,29 @@ def lr_grid(method, X_):
     return np.geomspace(1e-3, 3.0, n_lrs)
 
 
-results = {}
+START_SEEDS = (1, 2, 3)
+METHODS = ("gd", "momentum", "adam")
+results, counts = {}, {}
 for problem, (X_, y_) in problems.items():
     ev = np.linalg.eigvalsh(hessian(X_))
-    print(f"{problem}: κ = {ev[-1] / ev[0]:.1f}")
-    for method in ("gd", "momentum", "adam"):
-        lr, steps = fastest_learning_rate(X_, y_, beta0, method=method, lrs=lr_grid(method, X_), steps=horizon, tol=TOL)
-        results[problem, method] = (lr, steps)
-        outcome = f"not within {horizon} steps" if steps is None else f"{steps:5d} steps at α = {lr:.3g}"
-        print(f"   {method:>8}: {outcome}")
+    print(f"{problem}: κ = {ev[-1] / ev[0]:.1f}   (steps to 1e-6 at the best α, from starts {START_SEEDS})")
+    for method in METHODS:
+        races = [fastest_learning_rate(X_, y_, random_start(2, seed=seed), method=method, lrs=lr_grid(method, X_),
+                                       steps=horizon, tol=TOL) for seed in START_SEEDS]  # fmt: skip
+        results[problem, method] = races[0]  # from β₀, for the plot below
+        finished = [steps for _, steps in races if steps is not None]
+        if len(finished) == len(races):
+            counts[problem, method] = spread(finished)
+        outcome = " ".join("   none" if steps is None else f"{steps:5d}" for _, steps in races)
+        print(f"   {method:>8}: {outcome}   best α from β₀: {races[0][0]:.3g}")
 
 # %%
+# NBVAL_CHECK_OUTPUT
 for problem in problems:
-    finished = [(steps, method) for (p, method), (_, steps) in results.items() if p == problem and steps is not None]
-    ranked = sorted(finished)
-    (fewest, fastest_method), (most, slowest_method) = ranked[0], ranked[-1]
-    print(f"{problem}: fastest is {fastest_method} ({fewest} steps); slowest is {slowest_method} ({most} steps)")
+    for first, second in (("gd", "momentum"), ("gd", "adam"), ("momentum", "adam")):
+        if (problem, first) in counts and (problem, second) in counts:
+            print(f"{problem}: {first} against {second}: "
+                  f"{verdict(counts[problem, first], counts[problem, second], (first, second))}")
 
 # %% [markdown]
 # What the theory says, to read the numbers against:
@@ -438,8 +477,12 @@ for problem in problems:
 #   this valley is stretched along a *diagonal* (intercept and slope move together), and a
 #   per-coordinate scale can undo that only in part.
 #
+# The measurements agree with the first two points. On our round problem (κ = 8.2) plain GD needs about 60
+# steps and beats momentum and Adam (about 260 to 300 each), from every start. On the stretched one
+# (κ = 138.8) GD needs about 1000 steps, while momentum and Adam still need about 260 to 320: both beat GD.
+# Between momentum and Adam the gap is within noise on both problems, so these runs do not rank them.
 # So "better" depends on the problem: the asterisk is earned. Here are the error curves of the
-# three methods on the ill-conditioned problem, each at its best learning rate:
+# three methods on the ill-conditioned problem from β₀, each at its best learning rate:
 
 # %%
 X_ill, y_ill = problems["ill-conditioned"]
@@ -469,40 +512,72 @@ plt.show()
 # α = 0.3. Its per-coordinate **effective learning rate** is $\alpha/(\sqrt{\hat v} + \epsilon)$.
 # Once β sits at the minimum, the gradients are tiny, so $\hat v$ (a running mean of $g^2$ with a
 # memory of about $1/(1-\beta_2) = 1000$ steps) forgets the early, large gradients and the
-# effective learning rate keeps growing. The run below uses the from-scratch `Adam` class, whose
-# state we can read at every step.
+# effective learning rate keeps growing.
+#
+# Where is Adam's edge? While $\hat v$ barely changes, Adam is gradient descent with momentum on a rescaled
+# problem: with $D$ the diagonal matrix of the effective learning rates, the step is $D\hat m$, and the
+# curvature it meets is the largest eigenvalue $S$ of $DH$. The section-4 argument, applied to Adam's
+# running mean $m \leftarrow \beta_1 m + (1 - \beta_1) g$, gives the edge $S < 2(1+\beta_1)/(1-\beta_1)$,
+# which is 38 for $\beta_1 = 0.9$. The run below uses the from-scratch `Adam` class, whose state we can read at
+# every step, and records $S$ too.
 
 # %%
+def rescaled_curvature(effective_lr, H) -> float:
+    """S = λ_max(D H) with D = diag(effective_lr): the curvature Adam meets while v̂ stays put."""
+    root = np.sqrt(effective_lr)  # D H has the eigenvalues of the symmetric D^½ H D^½
+    return float(np.linalg.eigvalsh(root[:, None] * H * root[None, :]).max())
+
+
 adam = Adam(lr=0.3)
-beta, adam_errors, adam_lrs = beta0.copy(), [], []
+H_ours, adam_edge = hessian(X), 2 * (1 + adam.beta1) / (1 - adam.beta1)
+beta, adam_errors, adam_lrs, curvature = beta0.copy(), [], [], []
 for _ in range(8000):
     beta = beta - adam.step(mse_gradient(X, y, beta))
     v_hat = adam.square / (1 - adam.beta2**adam.t)  # (D,)
     adam_errors.append(np.abs(beta - beta_star).max())
     adam_lrs.append(adam.lr / (np.sqrt(v_hat) + adam.eps))  # (D,) effective learning rate per coordinate
-adam_errors, adam_lrs = np.array(adam_errors) + 1e-17, np.array(adam_lrs)  # (T,), (T, D)
+    curvature.append(rescaled_curvature(adam_lrs[-1], H_ours))
+adam_errors, adam_lrs, curvature = np.array(adam_errors) + 1e-17, np.array(adam_lrs), np.array(curvature)
 lowest = adam_errors.argmin()
-left = lowest + np.argmax(adam_errors[lowest:] > 1e-9)  # first step after the minimum with error above 1e-9
+crossings = np.flatnonzero((curvature[1:] > adam_edge) & (curvature[:-1] <= adam_edge)) + 1  # S rises past 38
 
-fig, ax = plt.subplots()
-ax.semilogy(adam_errors, label="max |β − β*|")
-ax.semilogy(adam_lrs.max(axis=1), label="largest effective learning rate α/√v̂")
-ax.axvline(left, color="0.5", linestyle=":")
-ax.set(xlabel="step", title="Adam (α = 0.3) long after convergence")
-ax.legend(loc="center right")
+fig, ax_error = plt.subplots(figsize=(8, 4))
+ax_curvature = ax_error.twinx()
+ax_error.semilogy(adam_errors, color="tab:blue", label="max |β − β*| (left axis)")
+ax_curvature.plot(curvature, color="tab:orange", label="S = λ_max(DH) (right axis)")
+ax_curvature.axhline(adam_edge, color="tab:red", linestyle="--", label=f"Adam's edge 2(1+β₁)/(1−β₁) = {adam_edge:.0f}")
+for i, step in enumerate(crossings):
+    ax_error.axvline(step, color="0.5", linestyle=":", label="S rises past the edge" if i == 0 else None)
+ax_error.set(xlabel="step", ylabel="max |β − β*|  (log scale)", title="Adam (α = 0.3) long after convergence")
+ax_curvature.set_ylabel("S, the curvature Adam meets")
+handles = [h for axis in (ax_error, ax_curvature) for h in axis.get_legend_handles_labels()[0]]
+ax_error.legend(handles=handles, loc="center left", fontsize="small")
 plt.show()
-print(f"lowest error {adam_errors[lowest]:.1e} at step {lowest}; "
-      f"effective learning rate there {adam_lrs[lowest].max():.2f}")
-print(f"error back above 1e-9 at step {left}; effective learning rate there {adam_lrs[left].max():.2f}")
-print(f"largest error after the minimum: {adam_errors[lowest:].max():.1e}")
-assert left > lowest and adam_errors[lowest:].max() > 1e3 * TOL and adam_lrs[left].max() > adam_lrs[lowest].max()
+print(f"lowest error {adam_errors[lowest]:.1e} at step {lowest}; effective learning rate there "
+      f"{adam_lrs[lowest].max():.2f}, S = {curvature[lowest]:.1f}")
+print(f"S rises past {adam_edge:.0f} {len(crossings)} times. Each time:")
+print(f"{'S > 38 at step':>15} {'error > 1e-6 at step':>21} {'largest error':>14} {'S after the jump':>17}")
+for start, end in zip(crossings, [*crossings[1:], len(curvature)]):
+    leaves = start + np.argmax(adam_errors[start:end] > TOL)
+    print(f"{start:15d} {leaves:21d} {adam_errors[start:end].max():14.1e} {curvature[leaves:end].min():17.1f}")
+assert len(crossings) >= 3 and adam_errors[lowest:].max() > 1e3 * TOL
+assert all((adam_errors[start:start + 200] > TOL).any() for start in crossings)  # each crossing is followed by a jump
 
 # %% [markdown]
-# The growing effective learning rate carries Adam over an edge of stability of its own, and the
-# run leaves the minimum. (With $\hat v$ frozen, Adam is gradient descent with momentum on a
-# rescaled problem, and the section-4 argument gives its edge.) This is one reason Adam is usually
-# paired with a decaying learning rate; its real strengths, noisy mini-batch gradients and
-# parameters on very different scales, are absent from this small, exact problem.
+# The growing effective learning rate carries Adam over its edge of stability, and the run leaves the
+# minimum, not once but again and again, in a sawtooth. Each tooth, read from the table:
+#
+# 1. $\hat v$ forgets the large gradients of the start, the effective learning rate grows, and $S$ rises past
+#    38 (the dotted lines).
+# 2. Beyond the edge the error along the steepest direction grows by a constant factor per step: within
+#    about 60 to 90 steps it climbs from rounding level (about 10⁻¹⁶) past 10⁻⁶, and on up to about 0.08.
+# 3. Those errors bring large gradients. $\hat v$ takes them in at once (one large $g^2$ outweighs many tiny
+#    ones), the effective learning rate drops, and $S$ falls to about 30, back below the edge: the run
+#    converges again.
+# 4. Then $\hat v$ forgets again, and 520 to 650 steps later $S$ is back at 38.
+#
+# This is one reason Adam is usually paired with a decaying learning rate; its real strengths, noisy
+# mini-batch gradients and parameters on very different scales, are absent from this small, exact problem.
 #
 # ## 8. The widget: learning rate, steps and optimizer
 #
@@ -562,8 +637,9 @@ _ = check_gradient(my_gradient)
 #
 # ### Exercise 2: the edge of stability
 # `stable_lr_exercise_data()` is another problem, with an intercept and three features. Compute
-# the largest learning rate for which plain gradient descent converges on it (the edge, not a
-# value below it).
+# its edge of stability 2/λ_max: the boundary of section 4, below which plain gradient descent converges
+# from every start and above which it diverges. Give the edge itself, not a safe value below it (at the edge
+# exactly, the error along the steepest direction neither shrinks nor grows).
 
 # %%
 exercise_2 = stable_lr_exercise_data()
@@ -622,8 +698,9 @@ _ = check_fit(my_beta)
 #   2/λ_max of the Hessian 2XᵀX/N, exactly as measured.
 # - The lecture's native PyTorch loop (autograd and a manual update under `torch.no_grad()`) and the
 #   `torch.nn` version (`nn.Linear`, `nn.MSELoss`, `torch.optim`) follow the NumPy path step for step.
-# - Momentum and Adam are not automatically better: measure on your problem. The gain of momentum
-#   grows with the condition number; Adam's per-coordinate scaling does not fix a diagonal valley.
+# - Momentum and Adam are not automatically better: measure on your problem. From three random starts, plain GD
+#   was the fastest on the round problem (κ = 8.2) and the slowest on the stretched one (κ = 138.8), where
+#   momentum and Adam beat it; momentum and Adam were within noise of each other on both.
 #
 # ## References
 #

@@ -24,6 +24,7 @@ device = setup_notebook(seed=0)
 import inspect
 import math
 import random
+import sys
 
 import matplotlib.pyplot as plt
 import torch
@@ -98,8 +99,20 @@ print(f"L(a + h) − L(a) = {L_of(a + h, b, c) - L_of(a, b, c):.4f}    h · ∂L
 # Doing this by hand does not scale to a network with millions of weights, but the recipe is mechanical.
 # `course_utils.models.basics.autograd` implements it for scalars in one short module. A `Value` holds a number (`data`),
 # its gradient (`grad`), the `parents` it was computed from, and the **local derivative** with respect to
-# each parent, recorded by the operation that made it. Here are multiplication, whose local derivatives are
-# ∂(xy)/∂x = y and ∂(xy)/∂y = x, and the sigmoid, whose local derivative is σ(x)(1 − σ(x)):
+# each parent, recorded by the operation that made it. Every operation goes through one of two helpers.
+# `_unary(op, data, local)` makes a node with one parent (self), the value `data` and the local derivative
+# `local`. `_binary(other, op, data, d_self, d_other)` makes a node with two parents; its arguments `data`,
+# `d_self` and `d_other` are functions that it calls with the two parents' numbers, x = `self.data` and
+# y = `other.data`: `data(x, y)` is the node's value, `d_self(x, y)` and `d_other(x, y)` its local derivatives.
+# (When `other` is a plain number, it is a constant: the node gets one parent only.)
+
+# %%
+print(inspect.getsource(Value._unary))
+print(inspect.getsource(Value._binary))
+
+# %% [markdown]
+# With them, multiplication, whose local derivatives are ∂(xy)/∂x = y and ∂(xy)/∂y = x, and the sigmoid, whose
+# local derivative is σ(x)(1 − σ(x)), take a line or a few each:
 
 # %%
 print(inspect.getsource(Value.__mul__))
@@ -237,7 +250,10 @@ assert math.isclose(beta.grad, analytic, rel_tol=1e-12)
 # \frac{\partial L}{\partial z} = -\Big(\frac{y}{a} + \frac{y - 1}{1 - a}\Big)a(1 - a) = a - y.$$
 #
 # The function below is the forward pass, written once. It runs on our `Value`s and, unchanged, on
-# 0-d PyTorch tensors (both have `.relu()`, `.sigmoid()` and `.log()`).
+# 0-d PyTorch tensors (both have `.relu()`, `.sigmoid()` and `.log()`). Everything in it is a scalar, and a
+# vector is a Python list of scalars; the comments `(H,)` give a list's length (H hidden units) and `()` a
+# single scalar. `sum(terms, b)` adds the terms to the start value b, so the first line computes, for every
+# hidden unit j, $z^{[1]}_j = b^{[1]}_j + \sum_i W^{[1]}_{ji} x_i$.
 
 # %%
 def two_layer_loss(x, W1, b1, W2, b2, y):
@@ -327,6 +343,42 @@ assert list(dW1[1]) == [0.0, 0.0]  # the inactive hidden unit passes no gradient
 # The row of W⁽¹⁾ that feeds the inactive hidden unit has zero gradient: ReLU's derivative is 0 there, so no
 # blame flows back through it.
 #
+# ### The hidden layer by hand
+#
+# The engine's ∂L/∂W⁽¹⁾ can be derived with the same chain rule, one node further back at a time. Write
+# δ⁽²⁾ = ∂L/∂z⁽²⁾ = a − y (derived above) and δ⁽¹⁾ = ∂L/∂z⁽¹⁾, a vector with one entry per hidden unit.
+#
+# - z⁽²⁾ = Σⱼ W⁽²⁾ⱼ a⁽¹⁾ⱼ + b⁽²⁾, so ∂z⁽²⁾/∂a⁽¹⁾ⱼ = W⁽²⁾ⱼ and ∂L/∂a⁽¹⁾ⱼ = W⁽²⁾ⱼ (a − y).
+# - a⁽¹⁾ⱼ = ReLU(z⁽¹⁾ⱼ), so δ⁽¹⁾ⱼ = W⁽²⁾ⱼ (a − y) · ReLU'(z⁽¹⁾ⱼ), with ReLU'(z) = 1 for z > 0 and 0 otherwise.
+# - z⁽¹⁾ⱼ = Σᵢ W⁽¹⁾ⱼᵢ xᵢ + b⁽¹⁾ⱼ, so ∂L/∂W⁽¹⁾ⱼᵢ = δ⁽¹⁾ⱼ xᵢ and ∂L/∂b⁽¹⁾ⱼ = δ⁽¹⁾ⱼ.
+#
+# In vector form, with ⊙ the **elementwise product** (multiply two vectors entry by entry; also called the
+# Hadamard product):
+#
+# $$\delta^{(1)} = W^{(2)\top}(a - y) \odot \mathrm{ReLU}'(z^{(1)}), \qquad
+# \frac{\partial L}{\partial W^{(1)}} = \delta^{(1)} x^\top, \qquad \frac{\partial L}{\partial b^{(1)}} = \delta^{(1)} .$$
+#
+# δ⁽¹⁾xᵀ is an outer product: a (3, 1) column times a (1, 2) row gives the (3, 2) shape of W⁽¹⁾. (∂L/∂W⁽²⁾ is
+# exercise 3.) The formulas in plain Python, for y = 1, against the engine's numbers from the cell above:
+
+# %%
+# NBVAL_CHECK_OUTPUT
+z1 = [sum(w * x_i for w, x_i in zip(row, X)) + b for row, b in zip(W1_init, b1_init)]  # (3,) z⁽¹⁾
+a1 = [max(0.0, z) for z in z1]                                                        # (3,) a⁽¹⁾
+a_out = 1 / (1 + math.exp(-(sum(w * h for w, h in zip(W2_init, a1)) + b2_init)))     # () a⁽²⁾
+delta1 = [w * (a_out - label) * (1.0 if z > 0 else 0.0) for w, z in zip(W2_init, z1)]   # (3,) W⁽²⁾ᵀ(a − y) ⊙ ReLU'(z⁽¹⁾)
+dW1_by_hand = [[d * x_i for x_i in X] for d in delta1]                              # (3, 2) δ⁽¹⁾xᵀ
+db1 = unflat([p.grad for p in params])[1]
+print("z⁽¹⁾ =", [round(z, 6) for z in z1], "  δ⁽¹⁾ =", [round(d, 6) for d in delta1])
+print("∂L/∂W⁽¹⁾ by hand :", [[round(g, 6) + 0.0 for g in row] for row in dW1_by_hand])  # + 0.0 turns −0.0 into 0.0
+print("∂L/∂W⁽¹⁾ (engine):", [[round(g, 6) for g in row] for row in dW1])
+print("∂L/∂b⁽¹⁾ by hand :", [round(d, 6) for d in delta1], "  engine:", [round(g, 6) for g in db1])
+largest = max(abs(h - e) for row_h, row_e in zip(dW1_by_hand, dW1) for h, e in zip(row_h, row_e))
+largest = max(largest, *(abs(d - g) for d, g in zip(delta1, db1)))
+print(f"by hand and engine agree within 1e-12: {largest < 1e-12}")
+assert largest < 1e-12
+
+# %% [markdown]
 # ## 7. A finite-difference gradient check
 #
 # A gradient computed by backprop can be checked without any calculus. For each input xᵢ,
@@ -334,9 +386,12 @@ assert list(dW1[1]) == [0.0, 0.0]  # the inactive hidden unit passes no gradient
 # $$\frac{\partial f}{\partial x_i} \approx \frac{f(x + h\,e_i) - f(x - h\,e_i)}{2h},$$
 #
 # the **central difference**, whose error shrinks like h². It costs two forward passes per input,
-# far too slow for training but ideal for tests. `gradcheck` does it for all 13 parameters of the network.
+# far too slow for training but ideal for tests. `gradcheck` does it for all 13 parameters of the network,
+# with the step h = 10⁻⁶ unless its argument `eps` says otherwise.
 
 # %%
+print("gradcheck's default step h:", inspect.signature(gradcheck).parameters["eps"].default)
+
 def network_loss(*p):
     """The two-layer loss (y = 1) as a function of its 13 parameters."""
     x = torch.tensor(X, dtype=torch.float64) if isinstance(p[0], torch.Tensor) else X
@@ -351,8 +406,11 @@ for backend in ("engine", "torch"):
     assert check.passed()
 
 # %% [markdown]
-# How small should h be? Too large and the h² truncation error dominates; too small and the rounding
-# error of the subtraction, about ε·|f|/h with ε ≈ 1e-16 in float64, takes over. The best h is where the two meet:
+# How small should h be? Too large and the truncation error, about h²·|f‴|/6 (f‴ the third derivative),
+# dominates; too small and the rounding error of the subtraction, about ε·|f|/h with ε ≈ 2.2·10⁻¹⁶ (float64's
+# machine epsilon), takes over. The sum of the two is smallest where they are of about the same size, at
+# h ≈ (3ε·|f|/|f‴|)^{1/3}: when |f| and |f‴| are of order 1, h ≈ ε^{1/3}, about 6·10⁻⁶. The measurement, on a
+# grid of powers of ten:
 
 # %%
 hs = [10.0**-k for k in range(1, 13)]
@@ -366,7 +424,14 @@ ax.loglog(hs, errors, "o-")
 ax.set(xlabel="step h", ylabel="max |central difference − backprop|", title="Truncation (right) vs rounding (left)")
 plt.show()
 best = min(range(len(hs)), key=errors.__getitem__)
-print(f"smallest error {errors[best]:.1e} at h = {hs[best]:g}")
+epsilon = sys.float_info.epsilon  # float64's machine epsilon
+print(f"smallest error {errors[best]:.1e} at h = {hs[best]:g};  ε = {epsilon:.1e}, ε^(1/3) = {epsilon ** (1 / 3):.1e}")
+print(f"at gradcheck's default h = 1e-06 the error is {errors[hs.index(1e-6)]:.1e}, as gradcheck reported above")
+
+# %% [markdown]
+# The best step on the grid, 10⁻⁵, is the power of ten next to ε^{1/3}. Its neighbour 10⁻⁶, gradcheck's default,
+# gives an error ten times larger, 1.0·10⁻¹⁰: the number gradcheck reported above, still far inside the
+# tolerance of `passed()` (10⁻⁸ plus 10⁻⁵ times the gradient).
 
 # %% [markdown]
 # ## 8. Gradient parity with PyTorch on random networks

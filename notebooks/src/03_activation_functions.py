@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from course_utils import budget
+from course_utils.analysis.seed_spread import spread, verdict
 from course_utils.models.basics import activations
 from course_utils.models.basics import feedforward
 from course_utils.models.basics.activations import ACTIVATIONS
@@ -74,7 +75,8 @@ print(f"y = σ(z) = {y.item():.2f}   (unrounded {y.item():.4f})")
 # Φ is the cumulative distribution function of the standard normal distribution and φ its density.
 # GELU (used in BERT and GPT) is, in the slides' words, "similar, in some respects, to ReLU", but it
 # weights its input by how likely a standard normal variable is to be smaller, where ReLU gates it by its
-# sign. `course_utils.models.basics.activations` writes all eight functions with plain tensor operations; two of them:
+# sign. `course_utils.models.basics.activations` writes the four functions and their four derivatives with plain tensor
+# operations; two of the eight:
 
 # %%
 print(inspect.getsource(activations.sigmoid))
@@ -194,42 +196,61 @@ print(f"the best straight line gets {round(best * 4)} of the 4 points right")
 # %% [markdown]
 # **Continuous XOR.** For training it helps to have more than four points: points uniform in the square
 # [−1, 1]², labelled 1 where the two coordinates have different signs (the second and fourth quadrants).
-# We train two models with the same loop (`course_utils.training.train`, full batch, seeded) and the same loss, the
+# We train two models with the same loop (`course_utils.training.train`, full batch: each step computes the loss on all
+# 400 points, calls `backward()` and lets the optimizer update the weights, as in notebook 01) and the same loss, the
 # binary cross-entropy of a sigmoid output: a linear model and a 2-layer net with 8 ReLU hidden units, like the
 # slides' "two-layer network with scalar output". The linear model is **logistic regression**: notebook 01's linear
 # model with a sigmoid on its output, read as the probability of label 1 (layer sizes [2, 1]). The optimizer is
 # **AdamW**: notebook 01's Adam with *decoupled weight decay*, which also shrinks every weight by a small fraction at
 # each step (torch's default: 0.01 × the learning rate), apart from the gradient (Loshchilov and Hutter, 2019).
+#
+# A model trained once is one draw: another seed (here: other initial weights) gives another score. So each model
+# is trained with three seeds, and a comparison stands only where the gap between the means exceeds the larger of
+# the two ranges over seeds (the course's noise rule, `course_utils.analysis.seed_spread`); otherwise the verdict
+# is "within noise". Accuracies below are fractions of the 2000 test points, printed as mean (lowest–highest).
 
 # %%
 x_train, y_train = feedforward.continuous_xor(400, seed=0)
 x_test, y_test = feedforward.continuous_xor(2000, seed=1)
 steps = budget(full=600, fast=200)
+SEEDS = (0, 1, 2)
 
-linear = feedforward.FeedForwardNet([2, 1], seed=0)
-net = feedforward.FeedForwardNet([2, 8, 1], "relu", seed=0)
-for model in (linear, net):
-    feedforward.fit(model, x_train, y_train, steps=steps, lr=0.05)
 
+def train_seeds(sizes, activation="relu"):
+    """One model of these layer sizes per seed, trained on the XOR points; the models and their test accuracies."""
+    models = [feedforward.FeedForwardNet(sizes, activation, seed=seed) for seed in SEEDS]
+    for model in models:
+        feedforward.fit(model, x_train, y_train, steps=steps, lr=0.05)
+    return models, spread(model.accuracy(x_test, y_test) for model in models)
+
+
+linears, linear_accuracy = train_seeds([2, 1])
+nets, net_accuracy = train_seeds([2, 8, 1])
 best_line = feedforward.best_linear_accuracy(x_test, y_test)
-linear_accuracy, net_accuracy = linear.accuracy(x_test, y_test), net.accuracy(x_test, y_test)
 print(f"test accuracy after {steps} steps:")
-print(f"  linear model (logistic regression)  {linear_accuracy:.1%}")
-print(f"  best possible straight line         {best_line:.1%}")
-print(f"  2-layer ReLU net                    {net_accuracy:.1%}")
-assert linear_accuracy <= best_line + 0.01 < net_accuracy  # no line comes close to the 2-layer net
+print(f"  linear model (logistic regression)  {linear_accuracy.format(3)}")
+print(f"  best possible straight line         {best_line:.3f}")
+print(f"  2-layer ReLU net                    {net_accuracy.format(3)}")
+print("2-layer net against the linear model:", verdict(net_accuracy, linear_accuracy, ("2-layer net", "linear model"),
+                                                       higher_is_better=True))
+assert linear_accuracy.high <= best_line + 0.01 < net_accuracy.low  # no line comes close to the 2-layer net
 
 # %% [markdown]
-# Logistic regression does even worse than the best line: on this symmetric data its loss is lowest when
-# it hedges (predicts about ½ everywhere) rather than cutting off a corner. The 2-layer net bends its
-# decision boundary along both axes:
+# The 2-layer net beats the linear model by far more than the spread over seeds. Logistic regression does even
+# worse than the best line, with every seed: on this symmetric data its loss is lowest when it hedges (predicts
+# about ½ everywhere) rather than cutting off a corner. The 2-layer net bends its decision boundary along both
+# axes. The plots show the seed-0 models.
+#
+# `FeedForwardNet` follows the course's model interface: `model(x, targets)` returns the pair `(logits, loss)`,
+# with `loss = None` when no targets are given. `model(points)[0]` takes the logits, one score per point, and
+# σ(logit) is the model's probability of label 1.
 
 # %%
 grid = torch.linspace(-1, 1, 201)
 g1, g2 = torch.meshgrid(grid, grid, indexing="xy")
 points = torch.stack([g1.reshape(-1), g2.reshape(-1)], dim=1)  # (201·201, 2)
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.5))
-for ax, model, title in zip(axes, (linear, net), ("linear model", "2-layer ReLU net")):
+for ax, model, title in zip(axes, (linears[0], nets[0]), ("linear model", "2-layer ReLU net")):
     with torch.no_grad():
         probability = torch.sigmoid(model(points)[0]).reshape(g1.shape)  # (201, 201)
     ax.contourf(g1, g2, probability, levels=[0, 0.5, 1], colors=["#c6dbef", "#fdd0a2"])
@@ -316,21 +337,49 @@ print("stable softmax at z + 1000:", ", ".join(f"{p:.4f}" for p in feedforward.s
 # %% [markdown]
 # ## 6. Vanishing gradients through depth
 #
-# Backpropagation sends an error signal δ from the loss back to the input. At each layer it is multiplied by
-# the layer's weights and by g'(z) of that layer: δ^[l−1] = (W^[l]ᵀ δ^[l]) ⊙ g'(z^[l−1]), and the weight
-# gradient is ∂L/∂W^[l] = δ^[l] a^[l−1]ᵀ. With the sigmoid, g'(z) ≤ 1/4 (section 2), so across many layers
-# the signal can shrink geometrically; the layers near the input then barely learn.
+# Backpropagation sends an error signal δ^[l] = ∂L/∂z^[l] from the loss back to the input. Notebook 02 derived one
+# step of it for a two-layer net; for any layer the same chain rule gives
 #
-# `layer_gradient_norms` builds a stack of `depth` hidden layers (32 units each, weights N(0, gain²/32)
-# with Glorot's gain 1 for sigmoid and tanh and He's gain √2 for ReLU and GELU), runs one batch of random
-# inputs and labels forward and backward (the backward pass written out as above), and returns ‖∂L/∂W^[l]‖
-# for every layer. Layer 1 is next to the input.
+# $$\delta^{[l-1]} = \big(W^{[l]\top} \delta^{[l]}\big) \odot g'(z^{[l-1]}), \qquad
+# \frac{\partial L}{\partial W^{[l]}} = \delta^{[l]} a^{[l-1]\top},$$
+#
+# where ⊙ is the **elementwise product** (multiply two vectors entry by entry; also called the Hadamard product).
+# So at each layer the signal is multiplied by the layer's weights and by g'(z) of that layer. With the sigmoid,
+# g'(z) ≤ 1/4 (section 2), so across many layers the signal can shrink geometrically.
+#
+# **Initialisation.** How large the weights start decides how large z is, and so where on g' each unit sits.
+# A unit sums n_in terms, z = Σᵢ wᵢ aᵢ; with weights drawn independently with mean 0 and variance s², the variance
+# of z is n_in · s² · E[a²]. Drawing W from N(0, gain²/n_in) therefore keeps E[z²] = gain² · E[a²]: with gain 1
+# (**Glorot initialisation**, Glorot and Bengio 2010, for sigmoid and tanh) each layer passes on a signal of
+# about the size it receives. ReLU sets about half its outputs to 0, which halves E[a²]; the gain √2
+# (**He initialisation**, He et al. 2015, for ReLU and GELU) doubles the variance back.
+#
+# `layer_gradient_norms` builds a stack of `depth` hidden layers of 32 units with these initialisations, runs one
+# batch of random inputs (N(0, 1)) and random labels forward and backward (the backward pass written out as
+# above), and returns ‖∂L/∂W^[l]‖ for every layer. Layer 1 is next to the input. First the forward pass of that
+# stack (seed 0): the root-mean-square size of z^[l] and the mean slope g'(z^[l]) over the batch and the units.
 
 # %%
 depth = 20
+LAYERS = (1, 5, 10, 15, 20)
+print("layer       " + "".join(f"{layer:>12d}" for layer in LAYERS))
+for name, act in ACTIVATIONS.items():
+    weights_stack, _ = feedforward.deep_stack(name, depth)
+    inputs = torch.randn(64, 32, generator=torch.Generator().manual_seed(1))  # the batch the gradient uses (seed + 1)
+    stack = feedforward.forward(inputs, weights_stack, [torch.zeros(32)] * depth, [name] * depth)
+    print(f"{name:8s} rms z " + "".join(f"{stack.z[layer - 1].pow(2).mean().sqrt().item():12.2f}" for layer in LAYERS))
+    print(f"{'':8s} g'(z) " + "".join(f"{act.derivative(stack.z[layer - 1]).mean().item():12.3f}" for layer in LAYERS))
+
+# %% [markdown]
+# With Glorot's gain the sigmoid's pre-activations stay near 0 (rms about 0.5 after the first layer), where its
+# slope is close to its maximum 1/4. tanh's shrink from rms 1.05 at layer 1 to about 0.2 from layer 10 on, because |tanh(z)| < |z|:
+# there its mean slope is about 0.95. ReLU's active units all have slope 1, and about half are active (mean slope
+# about 0.5). Now the gradients, for the same stack:
+
+# %%
 norms = {name: feedforward.layer_gradient_norms(name, depth) for name in ACTIVATIONS}
 print("layer " + "".join(f"{name:>10s}" for name in norms))
-for layer in (1, 5, 10, 15, 20):
+for layer in LAYERS:
     print(f"{layer:5d} " + "".join(f"{n[layer - 1].item():10.1e}" for n in norms.values()))
 
 # %%
@@ -344,28 +393,90 @@ plt.show()
 
 # %% [markdown]
 # What the numbers say: the ratio between the first and the last layer's gradient, and the average factor
-# per layer (the (depth − 1)-th root of that ratio), next to the largest slope of each activation.
+# per layer (the (depth − 1)-th root of that ratio), next to the largest slope of each activation. One stack is one
+# draw of weights and inputs, so the ratio is measured for three seeds, and the factors per layer are compared with
+# the noise rule of section 3.
 
 # %%
-for name, n in norms.items():
-    ratio = (n[0] / n[-1]).item()
-    per_layer = ratio ** (1 / (depth - 1))
+ratios = {name: [(n[0] / n[-1]).item() for n in (feedforward.layer_gradient_norms(name, depth, seed=seed)
+                                                   for seed in SEEDS)] for name in ACTIVATIONS}  # fmt: skip
+per_layer = {name: spread(r ** (1 / (depth - 1)) for r in rs) for name, rs in ratios.items()}
+for name, rs in ratios.items():
     peak = ACTIVATIONS[name].derivative(torch.linspace(-6, 6, 12001, dtype=torch.float64)).max().item()
-    print(f"{name:8s} layer 1 / layer {depth} = {ratio:8.1e}   per layer ≈ {per_layer:.3f}   max g'(z) = {peak:.3f}")
-sigmoid_ratio = (norms["sigmoid"][0] / norms["sigmoid"][-1]).item()
-relu_ratio = (norms["relu"][0] / norms["relu"][-1]).item()
-assert sigmoid_ratio < 1e-6 < 0.1 < relu_ratio < 10  # sigmoid vanishes, ReLU does not
-assert 0.2 < sigmoid_ratio ** (1 / (depth - 1)) <= 0.25  # just under max σ' = 1/4 per layer
+    print(f"{name:8s} layer 1 / layer {depth}: " + " ".join(f"{r:8.1e}" for r in rs)
+          + f"   per layer {per_layer[name].format(3)}   max g'(z) = {peak:.3f}")
+print("factor per layer, ReLU against sigmoid:", verdict(per_layer["relu"], per_layer["sigmoid"], ("ReLU", "sigmoid"),
+                                                         higher_is_better=True))
+print("factor per layer, ReLU against tanh:   ", verdict(per_layer["relu"], per_layer["tanh"], ("ReLU", "tanh"),
+                                                         higher_is_better=True))
+assert max(ratios["sigmoid"]) < 1e-6 < 0.1 < min(ratios["relu"]) <= max(ratios["relu"]) < 10  # sigmoid vanishes
+assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3  # close to max σ' = 1/4 per layer
 
 # %% [markdown]
-# The sigmoid's first layer gets a gradient many orders of magnitude smaller than its last (the assert
-# above requires a factor below 10⁻⁶), while ReLU's stays within a factor of 10. The sigmoid's average
-# factor per layer sits just under its maximum slope 1/4: the weights keep the signal's size on average,
-# the pre-activations are small, so σ'(z) ≈ 1/4 at nearly every unit, and 19 such factors multiply.
-# ReLU's slope is exactly 1 for every active unit, and He's gain √2 makes up for the half that are off.
-# This is the **vanishing-gradient problem** (Glorot and Bengio 2010 follow activations and gradients through
-# the layers of deep sigmoid and tanh networks);
-# the slides meet it again in recurrent networks, where the "depth" is the length of the sequence.
+# - **Sigmoid.** The first layer gets a gradient about 10⁻¹² times the last layer's, with every seed. The factor
+#   per layer is close to the maximum slope 1/4: the weights keep the signal's size on average, the
+#   pre-activations are small, so σ'(z) is near 1/4 at nearly every unit (0.23 to 0.24 in the table above), and
+#   19 such factors multiply.
+# - **ReLU.** The ratio is not the same from seed to seed: between 0.27 and 1.9, so the factor per layer lies
+#   between about 0.93 and 1.04. Its slope is exactly 1 for every active unit, and He's gain √2 makes up for the
+#   half that are off; what remains is a random drift of the gradient's size, not a steady shrinking. Over 20
+#   layers the first layer's gradient stays within a factor of 4 of the last layer's.
+# - **tanh** does not vanish here either: its ratio is above 1 with every seed (1.1 to 2.0). Beyond the first
+#   layers its pre-activations are small (rms about 0.2) and its slope there is about 0.95, so δ barely shrinks.
+#   And ∂L/∂W^[1] = δ^[1] a^[0]ᵀ multiplies by the raw input a^[0] = x, which is about four times larger than
+#   the inputs of deeper layers (the rms of z above, which follows the size of a). That lifts layer 1 above
+#   layer 20 and makes the column uneven. tanh's slope falls towards 0 for large |z| (section 2's plot), so it
+#   keeps the signal only while its pre-activations stay small, as Glorot's gain keeps them here.
+#
+# This shrinking of the gradient with depth is the **vanishing-gradient problem** (Glorot and Bengio 2010 follow
+# activations and gradients through the layers of deep sigmoid and tanh networks); the slides meet it again in
+# recurrent networks, where the "depth" is the length of the sequence.
+#
+# ### Does a vanished gradient stop learning? A short training run
+#
+# The gradient norms say how much each layer *would* change; a training run shows what happens. We train nets with
+# 10 hidden layers of 16 units on the continuous XOR of section 3, with sigmoid, tanh and ReLU, three seeds each,
+# for 400 steps of plain full-batch gradient descent (`torch.optim.SGD`, α = 0.5). Not Adam: Adam rescales every
+# coordinate to steps of about α whatever the gradient's size (notebook 01), which would hide the very thing we
+# measure. For each run: the test accuracy, the gradient norm of layer 1 at the start, and how far layers 1 and 10
+# moved, ‖W_after − W_before‖ / ‖W_before‖. This takes a few seconds.
+
+# %%
+DEEP = ("sigmoid", "tanh", "relu")
+runs = {name: [feedforward.train_deep(name, (x_train, y_train), (x_test, y_test), seed=seed) for seed in SEEDS]
+        for name in DEEP}  # fmt: skip
+deep_accuracy = {name: spread(run.accuracy for run in rs) for name, rs in runs.items()}
+
+
+def value_range(values) -> str:
+    """``low–high`` of the seeds' values, in scientific notation."""
+    values = spread(values)
+    return f"{values.low:.1e}–{values.high:.1e}"
+
+
+print(f"{'':8s} {'test accuracy':>26s} {'‖∂L/∂W[1]‖ at start':>22s} {'layer 1 moved':>18s} {'layer 10 moved':>18s}")
+for name, rs in runs.items():
+    print(f"{name:8s} {deep_accuracy[name].format(3):>26s} {value_range(r.first_gradients[0] for r in rs):>22s} "
+          f"{value_range(r.moved[0] for r in rs):>18s} {value_range(r.moved[-2] for r in rs):>18s}")
+print("ReLU against tanh:", verdict(deep_accuracy["relu"], deep_accuracy["tanh"], ("ReLU", "tanh"), higher_is_better=True))
+print(f"share of the larger class in the test set: {max(y_test.mean(), 1 - y_test.mean()).item():.3f}")
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for name in ("tanh", "relu"):
+    print(f"{name} against sigmoid:", verdict(deep_accuracy[name], deep_accuracy["sigmoid"], (name, "sigmoid"),
+                                              higher_is_better=True))
+assert all(run.moved[0] < 1e-6 for run in runs["sigmoid"])  # the sigmoid net's first layer does not move
+
+# %% [markdown]
+# The sigmoid net does not learn: its test accuracy is the share of the larger class (it predicts one class
+# everywhere), the same with every seed. Its layer 1 starts with a gradient whose norm is a few times 10⁻⁹, over 32
+# weights; α = 0.5 times that changes a weight by far less than float32 can add to a number of size about 0.5 (its
+# spacing there is 2⁻²⁴), so every update of layer 1 is rounded away and its weights do not move at all (0 in the
+# table). Even layer 10 moves by at most about 1%. The tanh and ReLU nets, whose layer-1 gradients start at least
+# 10⁵ times larger, learn XOR and move layer 1 by about half its size or more. Between tanh and ReLU the
+# difference is within noise. So for this net and this optimizer the gradient norms told correctly which layers
+# learn.
 #
 # ## 7. Widget: activation, derivative and gradient per layer
 #
@@ -448,11 +559,14 @@ check_sigmoid_depth(my_depth);
 # - Sigmoid, tanh, ReLU and GELU, and their derivatives, are a few tensor operations each; written from
 #   scratch they agree with PyTorch to rounding error, and tanh(z) = 2σ(2z) − 1.
 # - Without non-linear activations, layers collapse into one linear map, and no line separates XOR; a
-#   2-layer ReLU net learns it.
+#   2-layer ReLU net learns it (test accuracy 0.98 or more with each of three seeds, against 0.676 for the best line).
 # - The forward pass is the loop `z^[l] = W^[l] a^[l−1] + b^[l]`, `a^[l] = g^[l](z^[l])`; `W^[l]` is (n_l, n_{l−1}).
 # - Softmax turns K scores into probabilities; subtracting the maximum first keeps it finite.
-# - Backprop multiplies by g'(z) at every layer. The sigmoid's slope is at most 1/4, so gradients vanish
-#   geometrically with depth; ReLU's slope is 1 where it is active, and the gradients keep their size.
+# - Backprop multiplies by g'(z) at every layer. The sigmoid's slope is at most 1/4, so in a 20-layer stack the
+#   first layer's gradient is about 10⁻¹² of the last layer's. With ReLU (He's gain √2) and tanh (Glorot's gain 1)
+#   it stays within a factor of 4 of the last layer's, over three seeds.
+# - In a short training run of 10-layer nets with plain gradient descent, the sigmoid net's first layer did not
+#   move and the net did not learn XOR; the tanh and ReLU nets did (three seeds each, gaps well beyond the spread).
 #
 # ## References
 #

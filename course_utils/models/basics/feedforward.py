@@ -5,7 +5,8 @@
 Here: the forward pass, softmax, the XOR data, a small classifier (``FeedForwardNet``: sizes
 [2, 1] is logistic regression, [2, 8, 1] a 2-layer net), the best accuracy any straight line
 reaches, and the per-layer gradient norms of deep stacks, with backprop written out (the
-vanishing-gradient measurement: ``layer_gradient_norms``, ``gradient_norm_table``).
+vanishing-gradient measurement: ``layer_gradient_norms``, ``gradient_norm_table``), and a short training
+run of a deep net with plain gradient descent that shows what a vanished gradient does (``train_deep``).
 """
 
 from __future__ import annotations
@@ -209,3 +210,39 @@ def layer_gradient_norms(activation: str, depth: int, *, width: int = 32, batch:
     Entry 0 is layer 1, the one next to the input.
     """
     return gradient_norm_table(activation, depth, width=width, batch=batch, seed=seed)[-1]  # (depth,)
+
+
+@dataclass(frozen=True)
+class DeepRun:
+    """One short training run of a deep ``FeedForwardNet`` (see ``train_deep``); layer 1 first in each list."""
+
+    accuracy: float  # on the test points, after training
+    first_gradients: list[float]  # ‖∂L/∂W[l]‖ at the first step
+    moved: list[float]  # ‖W[l] after − W[l] before‖ / ‖W[l] before‖
+
+
+def train_deep(
+    activation: str,
+    train_data: tuple[Tensor, Tensor],
+    test_data: tuple[Tensor, Tensor],
+    *,
+    depth: int = 10,
+    width: int = 16,
+    steps: int = 400,
+    lr: float = 0.5,
+    seed: int = 0,
+) -> DeepRun:
+    """Train a net of ``depth`` hidden layers of ``width`` units with plain full-batch gradient descent.
+
+    Plain ``torch.optim.SGD``, not Adam: Adam rescales every coordinate, so it would hide how small a
+    gradient is, and that size is what this run is about.
+    """
+    (x, y), depth = train_data, check_int("depth", depth, minimum=1, maximum=100)
+    model = FeedForwardNet([x.shape[1], *[check_int("width", width, minimum=1)] * depth, 1], activation, seed=seed)
+    before = [w.detach().clone() for w in model.weights]
+    model(x, y)[1].backward()
+    first_gradients = [w.grad.norm().item() for w in model.weights]
+    model.zero_grad()
+    train(model, lambda step: (x, y), steps=steps, optimizer=torch.optim.SGD(model.parameters(), lr=lr), progress=False)
+    moved = [((w.detach() - w0).norm() / w0.norm()).item() for w, w0 in zip(model.weights, before)]
+    return DeepRun(model.accuracy(*test_data), first_gradients, moved)
