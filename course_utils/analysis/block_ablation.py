@@ -72,12 +72,27 @@ def deep_lm(*, residual: bool = True, layer_norm: str = "pre", n_layer: int = 6,
 
 def first_layer_gradient(model: ScratchGPT, *, batch_size: int = 64, seed: int = 0) -> float:
     """‖∂L/∂W‖ of the first block's attention weights W^{QKV}, at the model's current weights, on one batch."""
+    return at_start(model, batch_size=batch_size, seed=seed)["first_layer_gradient"]
+
+
+def at_start(model: ScratchGPT, *, batch_size: int = 64, seed: int = 0) -> dict[str, float]:
+    """The model before a step, on one batch: its loss, ‖∂L/∂W^{QKV}‖ of the first block, and the mean standard
+    deviation of the signal that enters blocks 2 to n (the residual stream, or without residuals the previous
+    sub-layer's output alone): a LayerNorm divides by it, so its backward pass multiplies gradients by about 1/it."""
     idx, targets = lm.batch_stream(train_ids(), course_vocab(), batch_size=batch_size, seed=seed)(1)
+    scales: list[float] = []
+    hooks = [block.register_forward_pre_hook(lambda module, inputs: scales.append(inputs[0].std().item()))
+             for block in model.blocks[1:]]  # fmt: skip
     model.zero_grad(set_to_none=True)
-    model(idx, targets)[1].backward()
-    norm = model.blocks[0].qkv.weight.grad.norm().item()
+    try:
+        loss = model(idx, targets)[1]
+    finally:
+        for hook in hooks:
+            hook.remove()
+    loss.backward()
+    gradient = model.blocks[0].qkv.weight.grad.norm().item()
     model.zero_grad(set_to_none=True)
-    return norm
+    return {"initial_loss": loss.item(), "first_layer_gradient": gradient, "block_input_std": sum(scales) / len(scales)}
 
 
 def oracle_perplexity(sentences: list[list[str]]) -> float:
@@ -92,17 +107,24 @@ def oracle_valid_perplexity() -> float:
 
 def train_variant(*, residual: bool = True, layer_norm: str = "pre", warmup_steps: int = 0, steps: int = 400,
                   lr: float = 3e-3, batch_size: int = 64, seed: int = 0) -> dict:  # fmt: skip
-    """Train one variant of ``deep_lm`` and measure it: the first block's gradient norm before training, and the
-    validation perplexity ÷ the oracle's after ``steps`` (None when the loss became NaN or infinite)."""
+    """Train one variant of ``deep_lm`` and measure it: ``at_start`` before training, and the validation perplexity
+    ÷ the oracle's after ``steps`` (None when the loss became NaN or infinite)."""
     model = deep_lm(residual=residual, layer_norm=layer_norm, seed=seed)
-    gradient = first_layer_gradient(model, batch_size=batch_size, seed=seed)
+    start = at_start(model, batch_size=batch_size, seed=seed)
     batches = lm.batch_stream(train_ids(), course_vocab(), batch_size=batch_size, seed=seed)
     try:
         train(model, batches, steps=steps, lr=lr, warmup_steps=warmup_steps, clip_grad_norm=1.0, progress=False)
     except NonFiniteLossError:
-        return {"first_layer_gradient": gradient, "valid_ratio": None}
+        return {**start, "valid_ratio": None}
     score = lm.evaluate(model, course_vocab(), corpus.load_split("valid")[:VALID_SENTENCES])
-    return {"first_layer_gradient": gradient, "valid_ratio": score.perplexity / oracle_valid_perplexity()}
+    return {**start, "valid_ratio": score.perplexity / oracle_valid_perplexity()}
+
+
+def variants(steps: int) -> dict[str, dict]:
+    """The ablation's variants, name -> ``train_variant``'s arguments; the warm-up lasts a quarter of ``steps``."""
+    return {"pre-LN + residuals (GPT-2)": {}, "no LayerNorm": {"layer_norm": "none"},
+            "no residuals": {"residual": False}, "post-LN (the paper)": {"layer_norm": "post"},
+            "post-LN + warm-up": {"layer_norm": "post", "warmup_steps": steps // 4}}  # fmt: skip
 
 
 def train_on_few_sentences(dropout: float, *, sentences: int = 1000, steps: int = 600, lr: float = 3e-3,

@@ -64,16 +64,18 @@ def checkpoint_dir(name: str, directory: Path | str | None = None) -> Path:
     return Path(CHECKPOINT_DIR if directory is None else directory) / name
 
 
-def build_lm(name: str) -> CourseGPT:
-    """A fresh (untrained) GPT of recipe ``name`` over the course vocabulary."""
+def build_lm(name: str, seed: int | None = None) -> CourseGPT:
+    """A fresh (untrained) GPT of recipe ``name`` over the course vocabulary (``seed`` overrides the recipe's)."""
     config, recipe = _lm_recipe(name)
-    return CourseGPT.for_vocab(course_vocab(), seed=recipe["seed"], **config)
+    return CourseGPT.for_vocab(course_vocab(), seed=recipe["seed"] if seed is None else seed, **config)
 
 
-def train_lm(name: str = "gpt_lm", *, steps: int | None = None, progress: bool = True):
-    """Train the GPT ``name`` by its recipe (``steps`` overrides the recipe's); return (model, history)."""
+def train_lm(name: str = "gpt_lm", *, steps: int | None = None, progress: bool = True, seed: int | None = None):
+    """Train the GPT ``name`` by its recipe (``steps`` and ``seed`` override the recipe's; the seed sets the initial
+    weights and the batch order); return (model, history)."""
     config, recipe = _lm_recipe(name)
-    model = build_lm(name)
+    recipe = recipe if seed is None else {**recipe, "seed": seed}
+    model = build_lm(name, seed)
     batches = lm_batches(recipe)
     history = train(model, batches, steps=steps or recipe["steps"], lr=recipe["lr"], schedule="cosine",
                     clip_grad_norm=recipe.get("clip_grad_norm"), progress=progress, description=name)  # fmt: skip
@@ -126,11 +128,12 @@ POSITION_TRAINING = {"steps": 800, "batch_size": 64, "lr": 3e-3, "seed": 0, "cli
 POSITION_RECIPES = {f"positions_{kind}": {"positions": kind, **POSITION_MODEL} for kind in POSITIONS}
 
 
-def train_position_lm(name: str, *, steps: int | None = None, progress: bool = True):
-    """Train the ``PositionLM`` ``name`` on sentences cut to ``POSITION_LENGTH`` tokens; return (model, history)."""
+def train_position_lm(name: str, *, steps: int | None = None, progress: bool = True, seed: int | None = None):
+    """Train the ``PositionLM`` ``name`` on sentences cut to ``POSITION_LENGTH`` tokens (``seed`` overrides the
+    recipe's: initial weights and batch order); return (model, history)."""
     if name not in POSITION_RECIPES:
         raise CourseInputError(f"unknown position model {name!r}; the models are {', '.join(POSITION_RECIPES)}")
-    recipe = POSITION_TRAINING
+    recipe = POSITION_TRAINING if seed is None else {**POSITION_TRAINING, "seed": seed}
     model = PositionLM(len(course_vocab()), seed=recipe["seed"], **POSITION_RECIPES[name])
     batches = cropped_batches(train_ids(), course_vocab(), length=recipe["length"], batch_size=recipe["batch_size"],
                               seed=recipe["seed"])  # fmt: skip

@@ -47,10 +47,24 @@ def test_warm_up_ramps_linearly_then_follows_the_schedule():
     assert cosine == pytest.approx([1.0, 0.5])
 
 
-def test_a_short_run_measures_both_numbers():
+def test_a_short_run_measures_the_start_and_the_end():
     result = ba.train_variant(steps=3, batch_size=8)
-    assert set(result) == {"first_layer_gradient", "valid_ratio"}
+    assert set(result) == {"initial_loss", "first_layer_gradient", "block_input_std", "valid_ratio"}
     assert result["first_layer_gradient"] > 0 and result["valid_ratio"] > 1
+
+
+def test_without_residuals_the_signal_entering_a_block_is_the_small_sublayer_output_alone():
+    with_residuals = ba.at_start(ba.deep_lm(n_layer=3), batch_size=8)["block_input_std"]
+    without = ba.at_start(ba.deep_lm(n_layer=3, residual=False), batch_size=8)["block_input_std"]
+    assert without < with_residuals / 3
+    post_ln = ba.at_start(ba.deep_lm(n_layer=3, layer_norm="post"), batch_size=8)
+    assert post_ln["block_input_std"] == pytest.approx(1, abs=0.01)  # each block ends on a LayerNorm
+
+
+def test_the_variants_warm_up_for_a_quarter_of_the_steps():
+    variants = ba.variants(100)
+    assert variants["post-LN + warm-up"] == {"layer_norm": "post", "warmup_steps": 25}
+    assert variants["pre-LN + residuals (GPT-2)"] == {}
 
 
 def test_the_dropout_run_scores_the_memorised_sentences_and_the_validation_ones():
