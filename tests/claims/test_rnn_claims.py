@@ -20,6 +20,8 @@ from course_utils.evaluation.agreement import accuracy_by_attractors, form_probs
 from course_utils.checkpoints import verify_checkpoint
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models.recurrent.recurrent_lm import ElmoClassifier, masked_batches
+from course_utils.analysis import lm_seeds
+from course_utils.analysis.seed_spread import WITHIN_NOISE, verdict
 
 pytestmark = pytest.mark.slow  # claims measured on shipped models: CI runs them, the quick subset does not
 
@@ -135,3 +137,59 @@ def test_elmo_mixes_its_layers_with_weights_that_sum_to_one_and_beats_chance():
     with torch.no_grad():
         accuracy = float((classifier(x)[0].argmax(-1) == labels).double().mean())
     assert accuracy >= 0.8
+
+
+# ---------------------------------------------------------------- notebooks 05-06's comparisons over seeds (issue 32)
+# Each verdict is read from the stored runs (data/checkpoints/05_06/lm_seeds.json, three seeds each) by the course's
+# one rule, and asserted together with the spread it rests on.
+
+CELLS = {"RNN": "rnn_lm", "GRU": "gru_lm", "LSTM": "lstm_lm"}
+
+
+def perplexity_over_seeds(name: str):
+    return lm_seeds.seed_spread(name, "perplexity")
+
+
+def agreement_at_five(name: str):
+    return lm_seeds.seed_spread(name, "agreement", 5)
+
+
+def test_the_rnn_beats_the_ffnn_in_perplexity_beyond_the_seed_spread():
+    rnn, ffnn = perplexity_over_seeds("rnn_lm"), perplexity_over_seeds("ffnn_n5")
+    assert max(rnn.range, ffnn.range) < 0.03 and ffnn.mean - rnn.mean > 0.05
+    assert verdict(rnn, ffnn, ("RNN", "FFNN")) == "RNN better"
+
+
+@pytest.mark.parametrize(
+    "a, b, expected", [("LSTM", "RNN", WITHIN_NOISE), ("GRU", "RNN", "GRU better"), ("GRU", "LSTM", "GRU better")]
+)
+def test_perplexity_over_seeds_ties_the_lstm_and_the_rnn_and_puts_the_gru_a_little_ahead(a, b, expected):
+    """Notebook 06, section 5: the single runs' "LSTM − RNN" (+0.004) is inside the seed spread."""
+    spreads = {label: perplexity_over_seeds(CELLS[label]) for label in (a, b)}
+    assert max(s.range for s in spreads.values()) < 0.02
+    assert abs(spreads[a].mean - spreads[b].mean) < 0.08  # about 1 % at most
+    assert verdict(spreads[a], spreads[b], (a, b)) == expected
+
+
+@pytest.mark.parametrize(
+    "a, b, expected", [("LSTM", "RNN", "LSTM better"), ("GRU", "RNN", "GRU better"), ("GRU", "LSTM", WITHIN_NOISE)]
+)
+def test_at_five_attractors_the_gated_cells_agree_and_the_rnn_does_not_over_seeds(a, b, expected):
+    spreads = {label: agreement_at_five(CELLS[label]) for label in (a, b)}
+    for label, accuracy in spreads.items():
+        if label == "RNN":
+            assert accuracy.high <= 0.35 and accuracy.range <= 0.1
+        else:
+            assert accuracy.low >= 0.99  # every seed of a gated cell keeps the subject's number
+    assert verdict(spreads[a], spreads[b], (a, b), higher_is_better=True) == expected
+
+
+def test_the_wide_rnn_gets_most_of_the_way_but_stays_below_the_128_unit_lstm():
+    """Notebook 06, section 4: width, clipping and half the steps together lift the RNN, not to the LSTM's level."""
+    wide, narrow, lstm = (agreement_at_five(name) for name in ("rnn_wide_lm", "rnn_lm", "lstm_lm"))
+    assert verdict(wide, narrow, ("wide", "narrow"), higher_is_better=True) == "wide better" and wide.low >= 0.7
+    assert wide.range >= 0.1  # its seeds scatter
+    assert verdict(wide, lstm, ("wide RNN", "LSTM"), higher_is_better=True) == "LSTM better"
+    assert sum(p.numel() for p in load("rnn_wide_lm").recurrent.parameters()) < sum(
+        p.numel() for p in load("lstm_lm").recurrent.parameters()
+    )  # fewer recurrent weights than the 128-unit LSTM: not "more capacity" in weights
