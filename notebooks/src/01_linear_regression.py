@@ -480,7 +480,8 @@ for problem in problems:
 # The measurements agree with the first two points. On our round problem (κ = 8.2) plain GD needs about 60
 # steps and beats momentum and Adam (about 260 to 300 each), from every start. On the stretched one
 # (κ = 138.8) GD needs about 1000 steps, while momentum and Adam still need about 260 to 320: both beat GD.
-# Between momentum and Adam the gap is within noise on both problems, so these runs do not rank them.
+# Between momentum and Adam the gap is within noise on both problems, so these runs do not rank them. Adam's
+# count hardly changes between the two problems, so these runs do not show the limit of the third point.
 # So "better" depends on the problem: the asterisk is earned. Here are the error curves of the
 # three methods on the ill-conditioned problem from β₀, each at its best learning rate:
 
@@ -515,16 +516,16 @@ plt.show()
 # effective learning rate keeps growing.
 #
 # Where is Adam's edge? While $\hat v$ barely changes, Adam is gradient descent with momentum on a rescaled
-# problem: with $D$ the diagonal matrix of the effective learning rates, the step is $D\hat m$, and the
-# curvature it meets is the largest eigenvalue $S$ of $DH$. The section-4 argument, applied to Adam's
+# problem: with $P$ the diagonal matrix of the effective learning rates, the step is $P\hat m$, and the
+# curvature it meets is the largest eigenvalue $S$ of $PH$. The section-4 argument, applied to Adam's
 # running mean $m \leftarrow \beta_1 m + (1 - \beta_1) g$, gives the edge $S < 2(1+\beta_1)/(1-\beta_1)$,
 # which is 38 for $\beta_1 = 0.9$. The run below uses the from-scratch `Adam` class, whose state we can read at
 # every step, and records $S$ too.
 
 # %%
 def rescaled_curvature(effective_lr, H) -> float:
-    """S = λ_max(D H) with D = diag(effective_lr): the curvature Adam meets while v̂ stays put."""
-    root = np.sqrt(effective_lr)  # D H has the eigenvalues of the symmetric D^½ H D^½
+    """S = λ_max(P H) with P = diag(effective_lr): the curvature Adam meets while v̂ stays put."""
+    root = np.sqrt(effective_lr)  # P H has the eigenvalues of the symmetric P^½ H P^½
     return float(np.linalg.eigvalsh(root[:, None] * H * root[None, :]).max())
 
 
@@ -544,7 +545,7 @@ crossings = np.flatnonzero((curvature[1:] > adam_edge) & (curvature[:-1] <= adam
 fig, ax_error = plt.subplots(figsize=(8, 4))
 ax_curvature = ax_error.twinx()
 ax_error.semilogy(adam_errors, color="tab:blue", label="max |β − β*| (left axis)")
-ax_curvature.plot(curvature, color="tab:orange", label="S = λ_max(DH) (right axis)")
+ax_curvature.plot(curvature, color="tab:orange", label="S = λ_max(PH) (right axis)")
 ax_curvature.axhline(adam_edge, color="tab:red", linestyle="--", label=f"Adam's edge 2(1+β₁)/(1−β₁) = {adam_edge:.0f}")
 for i, step in enumerate(crossings):
     ax_error.axvline(step, color="0.5", linestyle=":", label="S rises past the edge" if i == 0 else None)
@@ -571,8 +572,9 @@ assert all((adam_errors[start:start + 200] > TOL).any() for start in crossings) 
 #    38 (the dotted lines).
 # 2. Beyond the edge the error along the steepest direction grows by a constant factor per step: within
 #    about 60 to 90 steps it climbs from rounding level (about 10⁻¹⁶) past 10⁻⁶, and on up to about 0.08.
-# 3. Those errors bring large gradients. $\hat v$ takes them in at once (one large $g^2$ outweighs many tiny
-#    ones), the effective learning rate drops, and $S$ falls to about 30, back below the edge: the run
+# 3. Those errors bring large gradients. $\hat v$ grows with them within a few tens of steps (each such $g^2$
+#    is far larger than the small $\hat v$, so even its weight $1 - \beta_2$ per step counts), the effective
+#    learning rate drops, and $S$ falls to about 30, back below the edge: the run
 #    converges again.
 # 4. Then $\hat v$ forgets again, and 520 to 650 steps later $S$ is back at 38.
 #

@@ -355,8 +355,8 @@ assert list(dW1[1]) == [0.0, 0.0]  # the inactive hidden unit passes no gradient
 # In vector form, with ⊙ the **elementwise product** (multiply two vectors entry by entry; also called the
 # Hadamard product):
 #
-# $$\delta^{(1)} = W^{(2)\top}(a - y) \odot \mathrm{ReLU}'(z^{(1)}), \qquad
-# \frac{\partial L}{\partial W^{(1)}} = \delta^{(1)} x^\top, \qquad \frac{\partial L}{\partial b^{(1)}} = \delta^{(1)} .$$
+# $$\delta^{[1]} = W^{[2]\top}(a - y) \odot \mathrm{ReLU}'(z^{[1]}), \qquad
+# \frac{\partial L}{\partial W^{[1]}} = \delta^{[1]} x^\top, \qquad \frac{\partial L}{\partial b^{[1]}} = \delta^{[1]} .$$
 #
 # δ⁽¹⁾xᵀ is an outer product: a (3, 1) column times a (1, 2) row gives the (3, 2) shape of W⁽¹⁾. (∂L/∂W⁽²⁾ is
 # exercise 3.) The formulas in plain Python, for y = 1, against the engine's numbers from the cell above:
@@ -429,7 +429,7 @@ print(f"smallest error {errors[best]:.1e} at h = {hs[best]:g};  ε = {epsilon:.1
 print(f"at gradcheck's default h = 1e-06 the error is {errors[hs.index(1e-6)]:.1e}, as gradcheck reported above")
 
 # %% [markdown]
-# The best step on the grid, 10⁻⁵, is the power of ten next to ε^{1/3}. Its neighbour 10⁻⁶, gradcheck's default,
+# The best step on the grid, 10⁻⁵, is the power of ten nearest to ε^{1/3}. Its neighbour 10⁻⁶, gradcheck's default,
 # gives an error ten times larger, 1.0·10⁻¹⁰: the number gradcheck reported above, still far inside the
 # tolerance of `passed()` (10⁻⁸ plus 10⁻⁵ times the gradient).
 

@@ -372,8 +372,8 @@ for name, act in ACTIVATIONS.items():
 
 # %% [markdown]
 # With Glorot's gain the sigmoid's pre-activations stay near 0 (rms about 0.5 after the first layer), where its
-# slope is close to its maximum 1/4. tanh's shrink from rms 1.05 at layer 1 to about 0.2 from layer 10 on, because |tanh(z)| < |z|:
-# there its mean slope is about 0.95. ReLU's active units all have slope 1, and about half are active (mean slope
+# slope is close to its maximum 1/4. tanh's shrink from rms 1.05 at layer 1 to about 0.2 from layer 10 on,
+# because |tanh(z)| < |z|: there its mean slope is about 0.95. ReLU's active units all have slope 1, and about half are active (mean slope
 # about 0.5). Now the gradients, for the same stack:
 
 # %%
@@ -419,8 +419,9 @@ assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3  # clos
 #   19 such factors multiply.
 # - **ReLU.** The ratio is not the same from seed to seed: between 0.27 and 1.9, so the factor per layer lies
 #   between about 0.93 and 1.04. Its slope is exactly 1 for every active unit, and He's gain √2 makes up for the
-#   half that are off; what remains is a random drift of the gradient's size, not a steady shrinking. Over 20
-#   layers the first layer's gradient stays within a factor of 4 of the last layer's.
+#   half that are off; what remains is a drift of the gradient's size that changes with the seed, not a steady
+#   shrinking. Over 20 layers the first layer's gradient stays within a factor of 4 of the last layer's. Its
+#   factor per layer is far above the sigmoid's, and within noise of tanh's.
 # - **tanh** does not vanish here either: its ratio is above 1 with every seed (1.1 to 2.0). Beyond the first
 #   layers its pre-activations are small (rms about 0.2) and its slope there is about 0.95, so δ barely shrinks.
 #   And ∂L/∂W^[1] = δ^[1] a^[0]ᵀ multiplies by the raw input a^[0] = x, which is about four times larger than
@@ -469,8 +470,8 @@ for name in ("tanh", "relu"):
 assert all(run.moved[0] < 1e-6 for run in runs["sigmoid"])  # the sigmoid net's first layer does not move
 
 # %% [markdown]
-# The sigmoid net does not learn: its test accuracy is the share of the larger class (it predicts one class
-# everywhere), the same with every seed. Its layer 1 starts with a gradient whose norm is a few times 10⁻⁹, over 32
+# The sigmoid net does not learn: its test accuracy equals the share of the larger class, which is what
+# predicting that class everywhere gives, the same with every seed. Its layer 1 starts with a gradient whose norm is a few times 10⁻⁹, over 32
 # weights; α = 0.5 times that changes a weight by far less than float32 can add to a number of size about 0.5 (its
 # spacing there is 2⁻²⁴), so every update of layer 1 is rounded away and its weights do not move at all (0 in the
 # table). Even layer 10 moves by at most about 1%. The tanh and ReLU nets, whose layer-1 gradients start at least
