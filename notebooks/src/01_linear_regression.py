@@ -576,7 +576,8 @@ assert all((adam_errors[start:start + 200] > TOL).any() for start in crossings) 
 #    is far larger than the small $\hat v$, so even its weight $1 - \beta_2$ per step counts), the effective
 #    learning rate drops, and $S$ falls to about 30, back below the edge: the run
 #    converges again.
-# 4. Then $\hat v$ forgets again, and 520 to 650 steps later $S$ is back at 38.
+# 4. Then $\hat v$ forgets again, and 520 to 650 steps later (the gaps between the first column's steps) $S$ is
+#    back at 38.
 #
 # This is one reason Adam is usually paired with a decaying learning rate; its real strengths, noisy
 # mini-batch gradients and parameters on very different scales, are absent from this small, exact problem.
