@@ -576,8 +576,8 @@ for data, (random_name, pretrained_name) in pairs.items():
 # %% [markdown]
 # On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100: the gaps of the
 # single runs above (0.869 against 0.865, 0.697 against 0.674) are smaller than what another seed changes. The
-# one column that passes the rule is the reviews that turn, with 100 labelled reviews, and only just (the gap of
-# the means against the larger spread). So on this task the FFNN's embeddings give the classifier little that
+# one column that passes the rule is the reviews that turn, with 100 labelled reviews, and only just: the means
+# 0.533 and 0.563 are a little further apart than the random start's spread (0.523–0.548). So on this task the FFNN's embeddings give the classifier little that
 # 3,000 or even 100 reviews do not teach it. Why so little?
 
 # %% [markdown]
@@ -597,8 +597,8 @@ for word, other_side in (("good", review_words.negative), ("boring", review_word
     print(f"{'':9} in the lexicon's other sentiment: {len(opposite)} of {len(neighbours)} ({', '.join(opposite)})")
 
 # %% [markdown]
-# The lexicon counts one of six for each word, and a reader counts more: "complaints" is negative but not a
-# lexicon word, and "it" carries no sentiment at all. The distributional hypothesis cuts both ways: in most places
+# The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good": "complaints"
+# is negative but not a lexicon word ("it" carries no sentiment at all). The distributional hypothesis cuts both ways: in most places
 # ("the plot was ___") words of both kinds can come, so a model trained on contexts alone has no reason to keep
 # them apart. Contextual embeddings (ELMo, BERT; later notebooks) are the usual answer.
 #

@@ -370,7 +370,7 @@ print(f"over seeds: RNN {rnn_seeds.format()}, FFNN N=5 {ffnn_seeds.format()}: "
 
 # %% [markdown]
 # Compare the RNN's row with the FFNN's. The RNN is better, and the last line, three seeds of each recipe read
-# with the rule of notebook 04 (section 6: the gap of the means against the larger **seed spread**), says that the
+# with the rule of notebook 04 (section 6: the gap of the means against the larger seed spread), says that the
 # gap is not the draw. But it is small: most of what there is to predict in this language is local, and five
 # words of context already get most of it. What the window misses, a few long-distance dependencies such as
 # agreement across a relative clause, costs little perplexity on average. The next measurements look at exactly
@@ -511,12 +511,12 @@ for k in range(t + 1):
 relative = ((autograd_norms - product_norms).abs() / product_norms).max().item()
 print(f"autograd and the Jacobian product agree to a relative 1e-10: {relative < 1e-10}")
 
-# %% [markdown]
-# Read the column from k = 5 down to k = 0: in this one sentence the norm does not fall evenly. It falls from
-# 1.143 to 0.435 in one step, hardly moves to k = 3, halves to k = 2, stays level to k = 1 and rises again at k = 0
-# (the start symbol). "cats" (k = 2), the subject that decides "are", gets less gradient than "near" (k = 3). Each factor diag(1 − h_j²) U depends on the state h_j, so on the
-# word read at step j: one factor can stretch the vector and the next shrink it. "Roughly geometrically" describes
-# the average over many sentences and steps, which the next cell measures.
+# %% [markdown] Read the column from k = 5 down to k = 0: in this one sentence the norm does not fall evenly. It
+# falls from 1.143 to 0.435 in one step, hardly moves to k = 3, halves to k = 2, stays level to k = 1 and rises
+# again at k = 0 (the start symbol). "cats" (k = 2), the subject that decides "are", gets less gradient than "near"
+# (k = 3). Each factor diag(1 − h_j²) U depends on the state h_j, so on the word read at step j: one factor can
+# stretch the vector and the next shrink it. "Roughly geometrically" describes the average over many sentences and
+# steps, which the next cell measures.
 #
 # Now the average decay over many sentences and steps: `gradient_decay_curve` gives ‖∂L_t/∂h_k‖ / ‖∂L_t/∂h_t‖
 # against t − k (a geometric mean over every prediction of the sentences), for the trained RNN and for the same
@@ -603,13 +603,13 @@ for clip in (None, 1.0):
     print(f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: loss {loss_before.item():.2f} → {loss_after:.2f}")
 print(f"the clipped step is the unclipped one times 1.0 / {norm:.2f} = {1.0 / norm:.2f}")
 
-# %% [markdown]
-# Without clipping the step overshoots and the loss goes up; the clipped step, same direction, goes down. For one
-# step, clipping is nothing but a smaller learning rate: the step times 1.0 / 2.35 (the last line), the same as a
-# learning rate of 0.43 instead of 1.0. What makes it different from a smaller rate is that it acts only on the
-# steps whose gradient is larger than the threshold and leaves every other step at full length; a single step
-# cannot show that. (With Adam, as in the recipes, the step size depends less on the gradient's norm, but a single huge gradient can still
-# wreck its running averages; the wider RNN of notebook 06 is trained with clipping at 1.0.)
+# %% [markdown] Without clipping the step overshoots and the loss goes up; the clipped step, same direction, goes
+# down. For one step, clipping is nothing but a smaller learning rate: the step times 1.0 / 2.35 (the last line),
+# the same as a learning rate of 0.43 instead of 1.0. What makes it different from a smaller rate is that it acts
+# only on the steps whose gradient is larger than the threshold and leaves every other step at full length; a single
+# step cannot show that. (With Adam, as in the recipes, the step size depends less on the gradient's norm, but a
+# single huge gradient can still wreck its running averages; the wider RNN of notebook 06 is trained with clipping
+# at 1.0.)
 #
 # ## 5. "Not parallelizable", measured
 #
@@ -667,11 +667,10 @@ for question in ("he ate the cake <mask> the fork .", "the cats near the dog <ma
           f"  (the oracle allows its top guess: {exact.get(guesses[0][0], 0) > 0})")
     print("    oracle", ", ".join(f"{w} {p:.2f}" for w, p in list(exact.items())[:3]))
 
-# %% [markdown]
-# The last example is hard: the word that decides the instrument, "cut", is 5 positions before the gap (four words
-# between; the same as in notebook 04's instrument items), and "cake",
-# nearer, suggests eating instruments that the oracle rules out after "cut". The verdict in brackets says whether
-# the model's top guess fits the sentence.
+# %% [markdown] The last example is hard: the word that decides the instrument, "cut", is 5 positions before the gap
+# (four words between; the same as in notebook 04's instrument items), and "cake", nearer, suggests eating
+# instruments that the oracle rules out after "cut". The verdict in brackets says whether the model's top guess fits
+# the sentence.
 #
 # Where does the number of the verb in "the cats near the dog <mask> happy ." come from? Not from "happy": an
 # adjective follows "is" as well as "are". Only the subject "cats", on the left, decides it. We can check that the
@@ -885,7 +884,7 @@ _ = check_parameter_count(my_parameter_count)
 #   FFNN's but by more than the seed spread; most of its samples are grammatical.
 # - Unlike an n-gram or an FFNN, its prediction after the same words depends on words far back, but that
 #   dependence fades with distance, and so does the gradient: on average ‖∂L_t/∂h_k‖ falls geometrically with
-#   t − k (vanishing; within one sentence, not at every step), or grows when U is large (exploding). Clipping
+#   t − k (vanishing; not at every step of one sentence), or grows when U is large (exploding). Clipping
 #   shortens a step whose gradient is too large; for that one step it is a smaller learning rate.
 # - Its steps run one after another: time grows linearly with length. Reading the words on both sides of a gap
 #   (a bidirectional LSTM) predicts a masked word better than a left-to-right RNN or LSTM reading the left side

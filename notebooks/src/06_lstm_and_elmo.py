@@ -339,7 +339,7 @@ plt.show()
 # memory, keep the subject's number.
 #
 # Each line is one trained model. The same three recipes retrained with two more seeds (notebook 04, section 6:
-# a gap counts when it is larger than the larger **seed spread**), at 5 attractors:
+# a gap counts when it is larger than the larger seed spread), at 5 attractors:
 
 # %%
 # NBVAL_CHECK_OUTPUT
