@@ -15,7 +15,7 @@
 # - read an LSTM's gates over a sentence, and find a memory cell that carries the subject's number;
 # - measure how the gradient reaching an earlier word falls with distance, in an RNN and in an LSTM;
 # - test the lecture's claim "LSTMs capture long-range dependencies" on subject–verb agreement, and say what
-#   the claim is (and is not) once the RNN is given more capacity;
+#   the claim is (and is not) once the RNN is given a wider state;
 # - explain why perplexity hardly separates the models while the agreement sets do;
 # - use a stacked LSTM, a bidirectional LSTM for masked words, and ELMo's learned mix of layers;
 # - back each line of the lecture's "strengths and issues" tables with a number.
@@ -371,10 +371,10 @@ for number, name in (("sg", "singular"), ("pl", "plural")):
 # most plural ones: with a singular and a plural noun both in its window, it mostly chooses the singular verb,
 # whichever noun is the subject. Seeing the subject is not using it. Which noun of the window is the subject
 # depends on the words in between ("behind the", "that fed the"), and the FFNN, with one weight block per position
-# and no memory, has not learned that from its training sentences; the same models of the other attractor counts
-# never see the subject at all.
+# and no memory, has not learned that from its training sentences. With 2 or more attractors it does not even
+# see the subject.
 #
-# ### The honest counterpoint: give the RNN more capacity (optional)
+# ### The honest counterpoint: give the RNN a wider state (optional)
 #
 # Is that "RNNs cannot learn agreement"? The course also ships a second pair with twice the hidden state (256)
 # and gradient clipping, trained for half the steps (`rnn_wide_lm`, `lstm_wide_lm`). Against this notebook's
@@ -651,7 +651,7 @@ table = [
      f"perplexity {perplexity['LSTM'] / oracle_ppl:.3f}× oracle (the RNN: {perplexity['RNN'] / oracle_ppl:.3f}×; over "
      f"seeds {verdict(ppl_seeds['LSTM'], ppl_seeds['RNN'], ('LSTM', 'RNN'))}); "
      f"{weights['LSTM'] / weights['RNN']:.0f}× the RNN's recurrent weights"),
-    ("RNN, more capacity", "(not in the lecture's table)",
+    ("RNN, wider state", "(not in the lecture's table)",
      f"hidden 256, clipping, half the steps: agreement with 5 attractors {wide_five['RNN, hidden 256'].format(2)} "
      f"(hidden 128: {at_five['RNN'].format(2)}; the LSTM: {at_five['LSTM'].format(2)})"),
     ("stacked LSTM", "increased abstractions / more to train",
