@@ -36,6 +36,7 @@ COMMAND = "OMP_NUM_THREADS=1 python -m course_utils.analysis.lm_seeds --write"
 CACHE = Path(__file__).resolve().parents[2] / "build" / "lm_seeds"  # the retrained models (not shipped)
 FAST, SLOW = (0, 1, 2, 3, 4), (0, 1, 2)  # classifiers train in seconds: five seeds; the rest in minutes: three
 SEEDS = {
+    "sentiment_features": FAST,
     "sentiment_embeddings": FAST,
     "sentiment_pretrained": FAST,
     "few_reviews_random": FAST,  # notebook 04's 100-review classifiers (not zoo models: trained by few_reviews)

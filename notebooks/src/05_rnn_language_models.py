@@ -472,7 +472,8 @@ for attractors in (1, 2, 3, 5):
 # %% [markdown]
 # The n-gram and the FFNN give *exactly* the same prediction once the subject leaves their window, as the slide says.
 # Inside the window the FFNN is no worse: with 1 attractor it reacts to the subject's number more than the RNN
-# does (0.276 against 0.208 on these 12 contexts). The recurrent model's advantage starts where the window ends.
+# does (0.276 against 0.208 on these 12 contexts, one trained model of each). The recurrent model's advantage
+# starts where the window ends.
 # The RNN's prediction still depends on the subject, but less and less the further back it is, while the oracle's
 # does not fade at all. The RNN has a memory, and it is leaky. Section 4 shows one reason; notebook 06 measures
 # the agreement accuracy itself, and what an LSTM changes.
