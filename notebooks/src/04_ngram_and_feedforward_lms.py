@@ -238,9 +238,10 @@ print(f"the true next-word uncertainty of the course language: about {oracle_ppl
 # %% [markdown]
 # Read the add-k rows first. More context helps only when the counts can carry it: with k = 1 the trigram (20.046)
 # is worse than the bigram (12.980). Add-1 gives every context |V| pretend counts, one per word of the
-# vocabulary. A bigram context ("the") was seen thousands of times, so the pretend counts are a small correction;
-# half of the trigram contexts ("ate the") were seen fewer than |V| times (the last two lines), so there the
-# pretend counts outweigh the real ones and most of the probability goes to words that never followed. A smaller
+# vocabulary. Most bigram contexts ("the") were seen more often than that, so the pretend counts are a small
+# correction; half of the trigram contexts ("ate the") were seen fewer than |V| times (the two "contexts were
+# seen" lines), so there the pretend counts outweigh the real ones and most of the probability goes to words
+# that never followed. A smaller
 # k shrinks that damage (k = 0.01: the trigram wins). Kneser–Ney is a large gain for the trigram (7.217 against
 # add-k's best 9.191) and a small one for the bigram (9.812 against 9.960, 1.5 % better): smoothing matters most
 # where the counts are sparsest.
@@ -370,8 +371,8 @@ print(f"{'oracle':9}", ", ".join(f"{w} {p:.2f}" for w, p in list(full_lang.next_
 # %% [markdown]
 # Poorly, not never: the Kneser–Ney trigram has never counted "dog gets" in this frame, so it backs off to what
 # follows "gets" anywhere, and gives the right participles 0.189 for held-out nouns against 0.988 for seen ones.
-# Its top four after "the dog gets" hold one right word ("walked", 0.08). The FFNNs lose little on the held-out
-# nouns (0.730 against 0.962 for N = 5) and put "fed" first.
+# Its top four after "the dog gets" hold one right word ("walked", 0.08). The FFNNs keep most of it on the
+# held-out nouns (0.730 against 0.962 for N = 5) and put "fed" first.
 
 # %% [markdown]
 # ## 8. The learned embeddings
@@ -552,9 +553,9 @@ print(f"but/not over seeds: features {features.format()}, embeddings {embeddings
 # All three read the plain reviews perfectly (the "plain" column); the reviews that turn are where they differ.
 # The features get fewer than half of those right: a count of positive and negative words cannot tell which
 # clause comes last. The learned embeddings get about two in three, far beyond the seed spread (the last line,
-# five seeds of each, read with the rule of section 6). Starting them from the FFNN's embeddings
-# (the last row) moves the accuracy by less than a point. Pretraining should matter most when labelled data is
-# scarce, so we also train the two embedding classifiers on only the first 100 training reviews
+# five seeds of each, read with the rule of section 6). Starting them from the FFNN's embeddings (the
+# `sentiment_pretrained` row) moves the accuracy by less than a point. Pretraining should matter most when
+# labelled data is scarce, so we also train the two embedding classifiers on only the first 100 training reviews
 # (`lm_seeds.few_reviews`: the same classifier, 300 steps of 32 reviews; a second each):
 
 # %%
@@ -577,12 +578,11 @@ for data, (random_name, pretrained_name) in pairs.items():
         print(f"{data:13} {column:8} random start {random_start.format()}  FFNN start {ffnn_start.format()}  "
               f"{verdict(ffnn_start, random_start, ('FFNN start', 'random start'), higher_is_better=True)}")
 
-# %% [markdown]
-# On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100: the gaps of the
-# single runs above (0.869 against 0.865, 0.697 against 0.674) are smaller than what another seed changes. The
+# %% [markdown] On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100: the gaps of
+# the single runs above (0.869 against 0.865, 0.697 against 0.674) are smaller than what another seed changes. The
 # one column that passes the rule is the reviews that turn, with 100 labelled reviews, and only just: the means
-# 0.533 and 0.563 are a little further apart than the random start's spread (0.523–0.548). So on this task the FFNN's embeddings give the classifier little that
-# 3,000 or even 100 reviews do not teach it. Why so little?
+# 0.533 and 0.563 are a little further apart than the random start's spread (0.523–0.548). So on this task the
+# FFNN's embeddings give the classifier little that 3,000 or even 100 reviews do not teach it. Why so little?
 
 # %% [markdown]
 # A model trained only to predict the next word could know something about sentiment: in the reviews, "and"
@@ -600,11 +600,10 @@ for word, other_side in (("good", review_words.negative), ("boring", review_word
     opposite = [w for w, _ in neighbours if w in other_side]
     print(f"{'':9} in the lexicon's other sentiment: {len(opposite)} of {len(neighbours)} ({', '.join(opposite)})")
 
-# %% [markdown]
-# The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good": "complaints"
-# is negative but not a lexicon word ("it" carries no sentiment at all). The distributional hypothesis cuts both ways: in most places
-# ("the plot was ___") words of both kinds can come, so a model trained on contexts alone has no reason to keep
-# them apart. Contextual embeddings (ELMo, BERT; later notebooks) are the usual answer.
+# %% [markdown] The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good":
+# "complaints" is negative but not a lexicon word ("it" carries no sentiment at all). The distributional hypothesis
+# cuts both ways: in most places ("the plot was ___") words of both kinds can come, so a model trained on contexts
+# alone has no reason to keep them apart. Contextual embeddings (ELMo, BERT; later notebooks) are the usual answer.
 #
 # Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
 # good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That

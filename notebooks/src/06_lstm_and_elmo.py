@@ -470,13 +470,12 @@ for label, accuracy in (("LSTM", agreement_accuracy["LSTM"]), ("LSTM 2 layers", 
     print(f"{label:14} weights {count(recurrent[label]):7,}  perplexity ÷ oracle {perplexity[label] / oracle_ppl:.4f}  "
           f"agreement (0..5 attractors) " + " ".join(f"{a:.2f}" for a in accuracy.values()))
 
-# %% [markdown]
-# Compare the perplexity and the agreement at many attractors of the two rows: with the same training steps, does
-# the second layer help on this language? (The stacked LSTM is one run: its seed spread is not measured, so read
-# only a difference larger than the one-layer LSTM's spread in section 5.) More weights need more training (the lecture's "requires a
-# moderate amount of training data"), and the "increased abstractions" pay off on richer data than ours. It also
-# costs time at every step, since layer 2 can only run once layer 1 has produced its output. The time of one
-# forward pass per 32-word sequence (this machine, so not checked):
+# %% [markdown] Compare the perplexity and the agreement at many attractors of the two rows: with the same training
+# steps, does the second layer help on this language? (The stacked LSTM is one run: its seed spread is not measured,
+# so read only a difference larger than the one-layer LSTM's spread in section 5.) More weights need more training
+# (the lecture's "requires a moderate amount of training data"), and the "increased abstractions" pay off on richer
+# data than ours. It also costs time at every step, since layer 2 can only run once layer 1 has produced its output.
+# The time of one forward pass per 32-word sequence (this machine, so not checked):
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -125,3 +125,9 @@ def test_benefit_2_the_ffnn_embeddings_as_a_start_over_five_seeds(random_name, p
     assert len(random_start.values) == len(ffnn_start.values) == 5
     assert max(random_start.range, ffnn_start.range) < 0.06
     assert verdict(ffnn_start, random_start, ("FFNN start", "random start"), higher_is_better=True) == expected
+
+
+def test_learned_embeddings_read_the_turning_reviews_better_than_the_hand_features():
+    features, embeddings = (over_seeds(name, "but/not") for name in ("sentiment_features", "sentiment_embeddings"))
+    assert max(features.range, embeddings.range) < 0.1 and embeddings.mean - features.mean > 0.15
+    assert verdict(embeddings, features, ("embeddings", "features"), higher_is_better=True) == "embeddings better"

@@ -193,3 +193,17 @@ def test_the_wide_rnn_gets_most_of_the_way_but_stays_below_the_128_unit_lstm():
     assert sum(p.numel() for p in load("rnn_wide_lm").recurrent.parameters()) < sum(
         p.numel() for p in load("lstm_lm").recurrent.parameters()
     )  # fewer recurrent weights than the 128-unit LSTM: not "more capacity" in weights
+
+
+def test_with_one_recipe_at_256_units_the_lstm_still_agrees_more_often_than_the_rnn():
+    rnn, lstm = (agreement_at_five(name) for name in ("rnn_wide_lm", "lstm_wide_lm"))
+    assert lstm.low >= 0.99 and rnn.high <= 0.9
+    assert verdict(lstm, rnn, ("LSTM", "RNN"), higher_is_better=True) == "LSTM better"
+
+
+@pytest.mark.parametrize("column", ["all", "but/not"])
+def test_elmo_s_mix_is_within_noise_of_notebook_04_s_bag_of_embeddings(column):
+    """Notebook 06, section 6.3: contextual layers could see the turn; on this task they do not measurably help."""
+    bag, elmo = (lm_seeds.seed_spread(name, column) for name in ("sentiment_embeddings", "elmo_sentiment"))
+    assert len(elmo.values) >= 3 and max(bag.range, elmo.range) < 0.04 and abs(elmo.mean - bag.mean) < 0.01
+    assert verdict(elmo, bag, ("ELMo", "bag"), higher_is_better=True) == WITHIN_NOISE
