@@ -289,13 +289,23 @@ def measure_seed(name: str) -> dict:
     return row
 
 
-def seed_spreads(results: dict | None = None) -> dict:
-    """{model: Spread of its masked NLL ÷ oracle over the stored seeds} for ``SEED_MODELS``."""
+def seed_values(model: str, *keys, results: dict | None = None) -> list:
+    """One stored value per seed of ``model``'s seed runs, found by ``keys`` in each row (names and list indices):
+    ``seed_values("bert_mlm", "test", "all")``."""
     runs = (results or load_results())["runs"]
-    return {
-        model: spread(runs[name]["test"]["all"] for name, (m, _) in SEED_RUNS.items() if m == model and name in runs)
-        for model in SEED_MODELS
-    }
+    values = []
+    for name, (run_model, _) in SEED_RUNS.items():
+        if run_model == model and name in runs:
+            value = runs[name]
+            for key in keys:
+                value = value[key]
+            values.append(value)
+    return values
+
+
+def seed_spreads(results: dict | None = None) -> dict:
+    """{model: Spread of its masked NLL ÷ oracle on the 500 items over the stored seeds} for ``SEED_MODELS``."""
+    return {model: spread(seed_values(model, "test", "all", results=results)) for model in SEED_MODELS}
 
 
 def load_results() -> dict:

@@ -56,7 +56,10 @@ def test_independence_cost_on_the_shipped_tokenizer_and_on_whole_words():
 
 def test_the_stored_runs_follow_their_recipes():
     results = bc.load_results()
-    assert results["command"] == bc.COMMAND and list(results["runs"]) == list(bc.RUNS)
+    assert results["command"] == bc.COMMAND and list(results["runs"]) == [*bc.RUNS, *bc.SEED_RUNS]
+    for name in bc.SEED_RUNS:
+        row = results["runs"].pop(name)
+        assert (row["model"], row["seed"]) == bc.SEED_RUNS[name] and row["shipped"] == (row["seed"] == 0)
     for name, row in results["runs"].items():
         assert {key: row[key] for key in bc.RUNS[name]} == bc.RUNS[name]
         assert row["entries"] == len(bc.tokenizer_of(row["vocab_size"]))
@@ -66,3 +69,21 @@ def test_the_stored_runs_follow_their_recipes():
 def test_unknown_runs_are_named():
     with pytest.raises(CourseInputError, match="the runs are"):
         bc.pretrain("vocabulary 7")
+    with pytest.raises(CourseInputError, match="they are"):
+        bc.measure_seed("bert_mlm, seed 7")
+
+
+def test_the_shipped_seed_rows_score_as_notebook_09_does():
+    """Seed 0 is the shipped model, scored again: the stored row is the notebook's table."""
+    tokenizer = load("tokenizer")
+    assert bc.seed_values("bert_mlm", "test", "all")[0] == round(bc.score(load("bert_mlm"), tokenizer)["all"], 4)
+    bilstm = bc.score_word_model(load("masked_bilstm"), tokenizer)["all"]
+    assert bc.seed_values("masked_bilstm", "test", "all")[0] == round(bilstm, 4)
+
+
+def test_seed_values_follow_the_keys():
+    results = {"runs": {"bert_mlm, seed 0": {"a": [1, 2], "test": {"all": 1.1}},
+                        "bert_mlm, seed 2": {"a": [3, 4], "test": {"all": 1.2}}}}  # fmt: skip
+    assert bc.seed_values("bert_mlm", "a", 1, results=results) == [2, 4]
+    with pytest.raises(CourseInputError, match="at least 3"):
+        bc.seed_spreads(results)
