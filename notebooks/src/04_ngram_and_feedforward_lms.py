@@ -243,7 +243,7 @@ print(f"the true next-word uncertainty of the course language: about {oracle_ppl
 # seen" lines), so there the pretend counts outweigh the real ones and most of the probability goes to words
 # that never followed. A smaller
 # k shrinks that damage (k = 0.01: the trigram wins). Kneser–Ney is a large gain for the trigram (7.217 against
-# add-k's best 9.191) and a small one for the bigram (9.812 against 9.960, 1.5 % better): smoothing matters most
+# add-k's best 9.191) and a small one for the bigram (9.812 against 9.960): smoothing matters most
 # where the counts are sparsest.
 
 # %% [markdown]
@@ -549,14 +549,13 @@ features, embeddings = (lm_seeds.seed_spread(name, "but/not") for name in ("sent
 print(f"but/not over seeds: features {features.format()}, embeddings {embeddings.format()}: "
       f"{verdict(embeddings, features, ('embeddings', 'features'), higher_is_better=True)}")
 
-# %% [markdown]
-# All three read the plain reviews perfectly (the "plain" column); the reviews that turn are where they differ.
-# The features get fewer than half of those right: a count of positive and negative words cannot tell which
-# clause comes last. The learned embeddings get about two in three, far beyond the seed spread (the last line,
+# %% [markdown] All three read the plain reviews perfectly (the "plain" column); the reviews that turn are where
+# they differ. The features get fewer than half of those right: a count of positive and negative words cannot tell
+# which clause comes last. The learned embeddings get about two in three, far beyond the seed spread (the last line,
 # five seeds of each, read with the rule of section 6). Starting them from the FFNN's embeddings (the
-# `sentiment_pretrained` row) moves the accuracy by less than a point. Pretraining should matter most when
-# labelled data is scarce, so we also train the two embedding classifiers on only the first 100 training reviews
-# (`lm_seeds.few_reviews`: the same classifier, 300 steps of 32 reviews; a second each):
+# `sentiment_pretrained` row) moves the accuracy by less than a point. Pretraining should matter most when labelled
+# data is scarce, so we also train the two embedding classifiers on only the first 100 training reviews
+# (`lm_seeds.few_reviews`: the same classifier, with the recipe `lm_seeds.FEW_REVIEWS`; a second each):
 
 # %%
 for pretrained, start_from in ((False, "random"), (True, "FFNN N=5")):

@@ -232,8 +232,8 @@ plt.show()
 # %% [markdown]
 # In the left panel the two lines part at the subject and never cross again: the unit's cell is positive from
 # "girl" on and negative from "girls" on, whatever nouns come after. The right panel shows that the two
-# sentences keep their sign in different ways. For the singular subject the forget gate stays high at almost
-# every word. For the plural subject it drops at the words right after "girls": the old value is largely thrown
+# sentences keep their sign in different ways. For the singular subject the forget gate stays high at every word
+# after "girl". For the plural subject it drops at the words right after "girls": the old value is largely thrown
 # away, and a negative value is written in its place, word after word.
 #
 # How much of what the cell held at the subject reaches the last word of the prefix? Along the cell path (gates held
@@ -401,12 +401,12 @@ for label, accuracy in wide_five.items():
 print("LSTM against RNN, both hidden 256: "
       f"{verdict(wide_five['LSTM, hidden 256'], wide_five['RNN, hidden 256'], ('LSTM', 'RNN'), higher_is_better=True)}")
 
-# %% [markdown]
-# With the larger state the RNN catches up most of the way: the sentences of the course language are short
-# (see the longest prefix above), and a tanh RNN with 256 units and clipped gradients can carry a number that
-# far, on most items. Over three seeds it stays below the 128-unit LSTM, by more than its spread, and the
-# 256-unit pair, trained by one recipe, says the same: the LSTM is better. Its seeds also scatter far more than
-# the LSTM's, which keeps the subject's number on every seed.
+# %% [markdown] With the larger state the RNN catches up most of the way: the sentences of the course language are
+# short (see the longest prefix above), and a tanh RNN with 256 units and clipped gradients can carry a number that
+# far, on most items. Over three seeds it stays below the 128-unit LSTM, by more than its spread, and the 256-unit
+# pair, trained by one recipe, says the same: the LSTM is better (the wider LSTM itself is no better than the
+# 128-unit one: within noise). Its seeds also scatter far more than the LSTM's, which keeps the subject's number on
+# every seed.
 #
 # What this does and does not show. The wide RNN differs from the 128-unit RNN in three ways at once (width,
 # clipping, half the steps), so which of them helped is not measured here. It is not more "capacity" in weights
@@ -604,16 +604,16 @@ mix = sentiment["elmo_sentiment"]
 print(f"the learned mix beats each single layer on all reviews: {all(mix[0] > a[0] for a in single_layer.values())}; "
       f"on the but/not reviews: {all(mix[2] > a[2] for a in single_layer.values())}")
 
-# %% [markdown]
-# The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a
+# %% [markdown] The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a
 # representation that knows the words around each word can see that and a bag of embeddings cannot. Read the
-# "but/not" columns: the embeddings alone are at chance (0.495) on the reviews that turn, and the top layer alone
-# gains there (0.556). On the plain reviews it is the other way round: the top layer alone gets only 0.702 of
-# them, the embeddings 0.980. A biLM's top layer holds what helps predict the neighbouring words, and averaged
-# over a review the word's own sentiment is weak in it; the embeddings hold the word itself. (That is a reading of
-# these numbers, not a measurement of its own.) The learned mix uses both and beats each single layer, on all
-# reviews and on those that turn (the last line, one run of each head): each layer carries something the task
-# needs, which is ELMo's argument for mixing them rather than picking one.
+# "but/not" columns: the embeddings alone are at chance on the reviews that turn, and the top layer alone gains a
+# little there. On the plain reviews it is the other way round: the top layer alone gets only about three in four of
+# them, the embeddings nearly all. (The cell is not checked, because its heads move by a few points from run to run:
+# read only the large gaps.) A biLM's top layer holds what helps predict the neighbouring words, and averaged over a
+# review the word's own sentiment is weak in it; the embeddings hold the word itself. (That is a reading of these
+# numbers, not a measurement of its own.) The learned mix uses both and beats each single layer, on all reviews and
+# on those that turn (the last line, one run of each head): each layer carries something the task needs, which is
+# ELMo's argument for mixing them rather than picking one.
 #
 # Against notebook 04's bag of embeddings, though, the mix does no better: in the table before, the two are level
 # on all reviews and on those that turn, and over seeds the difference is within noise. Notebook 04's embeddings
