@@ -245,20 +245,20 @@ plt.show()
 for label, prefix in pair.items():
     read = lstm_analysis.gate_activations(lstm, vocab, prefix)  # name -> (T, H); rows: <s>=0, the=1, subject=2, ...
     subject, last = 2, len(read["forget"]) - 1  # the subject's row and the row that reads the last prefix word
-    forget = read["forget"][subject + 1 : last + 1]  # (words after the subject, H)
+    forget, write = (read[gate][subject + 1 : last + 1] for gate in ("forget", "input"))  # (words after it, H)
     kept = forget.prod(dim=0)  # (H,): Π f_j over the words after the subject
     signs = " ".join("+" if c > 0 else "−" for c in read["cell"][subject : last + 1, cell_unit].tolist())
     print(f"{label}: Π f over the {last - subject} words after it: unit {cell_unit} {kept[cell_unit]:.3f}, "
-          f"median unit {kept.median():.3f}; unit {cell_unit}'s smallest f {forget[:, cell_unit].min():.2f}; "
-          f"sign of its cell from the subject on: {signs}")
+          f"median unit {kept.median():.3f}; unit {cell_unit}'s smallest f {forget[:, cell_unit].min():.2f}, "
+          f"mean i {write[:, cell_unit].mean():.2f}; sign of its cell from the subject on: {signs}")
 
-# %% [markdown]
-# For the singular subject the number is **held**: 0.607 of what the cell had at "girl" still reaches the last word,
-# against 0.036 for the median unit. For the plural twin it is not held: the forget gate falls to 0.20, and only
-# 0.032 of the cell at "girls" gets through, yet the sign stays negative at every word, because the input gate
-# writes the plural value again at each of them. So what carries the number past the attractors is the sign of
-# one cell, kept by the forget gate for one number and rewritten word by word for the other. Either way it is the
-# gates, reading the words, that decide; the tanh RNN has no such switch.
+# %% [markdown] For the singular subject the number is held: 0.607 of what the cell had at "girl" still reaches the
+# last word, against 0.036 for the median unit (and the input gate adds to it in the same direction). For the plural
+# twin it is not held: the forget gate falls to 0.20, and only 0.032 of the cell at "girls" gets through, yet the
+# sign stays negative at every word, because the input gate, wide open (its mean i over those words), writes the
+# plural value again at each of them. So what carries the number past the attractors is the sign of one cell, kept
+# by the forget gate for one number and rewritten word by word for the other. Either way it is the gates, reading
+# the words, that decide; the tanh RNN has no such switch.
 
 # %% [markdown]
 # ## 3. Gradient flow: the same measurement as for the RNN
