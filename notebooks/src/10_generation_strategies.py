@@ -674,7 +674,7 @@ print(f"nats/token per sentence: mean {statistics.fmean(per_token):.2f}, median 
       f"sd {statistics.stdev(per_token):.2f}")
 
 # %% [markdown]
-# Two sentences tie for the most probable, "the hunter …" and "the hunters …", at p ≈ 0.007 and 0.49 nats per token
+# Two sentences tie for the most probable, "the hunter …" and "the hunters …", at p = 0.0073 and 0.49 nats per token
 # each: the language has no single mode, and the table lists tied sentences by their text. Call either one *the
 # mode*. The language spends 1.73 nats per token (its entropy rate), the median sentence is 1,962 times less probable
 # than the mode, and only 0.8 % of sentences spend as few nats per token as the mode does (the last lines under the
