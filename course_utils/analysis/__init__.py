@@ -9,9 +9,12 @@ widgets import it; the models never do.
 - ``data_or_model``: More data or a bigger model? Notebook 08's GPT trained four ways, judged on the test split against the oracle.
 - ``generation_analysis``: Generated text judged by the oracle: grammaticality, per-token perplexity against the entropy rate, distinct-n, repetition, length; the beam search curse.
 - ``generation_timing``: Generation timed: our greedy and beam search against ``generate()``, and the KV cache's time per token.
+- ``lm_seeds``: Seed spreads of notebooks 04–06's headline comparisons, each model retrained by its zoo recipe with other seeds, stored beside the checkpoints.
 - ``lstm_analysis``: What recurrent states carry, measured: an LSTM's gates, a unit that stores the subject's number, both sides.
 - ``rnn_analysis``: Measuring what the lectures claim about recurrent networks: vanishing and exploding gradients, clipping, speed.
 - ``seed_spread``: The course's noise rule: a comparison between two trainings stands only where its gap exceeds their spread over seeds.
 - ``stored_runs``: Results of runs too long for a notebook, stored as a small JSON file beside the checkpoints.
+- ``transformer_seeds``: Notebook 08's headline comparisons over three seeds: the block ablation, dropout on 1,000 sentences, the three kinds of positions.
 - ``translation_analysis``: Measuring the seq2seq lecture's claims: quality by length, alignment error, the passive, the bottleneck, cost.
+- ``translation_seeds``: Notebook 07's headline comparisons over three seeds: the four translators at hidden size 128 and the bottleneck sweep.
 """
