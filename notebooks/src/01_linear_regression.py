@@ -423,7 +423,7 @@ for method in ("momentum", "adam"):
 # One start is one draw: from another random β₀ the counts change. So each race is run from three random
 # starts (seeds 1, 2 and 3; seed 1 is the β₀ used so far), and a method is called faster only where the gap
 # between the mean counts exceeds the larger of the two ranges over the starts (the course's noise rule,
-# `course_utils.analysis.seed_spread`); otherwise the verdict is "within noise". `budget(full=16, fast=8)` is
+# `course_utils.analysis.seed_spread`); otherwise the verdict is **within noise**. `budget(full=16, fast=8)` is
 # the number of learning rates tried per method.
 
 # %%

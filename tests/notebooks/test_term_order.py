@@ -25,13 +25,32 @@ SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.py"))
 
 # term: (the notebook and section that define it, a pattern for its uses; case-insensitive unless it has capitals)
 TERMS = {
+    "Hessian": ("01", "Where is the edge? 2/λ_max (optional)", r"\bHessians?\b"),
+    "condition number": (
+        "01",
+        '7. "Other gradient descent based optimization methods which are better*"',
+        r"\bcondition numbers?\b",
+    ),  # fmt: skip
+    "within noise": (
+        "01",
+        '7. "Other gradient descent based optimization methods which are better*"',
+        r"\bwithin noise\b",
+    ),  # fmt: skip
+    "elementwise product": ("02", "The hidden layer by hand", r"\belementwise products?\b|⊙"),
     "logistic regression": ("03", "3. Why non-linearity matters: XOR", r"logistic regression"),
     "AdamW": ("03", "3. Why non-linearity matters: XOR", r"\bAdamW\b"),
+    "Glorot initialisation": ("03", "6. Vanishing gradients through depth", r"\bGlorot\b"),
+    "He initialisation": ("03", "6. Vanishing gradients through depth", r"\bHe('s)? (initiali[sz]ation|gain|init)\b"),
     "perplexity": ("04", "1. The course language", r"\bperplexit(y|ies)\b"),
     "entropy": ("04", "5. Sparsity, zero probabilities and smoothing", r"(?<!cross-)\bentropy\b"),
+    "Kneser–Ney": ("04", "5. Sparsity, zero probabilities and smoothing", r"\bKneser"),
+    "seed spread": ("04", "Perplexity against the truth", r"\bseed spreads?\b"),
+    "teacher forcing": ("05", "Teacher forcing, and the loss averaged over time steps", r"\bteacher forcing\b"),
     "cosine learning-rate schedule": ("05", "A short training run", r"\bcosine (learning|schedule|decay)"),
     "GRU": ("06", "1. Why another cell?", r"\bGRUs?\b"),
     "pooler": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bpooler\b"),
+    "warpers": ("10", "5. Parity with Hugging Face `generate()` *(optional)*", r"\bwarpers?\b"),
+    "entropy rate": ("10", "7. Every strategy, judged by the oracle", r"\bentropy rates?\b"),
 }
 HEADING = re.compile(r"^#{2,4} +(.*)$", re.MULTILINE)
 
