@@ -549,7 +549,8 @@ features, embeddings = (lm_seeds.seed_spread(name, "but/not") for name in ("sent
 print(f"but/not over seeds: features {features.format()}, embeddings {embeddings.format()}: "
       f"{verdict(embeddings, features, ('embeddings', 'features'), higher_is_better=True)}")
 
-# %% [markdown] All three read the plain reviews perfectly (the "plain" column); the reviews that turn are where
+# %% [markdown]
+# All three read the plain reviews perfectly (the "plain" column); the reviews that turn are where
 # they differ. The features get fewer than half of those right: a count of positive and negative words cannot tell
 # which clause comes last. The learned embeddings get about two in three, far beyond the seed spread (the last line,
 # five seeds of each, read with the rule of section 6). Starting them from the FFNN's embeddings (the
@@ -577,7 +578,8 @@ for data, (random_name, pretrained_name) in pairs.items():
         print(f"{data:13} {column:8} random start {random_start.format()}  FFNN start {ffnn_start.format()}  "
               f"{verdict(ffnn_start, random_start, ('FFNN start', 'random start'), higher_is_better=True)}")
 
-# %% [markdown] On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100: the gaps of
+# %% [markdown]
+# On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100: the gaps of
 # the single runs above (0.869 against 0.865, 0.697 against 0.674) are smaller than what another seed changes. The
 # one column that passes the rule is the reviews that turn, with 100 labelled reviews, and only just: the means
 # 0.533 and 0.563 are a little further apart than the random start's spread (0.523–0.548). So on this task the
@@ -599,7 +601,8 @@ for word, other_side in (("good", review_words.negative), ("boring", review_word
     opposite = [w for w, _ in neighbours if w in other_side]
     print(f"{'':9} in the lexicon's other sentiment: {len(opposite)} of {len(neighbours)} ({', '.join(opposite)})")
 
-# %% [markdown] The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good":
+# %% [markdown]
+# The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good":
 # "complaints" is negative but not a lexicon word ("it" carries no sentiment at all). The distributional hypothesis
 # cuts both ways: in most places ("the plot was ___") words of both kinds can come, so a model trained on contexts
 # alone has no reason to keep them apart. Contextual embeddings (ELMo, BERT; later notebooks) are the usual answer.

@@ -512,7 +512,8 @@ for k in range(t + 1):
 relative = ((autograd_norms - product_norms).abs() / product_norms).max().item()
 print(f"autograd and the Jacobian product agree to a relative 1e-10: {relative < 1e-10}")
 
-# %% [markdown] Read the column from k = 5 down to k = 0: in this one sentence the norm does not fall evenly. It
+# %% [markdown]
+# Read the column from k = 5 down to k = 0: in this one sentence the norm does not fall evenly. It
 # falls from 1.143 to 0.435 in one step, hardly moves to k = 3, halves to k = 2, stays level to k = 1 and rises
 # again at k = 0 (the start symbol). "cats" (k = 2), the subject that decides "are", gets less gradient than "near"
 # (k = 3). Each factor diag(1 − h_j²) U depends on the state h_j, so on the word read at step j: one factor can
@@ -604,7 +605,8 @@ for clip in (None, 1.0):
     print(f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: loss {loss_before.item():.2f} → {loss_after:.2f}")
 print(f"the clipped step is the unclipped one times 1.0 / {norm:.2f} = {1.0 / norm:.2f}")
 
-# %% [markdown] Without clipping the step overshoots and the loss goes up; the clipped step, same direction, goes
+# %% [markdown]
+# Without clipping the step overshoots and the loss goes up; the clipped step, same direction, goes
 # down. For one step, clipping is nothing but a smaller learning rate: the step times 1.0 / 2.35 (the last line),
 # the same as a learning rate of 0.43 instead of 1.0. What makes it different from a smaller rate is that it acts
 # only on the steps whose gradient is larger than the threshold and leaves every other step at full length; a single
@@ -668,7 +670,8 @@ for question in ("he ate the cake <mask> the fork .", "the cats near the dog <ma
           f"  (the oracle allows its top guess: {exact.get(guesses[0][0], 0) > 0})")
     print("    oracle", ", ".join(f"{w} {p:.2f}" for w, p in list(exact.items())[:3]))
 
-# %% [markdown] The last example is hard: the word that decides the instrument, "cut", is 5 positions before the gap
+# %% [markdown]
+# The last example is hard: the word that decides the instrument, "cut", is 5 positions before the gap
 # (four words between; the same as in notebook 04's instrument items), and "cake", nearer, suggests eating
 # instruments that the oracle rules out after "cut". The verdict in brackets says whether the model's top guess fits
 # the sentence.

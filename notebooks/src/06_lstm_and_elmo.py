@@ -252,7 +252,8 @@ for label, prefix in pair.items():
           f"median unit {kept.median():.3f}; unit {cell_unit}'s smallest f {forget[:, cell_unit].min():.2f}, "
           f"mean i {write[:, cell_unit].mean():.2f}; sign of its cell from the subject on: {signs}")
 
-# %% [markdown] For the singular subject the number is held: 0.607 of what the cell had at "girl" still reaches the
+# %% [markdown]
+# For the singular subject the number is held: 0.607 of what the cell had at "girl" still reaches the
 # last word, against 0.036 for the median unit (and the input gate adds to it in the same direction). For the plural
 # twin it is not held: the forget gate falls to 0.20, and only 0.032 of the cell at "girls" gets through, yet the
 # sign stays negative at every word, because the input gate, wide open (its mean i over those words), writes the
@@ -401,7 +402,8 @@ for label, accuracy in wide_five.items():
 print("LSTM against RNN, both hidden 256: "
       f"{verdict(wide_five['LSTM, hidden 256'], wide_five['RNN, hidden 256'], ('LSTM', 'RNN'), higher_is_better=True)}")
 
-# %% [markdown] With the larger state the RNN catches up most of the way: the sentences of the course language are
+# %% [markdown]
+# With the larger state the RNN catches up most of the way: the sentences of the course language are
 # short (see the longest prefix above), and a tanh RNN with 256 units and clipped gradients can carry a number that
 # far, on most items. Over three seeds it stays below the 128-unit LSTM, by more than its spread, and the 256-unit
 # pair, trained by one recipe, says the same: the LSTM is better (the wider LSTM itself is no better than the
@@ -470,7 +472,8 @@ for label, accuracy in (("LSTM", agreement_accuracy["LSTM"]), ("LSTM 2 layers", 
     print(f"{label:14} weights {count(recurrent[label]):7,}  perplexity ÷ oracle {perplexity[label] / oracle_ppl:.4f}  "
           f"agreement (0..5 attractors) " + " ".join(f"{a:.2f}" for a in accuracy.values()))
 
-# %% [markdown] Compare the perplexity and the agreement at many attractors of the two rows: with the same training
+# %% [markdown]
+# Compare the perplexity and the agreement at many attractors of the two rows: with the same training
 # steps, does the second layer help on this language? (The stacked LSTM is one run: its seed spread is not measured,
 # so read only a difference larger than the one-layer LSTM's spread in section 5.) More weights need more training
 # (the lecture's "requires a moderate amount of training data"), and the "increased abstractions" pay off on richer
@@ -604,7 +607,8 @@ mix = sentiment["elmo_sentiment"]
 print(f"the learned mix beats each single layer on all reviews: {all(mix[0] > a[0] for a in single_layer.values())}; "
       f"on the but/not reviews: {all(mix[2] > a[2] for a in single_layer.values())}")
 
-# %% [markdown] The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a
+# %% [markdown]
+# The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a
 # representation that knows the words around each word can see that and a bag of embeddings cannot. Read the
 # "but/not" columns: the embeddings alone are at chance on the reviews that turn, and the top layer alone gains a
 # little there. On the plain reviews it is the other way round: the top layer alone gets only about three in four of
