@@ -286,7 +286,7 @@ assert np.isnan(measured[factors >= 1]).all() and measured[last_converging] > 1.
 
 # %% [markdown]
 # Read the curve from left to right: tiny α crawls (the step count explodes), the minimum sits
-# near the theory's best α, and just before the edge the fast direction oscillates so slowly
+# near the theory's best α, and just before the edge the fast direction's oscillation dies out so slowly
 # that the count climbs again. Past the edge there is no point: those runs diverged.
 # (`budget(full=55, fast=14)` in the cell is the number of α values tried: 55 in full mode.)
 #
@@ -480,7 +480,8 @@ for problem in problems:
 # The measurements agree with the first two points. On our round problem (κ = 8.2) plain GD needs about 60
 # steps and beats momentum and Adam (about 260 to 300 each), from every start. On the stretched one
 # (κ = 138.8) GD needs about 1000 steps, while momentum and Adam still need about 260 to 320: both beat GD.
-# Between momentum and Adam the gap is within noise on both problems, so these runs do not rank them. Adam's
+# GD's count grows by about the same factor as κ. Momentum's hardly changes: with μ = 0.9 the floor of √0.9
+# per step, not κ, sets its pace on both problems. Between momentum and Adam the gap is within noise on both problems, so these runs do not rank them. Adam's
 # count hardly changes between the two problems, so these runs do not show the limit of the third point.
 # So "better" depends on the problem: the asterisk is earned. Here are the error curves of the
 # three methods on the ill-conditioned problem from β₀, each at its best learning rate:
@@ -571,11 +572,12 @@ assert all((adam_errors[start:start + 200] > TOL).any() for start in crossings) 
 # 1. $\hat v$ forgets the large gradients of the start, the effective learning rate grows, and $S$ rises past
 #    38 (the dotted lines).
 # 2. Beyond the edge the error along the steepest direction grows by a constant factor per step: within
-#    about 60 to 90 steps it climbs from rounding level (about 10⁻¹⁶) past 10⁻⁶, and on up to about 0.08.
+#    about 60 to 90 steps it climbs past 10⁻⁶ (the first time from rounding level, about 10⁻¹⁶; later from
+#    where the previous tooth left it), and on up to about 0.08.
 # 3. Those errors bring large gradients. $\hat v$ grows with them within a few tens of steps (each such $g^2$
 #    is far larger than the small $\hat v$, so even its weight $1 - \beta_2$ per step counts), the effective
-#    learning rate drops, and $S$ falls to about 30, back below the edge: the run
-#    converges again.
+#    learning rate drops, and $S$ falls to about 30, back below the edge: the error shrinks again, though
+#    in the plot it does not get back down to rounding level before the next tooth.
 # 4. Then $\hat v$ forgets again, and 520 to 650 steps later (the gaps between the first column's steps) $S$ is
 #    back at 38.
 #
@@ -698,7 +700,7 @@ _ = check_fit(my_beta)
 # - Gradient descent reaches the same β from a random start by repeating β ← β − α∇L(β), with
 #   ∇L(β) = −2/N · Xᵀ(y − Xβ).
 # - The learning rate decides everything: too small crawls, too large diverges, and the edge is
-#   2/λ_max of the Hessian 2XᵀX/N, exactly as measured.
+#   2/λ_max of the Hessian 2XᵀX/N: measured, runs at 0.99 × 2/λ_max converge and at 1.01 × diverge.
 # - The lecture's native PyTorch loop (autograd and a manual update under `torch.no_grad()`) and the
 #   `torch.nn` version (`nn.Linear`, `nn.MSELoss`, `torch.optim`) follow the NumPy path step for step.
 # - Momentum and Adam are not automatically better: measure on your problem. From three random starts, plain GD
