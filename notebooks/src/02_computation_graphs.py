@@ -430,7 +430,7 @@ print(f"at gradcheck's default h = 1e-06 the error is {errors[hs.index(1e-6)]:.1
 
 # %% [markdown]
 # The best step on the grid, 10⁻⁵, is the power of ten nearest to ε^{1/3}. Its neighbour 10⁻⁶, gradcheck's default,
-# gives an error ten times larger, 1.0·10⁻¹⁰: the number gradcheck reported above, still far inside the
+# gives an error about ten times larger, 1.0·10⁻¹⁰: the number gradcheck reported above, still far inside the
 # tolerance of `passed()` (10⁻⁸ plus 10⁻⁵ times the gradient).
 
 # %% [markdown]
