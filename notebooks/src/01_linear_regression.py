@@ -398,9 +398,9 @@ print(f"all {len(methods)} methods agree with β* to within {AGREE_TOL:g}")
 #   and step $\alpha\,\hat m/(\sqrt{\hat v} + \epsilon)$: a separate step size for every
 #   parameter, roughly α in each coordinate whatever the gradient's scale.
 #
-# Both are written from scratch below, with μ = 0.9 (`torch.optim.SGD` has no momentum unless given one, so the
-# course's `fit_torch_nn` asks it for `momentum=0.9`) and PyTorch's Adam defaults (β₁ = 0.9, β₂ = 0.999, ε = 10⁻⁸), and then checked
-# step by step against `torch.optim`.
+# Both are written from scratch below, with μ = 0.9 (`torch.optim.SGD` has no momentum unless given one, so
+# the course's `fit_torch_nn` asks it for `momentum=0.9`) and PyTorch's Adam defaults (β₁ = 0.9, β₂ = 0.999,
+# ε = 10⁻⁸), and then checked step by step against `torch.optim`.
 
 # %%
 show_source(Momentum)
