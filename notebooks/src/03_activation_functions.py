@@ -21,8 +21,8 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# The networks in this notebook are small (the largest, section 6's stack of 20 layers of 32 units, has about
-# twenty thousand weights), so everything runs on the CPU
+# The networks in this notebook are small (section 6's stack of 20 layers of 32 units has about twenty thousand
+# weights, the widget's deepest about thirty thousand), so everything runs on the CPU
 # whatever `device` says: moving such small tensors to a GPU costs more than it saves.
 
 # %%
