@@ -256,7 +256,7 @@ for label, prefix in pair.items():
 # For the singular subject the number is held: 0.607 of what the cell had at "girl" still reaches the
 # last word, against 0.036 for the median unit (and the input gate adds to it in the same direction). For the plural
 # twin it is not held: the forget gate falls to 0.20, and only 0.032 of the cell at "girls" gets through, yet the
-# sign stays negative at every word, because the input gate, wide open (its mean i over those words), writes the
+# sign stays negative at every word, because the input gate, wide open (mean i 0.94 over those words), writes the
 # plural value again at each of them. So what carries the number past the attractors is the sign of one cell, kept
 # by the forget gate for one number and rewritten word by word for the other. Either way it is the gates, reading
 # the words, that decide; the tanh RNN has no such switch.
@@ -294,7 +294,7 @@ plt.show()
 # On a log scale the RNN's curve is close to a straight line: the gradient shrinks by roughly the same factor at
 # every step back, the geometric decay of section 4 of notebook 05. Compare the LSTM's curve: where it starts, and
 # how much flatter it runs, so that at the longest distances more gradient reaches back than in the RNN (the last
-# line above). That is the CMU slide's wording: LSTMs *address, but do not solve* vanishing
+# line above; one trained model of each). That is the CMU slide's wording: LSTMs *address, but do not solve* vanishing
 # gradients; the curve still falls. (This measures the path through h_k. The cell path, the product of forget
 # gates of section 2, comes on top of it.)
 #
@@ -355,7 +355,7 @@ for a, b in (("LSTM", "RNN"), ("GRU", "RNN"), ("GRU", "LSTM")):
 # The gated cells' lead is far larger than the spread; between the GRU and the LSTM there is nothing to tell.
 #
 # One row does not fit the window story: with 1 attractor the FFNN (N = 5) is below chance although the subject is
-# inside its window (every such prefix has 5 or 6 words, section 4 of notebook 05). Split by the subject's number:
+# inside its window (every such prefix has 5 or 6 words, section 3 of notebook 05). Split by the subject's number:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -475,10 +475,10 @@ for label, accuracy in (("LSTM", agreement_accuracy["LSTM"]), ("LSTM 2 layers", 
 # %% [markdown]
 # Compare the perplexity and the agreement at many attractors of the two rows: with the same training
 # steps, does the second layer help on this language? (The stacked LSTM is one run: its seed spread is not measured,
-# so read only a difference larger than the one-layer LSTM's spread in section 5.) More weights need more training
-# (the lecture's "requires a moderate amount of training data"), and the "increased abstractions" pay off on richer
-# data than ours. It also costs time at every step, since layer 2 can only run once layer 1 has produced its output.
-# The time of one forward pass per 32-word sequence (this machine, so not checked):
+# so read only a difference larger than the one-layer LSTM's spreads in sections 4 and 5.) More weights need more
+# training (the lecture's "requires a moderate amount of training data"), and the "increased abstractions" pay off
+# on richer data than ours. It also costs time at every step, since layer 2 can only run once layer 1 has produced
+# its output. The time of one forward pass per 32-word sequence (this machine, so not checked):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -532,6 +532,9 @@ top = torch.topk(answers["BiLSTM"], 5)
 print("BiLSTM's top 5:", ", ".join(f"{vocab.itos[i]} {p:.2f}" for p, i in zip(top.values.tolist(), top.indices.tolist())))
 
 # %% [markdown]
+# Reading the right side moves most of the BiLSTM's mass to plural nouns (0.765, against 0.358 from the left only),
+# though not all of it: 0.229 still goes to singular nouns, which the oracle rules out.
+#
 # The price is on the lecture's slide: "only possible if access to full data is allowed". The BiLSTM cannot
 # generate text, and it has no perplexity as a language model, because each of its predictions has already seen
 # the rest of the sentence.
@@ -558,6 +561,9 @@ for j, weight in enumerate(s.tolist()):
 print(f"γ = {gamma:.3f}   (the weights sum to {s.sum():.3f})")
 
 # %% [markdown]
+# The mix puts its largest weight, 0.599, on layer 0, the embeddings without context (the layers' values differ in
+# size, so a weight alone is not a layer's share of the answer).
+#
 # Is the mix of contextual layers better than what notebook 04 had? On the test reviews, against notebook
 # 04's shipped classifiers on the same data: the mean of learned word embeddings (a bag of embeddings, no word
 # order) and the same with embeddings started from the FFNN LM. The last lines retrain the bag and the ELMo
@@ -610,14 +616,14 @@ print(f"the learned mix beats each single layer on all reviews: {all(mix[0] > a[
 # %% [markdown]
 # The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a
 # representation that knows the words around each word can see that and a bag of embeddings cannot. Read the
-# "but/not" columns: the embeddings alone are at chance on the reviews that turn, and the top layer alone gains a
-# little there. On the plain reviews it is the other way round: the top layer alone gets only about three in four of
-# them, the embeddings nearly all. (The cell is not checked, because its heads move by a few points from run to run:
-# read only the large gaps.) A biLM's top layer holds what helps predict the neighbouring words, and averaged over a
-# review the word's own sentiment is weak in it; the embeddings hold the word itself. (That is a reading of these
-# numbers, not a measurement of its own.) The learned mix uses both and beats each single layer, on all reviews and
-# on those that turn (the last line, one run of each head): each layer carries something the task needs, which is
-# ELMo's argument for mixing them rather than picking one.
+# "but/not" columns: the embeddings alone are at chance on the reviews that turn, and the top layer alone is a
+# few points higher there, no more than its heads move from run to run (the cell is not checked for that reason:
+# read only the large gaps). On the plain reviews the gap is large and the other way round: the top layer alone
+# gets only about three in four of them, the embeddings nearly all. A biLM's top layer holds what helps predict the
+# neighbouring words, and averaged over a review the word's own sentiment is weak in it; the embeddings hold the
+# word itself. (That is a reading of these numbers, not a measurement of its own.) The learned mix uses both and
+# beats each single layer, on all reviews and on those that turn (the last line, one run of each head): each layer
+# carries something the task needs, which is ELMo's argument for mixing them rather than picking one.
 #
 # Against notebook 04's bag of embeddings, though, the mix does no better: in the table before, the two are level
 # on all reviews and on those that turn, and over seeds the difference is within noise. Notebook 04's embeddings
@@ -815,10 +821,11 @@ _ = check_lstm_parameters(lstm_parameters)
 # - The LSTM adds a memory cell c, updated by c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t: an addition controlled by gates,
 #   not a squashing at every step. Written from its equations, it matches `nn.LSTM` to rounding error.
 # - Its gates can be read. In the shipped LSTM one cell unit carries the subject's number past the attractors on
-#   every held-out item. The forget gate holds it after a singular subject; after the plural twin it is rewritten
-#   at each word, with the same sign. The plain RNN has no unit that does this as well.
+#   every held-out item. In the sentence read word by word (section 2), the forget gate holds it after the
+#   singular subject; after the plural twin it is rewritten at each word, with the same sign. The plain RNN has no
+#   unit that does this as well.
 # - The gradient reaching a word k steps back still falls in the LSTM, but more slowly at long distances than in
-#   the RNN: LSTMs address vanishing gradients without solving them.
+#   the RNN (one trained model of each): LSTMs address vanishing gradients without solving them.
 # - With the same size and training, the LSTM and the GRU keep agreement across five attractors while the RNN
 #   falls towards the fixed-window models' mistake, a gap far beyond the seed spread. A wider RNN (256 units,
 #   clipping, half the steps, fewer recurrent weights than the 128-unit LSTM) gets most of the way on sentences
@@ -827,10 +834,10 @@ _ = check_lstm_parameters(lstm_parameters)
 #   lower), because most words are predictable from a few neighbours; targeted evaluation sets (here: agreement)
 #   are how one sees long-distance ability.
 # - A second layer, with the same steps, did not help on this language (one run); a bidirectional LSTM predicts a
-#   masked word far better than the left context alone, but cannot generate.
+#   masked word far better than the left context alone (one run of each), but cannot generate.
 # - ELMo mixes a biLM's layers with learned softmax weights and a scale. On the reviews its mix beats each of its
-#   single layers, but it is no better than notebook 04's bag of task-trained embeddings: within noise over seeds,
-#   on all reviews and on those that turn.
+#   single layers (one run of each head), but it is no better than notebook 04's bag of task-trained embeddings:
+#   within noise over seeds, on all reviews and on those that turn.
 #
 # ## References
 #
