@@ -483,8 +483,7 @@ print(f"right instruments over seeds: w2 {w2.format()}, w4 {w4.format()}; "
 # ones, near an even share of the 12 (each verb has 2 or 3). The 4-word window puts nearly twice as much on the
 # right ones, though it does not see the verb either. It does see the object ("the bread with the"), and the
 # object narrows the verb down (a report is written, a van is washed, fixed or painted, never eaten): the likely
-# reason, though this notebook does not measure it. Only the oracle,
-# which reads the whole prefix, is sure.
+# reason, though this notebook does not measure it. Only the oracle, which reads the whole prefix, is sure.
 #
 # Is 0.318 against 0.172 the window, or the draw? The last line retrains both recipes with two more seeds (section
 # 6): the gap is many times the seed spread.

@@ -254,7 +254,7 @@ for label, prefix in pair.items():
 
 # %% [markdown]
 # For the singular subject the number is held: 0.607 of what the cell had at "girl" still reaches the
-# last word, against 0.036 for the median unit (and the input gate adds to it in the same direction). For the plural
+# last word, against 0.036 for the median unit (the input gate, mean i 0.72, writes to it as well). For the plural
 # twin it is not held: the forget gate falls to 0.20, and only 0.032 of the cell at "girls" gets through, yet the
 # sign stays negative at every word, because the input gate, wide open (mean i 0.94 over those words), writes the
 # plural value again at each of them. So what carries the number past the attractors is the sign of one cell, kept
