@@ -448,9 +448,12 @@ plt.show()
 # %% [markdown]
 # Without the cache every step re-reads the whole sequence, so a token costs more the longer the sequence; with it
 # each step reads one new token against cached keys and values. On this 2-layer, 64-wide model the fixed cost of a
-# step dominates, and the gap grows only slowly with the length (the two curves). On the course's machine
-# BENCHMARKS.md's table has the cache about 1.5× faster per token at 120 tokens. On GPT-2-sized models and long
-# contexts the cache is what makes generation affordable.
+# step dominates, and one timing run cannot show the difference: in the stored plot the two curves cross and jump from
+# point to point, and the cache is not faster at every length: at a millisecond or two per token, one run's timings
+# are as noisy as the effect. On the course's machine BENCHMARKS.md's table, best of 10, has the cache about 1.5×
+# faster per token at 120 tokens. The first lines of the cell time our loops against `generate()`'s; in the stored run
+# ours are not slower (ratios below 1), which is all such a timing can say. On GPT-2-sized models and long contexts
+# the cache is what makes generation affordable.
 
 # %% [markdown]
 # ## 6. Length normalisation: eq. 13.16, Hugging Face and GNMT
@@ -611,11 +614,12 @@ print("beam 16 repeats less than greedy:", repetition["beam (b=16)"] < repetitio
 # %% [markdown]
 # Two of Holtzman's findings carry over: greedy decoding loops (section 4's "my friend that eats the cake that eats
 # the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their width-16
-# beam repeats 29 % of the time, ours hardly at all (the table's `rep` for beam 16). Their generations were 200 tokens
-# long and had to keep going; ours end, and section 9 shows that after a prompt a wide beam ends *early*, before any
-# loop can start (from `<s>` alone, section 8, the widest beam finds one of the language's two modes, which is longer
-# than what beams of 4 and 16 find there). The other half of their argument, that maximisation writes text far more
-# probable than real text, holds exactly: greedy and beam search sit well left of the entropy rate in the plot.
+# beam repeats 29 % of the time, ours not once in its 40 sentences (the table's `rep` for beam 16). Their generations
+# were 200 tokens long and had to keep going; ours end, and section 9 shows that after a prompt a wide beam ends
+# *early*, before any loop can start (from `<s>` alone, section 8, the widest beam finds one of the language's two
+# modes, which is longer than what beams of 4 and 16 find there). The other half of their argument, that maximisation
+# writes text far more probable than real text, holds exactly: greedy and beam search sit well left of the entropy
+# rate in the plot.
 
 # %% [markdown]
 # ## 8. "Most probable is not typical", measured
@@ -675,23 +679,27 @@ print(f"nats/token per sentence: mean {statistics.fmean(per_token):.2f}, median 
 
 # %% [markdown]
 # Two sentences tie for the most probable, "the hunter …" and "the hunters …", at p = 0.0073 and 0.49 nats per token
-# each: the language has no single mode, and the table lists tied sentences by their text. Call either one *the
-# mode*. The language spends 1.73 nats per token (its entropy rate), the median sentence is 1,962 times less probable
-# than the mode, and only 0.8 % of sentences spend as few nats per token as the mode does (the last lines under the
-# plots). So the slide's "the most probable, which is the most typical" is half right: beam search does find very
-# probable text, and very probable text is **not** typical. Per sentence, the mode is only about one standard deviation
-# above the mean log-probability (the left plot); per token it is far below what nearly every sentence of the language
-# spends (the right plot). Information theory's *typical set* (Cover & Thomas, ch. 3: for long sequences almost all
-# the probability sits on sequences of about the entropy rate per token) is a statement about long sequences. These
-# sentences average 7.5 words, so their per-token cost spreads widely (a standard deviation of 0.67 nats/token): only
-# 7 % of them are within ±0.1 nats/token of the entropy rate, 43 % within ±0.5. What holds here is the weaker
-# statement that the mode spends far fewer nats per token than nearly every sentence the language produces.
+# each: the language has no single mode, and the table lists tied sentences by their text. Call either one *the mode*.
+# The language spends 1.73 nats per token (its entropy rate), the median sentence is 1,962 times less probable than
+# the mode, and of 20,000 sampled sentences none but the two modes spends as few nats per token. (The line "below the
+# mode's 0.49 nats/token: 0.8%" under the plots counts the samples of "the hunters …"; the samples of "the hunter …",
+# the 0.70 % printed above the plots, fall outside its ≤ by a rounding error in the last digit, so the share of
+# sentences that cheap is the sum of the two.) So the slide's "the most probable, which is the most typical" is half
+# right: beam search does find very probable text, and very probable text is **not** typical. Per sentence, the mode
+# is only about one standard deviation above the mean log-probability (the left plot); per token it is far below what
+# nearly every sentence of the language spends (the right plot). Information theory's *typical set* (Cover & Thomas,
+# ch. 3: for long sequences almost all the probability sits on sequences of about the entropy rate per token) is a
+# statement about long sequences. These sentences average 7.5 words, so their per-token cost spreads widely (a
+# standard deviation of 0.67 nats/token): only 7 % of them are within ±0.1 nats/token of the entropy rate, 43 % within
+# ±0.5. What holds here is the weaker statement that the mode spends far fewer nats per token than nearly every
+# sentence the language produces.
 #
 # > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
 # > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token, tied with another)
 # > is far from typical: the language's entropy rate is 1.73 nats/token (and the mean of the per-sentence histogram,
-# > 1.73, agrees), the median sentence is about 2,000 times less probable than the mode, and the mode itself is only
-# > 0.70 % of the language. "Average sounding" is right in the sense of *bland*: the mode, not the average.
+# > 1.73, agrees), the median sentence is about 2,000 times less probable than the mode, and the mode itself has
+# > p = 0.0073 (0.70 % of the 20,000 samples are it). "Average sounding" is right in the sense of *bland*: the mode,
+# > not the average.
 #
 # Stahlberg & Byrne (2019) found the same in machine translation by exact search: the single most probable
 # translation under a transformer NMT model was the **empty** translation for 51.8 % of sentences. The course
@@ -782,12 +790,12 @@ plt.show()
 # %% [markdown]
 # On the GPT the curse is plain: a wider beam writes shorter sentences, well below the language's mean; eq. 13.16
 # undoes most of it. Among the translation models the weakest, the 32-unit GRU without attention, shows it on both
-# sets, and eq. 13.16 brings back most of the length that the wider beam lost. It cannot bring back what the model
-# never had: at width 1, greedy, the GRU-32's outputs on the long passages are already shorter than the references
-# (the first column against the header), and no normalisation of the search fixes a model's own brevity. The
-# attention models are so sure of each word that the search width leaves their mean length where it is and changes
-# few of their translations (the counts are printed under the length table). Beam width is not free: it is a knob
-# that trades search error for the model's bias towards short outputs.
+# sets, and on the long passages (the only set run with eq. 13.16) eq. 13.16 brings back most of the length that the
+# wider beam lost. It cannot bring back what the model never had: at width 1, greedy, the GRU-32's outputs on the long
+# passages are already shorter than the references (the first column against the header), and no normalisation of the
+# search fixes a model's own brevity. The attention models are so sure of each word that the search width leaves their
+# mean length where it is and changes few of their translations (the counts are printed under the length table). Beam
+# width is not free: it is a knob that trades search error for the model's bias towards short outputs.
 
 # %% [markdown]
 # ## 10. Sampling at T = 1: the oracle's samples against the model's
@@ -828,17 +836,20 @@ print("section 7's pure sampling and this differ in grammaticality by less than 
       abs(gap) < 2 * gap_se)
 
 # %% [markdown]
-# The oracle's samples reproduce the language: every sentence grammatical and the entropy rate to within sampling
-# error. The GPT's samples at T = 1 are the GPT's distribution, errors included: its grammatical sentences look like
-# the language's (the same entropy rate, the same lengths), but about one in ten is not a sentence of the language at
-# all, where the GPT put probability that the language does not. The line under the table says what they are like:
-# longer than its grammatical sentences on average (the longer a sentence runs, the more words can break a rule), and
-# only a few fail within the first four words. Section 7's pure-sampling row starts every sentence with one or two
-# words of a real test sentence, which the GPT does not have to get right itself; here it writes each sentence from
-# `<s>`. That could make the prompted row more grammatical, but the measurement cannot tell: the two rows differ by
-# less than one standard error (the last line under the table), within noise. Temperature < 1, top-k and top-p cut
-# the tail where such errors live, and with it some of the language's real variety (lower nll/t, fewer distinct
-# n-grams); at n = 200 sentences a few points of grammaticality are about one standard error, so section 7's column
+# The oracle's samples reproduce the language: every sentence grammatical and nll/t within 0.1 nats/token of the
+# entropy rate (the first check). The GPT's samples at T = 1 are the GPT's distribution, errors included: its
+# grammatical sentences look like the language's (nll/t within 0.1 of the entropy rate, lengths with a TV under 0.1:
+# the checks), but about one in ten is not a sentence of the language at all, where the GPT put probability that the
+# language does not. The line under the table says what they are like: longer than its grammatical sentences on
+# average (the longer a sentence runs, the more words can break a rule), and only a few fail within the first four
+# words. Section 7's pure-sampling row starts every sentence with one or two words of a real test sentence, which the
+# GPT does not have to get right itself; here it writes each sentence from `<s>`. That could make the prompted row
+# more grammatical, but the measurement cannot tell: the two rows differ by less than one standard error (the last
+# line under the table), within noise. Temperature < 1, top-k and top-p cut the tail where such errors live (each of
+# those rows in section 7 is more grammatical than pure sampling), and the strong cuts remove some of the language's
+# real variety with it: T = 0.5, top-k 5 and top-p 0.5 have a much lower nll/t and fewer distinct n-grams, while the
+# mild ones (T = 0.8, top-k 40, top-p 0.9 and 0.95) stay nearer pure sampling, top-p 0.95 even a little above it in
+# nll/t. At n = 200 sentences a few points of grammaticality are about one standard error, so section 7's column
 # separates only rows several points apart.
 
 # %% [markdown]
@@ -1018,9 +1029,9 @@ _ = check_length_normalised_score(normalised_score)
 #   and, the wider the beam, shorter ones; sampling at T ≈ 1 (or top-p ≥ .9) writes text with about the language's
 #   entropy rate and lengths, at the price of the model's own errors.
 # - The most probable sentences of the language (two tie) are not typical: they spend 0.49 nats per token, the
-#   language 1.73 (its entropy rate), and only 0.8 % of its sentences spend as few; a sentence's own cost per token
-#   spreads widely around the entropy rate, because the sentences are short. Length normalisation (eq. 13.16, HF's
-#   α, GNMT) is a choice that changes which hypothesis wins.
+#   language 1.73 (its entropy rate), and of 20,000 sampled sentences none but they spend as few; a sentence's own
+#   cost per token spreads widely around the entropy rate, because the sentences are short. Length normalisation
+#   (eq. 13.16, HF's α, GNMT) is a choice that changes which hypothesis wins.
 #
 # ## References
 #
