@@ -129,13 +129,15 @@ def variants(steps: int) -> dict[str, dict]:
 
 def train_on_few_sentences(dropout: float, *, sentences: int = 1000, steps: int = 600, lr: float = 3e-3,
                            batch_size: int = 64, seed: int = 0) -> dict:  # fmt: skip
-    """Train a 2 × 64 ``ScratchGPT`` with ``dropout`` on the first ``sentences`` training sentences for ``steps``
-    steps (600 × 64 is 38 passes over 1,000), then score it in eval mode: perplexity ÷ the oracle's on those training
-    sentences and on the validation sentences, and ``gap``, validation ÷ training perplexity."""
+    """Train a 2 × 64 ``ScratchGPT`` with ``dropout`` (masks drawn with ``seed``) on the first ``sentences`` training
+    sentences for ``steps`` steps (600 × 64 is 38 passes over 1,000), then score it in eval mode: perplexity ÷ the
+    oracle's on those training sentences and on the validation sentences, and ``gap``, validation ÷ training
+    perplexity."""
     ids = train_ids()[: check_int("sentences", sentences, minimum=1)]
     model = ScratchGPT(len(course_vocab()), n_layer=2, n_embd=64, n_head=4, max_len=64, dropout=dropout, seed=seed)
-    train(model, lm.batch_stream(ids, course_vocab(), batch_size=batch_size, seed=seed), steps=steps, lr=lr,
-          clip_grad_norm=1.0, progress=False)  # fmt: skip
+    with seeded(seed + 2):  # the dropout masks: drawn with the seed, the same in a notebook as in a fresh process
+        train(model, lm.batch_stream(ids, course_vocab(), batch_size=batch_size, seed=seed), steps=steps, lr=lr,
+              clip_grad_norm=1.0, progress=False)  # fmt: skip
     model.eval()
     seen, valid = corpus.load_split("train")[:sentences], corpus.load_split("valid")[:VALID_SENTENCES]
     train_ppl = lm.evaluate(model, course_vocab(), seen).perplexity

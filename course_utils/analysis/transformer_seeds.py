@@ -9,9 +9,11 @@ another seed (initial weights and batch order). The scores are the notebook's:
 - dropout: training and validation perplexity ÷ the oracle's, and their gap (``train_on_few_sentences``, 300 steps);
 - positions: model NLL − oracle NLL on the long test sentences, at the positions seen in training, the next 5, and
   beyond them up to position 24 (``position_summary``);
-- the GPT (``gpt_lm``, seed 0 shipped): test perplexity, and ÷ the oracle's.
+- the GPT (``gpt_lm``, seed 0 shipped): test perplexity, and ÷ the oracle's;
+- the translator (``transformer_2x128``, seed 0 shipped): notebook 07's scores (``translation_seeds.scores``) and
+  the AER of its best and worst cross-attention head on the test split.
 
-The results live in a small JSON file beside the checkpoints; the command (about 25 minutes on one thread):
+The results live in a small JSON file beside the checkpoints; the command (about 40 minutes on one thread):
 
     OMP_NUM_THREADS=1 python -m course_utils.analysis.transformer_seeds --write
     OMP_NUM_THREADS=1 python -m course_utils.analysis.transformer_seeds --write --only "ablation: no residuals"
@@ -25,11 +27,11 @@ from functools import lru_cache
 
 import torch
 
-from course_utils.analysis import block_ablation
+from course_utils.analysis import block_ablation, translation_analysis, translation_seeds
 from course_utils.analysis.stored_runs import load_runs
 from course_utils.analysis.translation_seeds import SEEDS, run_name, seed_command
 from course_utils.evaluation.lm_probes import OracleLM
-from course_utils.language import corpus
+from course_utils.language import corpus, parallel
 from course_utils.language.grammar import CourseLanguage
 from course_utils.language.vocab import course_vocab
 from course_utils.models import lm
@@ -50,7 +52,8 @@ ABLATIONS = {f"ablation: {name}": kwargs for name, kwargs in block_ablation.vari
 DROPOUT_RUNS = {f"dropout {p}": p for p in DROPOUTS}
 POSITION_RUNS = tuple(tzoo.POSITION_RECIPES)  # positions_learned, positions_sinusoidal, positions_none
 GPT_RUNS = ("gpt_lm",)
-NAMES = (*ABLATIONS, *DROPOUT_RUNS, *POSITION_RUNS, *GPT_RUNS)
+TRANSLATOR_RUNS = tuple(tzoo.TRANSLATION_RECIPES)  # transformer_2x128
+NAMES = (*ABLATIONS, *DROPOUT_RUNS, *POSITION_RUNS, *GPT_RUNS, *TRANSLATOR_RUNS)
 ORDER = tuple(run_name(name, seed) for name in NAMES for seed in SEEDS)
 
 
@@ -114,9 +117,14 @@ def measure(name: str, seed: int) -> dict:
     elif name in GPT_RUNS:
         model, seconds = _shipped_or_trained(name, seed, tzoo.train_lm)
         scores = test_perplexity(model)
+    elif name in TRANSLATOR_RUNS:
+        model, seconds = _shipped_or_trained(name, seed, tzoo.train_translator)
+        heads = translation_analysis.head_aer(model, parallel.load("test"))  # (L, H)
+        scores = {**translation_seeds.scores(model, aer=False), "best head aer": heads.min().item(),
+                  "worst head aer": heads.max().item()}  # fmt: skip
     else:
         raise CourseInputError(f"unknown run {name!r}; the runs are {', '.join(map(repr, NAMES))}")
-    if name not in (*POSITION_RUNS, *GPT_RUNS):
+    if name in (*ABLATIONS, *DROPOUT_RUNS):
         seconds = round(time.perf_counter() - start, 1)
     return {"run": name, "seed": seed, "train_seconds": seconds, "torch_threads": torch.get_num_threads(),
             "scores": {key: None if value is None else round(value, 4) for key, value in scores.items()}}  # fmt: skip

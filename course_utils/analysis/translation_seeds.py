@@ -94,6 +94,34 @@ def stored_comparison(results: dict, a: str, b: str, metric: str, *, higher_is_b
     return first, second, verdict(first, second, labels or (a, b), higher_is_better=higher_is_better)
 
 
+def paired_difference(results: dict, a: str, b: str, metric: str, seeds=SEEDS) -> Spread:
+    """``metric`` of ``a`` minus that of ``b``, seed by seed (each seed's ``a`` against the same seed's ``b``)."""
+    first, second = stored_spread(results, a, metric, seeds), stored_spread(results, b, metric, seeds)
+    return spread(x - y for x, y in zip(first.values, second.values))
+
+
+def spread_table(results: dict, names: dict[str, str], metrics: dict[str, str], *, digits: int = 3,
+                 scale: float = 1.0, header: bool = True, width: int | None = None,
+                 by_run: bool = False) -> str:  # fmt: skip
+    """A table, one row per metric (row label -> metric) and one column per run (column label -> name), or with
+    ``by_run`` one row per run and one column per metric: each cell the mean over the stored seeds and
+    (lowest–highest), the values times ``scale`` (100 for percentages). ``width`` fixes the columns' width, so that
+    tables printed one under the other line up."""
+
+    def cell(name: str, metric: str) -> str:
+        values = stored_spread(results, name, metric)
+        return f"{scale * values.mean:.{digits}f} ({scale * values.low:.{digits}f}–{scale * values.high:.{digits}f})"
+
+    rows, columns = (names, metrics) if by_run else (metrics, names)
+    grid = {row: [cell(*((key, column_key) if by_run else (column_key, key))) for column_key in columns.values()]
+            for row, key in rows.items()}  # fmt: skip
+    width = width or max(len(text) for cells in grid.values() for text in cells) + 2
+    label_width = max(14, max(map(len, rows)) + 2)
+    lines = [" " * label_width + "".join(f"{label:>{width}}" for label in columns)] if header else []
+    lines += [f"{row:{label_width}}" + "".join(f"{text:>{width}}" for text in cells) for row, cells in grid.items()]
+    return "\n".join(lines)
+
+
 def comparison_line(results: dict, a: str, b: str, metric: str, *, higher_is_better: bool = True,
                     labels: tuple[str, str] | None = None, digits: int = 3) -> str:  # fmt: skip
     """One printed comparison: ``a mean (low–high, 3 seeds) | b mean (…) → verdict``."""

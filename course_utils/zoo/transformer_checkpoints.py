@@ -186,12 +186,14 @@ def build_translator(config: dict) -> TransformerTranslator:
                                  bos_id=target_vocab.stoi["<s>"], eos_id=target_vocab.stoi["</s>"], **config)  # fmt: skip
 
 
-def train_translator(name: str, *, steps: int | None = None, progress: bool = True
+def train_translator(name: str, *, steps: int | None = None, progress: bool = True, seed: int | None = None
                      ) -> tuple[TransformerTranslator, object]:  # fmt: skip
-    """Train recipe ``name`` on notebook 07's batches (``steps`` overrides the recipe); return (model, history)."""
-    torch.manual_seed(TRAINING["seed"])
+    """Train recipe ``name`` on notebook 07's batches (``steps`` and ``seed`` override the recipe; the seed sets the
+    initial weights and the batch order); return (model, history)."""
+    training = TRAINING if seed is None else {**TRAINING, "seed": seed}
+    torch.manual_seed(training["seed"])
     model = build_translator(TRANSLATION_RECIPES[_check_name(name)])
-    return model, train_on_passages(model, TRAINING, name=name, steps=steps, progress=progress)
+    return model, train_on_passages(model, training, name=name, steps=steps, progress=progress)
 
 
 def build_translation_checkpoint(name: str, directory: Path | str | None = None) -> dict:

@@ -63,7 +63,7 @@ def test_no_model_generalises_far_beyond_the_training_lengths(table):
         assert all(row[bucket]["exact_match"] < 0.5 for bucket in list(row)[4:])
 
 
-def test_additive_attention_is_close_to_the_true_alignment_and_dot_attention_is_not(models, held_out_pairs):
+def test_additive_attention_is_close_to_the_true_alignment_and_the_shipped_dot_model_is_not(models, held_out_pairs):
     pairs = held_out_pairs[:500]
     aer = {label: analysis.attention_aer(models[label], pairs) for label in ATTENTION}
     assert aer["additive"] <= 0.10
@@ -113,3 +113,85 @@ def test_the_gradient_reaches_the_first_source_word(models):
     for label in ("no attention", "additive"):
         norms = analysis.gradient_by_distance(models[label])
         assert min(norms) > 0 and norms[-1] / max(norms) >= 0.01
+
+
+# ---------------------------------------------------------------- over three seeds (analysis.translation_seeds)
+# Each verdict is seed_spread's rule on the stored runs; the spreads are asserted with it, to the stored 4 decimals.
+
+NAMES = {"no attention": "none_128", "additive": "additive_128", "dot": "dot_128", "general": "general_128"}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    from course_utils.analysis import translation_seeds
+
+    return translation_seeds.load_results()
+
+
+def _compare(runs, a, b, metric, higher_is_better=True):
+    from course_utils.analysis.translation_seeds import stored_comparison
+
+    return stored_comparison(runs, a, b, metric, higher_is_better=higher_is_better, labels=(a, b))
+
+
+def test_every_run_is_stored_with_its_seed(runs):
+    from course_utils.analysis.translation_seeds import ORDER
+
+    assert list(runs["runs"]) == list(ORDER)
+    assert all(row["seed"] == int(name.rsplit(" ", 1)[1]) for name, row in runs["runs"].items())
+
+
+def test_attention_beats_no_attention_in_bleu_beyond_the_spread_in_every_bucket_but_one(runs):
+    buckets = [key.split(" ", 1)[1] for key in runs["runs"]["none_128 seed 0"]["scores"] if key.startswith("bleu ")]
+    lost = [(label, bucket) for label in ATTENTION for bucket in buckets
+            if _compare(runs, NAMES[label], "none_128", f"bleu {bucket}")[2] != f"{NAMES[label]} better"]  # fmt: skip
+    assert lost == [("general", "36–42")]
+    general, plain, _ = _compare(runs, "general_128", "none_128", "bleu 36–42")
+    assert (general.low, general.high) == pytest.approx((13.3034, 26.3849)) and plain.high == pytest.approx(6.1845)
+
+
+def test_within_the_training_lengths_the_three_attentions_are_within_noise(runs):
+    for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
+        first, second, said = _compare(runs, NAMES[a], NAMES[b], "test exact_match")
+        assert said == "within noise", (a, b)
+        assert min(first.low, second.low) >= 0.97  # nearly every passage, in every seed
+
+
+def test_without_attention_the_passives_do_better_than_the_actives_in_three_seeds(runs):
+    from course_utils.analysis.seed_spread import verdict
+    from course_utils.analysis.translation_seeds import stored_spread
+
+    passive, active = (stored_spread(runs, "none_128", voice) for voice in ("passive", "active"))
+    assert verdict(passive, active, ("passive", "active"), higher_is_better=True) == "passive better"
+    assert (round(passive.mean, 4), round(active.mean, 4)) == (0.3787, 0.2287)
+    assert all(stored_spread(runs, NAMES[label], "passive").low >= 0.998 for label in ATTENTION)
+
+
+def test_additive_gets_more_actives_right_than_dot_and_general_which_are_within_noise(runs):
+    assert _compare(runs, "additive_128", "dot_128", "active")[2] == "additive_128 better"
+    assert _compare(runs, "additive_128", "general_128", "active")[2] == "additive_128 better"
+    dot, general, said = _compare(runs, "dot_128", "general_128", "active")
+    assert said == "within noise" and (dot.range, general.range) == pytest.approx((0.016, 0.042))
+
+
+def test_additive_aligns_in_every_seed_and_dot_attentions_alignment_depends_on_the_seed(runs):
+    additive, dot, said = _compare(runs, "additive_128", "dot_128", "aer", higher_is_better=False)
+    assert additive.high <= 0.10 and said == "within noise"
+    assert (dot.low, dot.high) == pytest.approx((0.0778, 0.5051))
+    assert _compare(runs, "additive_128", "general_128", "aer", higher_is_better=False)[2] == "additive_128 better"
+
+
+def test_the_bottleneck_over_three_seeds(runs):
+    from course_utils.analysis.seed_spread import verdict
+    from course_utils.analysis.translation_seeds import paired_difference
+
+    small, large = zoo.HIDDEN_SIZES[0], zoo.HIDDEN_SIZES[-1]
+    for hidden in zoo.HIDDEN_SIZES[1:]:  # dot beats no attention beyond the spread from H = 64 on
+        said = _compare(runs, zoo.model_name("dot", hidden), zoo.model_name(None, hidden), "test exact_match")[2]
+        assert said == f"dot_{hidden} better"
+    dot, plain, said = _compare(runs, f"dot_{small}", f"none_{small}", "test exact_match")
+    assert said == "within noise" and (dot.low, dot.high) == pytest.approx((0.0865, 0.48))
+    assert _compare(runs, f"none_{large}", "dot_128", "test exact_match")[2] == "dot_128 better"
+    gains = [paired_difference(runs, zoo.model_name(kind, large), zoo.model_name(kind, small), "test exact_match")
+             for kind in (None, "dot")]  # fmt: skip
+    assert verdict(*gains) == "within noise" and gains[1].range == pytest.approx(0.408)
