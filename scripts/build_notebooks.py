@@ -39,8 +39,11 @@ THIRD_PARTY_JS = (BERTVIZ_MARKER, "https://d3js.org", "jQuery JavaScript Library
 VIEW_NOTE = "(bertviz view: not stored in the file; run this cell to see it.)"
 
 
+CELL_MARKERS = ("# %%", "# %% [markdown]")  # alone on their line: text after one would be dropped
+
+
 def parse_cells(text: str) -> list[nbformat.NotebookNode]:
-    """Split a percent-format source into notebook cells."""
+    """Split a percent-format source into notebook cells; a marker line holds the marker only."""
     cells, kind, lines = [], None, []
 
     def flush():
@@ -53,8 +56,10 @@ def parse_cells(text: str) -> list[nbformat.NotebookNode]:
         elif body:
             cells.append(nbformat.v4.new_code_cell(body))
 
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         if line.startswith("# %%"):
+            if line.rstrip() not in CELL_MARKERS:
+                raise ValueError(f"line {number}: text after a cell marker would be lost: {line!r}")
             flush()
             kind, lines = ("markdown" if "[markdown]" in line else "code"), []
         else:

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from build_notebooks import build  # noqa: E402
+from build_notebooks import build, parse_cells  # noqa: E402
 
 from course_utils.colab import REPO_URL, colab_badge, setup_cell_source  # noqa: E402
 
@@ -29,6 +29,13 @@ def text(cell) -> str:
 def test_there_are_notebooks():
     assert len(SOURCES) >= 3
     assert sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")) == SOURCE_IDS
+
+
+def test_text_on_a_cell_marker_line_is_refused_not_dropped():
+    """Prose written on the ``# %% [markdown]`` line itself used to vanish from the built notebook."""
+    assert [c.source for c in parse_cells("# %% [markdown]\n# Kept.\n# %%\nx = 1")] == ["Kept.", "x = 1"]
+    with pytest.raises(ValueError, match="line 1: text after a cell marker"):
+        parse_cells("# %% [markdown] Lost first line.\n# rest")
 
 
 @pytest.mark.parametrize("stem", SOURCE_IDS)
