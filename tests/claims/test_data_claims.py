@@ -1,5 +1,7 @@
 """More data or a bigger model? The streamed models (fresh sentences, none seen twice) against the same models trained
-on the 60,000-sentence split, on the test split, asserted on the shipped checkpoints.
+on the 60,000-sentence split, on the test split, asserted on the shipped checkpoints. And notebook 08's comparisons
+over three seeds (``analysis.transformer_seeds``): positions, the block ablation, dropout, the GPT against 06's RNNs,
+the transformer translator against 07's GRUs.
 
 Measured on them (2026-11-26, this 2-core Xeon, one thread), test perplexity ÷ the oracle's:
 gpt_lm 1.0242 (4,500 steps on the split) against gpt_stream 1.0145 (9,000 steps of 64 fresh sentences, 496 s);
@@ -89,3 +91,96 @@ def test_the_stored_runs_can_be_trained_again(stored_runs):
 
     again = data_or_model.short_run("4x256 split 4500", steps=5)
     assert max(abs(a - b) for a, b in zip(again["shipped"], again["again"])) < 0.01
+
+
+# ---------------------------------------------------------------- notebook 08 over three seeds (analysis.transformer_seeds)
+# Each verdict is seed_spread's rule on the stored runs; the spreads are asserted with it, to the stored 4 decimals.
+
+
+@pytest.fixture(scope="module")
+def seed_runs() -> dict:
+    from course_utils.analysis import transformer_seeds
+
+    return transformer_seeds.load_results()
+
+
+def _said(runs, a, b, metric, higher_is_better=False):
+    from course_utils.analysis.translation_seeds import stored_comparison
+
+    return stored_comparison(runs, a, b, metric, higher_is_better=higher_is_better, labels=(a, b))
+
+
+def test_no_positions_extrapolate_best_and_sinusoids_worst(seed_runs):
+    names = {kind: f"positions_{kind}" for kind in ("learned", "sinusoidal", "none")}
+    for better, worse in (("learned", "sinusoidal"), ("none", "sinusoidal"), ("none", "learned")):
+        assert _said(seed_runs, names[better], names[worse], "unseen")[2] == f"{names[better]} better"
+    sinusoidal, learned, _ = _said(seed_runs, names["sinusoidal"], names["learned"], "unseen")
+    assert (sinusoidal.low, learned.high) == pytest.approx((1.9543, 1.1424))
+    from course_utils.analysis.translation_seeds import stored_spread
+
+    assert all(stored_spread(seed_runs, name, "seen").high < 0.25 for name in names.values())
+
+
+def test_the_block_ablation_over_three_seeds(seed_runs):
+    gpt2 = "ablation: pre-LN + residuals (GPT-2)"
+    no_residuals, base, said = _said(seed_runs, "ablation: no residuals", gpt2, "valid_ratio")
+    assert said == f"{gpt2} better" and no_residuals.low > 5 * base.high
+    no_norm, _, said = _said(seed_runs, "ablation: no LayerNorm", gpt2, "valid_ratio")
+    assert said == "ablation: no LayerNorm better" and no_norm.range == pytest.approx(0.0909)
+    post, _, said = _said(seed_runs, "ablation: post-LN (the paper)", gpt2, "valid_ratio")
+    assert said == "ablation: post-LN (the paper) better" and (post.mean, post.range) == pytest.approx((3.2874, 0.1082))
+    warm, post, said = _said(seed_runs, "ablation: post-LN + warm-up", "ablation: post-LN (the paper)", "valid_ratio")
+    assert said == "ablation: post-LN (the paper) better" and warm.range == pytest.approx(0.2873)
+
+
+def test_without_residuals_the_first_block_gets_more_gradient_and_a_smaller_signal(seed_runs):
+    gpt2 = "ablation: pre-LN + residuals (GPT-2)"
+    gradient, base_gradient, said = _said(seed_runs, "ablation: no residuals", gpt2, "first_layer_gradient", True)
+    assert said == "ablation: no residuals better" and gradient.low > 5 * base_gradient.high  # larger, not vanishing
+    signal, base_signal, _ = _said(seed_runs, "ablation: no residuals", gpt2, "block_input_std")
+    assert signal.high < 0.25 < 1.3 < base_signal.low
+
+
+def test_each_step_up_in_dropout_narrows_the_gap(seed_runs):
+    assert _said(seed_runs, "dropout 0.1", "dropout 0.0", "gap")[2] == "dropout 0.1 better"
+    narrower, wider, said = _said(seed_runs, "dropout 0.3", "dropout 0.1", "gap")
+    assert said == "dropout 0.3 better" and (narrower.high, wider.low) == pytest.approx((1.4568, 2.046))
+    assert _said(seed_runs, "dropout 0.3", "dropout 0.1", "valid_ratio")[2] == "within noise"
+
+
+def test_the_gpt_beats_the_gru_and_the_lstm_on_the_split_in_three_seeds(seed_runs):
+    from course_utils.analysis import lm_seeds
+    from course_utils.analysis.seed_spread import verdict
+    from course_utils.analysis.translation_seeds import stored_spread
+
+    gpt = stored_spread(seed_runs, "gpt_lm", "test_perplexity")
+    for name in ("gru_lm", "lstm_lm"):
+        assert verdict(gpt, lm_seeds.seed_spread(name, "perplexity"), ("GPT", name)) == "GPT better"
+    ratio = stored_spread(seed_runs, "gpt_lm", "test_ratio")
+    assert ratio.range == pytest.approx(0.0011)
+
+
+def test_the_bigger_model_gains_less_than_the_gpts_own_spread(stored_runs, seed_runs):
+    from course_utils.analysis.translation_seeds import stored_spread
+
+    ratio = stored_spread(seed_runs, "gpt_lm", "test_ratio")
+    gain = {name: stored_runs["2x64 split 4500"]["test_ratio"] - stored_runs[name]["test_ratio"]
+            for name in ("4x256 split 4500", "2x64 stream 4500")}  # fmt: skip
+    assert gain["4x256 split 4500"] < ratio.range < 3 * ratio.range < gain["2x64 stream 4500"]
+
+
+def test_the_transformer_translator_against_07s_grus_over_three_seeds(seed_runs):
+    from course_utils.analysis import translation_seeds
+    from course_utils.analysis.seed_spread import verdict
+    from course_utils.analysis.translation_seeds import stored_spread
+
+    both = {"runs": {**translation_seeds.load_results()["runs"], **seed_runs["runs"]}}
+    for gru in ("additive_128", "dot_128"):  # fewer passages entirely right at 15–21 words than either GRU
+        assert _said(both, gru, "transformer_2x128", "exact_match 15–21", True)[2] == f"{gru} better"
+    assert _said(both, "transformer_2x128", "dot_128", "test exact_match", True)[2] == "within noise"
+    assert _said(both, "transformer_2x128", "additive_128", "bleu 22–28", True)[2] == "transformer_2x128 better"
+    assert _said(both, "transformer_2x128", "additive_128", "bleu 15–21", True)[2] == "within noise"
+    best, worst = (stored_spread(both, "transformer_2x128", m) for m in ("best head aer", "worst head aer"))
+    for gru in ("additive_128", "dot_128"):
+        assert verdict(best, stored_spread(both, gru, "aer")) == "within noise"
+    assert best.high < 0.12 < 0.23 < worst.low
