@@ -672,8 +672,8 @@ plt.show()
 for band in (0.1, 0.5):
     near = sum(abs(x - typical.entropy_rate) <= band for x in per_token) / len(per_token)
     print(f"sentences within ±{band} nats/token of the entropy rate: {near:.0%}")
-print(f"sentences below the mode's {-mode.logprob_per_token:.2f} nats/token: "
-      f"{sum(x <= -mode.logprob_per_token for x in per_token) / len(per_token):.1%}")
+cheap = [x <= -mode.logprob_per_token + 1e-9 for x in per_token]  # 1e-9: the two tied modes differ in the last digit
+print(f"sentences at or below the mode's {-mode.logprob_per_token:.2f} nats/token: {sum(cheap) / len(cheap):.1%}")
 print(f"nats/token per sentence: mean {statistics.fmean(per_token):.2f}, median {statistics.median(per_token):.2f}, "
       f"sd {statistics.stdev(per_token):.2f}")
 
@@ -681,10 +681,9 @@ print(f"nats/token per sentence: mean {statistics.fmean(per_token):.2f}, median 
 # Two sentences tie for the most probable, "the hunter …" and "the hunters …", at p = 0.0073 and 0.49 nats per token
 # each: the language has no single mode, and the table lists tied sentences by their text. Call either one *the mode*.
 # The language spends 1.73 nats per token (its entropy rate), the median sentence is 1,962 times less probable than
-# the mode, and of 20,000 sampled sentences none but the two modes spends as few nats per token. (The line "below the
-# mode's 0.49 nats/token: 0.8%" under the plots counts the samples of "the hunters …"; the samples of "the hunter …",
-# the 0.70 % printed above the plots, fall outside its ≤ by a rounding error in the last digit, so the share of
-# sentences that cheap is the sum of the two.) So the slide's "the most probable, which is the most typical" is half
+# the mode, and of 20,000 sampled sentences none but the two modes spends as few nats per token: the share "at or
+# below the mode's 0.49 nats/token" under the plots is the samples of "the hunter …" and of "the hunters …" together
+# (compared to 9 digits, since the two log-probabilities may differ in the last one). So the slide's "the most probable, which is the most typical" is half
 # right: beam search does find very probable text, and very probable text is **not** typical. Per sentence, the mode
 # is only about one standard deviation above the mean log-probability (the left plot); per token it is far below what
 # nearly every sentence of the language spends (the right plot). Information theory's *typical set* (Cover & Thomas,
