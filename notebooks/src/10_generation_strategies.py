@@ -447,11 +447,10 @@ plt.show()
 
 # %% [markdown]
 # Without the cache every step re-reads the whole sequence, so a token costs more the longer the sequence; with it
-# each step reads one new token against cached keys and values. On this 2-layer, 64-wide model the fixed cost of a
-# step dominates, and one timing run cannot show the difference: in the stored plot the two curves cross and jump from
-# point to point, and the cache is not faster at every length: at a millisecond or two per token, one run's timings
-# are as noisy as the effect. On the course's machine BENCHMARKS.md's table, best of 10, has the cache about 1.5×
-# faster per token at 120 tokens. The first lines of the cell time our loops against `generate()`'s; in the stored run
+# each step reads one new token against cached keys and values, so the gap should grow with the length. On this
+# 2-layer, 64-wide model the fixed cost of a step dominates, and a single timing run is noisy at a millisecond or less
+# per token: on a busy machine the two curves can cross at short lengths, so read the plot's trend, not one point.
+# BENCHMARKS.md's table, best of 10 on the course's machine, has the cache about 1.5× faster per token at 120 tokens. The first lines of the cell time our loops against `generate()`'s; in the stored run
 # ours are not slower (ratios below 1), which is all such a timing can say. On GPT-2-sized models and long contexts
 # the cache is what makes generation affordable.
 
