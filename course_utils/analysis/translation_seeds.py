@@ -10,7 +10,8 @@ JSON file beside the checkpoints; the command:
     OMP_NUM_THREADS=1 python -m course_utils.analysis.translation_seeds --write              # every run
     OMP_NUM_THREADS=1 python -m course_utils.analysis.translation_seeds --write --only dot_128
 
-Read the spreads with ``stored_comparison`` (``seed_spread``'s rule): a gap counts only where it exceeds the larger range.
+Read the spreads with ``stored_comparison`` (``seed_spread``'s rule): a gap counts only where it exceeds the larger
+range.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def spread_table(results: dict, names: dict[str, str], metrics: dict[str, str], 
     rows, columns = (names, metrics) if by_run else (metrics, names)
     grid = {row: [cell(*((key, column_key) if by_run else (column_key, key))) for column_key in columns.values()]
             for row, key in rows.items()}  # fmt: skip
-    width = width or max(len(text) for cells in grid.values() for text in cells) + 2
+    width = width or max(len(text) for text in [*columns, *(text for cells in grid.values() for text in cells)]) + 2
     label_width = max(14, max(map(len, rows)) + 2)
     lines = [" " * label_width + "".join(f"{label:>{width}}" for label in columns)] if header else []
     lines += [f"{row:{label_width}}" + "".join(f"{text:>{width}}" for text in cells) for row, cells in grid.items()]
