@@ -547,8 +547,8 @@ for name, against, labels in ((ablated["no residuals"], gpt2, ("no residuals", "
 #   multiplies the gradient flowing back through it by about five. What the residuals give, on a plausible reading
 #   this notebook does not measure, is a path for the input itself: without them each token's embedding must survive
 #   twelve sub-layers that start as random maps.
-# - **Without LayerNorm** the gradient is larger too (nothing rescales the signal), and the model ends *closer* to
-#   the oracle than the GPT-2 block, by more than the spread.
+# - **Without LayerNorm** the first-block gradient is larger too (why, this notebook does not measure), and the
+#   model ends *closer* to the oracle than the GPT-2 block, by more than the spread.
 # - **Post-LN against pre-LN**: post-LN ends a little closer, by a little more than the spread.
 # - **Warm-up** makes the post-LN model worse, by more than the spread: it spends a quarter of the 150 steps at a
 #   lower learning rate and does not catch up.
