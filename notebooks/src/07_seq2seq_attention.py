@@ -81,8 +81,8 @@ show_alignment("kayla kicked the ball .")
 
 # %% [markdown]
 # Tarevi keeps the voice: the passive stays a passive, and both voices move words. The slide's "long distance
-# dependency" is there too: the agent "kayla", last in English, is target 2 in Tarevi, the third word after "ko
-# gefe" (the ball), and "was", the third English word, comes last.
+# dependency" is there too: the agent "kayla", last in English, is target 2 in Tarevi, the third word, right after
+# "ko gefe" (the ball); and "was", the third English word, comes last.
 #
 # **The corpus** (`data/translation/`, made by `python -m course_utils.language.parallel`; its datasheet has
 # every number). A *passage* is one or more clauses of the translatable fragment given as one input, so that the
