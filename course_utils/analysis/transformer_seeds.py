@@ -13,7 +13,7 @@ another seed (initial weights and batch order). The scores are the notebook's:
 - the translator (``transformer_2x128``, seed 0 shipped): notebook 07's scores (``translation_seeds.scores``) and
   the AER of its best and worst cross-attention head on the test split.
 
-The results live in a small JSON file beside the checkpoints; the command (about 40 minutes on one thread):
+The results live in a small JSON file beside the checkpoints; the command (about 15 minutes on one thread):
 
     OMP_NUM_THREADS=1 python -m course_utils.analysis.transformer_seeds --write
     OMP_NUM_THREADS=1 python -m course_utils.analysis.transformer_seeds --write --only "ablation: no residuals"

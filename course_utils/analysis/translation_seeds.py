@@ -7,7 +7,7 @@ each length bucket, exact match on the 500 events of each voice and on the unsee
 error rate (AER) of the attention on the test split. The runs take minutes each, so their results live in a small
 JSON file beside the checkpoints; the command:
 
-    OMP_NUM_THREADS=1 python -m course_utils.analysis.translation_seeds --write              # every run
+    OMP_NUM_THREADS=1 python -m course_utils.analysis.translation_seeds --write              # every run, ~30 minutes
     OMP_NUM_THREADS=1 python -m course_utils.analysis.translation_seeds --write --only dot_128
 
 Read the spreads with ``stored_comparison`` (``seed_spread``'s rule): a gap counts only where it exceeds the larger
