@@ -48,6 +48,15 @@ TERMS = {
     "teacher forcing": ("05", "Teacher forcing, and the loss averaged over time steps", r"\bteacher forcing\b"),
     "cosine learning-rate schedule": ("05", "A short training run", r"\bcosine (learning|schedule|decay)"),
     "GRU": ("06", "1. Why another cell?", r"\bGRUs?\b"),
+    "brevity penalty": ("07", "5. Scoring translations: BLEU, exact match, token accuracy", r"\bbrevity penalty\b"),
+    "alignment error rate": (
+        "07",
+        '9. Claim: attention "allows us to visualize the contribution each word gave"',
+        r"\balignment error rate\b",
+    ),  # fmt: skip
+    "residual connection": ("08", "7. The encoder block", r"\bresidual connections?\b"),
+    "LayerNorm": ("08", "7. The encoder block", r"\bLayerNorm\b"),
+    "warm-up": ("08", "7. The encoder block", r"\bwarm-up\b"),
     "pooler": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bpooler\b"),
     "warpers": ("10", "5. Parity with Hugging Face `generate()` *(optional)*", r"\bwarpers?\b"),
     "entropy rate": ("10", "7. Every strategy, judged by the oracle", r"\bentropy rates?\b"),
