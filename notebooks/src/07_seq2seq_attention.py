@@ -81,8 +81,8 @@ show_alignment("kayla kicked the ball .")
 
 # %% [markdown]
 # Tarevi keeps the voice: the passive stays a passive, and both voices move words. The slide's "long distance
-# dependency" is there too: the agent "kayla", last in English, is target 2 in Tarevi, the third word, right after
-# "ko gefe" (the ball); and "was", the third English word, comes last.
+# dependency" is there too: the agent "kayla", the last word before the full stop in English (source 5), is target 2
+# in Tarevi, the third word, right after "ko gefe" (the ball); and "was", the third English word, comes last.
 #
 # **The corpus** (`data/translation/`, made by `python -m course_utils.language.parallel`; its datasheet has
 # every number). A *passage* is one or more clauses of the translatable fragment given as one input, so that the
@@ -227,8 +227,8 @@ print(f"padding gets weight exactly 0: {bool((weights[~key_mask[:, None, :].expa
 # %% [markdown]
 # **One step at a time.** Training runs the decoder over the whole reference at once; decoding cannot, because it
 # reads its own previous word. `Seq2Seq.step` is the same model one step at a time, written from scratch
-# (`rnn.gru_step` from the GRU's equations, and `attend`). Greedy decoding here, and beam search in notebook 10,
-# use it: `start(source)` gives a decoder state, `step(state, previous words)` the next word's log-probabilities.
+# (`rnn.gru_step` from the GRU's equations, and `attend`). Greedy decoding (section 4) and beam search (notebook
+# 10) use it: `start(source)` gives a decoder state, `step(state, previous words)` the next word's log-probabilities.
 # Fed the reference, the loop must reproduce the batched model exactly:
 
 # %%
@@ -443,16 +443,16 @@ for label, norms in gradients.items():
     print(f"{label:13} the first source word gets a gradient ≥ 1% of the largest: {norms[-1] / max(norms) >= 0.01}")
 
 # %% [markdown]
-# Both models send gradient to the first word: training does update "all the way to the beginning". The paths
-# differ, and so does the spread. Without attention the only road from the loss to the source is the encoder's final
-# state and back through every encoder step. Every word but the final "." gets a sizeable share, and among them the
-# first word, at the end of the longest road, gets the least (the printed row, read left to right): the fading with
-# distance that notebook 05 measured in an RNN LM, still mild at 12 words. With attention each decoder step also has
-# a direct road to each encoder state, and the gradient is concentrated on a few words. Which words, and why, this
-# notebook does not measure. A plausible guess: the loss is nearly zero, so gradient flows only where it is not yet
-# zero, at the few words whose translation the model still gets slightly wrong. (The raw sizes are not comparable:
-# the attention model's loss is nearly zero, so all its gradients are small. The plot divides each model's by its
-# largest.)
+# Both models (the shipped ones, seed 0: one model each) send gradient to the first word: training does update "all
+# the way to the beginning". The paths differ, and so does the spread. Without attention the only road from the loss
+# to the source is the encoder's final state and back through every encoder step. Every word but the final "." gets a
+# sizeable share, and among them the first word, at the end of the longest road, gets the least (the printed row, read
+# left to right): the fading with distance that notebook 05 measured in an RNN LM, still mild at 12 words. With
+# attention each decoder step also has a direct road to each encoder state, and the gradient is concentrated on a few
+# words. Which words, and why, this notebook does not measure. A plausible guess: the loss is nearly zero, so gradient
+# flows only where it is not yet zero, at the few words whose translation the model still gets slightly wrong. (The
+# raw sizes are not comparable: the attention model's loss is nearly zero, so all its gradients are small. The plot
+# divides each model's by its largest.)
 #
 # ## 8. Claim: "the entire meaning … packed into this one embedding"
 #
@@ -506,14 +506,14 @@ print(f"gain from H = {sizes[0]} to {sizes[-1]}: no attention {gains['no attenti
 # A bigger vector helps the model without attention a lot, in every seed, and at 256 numbers it is still behind
 # attention with half the state, by more than the spread: the one vector is the bottleneck. Whether the bigger vector
 # helps it *more* than it helps the dot model is not settled by three seeds: the gains are within noise, because the
-# dot model itself depends on the seed when its state is small. At H = 32 its exact match runs from 8.6 % to
-# 48.0 %, so wide that dot against no attention at that size is within noise too. Attention does not make capacity
-# free: with 32 or 64 numbers the dot model fails often, and how often is a matter of the seed.
+# dot model itself depends on the seed when its state is small. At H = 32 its exact match runs from 8.6 % to 48.0 %,
+# so wide that dot against no attention at that size is within noise too. Attention does not make capacity free: with
+# 32 or 64 numbers the dot model's exact match is a matter of the seed (8.6–48.0 % and 62.2–96.8 %).
 
 # %% [markdown]
 # **The passive challenge.** The slide's "The ball was kicked by kayla." should be hard for one vector: the word
-# needed third in Tarevi ("kayla", target 2) comes last in English, and the third English word ("was") goes last.
-# `voice.jsonl` has 500 events in both voices; the table gives the exact match of each voice:
+# needed third in Tarevi ("kayla", target 2) is the last word before the full stop in English, and the third English
+# word ("was") goes last. `voice.jsonl` has 500 events in both voices; the table gives the exact match of each voice:
 
 # %%
 voices = analysis.voice_table(models)
@@ -551,15 +551,15 @@ for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
     print("   ", seeds.comparison_line(runs, main_names[a], main_names[b], "active", labels=(a, b)))
 
 # %% [markdown]
-# > **Slide check.** The slide (CSE538, "Encoder-Decoder") names "The ball was kicked by kayla." as the challenge,
-# > "a long distance dependency when translating". In fact, measured here, no model finds the passive harder than
-# > the active, in any seed: with attention at most one passive in 500 is wrong, and without attention the passives
-# > do better than the actives, by more than the spread. What the actives have is a word with two readings: "the man
-# > cut the loaves" is past (a singular subject would need "cuts"), "the men cut the loaves" is present, and Tarevi
-# > marks the past with a suffix. Only the subject's number, several words back, tells them apart, and that is where
-# > the shipped attention models' few errors are. Additive attention gets more of the actives right than dot and
-# > general attention, by more than the spread; dot against general is within noise. Long-distance dependencies are
-# > hard; which ones depends on the languages.
+# > **Slide check.** The slide (CSE538, "Encoder-Decoder") names "The ball was kicked by kayla." as the challenge, "a
+# > long distance dependency when translating". In fact, measured here, no model finds the passive harder than the
+# > active, in any seed: with attention at most one passive in 500 is wrong, and without attention the passives do
+# > better than the actives, by more than the spread. What the actives have is a word with two readings: "the man cut
+# > the loaves" is past (a singular subject would need "cuts"), "the men cut the loaves" is present, and Tarevi marks
+# > the past with a suffix. Only the subject's number tells them apart, and in Tarevi the verb comes last, after the
+# > object. That is where at least 90 % of the shipped attention models' errors on the actives are. Additive attention
+# > gets more of the actives right than dot and general attention, by more than the spread; dot against general is
+# > within noise. Long-distance dependencies are hard; which ones depends on the languages.
 
 # %% [markdown]
 # **Unseen combinations.** A tenth of the (verb, object) pairs never occur in training ("the bread was eaten by
@@ -646,17 +646,17 @@ for a, b in (("additive", "dot"), ("additive", "general"), ("general", "dot")):
 print(f"additive attention's AER ≤ 0.10 in every seed: {seeds.stored_spread(runs, 'additive_128', 'aer').high <= 0.10}")
 
 # %% [markdown]
-# > **Slide check.** The slide (CS109B, "seq2seq + Attention") says attention "allows us to visualize the
-# > contribution each word gave during each step of the decoder". In fact the weights show *which encoder states*
-# > the decoder read, and an encoder state is not a word: the encoder reads left to right, so h_j also carries the
-# > words before j. The shipped dot model translates as well as the additive one, yet its argmax often lands a word
-# > or two *after* the true source word, on a state that still remembers it. Additive attention, with weights of its
-# > own to learn where to look, comes close to the true alignment on this language in all three seeds, within the
-# > lengths it trained on; beyond them every shipped model's alignment drifts, even fed the reference. Dot
-# > attention's alignment depends on the seed: its three AERs run from 0.078 to 0.505, so that one dot model's
-# > heatmap is nearly an alignment and another's is not, at the same translation quality. By the noise rule, dot
-# > against additive is within noise; additive against general is not. Attention is a picture of one model's
-# > reading, not by itself a measurement of each word's contribution (Jain & Wallace 2019).
+# > **Slide check.** The slide (CS109B, "seq2seq + Attention") says attention "allows us to visualize the contribution
+# > each word gave during each step of the decoder". In fact the weights show *which encoder states* the decoder read,
+# > and an encoder state is not a word: the encoder reads left to right, so h_j also carries the words before j. The
+# > shipped dot model translates as well as the additive one (within noise over three seeds), yet its argmax often
+# > lands *after* the true source word (for 25.4 % of the target words, against 12.7 % before it), on a state that
+# > still carries that word. Additive attention comes close to the true alignment on this language in all three seeds,
+# > within the lengths it trained on; beyond them every shipped model's alignment drifts, even fed the reference. Dot
+# > attention's alignment depends on the seed: its three AERs run from 0.078 to 0.505, so that one dot model's heatmap
+# > is nearly an alignment and another's is not, at the same translation quality. By the noise rule, dot against
+# > additive is within noise; additive against general is not. Attention is a picture of one model's reading, not by
+# > itself a measurement of each word's contribution (Jain & Wallace 2019).
 #
 # ## 10. Cost *(optional)*
 #
@@ -674,12 +674,11 @@ for label, model in models.items():
     print(f"{label:13} training step {step_ms:6.1f} ms   greedy decoding {speed:8,.0f} tokens/s")
 
 # %% [markdown]
-# These times are not checked: they vary from machine to machine, and from run to run on a shared machine. What they
-# do show is that none of the four is expensive at this size: a training step of 64 passages in well under a tenth
-# of a second, and greedy decoding at thousands of tokens per second or more, on one machine. Their order is not a
-# finding. It need not follow the count per score at this size, since the attention is only part of a step (the two
-# GRUs, the embeddings and the output layer are the rest), and two runs on the same machine can rank the four models
-# differently. BENCHMARKS.md has one measurement on the course's machine.
+# These times are not checked: they vary from machine to machine, and from run to run on a shared machine. Read them
+# for their size on the machine that ran the cell, not for their order, which is not a finding: it need not follow the
+# count per score at this size, since the attention is only part of a step (the two GRUs, the embeddings and the
+# output layer are the rest), and two runs on the same machine can rank the four models differently. BENCHMARKS.md has
+# one measurement on the course's machine.
 
 # %% [markdown]
 # ## 11. Widget: the translation, step by step
@@ -814,8 +813,9 @@ _ = check_aer(attention_aer)
 #   train on long sentences.
 # - BLEU from its definition matches sacrebleu; on a language with one right translation, exact match and token
 #   accuracy are sharper.
-# - The attention heatmap is close to the true alignment for additive attention in every seed. For dot attention,
-#   which translates as well, it is off by a word or two in the shipped model and its AER depends on the seed:
+# - Within the training lengths the attention heatmap is close to the true alignment for additive attention in
+#   every seed. For dot attention, which translates as well, the shipped model's argmax often lands on a later
+#   word, and its AER depends on the seed:
 #   weights show which states one trained model read, not what each word did.
 #
 # ## References
