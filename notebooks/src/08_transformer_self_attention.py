@@ -539,14 +539,14 @@ for name, against, labels in ((ablated["no residuals"], gpt2, ("no residuals", "
 # %% [markdown]
 # What the rows say, each gap read with the noise rule:
 #
-# - **Without residual connections** the model ends more than five times further from the oracle, in every seed:
-#   the residuals are what let six layers train in this budget. Not because the gradient vanishes without them: the
-#   gradient reaching the first block is *larger* without them, and the "signal std" column says why. Without the
-#   "+", what enters each block is the previous sub-layer's output alone, whose standard deviation at the start is
-#   about 0.2, against about 1.4 for the residual stream. Each LayerNorm divides by that standard deviation, and so
-#   multiplies the gradient flowing back through it by about five. What the residuals give, on a plausible reading
-#   this notebook does not measure, is a path for the input itself: without them each token's embedding must survive
-#   twelve sub-layers that start as random maps.
+# - **Without residual connections** the model ends more than five times further from the oracle, in every seed: the
+#   residuals are what let six layers train in this budget. Not because the gradient vanishes without them: the
+#   gradient reaching the first block is *larger* without them, and the "signal std" column says why. Without the "+",
+#   what enters each block is the previous sub-layer's output alone, whose standard deviation at the start is about
+#   0.2, against about 1.4 for the residual stream (the x that the "+" carries from block to block). Each LayerNorm
+#   divides by that standard deviation, and so multiplies the gradient flowing back through it by about five. What the
+#   residuals give, on a plausible reading this notebook does not measure, is a path for the input itself: without
+#   them each token's embedding must survive twelve sub-layers that start as random maps.
 # - **Without LayerNorm** the first-block gradient is larger too (why, this notebook does not measure), and the
 #   model ends *closer* to the oracle than the GPT-2 block, by more than the spread.
 # - **Post-LN against pre-LN**: post-LN ends a little closer, by a little more than the spread.
@@ -602,8 +602,8 @@ for higher, lower in zip(list(rates)[1:], rates):
 # Without dropout the model learns its 1,000 sentences by heart, in every seed: its training perplexity falls below
 # the oracle's, and on new sentences it is many times worse than the truth. Each step up in dropout narrows the gap,
 # by more than the spread: dropout trades some fit on the training sentences for generalisation. On the validation
-# sentences alone, p = 0.1 beats no dropout by more than the spread, but p = 0.3 against p = 0.1 is within noise
-# after these 300 steps; how much p is right depends on how long training runs. Section 10's GPT makes 4.8 passes
+# sentences alone, p = 0.1 beats no dropout by more than the spread, but p = 0.3 against p = 0.1 is within noise after
+# these 300 steps; how much p is right depends on how long training runs. Section 10's GPT makes about five passes
 # over all 60,000 sentences and trains without dropout: the last line of the first dropout table shows its gap, on the
 # same sentences, close to 1. With that much data there is little to memorise, and so little for dropout to prevent.
 #
@@ -763,13 +763,13 @@ for gru in ("GRU + additive", "GRU + dot"):
 # Within the training lengths the transformer translates nearly every passage, in every seed (at least 98.8 % exact
 # match in each bucket). The additive GRU gets a little more right, by less than a point of exact match but by more
 # than the spread; against the dot GRU the gaps are within noise. Beyond the training lengths it fails like them: all
-# three stop writing near the longest passage they were trained on (14 words), whatever the source's length. The
-# mean output lengths show it against the references', so BLEU's brevity penalty does most of the damage. The
-# transformer gets fewer passages entirely right at 15–21 words than either GRU, by more than the spread. Its BLEU is
-# higher in some long buckets (22–28 words against the additive GRU; 15–21 and 29–35 against the dot GRU) and within
-# noise in the others: no order of the three by BLEU beyond the training lengths holds in every bucket. Attention
-# over positions it has never seen, through sinusoids it has never seen (section 6), does not give it lengths for
-# free.
+# three stop writing near the longest passage they were trained on (14 words), whatever the source's length. The mean
+# output lengths show it against the references', so BLEU's brevity penalty, exp(1 − r/c) (notebook 07, section 5), is
+# far below 1 there and accounts for much of the low BLEU. The transformer gets fewer passages entirely right at 15–21
+# words than either GRU, by more than the spread. Its BLEU is higher in some long buckets (22–28 words against the
+# additive GRU; 15–21 and 29–35 against the dot GRU) and within noise in the others: no order of the three by BLEU
+# beyond the training lengths holds in every bucket. Attention over positions it has never seen, through sinusoids it
+# has never seen (section 6), does not give it lengths for free.
 #
 # **Which heads align?** Notebook 07 measured the alignment error rate (AER) of the RNN's one attention against the
 # true word alignments. The transformer has 2 layers × 4 heads of cross-attention; the AER of each head's argmax,
@@ -810,13 +810,13 @@ for label, values in gru_aer.items():
     print(f"{label}: {values.format()}; the best head against it: {verdict(best_head, values, ('best head', label))}")
 
 # %% [markdown]
-# In the shipped models, no transformer head aligns as well as 07's additive attention, which had nothing else to
-# do, and every head aligns better than 07's dot attention, whose argmax landed a word late (the checks above). Over
-# three seeds neither comparison holds up: the best head is within noise of the additive GRU, and the dot GRU's own
-# AER runs from 0.078 to 0.505 with its seed. What holds in every seed is that the heads differ: the worst head's AER
-# is at least 0.239, the best head's at most 0.116. Each head shares the work with the others and with the decoder's
-# self-attention. Attention heads specialise: the slide's "Multi-headed attention enables multiple compositions",
-# seen here as eight different alignment errors.
+# In the shipped models, no transformer head aligns as well as 07's additive attention, which had nothing else to do,
+# and every head aligns better than 07's dot attention, whose argmax often landed on a later word (notebook 07,
+# section 9; the checks above). Over three seeds neither comparison holds up: the best head is within noise of the
+# additive GRU, and the dot GRU's own AER runs from 0.078 to 0.505 with its seed. What holds in every seed is that the
+# heads differ: the worst head's AER is at least 0.239, the best head's at most 0.116. Each head shares the work with
+# the others and with the decoder's self-attention. Attention heads specialise: the slide's "Multi-headed attention
+# enables multiple compositions", seen here as eight different alignment errors.
 
 # %% [markdown]
 # **Stacks that do not share weights.** The CMU slide: *"A transformer is a stack of ~6 encoders and decoders. The
@@ -1030,9 +1030,10 @@ print(f"the transformer is closer on the stream too: {lead['stream'] > 0}; by le
 # over three seeds on the split (the seeds cell above), about half the lead on the stream. A lead that small,
 # from one run each, is a hint, not a finding.
 #
-# **On a GPU** the bigger model costs little more per step than the small one, which is why the field makes models
-# bigger: on a GPU the first choice is cheap. The cell times one step of the 4 × 256 model on the CPU and, where
-# there is one, on the GPU (not checked: times differ from machine to machine):
+# **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model costs far less extra time per
+# step than on a CPU; that is why the field makes models bigger, and why on a GPU the first choice is cheap. The cell
+# times one step of the 4 × 256 model only (not the small one) on the CPU and, where there is one, on the GPU (not
+# checked: times differ from machine to machine):
 
 # %%
 cpu_step = data_or_model.time_steps("4x256 split 4500", "cpu", steps=budget(full=10, fast=3))
@@ -1205,7 +1206,8 @@ print(f"counted crossover: n = {cost.layer_flops(1, d)['crossover_n']} (= 2d: 4n
 # sentences are 4–40 tokens and our widths 64–128: the cheap side of the crossover. Timed, one layer's forward
 # pass (batch 8, one thread): causal self-attention through torch's fused SDPA kernel, `nn.LSTM` (whose loop over
 # time runs inside one fused C++ kernel), and the same LSTM stepped through `nn.LSTMCell` in a Python loop, the
-# n sequential steps made visible:
+# n sequential steps made visible. The times are not checked, and the crossover the cell prints is this machine's:
+# it need not fall at the counted 2d, since the count leaves out the softmax, the mask and each kernel's fixed cost:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -1241,13 +1243,13 @@ for threads in sorted({1, torch.get_num_threads()}):
 
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "The Transformer: Take Away") says "Easy to parallelize — don't need
-# > sequential processing. Entire layer can be computed at once." In fact the layer *can* be computed at once
-# > (one step instead of n, and the per-layer count is the smaller one while n < 2d), but whether that is faster
-# > depends on hardware that runs the n positions in parallel. On this CPU the LSTM LM trains about twice as fast
-# > as the GPT of the same size (the tokens per second above), because the
-# > fused LSTM kernel already hides its loop and our sentences are short; the Python cell loop, the literal n
-# > sequential steps, is the slowest at every length. The transformer's speed advantage is a GPU's (Vaswani et
-# > al. trained on 8 P100s): that is where "computed at once" pays.
+# > sequential processing. Entire layer can be computed at once." In fact the layer *can* be computed at once (one
+# > step instead of n, and the per-layer count is the smaller one while n < 2d), but whether that is faster depends on
+# > hardware that runs the n positions in parallel. On one CPU thread the LSTM LM trains more tokens per second than
+# > the GPT of similar size (BENCHMARKS.md on the course's machine; the line above is this run's), because the fused
+# > LSTM kernel already hides its loop and our sentences are short; the Python cell loop, the literal n sequential
+# > steps, is slower than the fused `nn.LSTM` at every length. The transformer's speed advantage is a GPU's (Vaswani
+# > et al. trained on 8 P100s): that is where "computed at once" pays.
 
 # %% [markdown]
 # ## 12. Widgets
@@ -1390,7 +1392,8 @@ _ = check_positional_encoding(positional_encoding)
 #
 # - Self-attention scores every key against a query, divides by √d_k, turns the scores into weights with a softmax
 #   and reads the weighted sum of the values: the slide's 112 and 96 become 14 and 12, then 0.88 and 0.12.
-# - The √d_k matters: without it the scores spread as √d_k, the softmax becomes an argmax and its gradient vanishes.
+# - The √d_k matters: without it the scores spread as √d_k, the softmax becomes an argmax and the gradient through it
+#   shrinks.
 # - The slide's `SelfAttention` class needs eight fixes; two of its bugs (softmax over the batch, no scaling) raise
 #   no error at all. Fixed, it matches torch's fused kernel, and our multi-head attention matches
 #   `nn.MultiheadAttention` to rounding error.
