@@ -1,10 +1,12 @@
 """Self-check functions for the notebooks' exercises, one module per notebook.
 
 A check prints one friendly line, ✓ or ✗ with a hint, and returns True or False. It never
-raises on a wrong, unfinished (None) or crashing answer, so "Restart and run all" always works.
+raises, whatever it is given (each is wrapped in ``never_raises``), so "Restart and run all" always works,
+and it judges an answer's value, not its type (``answers``).
 The helpers here call a student's function safely and compare its answer. It imports the models
 wing and the core, never the widgets.
 
+- ``answers``: one coercion for every check: an answer read as numbers, whatever its type, and the tolerance its precision earns.
 - ``regression``: notebook 01 (linear regression and gradient descent).
 - ``backprop``: notebook 02 (computation graphs and backpropagation).
 - ``activations``: notebook 03 (activation functions, XOR).
@@ -20,10 +22,27 @@ wing and the core, never the widgets.
 from __future__ import annotations
 
 import copy
+import functools
 import math
-import numbers
 
-import torch
+from course_utils.exercises.answers import one_number
+from course_utils.validation import CourseInputError
+
+
+def never_raises(check):
+    """Wrap a check so that whatever it is given, it prints one ✗ line and returns False instead of raising."""
+
+    @functools.wraps(check)
+    def guarded(*args, **kwargs) -> bool:
+        try:
+            return check(*args, **kwargs)
+        except CourseInputError as error:  # the check was called wrongly: say how
+            return verdict(False, str(error))
+        except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
+            return verdict(False, f"the check could not read this answer ({type(error).__name__}: {error}); "
+                                  "look at what your code returns")  # fmt: skip
+
+    return guarded
 
 
 def verdict(ok: bool, message: str) -> bool:
@@ -48,21 +67,16 @@ def answer_of(fn, args: tuple, crash_hint: str = "", *, copy_args: bool = True):
 
 
 def as_number(value) -> float | None:
-    """``value`` as a float if it is one real number (Python, NumPy, or a one-element tensor), else None."""
-    if isinstance(value, torch.Tensor):
-        return float(value) if value.numel() == 1 else None
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    return None
+    """``value`` as a float if it is one real number (Python, NumPy, a one-element tensor or list), else None."""
+    number, why = one_number(value)
+    return None if why else number
 
 
 def numeric_answer(fn, args: tuple, crash_hint: str = ""):
-    """``(float, None)``, or ``(None, why)`` when ``fn`` raised, returned None or returned no number."""
+    """``(float, None)``, or ``(None, why)`` when ``fn`` raised, returned None or returned no number (NaN and inf
+    are numbers here: ``close`` fails a NaN, and a check whose answer may be inf compares it)."""
     answer, why = answer_of(fn, args, crash_hint)
-    value = None if why else as_number(answer)
-    if value is None and not why:
-        why = f"return one number (a float), got {type(answer).__name__}"
-    return value, why
+    return (None, why) if why else one_number(answer, finite=False)  # the check judges NaN and inf itself
 
 
 def close(answer: float | None, expected: float) -> bool:

@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from course_utils.exercises import answer_of, verdict
+from course_utils.exercises import answer_of, never_raises, verdict
 from course_utils.models.transformer.attention import causal_mask, scaled_dot_product_attention
 from course_utils.models.transformer.positional import sinusoidal_positions
 
@@ -100,6 +100,7 @@ def _mask_problem(answer, length: int) -> str | None:
     return f"return a boolean mask (dtype=torch.bool, True = may attend); got dtype {answer.dtype}"
 
 
+@never_raises
 def check_causal_mask(fn) -> bool:
     """Exercise: ``fn(length) -> (T, T)`` boolean tensor, True where position t may attend to position s (s ≤ t).
 
@@ -200,6 +201,7 @@ def _weights_hint(weights: Tensor, x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Ten
             "q = x @ W_q, k = x @ W_k")  # fmt: skip
 
 
+@never_raises
 def check_attention_head(fn) -> bool:
     """Exercise: ``fn(x, W_q, W_k, W_v, mask=None) -> (output, weights)``: one self-attention head, from scratch.
 
@@ -281,6 +283,7 @@ def _pe_variants(length: int, d_model: int) -> dict[str, Tensor]:
     }  # fmt: skip
 
 
+@never_raises
 def check_positional_encoding(fn) -> bool:
     """Exercise: ``fn(length, d_model) -> (length, d_model)`` tensor, the slide's sinusoidal positional encoding.
 

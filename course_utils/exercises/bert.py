@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from course_utils.exercises import answer_of, verdict
+from course_utils.exercises import answer_of, never_raises, verdict
 from course_utils.analysis.contextual_embeddings import LAYER_STRATEGIES
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.models.bert.wordpiece import CONTINUATION, UNK, WordPieceEncoder
@@ -106,6 +106,7 @@ def _fate_hint(shares: dict[str, float]) -> str:
     return "of the chosen tokens, 80 % become [MASK], 10 % a random id, 10 % stay unchanged"
 
 
+@never_raises
 def check_mask_batch(fn) -> bool:
     """Exercise: ``fn(input_ids, mask_id, vocab_size, special_ids, generator) -> (masked, labels)``, BERT's masking.
 
@@ -276,6 +277,7 @@ def _course_cases():
     return vocab, [*sorted(CourseLanguage(include_held_out=True).vocabulary), *_EXTRA_WORDS]
 
 
+@never_raises
 def check_wordpiece_encode(fn) -> bool:
     """Exercise: ``fn(word, vocab) -> list of pieces``, WordPiece's greedy longest-match-first encoding of one word.
 
@@ -365,6 +367,7 @@ def _layer_hint(answer: Tensor, hidden: Tensor, combine: str) -> str | None:
     return None
 
 
+@never_raises
 def check_layer_strategy(fn, strategy: str = "concat last four hidden") -> bool:
     """Exercise: ``fn(hidden) -> features``: hidden states (L+1, N, C) → one feature row per occurrence.
 

@@ -16,7 +16,8 @@ import math
 
 import torch
 
-from course_utils.exercises import answer_of, as_number, numeric_answer, verdict
+from course_utils.exercises.answers import read_numbers
+from course_utils.exercises import answer_of, as_number, never_raises, numeric_answer, verdict
 from course_utils.models.generation import length_divisor, warp
 
 Tensor = torch.Tensor
@@ -27,10 +28,9 @@ def _vector(answer, what: str) -> tuple[Tensor | None, str | None]:
     if isinstance(answer, Tensor):
         return answer.detach().cpu(), None
     if type(answer).__name__ == "ndarray" or isinstance(answer, (list, tuple)):
-        try:
-            return torch.as_tensor(answer), None
-        except (TypeError, ValueError, RuntimeError):
-            pass
+        read, why = read_numbers(answer, finite=False)
+        if not why:  # integers stay integers (token ids), as torch.as_tensor would keep them
+            return torch.from_numpy(read.values if read.eps else read.values.astype("int64")), None
     return None, f"return {what} as a torch tensor; got {type(answer).__name__}"
 
 
@@ -107,6 +107,7 @@ def _same_nucleus(answer: Tensor, probs: Tensor, expected: Tensor) -> bool:
     return bool(kept.all()) or float(probs[kept].min()) >= float(probs[~kept].max()) - 1e-12
 
 
+@never_raises
 def check_top_p(fn) -> bool:
     """Exercise: ``fn(probs, p) -> (V,)``: top-p (nucleus) filtering of one next-token distribution.
 
@@ -238,6 +239,7 @@ def _beam_hint(beam: Tensor, token: Tensor, total: Tensor, beams: Tensor, nexts:
             "torch.topk), not the best of each beam")  # fmt: skip
 
 
+@never_raises
 def check_beam_step(fn) -> bool:
     """Exercise: ``fn(beam_logprobs, next_logprobs, width) -> (beam_index, token, total)``: one step of beam search.
 
@@ -314,6 +316,7 @@ def _score_variants(logprobs: Tensor, kind: str, alpha: float) -> dict[str, floa
     }  # fmt: skip
 
 
+@never_raises
 def check_length_normalised_score(fn) -> bool:
     """Exercise: ``fn(logprobs, kind, alpha) -> float``: a finished hypothesis's length-normalised score.
 

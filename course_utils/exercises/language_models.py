@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from course_utils.exercises import answer_of, close, numeric_answer, verdict
+from course_utils.exercises import answer_of, close, never_raises, numeric_answer, verdict
 from course_utils.models.lm import evaluate, token_logprobs
 from course_utils.models.classic.neural_lm import FeedForwardLM
 from course_utils.models.classic.ngram import NGramLM
@@ -82,6 +82,7 @@ def _bigram_hint(tag: str, counts: dict[str, float], answer: float | None) -> st
     return "divide count(previous word) by count(previous)"
 
 
+@never_raises
 def check_bigram_probability(fn) -> bool:
     """Exercise: ``fn(sentences, previous, word)`` is the MLE bigram P(word | previous) = c(previous word) / c(previous).
 
@@ -121,6 +122,7 @@ def _add_k_hint(answer: float, count_hw: float, count_h: float, k: float, vocab_
     return "(c(h, w) + k) / (c(h) + k·|V|)"
 
 
+@never_raises
 def check_add_k(fn) -> bool:
     """Exercise: ``fn(count_hw, count_h, k, vocab_size)`` is the add-k estimate (c(h, w) + k) / (c(h) + k·|V|)."""
     for count_hw, count_h, k, vocab_size in _ADD_K_CASES:
@@ -175,6 +177,7 @@ def _perplexity_hint(answer: float, logprobs: list[float]) -> str:
     return "exp(−(mean of the log-probs))"
 
 
+@never_raises
 def check_perplexity(fn) -> bool:
     """Exercise: ``fn(token_logprobs)`` is the perplexity exp(−mean) of natural-log token probabilities."""
     cases = _perplexity_cases()
@@ -218,6 +221,7 @@ def _ffnn_hint(answer: torch.Tensor, E: torch.Tensor, window: list[int]) -> str:
     return "row i of E is the embedding of word id i: e = [E[w1]; E[w2]; ...; E[wN]]"
 
 
+@never_raises
 def check_ffnn_input(fn) -> bool:
     """Exercise: ``fn(E, window)`` is Bengio's projection layer e = [E[w1]; ...; E[wN]]: (V, d), N ids → (N·d,).
 

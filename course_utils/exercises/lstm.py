@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from course_utils.exercises import answer_of, close, numeric_answer, verdict
+from course_utils.exercises import answer_of, close, never_raises, numeric_answer, verdict
 from course_utils.models.recurrent.recurrent_lm import ScalarMix
 from course_utils.models.recurrent.rnn import lstm_step
 
@@ -82,6 +82,7 @@ def _step_variants(args: tuple[Tensor, ...]) -> dict[str, tuple[Tensor, Tensor]]
     }  # fmt: skip
 
 
+@never_raises
 def check_lstm_step(fn) -> bool:
     """Exercise: ``fn(x, h_prev, c_prev, W, U, b) -> (h_t, c_t)``, one LSTM step from the gate equations.
 
@@ -137,6 +138,7 @@ def _mix_variants(layers: Tensor, w: Tensor, gamma: Tensor) -> dict[str, Tensor]
     }  # fmt: skip
 
 
+@never_raises
 def check_scalar_mix(fn) -> bool:
     """Exercise: ``fn(layers, w, gamma) -> γ Σ_j softmax(w)_j · layers[j]``: (L+1, T, D), (L+1,), () → (T, D).
 
@@ -188,6 +190,7 @@ def _cell_variants(forget: Tensor, k: int, t: int) -> dict[str, Tensor]:
     return variants
 
 
+@never_raises
 def check_cell_gradient(fn) -> bool:
     """Exercise: ``fn(forget, k, t) -> ∂c_t/∂c_k = Π_{j=k+1..t} f_j`` (its diagonal, (H,)), forget (T, H).
 
@@ -219,6 +222,7 @@ def torch_parameter_count(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
+@never_raises
 def check_lstm_parameters(fn) -> bool:
     """Exercise: ``fn(input_size, hidden_size)`` is the number of parameters of ``nn.LSTM(input_size, hidden_size)``."""
     for d, h in _COUNT_CASES:

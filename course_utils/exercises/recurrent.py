@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from course_utils.exercises import answer_of, as_number, verdict
+from course_utils.exercises import answer_of, as_number, never_raises, verdict
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 from course_utils.models.recurrent.rnn import elman_step
@@ -51,9 +51,10 @@ def _elman_hint(answer: Tensor, x_t, h_prev, W, U, b) -> str:
                 return hint
     if answer.shape != z.shape:
         return f"h_t must have shape (B, H) = {tuple(z.shape)}; yours has {tuple(answer.shape)}"
-    return "h_t = tanh(h_prev @ U.T + x_t @ W.T + b)"
+    return "not the slides' h_t = tanh(U h_{t-1} + W x_t + b) yet: write each product for rows that are examples"
 
 
+@never_raises
 def check_elman_step(fn) -> bool:
     """Exercise: ``fn(x_t, h_prev, W, U, b)`` is one Elman step tanh(U h_{t-1} + W x_t + b) for rows (B, ·).
 
@@ -125,6 +126,7 @@ def _loss_hint(answer: float, logits: Tensor, targets: Tensor) -> str:
     return "mean over the real targets of −log_softmax(logits)[target]"
 
 
+@never_raises
 def check_sequence_loss(fn) -> bool:
     """Exercise: ``fn(logits, targets)`` is the mean of −log ŷ_t[target] over targets that are not IGNORE_INDEX.
 
@@ -196,6 +198,7 @@ def _clip_hint(answer: list[Tensor], grads: list[Tensor], max_norm: float) -> st
     return "scale = min(1, max_norm / ‖all gradients as one vector‖); multiply every tensor by it"
 
 
+@never_raises
 def check_clip_by_norm(fn) -> bool:
     """Exercise: ``fn(grads, max_norm)`` returns new tensors scaled by min(1, max_norm / joint norm).
 
@@ -255,6 +258,7 @@ def _count_hint(answer: float, V: int, d: int, H: int, varies: bool) -> str:
     return "E (V × d), W_e (H × d), W_h (H × H), b_1 (H), U (V × H), b_2 (V): add up their sizes"
 
 
+@never_raises
 def check_parameter_count(fn) -> bool:
     """Exercise: ``fn(V, d, H, T)`` is the number of parameters of the CMU slide's RNN LM; T must not matter.
 

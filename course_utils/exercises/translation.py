@@ -15,7 +15,7 @@ from collections import Counter
 
 import torch
 
-from course_utils.exercises import answer_of, close, numeric_answer, verdict
+from course_utils.exercises import answer_of, close, never_raises, numeric_answer, verdict
 from course_utils.language import parallel
 from course_utils.models.recurrent.seq2seq import attend
 from course_utils.evaluation.translation_metrics import alignment_error_rate, argmax_alignment, bleu
@@ -78,6 +78,7 @@ def _weights_hint(weights: Tensor, query: Tensor, keys: Tensor, mask: Tensor) ->
     return "weights = softmax(q·kᵀ with padded positions at -inf) over the source axis"
 
 
+@never_raises
 def check_dot_attention(fn) -> bool:
     """Exercise: ``fn(query, keys, mask) -> (context, weights)``: Luong's dot attention, from scratch.
 
@@ -184,6 +185,7 @@ def _bleu_variants(hypothesis, reference) -> dict[str, float]:
     }  # fmt: skip
 
 
+@never_raises
 def check_sentence_bleu(fn) -> bool:
     """Exercise: ``fn(hypothesis, reference) -> BLEU`` (0–100) of one pair, both lists of words.
 
@@ -256,6 +258,7 @@ def _aer_variants(weights: Tensor, sure: set[tuple[int, int]]) -> dict[str, floa
     }  # fmt: skip
 
 
+@never_raises
 def check_aer(fn) -> bool:
     """Exercise: ``fn(weights, sure) -> AER`` of an attention matrix against the true links.
 

@@ -2,6 +2,9 @@
 
 import math
 
+import numpy as np
+import torch
+
 import pytest
 
 from course_utils.models.basics.autograd import Value
@@ -15,6 +18,25 @@ from course_utils.exercises.backprop import (
 
 def test_chain_rule_reference_is_the_hand_derivation():
     assert chain_rule_reference() == {"x": 9.0, "y": 11.0, "z": 3.0}  # y² , xy + (xy + z), y at (2, 3, -1)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"x": torch.tensor(9.0), "y": torch.tensor(11.0), "z": torch.tensor(3.0)},  # 0-d tensors
+        {"x": np.float64(9), "y": np.float32(11), "z": np.int64(3)},  # NumPy scalars
+        {"x": torch.tensor([9.0]), "y": 11, "z": 3.0},
+    ],
+)
+def test_chain_rule_check_takes_numbers_of_any_type(capsys, answer):
+    assert check_chain_rule(answer) is True, capsys.readouterr().out
+
+
+def test_output_layer_check_takes_tensors_and_states_no_answer(capsys):
+    assert check_output_layer_grads(lambda h, a, y: (torch.tensor(h) * (a - y), torch.tensor(a - y))) is True
+    assert check_output_layer_grads(lambda h, a, y: ([0.0] * len(h), y - a)) is False
+    out = capsys.readouterr().out
+    assert "a − y" not in out and "a - y" not in out
 
 
 def test_chain_rule_check(capsys):

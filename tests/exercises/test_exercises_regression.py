@@ -113,6 +113,25 @@ def test_fit_check_accepts_a_tensor():
     assert check_fit(torch.tensor(beta)) is True
 
 
+def test_fit_check_accepts_the_trained_parameters_themselves():
+    """``(model.bias, model.weight)``: two tensors that still require grad, of shapes (1,) and (1, 3)."""
+    data = fit_exercise_data()
+    beta = np.linalg.lstsq(data.X, data.y, rcond=None)[0]
+    model = torch.nn.Linear(3, 1)
+    with torch.no_grad():
+        model.bias.copy_(torch.tensor(beta[:1]))
+        model.weight.copy_(torch.tensor(beta[1:]).reshape(1, 3))
+    assert check_fit((model.bias, model.weight)) is True
+    assert check_fit([float(beta[0]), *beta[1:].tolist()]) is True
+
+
+@pytest.mark.parametrize("bad, words", [([np.nan, 1.0, 2.0, 3.0], "NaN"), ([np.inf, 1.0, 2.0, 3.0], "inf")])
+def test_fit_check_names_nan_and_inf(capsys, bad, words):
+    assert check_fit(bad) is False
+    out = capsys.readouterr().out
+    assert out.startswith("✗") and words in out
+
+
 @pytest.mark.parametrize(
     "kind, hint",
     [

@@ -1,0 +1,110 @@
+"""One coercion for every check: a student's answer read as numbers, whatever its type, and the tolerance its
+precision earns.
+
+An answer may be a Python number, a NumPy scalar or array, a torch tensor of any dtype, on any device, with or
+without grad, or a list or tuple of these. ``read_numbers`` turns it into float64 NumPy numbers and notes the
+coarsest float precision it came in, so a float32 answer is judged at float32's tolerance and a float64 one at
+float64's. A whole number written as a float (``10.0``) is a whole number. NaN and inf are reported, not compared.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+REL_TOLERANCE = 1e-6  # the loosest the checks ask of a float64 answer (their references are float64)
+ULPS = 8  # a float answer may be off by this many units in its own last place
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """An answer as float64 numbers, with the machine epsilon of the coarsest float it came in (0: exact)."""
+
+    values: np.ndarray
+    eps: float
+
+    def rel_tolerance(self, floor: float = REL_TOLERANCE) -> float:
+        """The relative tolerance this answer's precision earns, at least ``floor``: float32 about 1e-6,
+        float16 about 8e-3."""
+        return max(floor, ULPS * self.eps)
+
+
+def _eps(dtype) -> float:
+    """Machine epsilon of a float dtype (torch or NumPy); 0 for integers and booleans."""
+    if isinstance(dtype, torch.dtype):
+        return torch.finfo(dtype).eps if dtype.is_floating_point or dtype.is_complex else 0.0
+    dtype = np.dtype(dtype)
+    return float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.inexact) else 0.0
+
+
+def _parts(answer) -> tuple[object, float]:
+    """``answer`` as something ``np.asarray`` reads as numbers, and its coarsest precision."""
+    if isinstance(answer, torch.Tensor):
+        tensor = answer.detach().cpu()
+        eps = _eps(tensor.dtype)
+        return tensor.to(torch.float64).numpy() if tensor.is_floating_point() else tensor.numpy(), eps
+    if isinstance(answer, np.ndarray | np.generic):
+        return answer, _eps(answer.dtype)
+    if isinstance(answer, bool):
+        raise TypeError("True/False is not a number here")
+    if isinstance(answer, numbers.Real):
+        return float(answer), 0.0 if isinstance(answer, numbers.Integral) else float(np.finfo(np.float64).eps)
+    if isinstance(answer, list | tuple):
+        read = [_parts(part) for part in answer]
+        return [values for values, _ in read], max((eps for _, eps in read), default=0.0)
+    raise TypeError(f"{type(answer).__name__} is not a number")
+
+
+def read_numbers(answer, *, finite: bool = True) -> tuple[Numbers | None, str | None]:
+    """``(Numbers, None)``, or ``(None, why)`` for an answer that is not numbers, or (``finite``) holds NaN or inf."""
+    try:
+        parts, eps = _parts(answer)
+        values = np.asarray(parts, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        return None, f"return numbers (a float, a list, an array or a tensor): {error}"
+    if values.dtype == object or values.size == 0:
+        return None, "return numbers: yours is empty or ragged"
+    if finite and not np.isfinite(values).all():
+        bad = "NaN" if np.isnan(values).any() else "inf"
+        return None, f"your answer contains {bad}: look for a division by zero or a log of 0"
+    return Numbers(values, eps), None
+
+
+def one_number(answer, *, finite: bool = True) -> tuple[float | None, str | None]:
+    """``(float, None)`` for an answer that is one number (a 0-d or one-element tensor or array too).
+
+    ``finite=False`` lets NaN and inf through, for a check whose right answer may be inf (a perplexity).
+    """
+    read, why = read_numbers(answer, finite=finite)
+    if why:
+        return None, why.replace("return numbers", "return one number", 1)
+    if read.values.size != 1:
+        return None, f"return one number, got {read.values.size} of shape {read.values.shape}"
+    return float(read.values.reshape(())), None
+
+
+def whole_number(answer) -> int | None:
+    """``answer`` as an int when it is one whole number (``7``, ``7.0``, ``torch.tensor(7.)``), else None."""
+    value, why = one_number(answer)
+    return int(value) if not why and value == math.floor(value) else None
+
+
+def numbers_close(answer, expected, *, abs_tolerance: float = 1e-12) -> tuple[bool, str | None]:
+    """Whether ``answer`` equals ``expected`` (numbers of the same shape) up to the answer's precision.
+
+    Returns ``(ok, why)``: ``why`` says what stopped the comparison (not numbers, NaN, a wrong shape), else None.
+    """
+    read, why = read_numbers(answer)
+    if why:
+        return False, why
+    reference = np.asarray(expected.detach().cpu() if isinstance(expected, torch.Tensor) else expected, np.float64)
+    values = read.values.reshape(reference.shape) if read.values.size == reference.size == 1 else read.values
+    if values.shape != reference.shape:
+        return False, f"expected shape {reference.shape}, got {values.shape}"
+    scale = max(1.0, float(np.abs(reference).max(initial=0.0)))
+    tolerance = read.rel_tolerance() * scale + abs_tolerance
+    return bool(np.all(np.abs(values - reference) <= tolerance)), None
