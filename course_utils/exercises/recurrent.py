@@ -133,9 +133,17 @@ def check_sequence_loss(fn) -> bool:
     ``logits`` (B, T, V), ``targets`` (B, T). Compared with ``F.cross_entropy(..., ignore_index=IGNORE_INDEX)``.
     """
     cases = _loss_cases()
-    crash_hint = f"targets of {IGNORE_INDEX} are padding: leave them out (e.g. clamp them to 0, then mask them)"
+    padding_hint = (
+        f". Hint: targets of {IGNORE_INDEX} are padding: leave them out (e.g. clamp them to 0, then mask them)"
+    )
     for logits, targets, what in cases:
-        answer, why = answer_of(fn, (logits, targets), crash_hint)
+        answer, why = answer_of(fn, (logits, targets))
+        if why and ("IndexError" in why or "out of bounds" in why or str(IGNORE_INDEX) in why):
+            why += padding_hint  # only a crash on a padded target's index is about padding
+        elif why and "Expected target size" in why:
+            why += (
+                ". Hint: F.cross_entropy wants the classes on axis 1: reshape logits to (B·T, V) and targets to (B·T,)"
+            )
         value = None if why else as_number(answer.detach() if isinstance(answer, Tensor) else answer)
         if why or value is None:
             return verdict(False, why or f"return one number (a scalar tensor or float), got {type(answer).__name__}")
@@ -252,10 +260,14 @@ def _count_hint(answer: float, V: int, d: int, H: int, varies: bool) -> str:
         (V * d + H * d + H + V * H + V, "count the recurrent matrix W_h (H × H)"),
         (V * d + H * d + H * H + H, "count the output layer U (V × H) and b_2 (V)"),
     ]
-    for value, hint in mistakes:
-        if answer == value:
-            return hint
-    return "E (V × d), W_e (H × d), W_h (H × H), b_1 (H), U (V × H), b_2 (V): add up their sizes"
+    matches = [hint for value, hint in mistakes if answer == value]
+    if len(matches) == 1:
+        return matches[0]
+    short = rnn_lm_parameters(V, d, H) - answer
+    if matches:  # two mistakes give the same count here (d = H makes E and U the same size): name neither
+        return f"your count is {short:,.0f} short: which of the model's matrices or vectors has that many numbers?"
+    return ("list every weight matrix and bias vector of the slide's model (embedding, input, recurrent and output "
+            "layers) with its shape, and add up their sizes")  # fmt: skip
 
 
 @never_raises

@@ -131,3 +131,17 @@ def test_the_reference_count_is_the_slide_formula_and_library_adds_one_bias():
     assert rnn_lm_parameters(V, d, H) == count_by_hand(V, d, H, 0)
     library = RecurrentLM(V, impl="library", embed_dim=d, hidden_dim=H)
     assert sum(p.numel() for p in library.parameters()) == count_by_hand(V, d, H, 0) + H
+
+
+def test_a_crash_on_the_class_axis_gets_the_class_axis_hint_not_the_padding_one(capsys):
+    """The first reading saw the padding hint on a crash that had nothing to do with padding."""
+    assert check_sequence_loss(lambda logits, targets: torch.nn.functional.cross_entropy(logits, targets)) is False
+    out = capsys.readouterr().out
+    assert "axis 1" in out and "padding" not in out
+
+
+def test_a_parameter_count_far_off_gets_no_list_of_the_shapes(capsys):
+    """The fallback used to list every matrix with its shape: the whole solution."""
+    assert check_parameter_count(lambda V, d, H, T: 12345) is False
+    out = capsys.readouterr().out
+    assert "V × d" not in out and "H × H" not in out and "list every weight matrix" in out
