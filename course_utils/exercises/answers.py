@@ -108,3 +108,34 @@ def numbers_close(answer, expected, *, abs_tolerance: float = 1e-12) -> tuple[bo
     scale = max(1.0, float(np.abs(reference).max(initial=0.0)))
     tolerance = read.rel_tolerance() * scale + abs_tolerance
     return bool(np.all(np.abs(values - reference) <= tolerance)), None
+
+
+def _tensor(part, floats: bool) -> tuple[torch.Tensor | None, str | None]:
+    """One part of an answer as a CPU tensor without grad: float64 when ``floats``; else integers stay integers."""
+    if isinstance(part, torch.Tensor):
+        part = part.detach().cpu()
+        return (part.double() if floats else part), None
+    read, why = read_numbers(part, finite=False)
+    if why:
+        return None, why
+    whole = not read.eps and not floats
+    return torch.from_numpy(read.values.astype(np.int64) if whole else read.values), None
+
+
+def as_tensors(
+    answer, count: int, what: str, *, floats: bool = True
+) -> tuple[tuple[torch.Tensor, ...] | None, str | None]:
+    """``answer`` as ``count`` tensors (``answer`` itself when ``count`` is 1), or ``(None, why)``.
+
+    A tensor, a NumPy array or a (nested) list of numbers are all read, by value: a check never asks for a type.
+    """
+    parts = (answer,) if count == 1 else answer
+    if count > 1 and (not isinstance(parts, tuple | list) or len(parts) != count):
+        return None, f"return {what}; got {type(answer).__name__}"
+    tensors = []
+    for part in parts:
+        tensor, why = _tensor(part, floats)
+        if why:
+            return None, f"return {what} as numbers (tensors or arrays): {why}"
+        tensors.append(tensor)
+    return tuple(tensors), None

@@ -19,6 +19,7 @@ import math
 
 import torch
 
+from course_utils.exercises.answers import as_tensors
 from course_utils.exercises import answer_of, never_raises, verdict
 from course_utils.models.transformer.attention import causal_mask, scaled_dot_product_attention
 from course_utils.models.transformer.positional import sinusoidal_positions
@@ -38,18 +39,6 @@ _HEAD_CASES = [
 ]
 # (length, d_model) of the positional-encoding cases
 _PE_CASES = [(1, 4), (10, 16), (50, 64)]
-
-
-def _tensors(answer, count: int, what: str) -> tuple[tuple[Tensor, ...] | None, str | None]:
-    """``answer`` as ``count`` float64 tensors (a single tensor when count is 1), or (None, why not)."""
-    parts = (answer,) if count == 1 else answer
-    if count > 1 and (not isinstance(parts, (tuple, list)) or len(parts) != count):
-        return None, f"return {what}; got {type(answer).__name__}"
-    if not all(isinstance(p, Tensor) for p in parts):
-        got = ", ".join(type(p).__name__ for p in parts)
-        fix = " (torch.from_numpy(array) converts a NumPy array)" if "ndarray" in got else ""
-        return None, f"return {what} as {'a torch tensor' if count == 1 else 'torch tensors'}{fix}; got {got}"
-    return tuple(p.detach().cpu().double() for p in parts), None
 
 
 def _same(a: Tensor, b: Tensor, *, atol: float = 1e-6) -> bool:
@@ -219,7 +208,7 @@ def check_attention_head(fn) -> bool:
             crash_hint = ("here the mask is left out (its default, mask=None): only mask `if mask is not None`; "
                           + crash_hint)  # fmt: skip
         answer, why = answer_of(fn, args, crash_hint)
-        parts, why = (None, why) if why else _tensors(answer, 2, "a pair (output, weights)")
+        parts, why = (None, why) if why else as_tensors(answer, 2, "a pair (output, weights)")
         if why:
             return verdict(False, why)
         got_output, got_weights = parts
@@ -294,7 +283,7 @@ def check_positional_encoding(fn) -> bool:
     for length, d_model in _PE_CASES:
         expected = sinusoidal_positions(length, d_model)  # (T, d)
         answer, why = answer_of(fn, (length, d_model), "length and d_model are ints; return a (length, d_model) tensor")
-        parts, why = (None, why) if why else _tensors(answer, 1, "one tensor (length, d_model)")
+        parts, why = (None, why) if why else as_tensors(answer, 1, "one tensor (length, d_model)")
         if why:
             return verdict(False, why)
         pe = parts[0]

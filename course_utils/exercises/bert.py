@@ -14,6 +14,7 @@ import math
 
 import torch
 
+from course_utils.exercises.answers import as_tensors
 from course_utils.exercises import answer_of, never_raises, verdict
 from course_utils.analysis.contextual_embeddings import LAYER_STRATEGIES
 from course_utils.models.lm import IGNORE_INDEX
@@ -63,13 +64,10 @@ def _masking_answer(fn, ids: Tensor, seed: int) -> tuple[tuple[Tensor, Tensor] |
     answer, why = answer_of(fn, args, crash_hint, copy_args=False)
     if why:
         return None, why
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        return None, f"return a pair (masked, labels); got {type(answer).__name__}"
-    if not all(isinstance(part, Tensor) for part in answer):
-        got = ", ".join(type(part).__name__ for part in answer)
-        fix = " (torch.from_numpy(array) converts a NumPy array)" if "ndarray" in got else ""
-        return None, f"return masked and labels as torch tensors{fix}; got {got}"
-    masked, labels = (part.detach().cpu() for part in answer)
+    parts, why = as_tensors(answer, 2, "a pair (masked, labels)", floats=False)
+    if why:
+        return None, why
+    masked, labels = parts
     for name, part in (("masked", masked), ("labels", labels)):
         if part.shape != ids.shape:
             return None, f"{name} must have the input's shape (B, T) = {tuple(ids.shape)}; got {tuple(part.shape)}"
@@ -339,16 +337,14 @@ def _layer_variants(hidden: Tensor, combine: str) -> dict[str, Tensor]:
     cat = lambda layers: torch.cat(list(layers), dim=-1)  # noqa: E731
     combined = (lambda layers: cat(layers)) if combine == "concat" else (lambda layers: layers.sum(0))  # noqa: E731
     return {
-        "that is the sum of the four; concatenate them instead: torch.cat(list(hidden[-4:]), dim=-1), (N, 4·C)":
+        "that is the sum of the four; concatenate them instead, side by side along the features, (N, 4·C)":
             last4.sum(0),
-        "that is the concatenation of the four; sum them instead: hidden[-4:].sum(dim=0), (N, C)": cat(last4),
+        "that is the concatenation of the four; sum them instead, (N, C)": cat(last4),
         "sum the four layers, do not average them (the mean is the sum ÷ 4)": last4.mean(0),
-        "concatenate the four (N, C) layers along the features: torch.stack adds an axis, (4, N, C); "
-        "torch.cat(list(hidden[-4:]), dim=-1) gives (N, 4·C)": last4,
+        "concatenate the four (N, C) layers along the features: stacking adds an axis instead, (4, N, C)": last4,
         "concatenate along the last axis (dim=-1), so that each occurrence's four vectors sit side by side, (N, 4·C)":
             torch.cat(list(last4), dim=0),
-        "a reshape mixes the occurrences: (4, N, C) → (N, 4·C) needs the layers moved first, "
-        "hidden[-4:].permute(1, 0, 2).reshape(N, -1), or torch.cat(list(hidden[-4:]), dim=-1)": last4.reshape(n, -1),
+        "a reshape mixes the occurrences: (4, N, C) → (N, 4·C) needs the layer axis moved next to the features first": last4.reshape(n, -1),
         "same numbers, other order: from layer L-3 up to layer L, as hidden[-4:] lists them": cat(last4.flip(0)),
         "that is the last layer alone; take the last four, hidden[-4:]": hidden[-1],
         "the last four hidden layers are L-3..L, hidden[-4:]; hidden[:4] is the embedding layer and the first three":
@@ -383,13 +379,11 @@ def check_layer_strategy(fn, strategy: str = "concat last four hidden") -> bool:
         hidden = torch.randn(layers + 1, count, width, generator=g, dtype=torch.float64)  # (L+1, N, C)
         expected = reference(hidden)  # (N, C) or (N, k·C)
         answer, why = answer_of(fn, (hidden,), "hidden is one tensor (L+1, N, C): hidden[-4:] are the last four layers")
-        if not why and not isinstance(answer, Tensor):
-            got = type(answer).__name__
-            fix = " (torch.from_numpy(array) converts a NumPy array)" if got == "ndarray" else ""
-            why = f"return one torch tensor{fix}; got {got}"
+        if not why:
+            parts, why = as_tensors(answer, 1, "one tensor (N, features)")
         if why:
             return verdict(False, why)
-        answer = answer.detach().cpu().double()
+        (answer,) = parts
         if answer.shape == expected.shape and torch.allclose(answer, expected, rtol=1e-5, atol=1e-6):
             continue
         case = f"L={layers}, N={count}, C={width}"

@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from course_utils.exercises.answers import read_numbers
+from course_utils.exercises.answers import as_tensors
 from course_utils.exercises import answer_of, as_number, never_raises, numeric_answer, verdict
 from course_utils.models.generation import length_divisor, warp
 
@@ -24,14 +24,9 @@ Tensor = torch.Tensor
 
 
 def _vector(answer, what: str) -> tuple[Tensor | None, str | None]:
-    """``answer`` as a float64 (or int64) tensor, from a tensor, a list or a NumPy array; or (None, why not)."""
-    if isinstance(answer, Tensor):
-        return answer.detach().cpu(), None
-    if type(answer).__name__ == "ndarray" or isinstance(answer, (list, tuple)):
-        read, why = read_numbers(answer, finite=False)
-        if not why:  # integers stay integers (token ids), as torch.as_tensor would keep them
-            return torch.from_numpy(read.values if read.eps else read.values.astype("int64")), None
-    return None, f"return {what} as a torch tensor; got {type(answer).__name__}"
+    """``answer`` as a tensor (float64, or int64 for whole numbers), from a tensor, a list or a NumPy array."""
+    parts, why = as_tensors(answer, 1, what, floats=False)
+    return (None, why) if why else (parts[0].double() if parts[0].is_floating_point() else parts[0], None)
 
 
 # ---------------------------------------------------------------- exercise: top-p (nucleus) filtering

@@ -11,6 +11,7 @@ import math
 
 import torch
 
+from course_utils.exercises.answers import as_tensors
 from course_utils.exercises import answer_of, close, never_raises, numeric_answer, verdict
 from course_utils.models.lm import evaluate, token_logprobs
 from course_utils.models.classic.neural_lm import FeedForwardLM
@@ -236,9 +237,10 @@ def check_ffnn_input(fn) -> bool:
             answer, why = answer_of(fn, (E, list(window)))
             if why:
                 return verdict(False, why)
-            if not isinstance(answer, torch.Tensor):
-                return verdict(False, f"return a torch tensor (e.g. from torch.cat), got {type(answer).__name__}")
-            answer = answer.detach().to(expected.dtype)
+            parts, why = as_tensors(answer, 1, "one vector e (N·d,)")
+            if why:
+                return verdict(False, why)
+            answer = parts[0].to(expected.dtype)
             if answer.shape == expected.shape and torch.allclose(answer, expected, atol=1e-6):
                 checked += 1
                 continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from course_utils.exercises.answers import as_tensors
 from course_utils.exercises import answer_of, close, never_raises, numeric_answer, verdict
 from course_utils.models.recurrent.recurrent_lm import ScalarMix
 from course_utils.models.recurrent.rnn import lstm_step
@@ -27,20 +28,10 @@ _CELL_CASES = [(6, 3, 1, 4, 0), (5, 2, 0, 4, 1), (7, 4, 3, 3, 2), (8, 1, 2, 7, 3
 _COUNT_CASES = [(64, 128), (1, 1), (300, 50), (10, 256)]
 
 
-def _tensors(answer, count: int, what: str) -> tuple[tuple[Tensor, ...] | None, str | None]:
-    """``answer`` as ``count`` tensors (a single tensor when count is 1), or (None, why not)."""
-    parts = (answer,) if count == 1 else answer
-    if count > 1 and (not isinstance(parts, (tuple, list)) or len(parts) != count):
-        return None, f"return {what}; got {type(answer).__name__}"
-    if not all(isinstance(p, Tensor) for p in parts):
-        return None, f"return {what} as torch tensors; got {', '.join(type(p).__name__ for p in parts)}"
-    return tuple(p.detach().double() for p in parts), None
-
-
 def _tensor_answer(fn, args: tuple, count: int, what: str) -> tuple[tuple[Tensor, ...] | None, str | None]:
     """Call ``fn(*args)`` and read its answer as ``count`` tensors: (tensors, None) or (None, why not)."""
     answer, why = answer_of(fn, args)
-    return (None, why) if why else _tensors(answer, count, what)
+    return (None, why) if why else as_tensors(answer, count, what)
 
 
 def _same(a: Tensor, b: Tensor) -> bool:

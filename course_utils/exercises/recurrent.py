@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from course_utils.exercises.answers import as_tensors
 from course_utils.exercises import answer_of, as_number, never_raises, verdict
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.models.recurrent.recurrent_lm import RecurrentLM
@@ -67,9 +68,10 @@ def check_elman_step(fn) -> bool:
         answer, why = answer_of(fn, args, crash_hint)
         if why:
             return verdict(False, why)
-        if not isinstance(answer, Tensor):
-            return verdict(False, f"return a torch tensor (B, H), got {type(answer).__name__}")
-        answer = answer.detach()
+        parts, why = as_tensors(answer, 1, "one tensor (B, H)")
+        if why:
+            return verdict(False, why)
+        (answer,) = parts
         if answer.shape == expected.shape and torch.allclose(answer.to(dtype), expected, atol=1e-5):
             continue
         case = f"B={batch}, D={inputs}, H={hidden}"

@@ -15,6 +15,7 @@ from collections import Counter
 
 import torch
 
+from course_utils.exercises.answers import as_tensors
 from course_utils.exercises import answer_of, close, never_raises, numeric_answer, verdict
 from course_utils.language import parallel
 from course_utils.models.recurrent.seq2seq import attend
@@ -41,15 +42,6 @@ def _attention_case(batch: int, steps: int, length: int, hidden: int, lengths: t
     mask = torch.arange(length)[None, :] < torch.tensor(lengths)[:, None]  # (B, S): True at real words
     scores = query @ keys.transpose(1, 2)  # (B, T, S)
     return (query, keys, mask), attend(scores, keys, mask)
-
-
-def _pair_of_tensors(answer, what: str) -> tuple[tuple[Tensor, Tensor] | None, str | None]:
-    """``answer`` as two float64 tensors, or (None, why not)."""
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        return None, f"return {what}; got {type(answer).__name__}"
-    if not all(isinstance(part, Tensor) for part in answer):
-        return None, f"return {what} as torch tensors; got {', '.join(type(p).__name__ for p in answer)}"
-    return tuple(part.detach().double() for part in answer), None
 
 
 def _same(a: Tensor, b: Tensor) -> bool:
@@ -90,7 +82,7 @@ def check_dot_attention(fn) -> bool:
     for batch, steps, length, hidden, lengths, seed in _ATTENTION_CASES:
         args, (context, weights) = _attention_case(batch, steps, length, hidden, lengths, seed)
         answer, why = answer_of(fn, args)
-        parts, why = (None, why) if why else _pair_of_tensors(answer, "a pair (context, weights)")
+        parts, why = (None, why) if why else as_tensors(answer, 2, "a pair (context, weights)")
         if why:
             return verdict(False, why)
         got_context, got_weights = parts

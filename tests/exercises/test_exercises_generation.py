@@ -155,7 +155,7 @@ WRONG = [
     (check_top_p, lambda probs, p: nucleus(probs, p) > 0, "return the distribution itself"),
     (check_top_p, lambda probs, p: nucleus(probs, p)[:-1], "shape (V,)"),
     (check_top_p, lambda probs, p: probs, "not the nucleus yet"),
-    (check_top_p, lambda probs, p: "probs", "got str"),
+    (check_top_p, lambda probs, p: "probs", "not a number"),
     (check_top_p, lambda probs, p: nucleus(probs, p) * 2, "must sum to 1"),
     (check_beam_step, beam_step_ranked_by_next, "not by next_logprobs alone"),
     (check_beam_step, lambda b, n, w: beam_step_with(b, n, w, add=False), "add each beam's log-probability"),
