@@ -123,14 +123,15 @@ def _tensor(part, floats: bool) -> tuple[torch.Tensor | None, str | None]:
 
 
 def as_tensors(
-    answer, count: int, what: str, *, floats: bool = True
+    answer, count: int, what: str, *, floats: bool = True, sequence: bool = False
 ) -> tuple[tuple[torch.Tensor, ...] | None, str | None]:
-    """``answer`` as ``count`` tensors (``answer`` itself when ``count`` is 1), or ``(None, why)``.
+    """``answer`` as ``count`` tensors, or ``(None, why)``: ``answer`` itself when ``count`` is 1, unless
+    ``sequence`` (a list of one tensor is then one part, not a (1, …) array).
 
     A tensor, a NumPy array or a (nested) list of numbers are all read, by value: a check never asks for a type.
     """
-    parts = (answer,) if count == 1 else answer
-    if count > 1 and (not isinstance(parts, tuple | list) or len(parts) != count):
+    parts = (answer,) if count == 1 and not sequence else answer
+    if (count > 1 or sequence) and (not isinstance(parts, tuple | list) or len(parts) != count):
         return None, f"return {what}; got {type(answer).__name__}"
     tensors = []
     for part in parts:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from course_utils.exercises.answers import as_tensors
@@ -63,12 +64,23 @@ def _mask_variants(length: int) -> dict[str, Tensor]:
     }
 
 
+def _as_mask(answer) -> Tensor | None:
+    """``answer`` as a tensor: a tensor as it is, a NumPy array or a list of booleans or numbers converted."""
+    if isinstance(answer, Tensor):
+        return answer.detach().cpu()
+    try:
+        array = np.asarray(answer)
+    except (TypeError, ValueError):
+        return None
+    return torch.from_numpy(array) if array.dtype == bool or np.issubdtype(array.dtype, np.number) else None
+
+
 def _mask_problem(answer, length: int) -> str | None:
     """Why ``answer`` is not a (T, T) boolean tensor (the type, shape or dtype), or None."""
     expected = causal_mask(length)  # (T, T)
-    if not isinstance(answer, Tensor):
-        fix = " (torch.from_numpy(array) converts a NumPy array)" if type(answer).__name__ == "ndarray" else ""
-        return f"return a (T, T) boolean torch tensor{fix}; got {type(answer).__name__}"
+    answer = _as_mask(answer)
+    if answer is None:
+        return "return a (T, T) boolean mask (a tensor, or a NumPy array or list of True/False)"
     if answer.shape != expected.shape:
         hint = f"one row per query position t and one column per key position s: (T, T) = {tuple(expected.shape)}"
         if answer.numel() == expected.numel():
@@ -101,7 +113,7 @@ def check_causal_mask(fn) -> bool:
     answers = []
     for length in _MASK_CASES:
         answer, why = answer_of(fn, (length,), "length is an int T; return torch.ones(T, T, ...) shaped (T, T)")
-        answer = answer.detach().cpu() if isinstance(answer, Tensor) else answer  # a mask made on the GPU too
+        answer = answer if why else _as_mask(answer)  # a mask made on the GPU, or as NumPy or a list, too
         why = why or _mask_problem(answer, length)
         if why:
             return verdict(False, why if why.startswith("wrong shape") else f"for length={length}: {why}")

@@ -203,7 +203,7 @@ def _clip_hint(answer: list[Tensor], grads: list[Tensor], max_norm: float) -> st
         ),
     ]
     for value, hint in mistakes:
-        if all(torch.allclose(a, v, rtol=1e-4, atol=1e-7) for a, v in zip(answer, value)):
+        if all(torch.allclose(a, v.double(), rtol=1e-4, atol=1e-7) for a, v in zip(answer, value)):
             return hint
     return "scale = min(1, max_norm / ‖all gradients as one vector‖); multiply every tensor by it"
 
@@ -224,12 +224,15 @@ def check_clip_by_norm(fn) -> bool:
         if not all(torch.equal(g, o) for g, o in zip(grads, originals)):
             return verdict(False, "your function changed the gradients it was given: return new tensors "
                                   "(g * scale, not g.mul_(scale))")  # fmt: skip
-        if not isinstance(answer, (list, tuple)) or not all(isinstance(a, Tensor) for a in answer):
-            return verdict(False, f"return a list of tensors, one per gradient; got {type(answer).__name__}")
-        answer = [a.detach() for a in answer]
-        if len(answer) != len(grads) or any(a.shape != g.shape for a, g in zip(answer, grads)):
+        parts, why = as_tensors(
+            answer, len(grads), f"a list of tensors, one tensor per gradient ({len(grads)} here)", sequence=True
+        )
+        if why:
+            return verdict(False, why)
+        answer = list(parts)
+        if any(a.shape != g.shape for a, g in zip(answer, grads)):
             return verdict(False, f"return one tensor per gradient, each of its shape ({len(grads)} here)")
-        if not all(torch.allclose(a, e, rtol=1e-4, atol=1e-7) for a, e in zip(answer, expected)):
+        if not all(torch.allclose(a, e.double(), rtol=1e-4, atol=1e-7) for a, e in zip(answer, expected)):
             return verdict(False, f"on {what} (max_norm={max_norm}) yours differs from clip_grad_norm_. "
                                   f"Hint: {_clip_hint(answer, grads, max_norm)}")  # fmt: skip
     return verdict(True, f"your clipping matches torch.nn.utils.clip_grad_norm_ on all {len(cases)} cases")

@@ -315,7 +315,7 @@ RIGHT += [
     (check_mask_batch, lambda *a: tuple(t.numpy() for t in mask_batch(*a))),
     (check_layer_strategy, lambda h: torch.cat(list(h[-4:]), dim=-1).numpy()),
 ]
-test_right, test_wrong, test_unfinished = contract_tests(CHECKS, RIGHT, WRONG)
+test_right, test_wrong, test_unfinished, test_forms = contract_tests(CHECKS, RIGHT, WRONG)
 
 
 @pytest.mark.parametrize("check, solution", SOLUTIONS)

@@ -203,7 +203,7 @@ WRONG = [
 ]
 
 
-test_right, test_wrong, test_unfinished = contract_tests(CHECKS, RIGHT, WRONG)
+test_right, test_wrong, test_unfinished, test_forms = contract_tests(CHECKS, RIGHT, WRONG)
 
 
 @pytest.mark.parametrize("check, solution", SOLUTIONS)

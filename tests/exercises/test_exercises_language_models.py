@@ -159,7 +159,7 @@ WRONG = [
 RIGHT += [
     (check_ffnn_input, lambda E, window: E[window].flatten().numpy()),
 ]
-test_right, test_wrong, test_unfinished = contract_tests(CHECKS, RIGHT, WRONG)
+test_right, test_wrong, test_unfinished, test_forms = contract_tests(CHECKS, RIGHT, WRONG)
 
 
 def test_the_lecture_example_is_in_the_corpus():

@@ -144,7 +144,7 @@ WRONG = [
 RIGHT += [
     (check_lstm_step, lambda *args: tuple(t.numpy() for t in step(*args))),
 ]
-test_right, test_wrong, test_unfinished = contract_tests(CHECKS, RIGHT, WRONG)
+test_right, test_wrong, test_unfinished, test_forms = contract_tests(CHECKS, RIGHT, WRONG)
 
 
 def test_the_parameter_count_is_four_rnn_layers():

@@ -126,7 +126,7 @@ WRONG = [
 RIGHT += [
     (check_elman_step, lambda x, h, W, U, b: torch.tanh(h @ U.T + x @ W.T + b).numpy()),
 ]
-test_right, test_wrong, test_unfinished = contract_tests(CHECKS, RIGHT, WRONG)
+test_right, test_wrong, test_unfinished, test_forms = contract_tests(CHECKS, RIGHT, WRONG)
 
 
 def test_the_reference_count_is_the_slide_formula_and_library_adds_one_bias():

@@ -198,7 +198,7 @@ WRONG = [
 RIGHT += [
     (check_dot_attention, lambda q, k, m: tuple(t.numpy() for t in dot_attention(q, k, m))),
 ]
-test_right, test_wrong, test_unfinished = contract_tests(CHECKS, RIGHT, WRONG)
+test_right, test_wrong, test_unfinished, test_forms = contract_tests(CHECKS, RIGHT, WRONG)
 
 
 def test_every_bleu_case_is_a_real_pair_with_a_match_at_every_order():
