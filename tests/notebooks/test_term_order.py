@@ -23,19 +23,12 @@ from build_notebooks import parse_cells  # noqa: E402
 
 SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.py"))
 
+OPTIMIZERS_01 = '7. "Other gradient descent based optimization methods which are better*"'  # notebook 01's section 7, which defines two terms
 # term: (the notebook and section that define it, a pattern for its uses; case-insensitive unless it has capitals)
 TERMS = {
     "Hessian": ("01", "Where is the edge? 2/λ_max (optional)", r"\bHessians?\b"),
-    "condition number": (
-        "01",
-        '7. "Other gradient descent based optimization methods which are better*"',
-        r"\bcondition numbers?\b",
-    ),  # fmt: skip
-    "within noise": (
-        "01",
-        '7. "Other gradient descent based optimization methods which are better*"',
-        r"\bwithin noise\b",
-    ),  # fmt: skip
+    "condition number": ("01", OPTIMIZERS_01, r"\bcondition numbers?\b"),
+    "within noise": ("01", OPTIMIZERS_01, r"\bwithin noise\b"),
     "elementwise product": ("02", "The hidden layer by hand", r"\belementwise products?\b|⊙"),
     "logistic regression": ("03", "3. Why non-linearity matters: XOR", r"logistic regression"),
     "AdamW": ("03", "3. Why non-linearity matters: XOR", r"\bAdamW\b"),
@@ -53,7 +46,7 @@ TERMS = {
         "07",
         '9. Claim: attention "allows us to visualize the contribution each word gave"',
         r"\balignment error rate\b",
-    ),  # fmt: skip
+    ),
     "residual connection": ("08", "7. The encoder block", r"\bresidual connections?\b"),
     "LayerNorm": ("08", "7. The encoder block", r"\bLayerNorm\b"),
     "warm-up": ("08", "7. The encoder block", r"\bwarm-up\b"),
