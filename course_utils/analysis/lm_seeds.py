@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from course_utils.analysis.seed_runs import run_name
 from course_utils.analysis.seed_spread import Spread, spread
 from course_utils.analysis.stored_runs import load_runs, save_run
 from course_utils.evaluation.agreement import accuracy_by_attractors, form_probs
@@ -54,11 +55,6 @@ SEEDS = {
     "lstm_wide_lm": SLOW,
 }
 FEW_REVIEWS = {"reviews": 100, "steps": 300, "batch_size": 32, "lr": 1e-2}  # notebook 04's scarce-label runs
-
-
-def run_name(model: str, seed: int) -> str:
-    """The key of one run in the stored file, e.g. ``"lstm_lm seed 1"``."""
-    return f"{model} seed {seed}"
 
 
 def results_file(model: str) -> Path:

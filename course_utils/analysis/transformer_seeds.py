@@ -29,7 +29,7 @@ import torch
 
 from course_utils.analysis import block_ablation, translation_analysis, translation_seeds
 from course_utils.analysis.stored_runs import load_runs
-from course_utils.analysis.translation_seeds import SEEDS, run_name, seed_command
+from course_utils.analysis.seed_runs import SEEDS, run_name, seed_command
 from course_utils.evaluation.lm_probes import OracleLM
 from course_utils.language import corpus, parallel
 from course_utils.language.grammar import CourseLanguage

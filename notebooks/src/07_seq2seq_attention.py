@@ -390,9 +390,9 @@ print(f"beyond the training lengths every model's exact match falls below 50%: "
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.analysis import translation_seeds as seeds
+from course_utils.analysis import seed_runs as seeds, translation_seeds
 
-runs = seeds.load_results()
+runs = translation_seeds.load_results()
 main_names = {label: zoo.model_name(kind, 128) for label, kind in LABELS.items()}  # "no attention" -> "none_128", …
 print(f"made by: {runs['command']}")
 print(seeds.spread_table(runs, main_names, {b: f"bleu {b}" for b in buckets}, digits=1))

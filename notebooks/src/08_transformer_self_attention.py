@@ -429,7 +429,7 @@ print(f"sinusoidal positions extrapolate worst of the three: {unseen['sinusoidal
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.analysis import translation_seeds as seeds
+from course_utils.analysis import seed_runs as seeds, translation_seeds
 
 seed_runs = tseeds.load_results()
 print(f"made by: {seed_runs['command']}")
@@ -746,7 +746,7 @@ print(f"at {longest} words every model writes less than half the reference's len
 # NBVAL_CHECK_OUTPUT
 from course_utils.analysis.seed_spread import WITHIN_NOISE
 
-both = {"runs": {**seeds.load_results()["runs"], **seed_runs["runs"]}}  # 07's GRUs and this notebook's transformer
+both = {"runs": {**translation_seeds.load_results()["runs"], **seed_runs["runs"]}}  # 07's GRUs and this notebook's transformer
 translator_runs = {"transformer": "transformer_2x128", "GRU + additive": "additive_128", "GRU + dot": "dot_128"}
 exact_columns = {f"exact {b}": f"exact_match {b}" for b in buckets[:4]}
 bleu_columns = {f"BLEU {b}": f"bleu {b}" for b in buckets[3:]}

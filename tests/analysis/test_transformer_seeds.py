@@ -10,7 +10,7 @@ import torch
 
 from course_utils import CourseInputError
 from course_utils.analysis import transformer_seeds as tseeds
-from course_utils.analysis.translation_seeds import run_name
+from course_utils.analysis.seed_runs import run_name
 
 
 def test_the_runs_are_the_notebooks_comparisons():

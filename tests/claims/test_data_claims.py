@@ -105,7 +105,7 @@ def seed_runs() -> dict:
 
 
 def _said(runs, a, b, metric, higher_is_better=False):
-    from course_utils.analysis.translation_seeds import stored_comparison
+    from course_utils.analysis.seed_runs import stored_comparison
 
     return stored_comparison(runs, a, b, metric, higher_is_better=higher_is_better, labels=(a, b))
 
@@ -116,7 +116,7 @@ def test_no_positions_extrapolate_best_and_sinusoids_worst(seed_runs):
         assert _said(seed_runs, names[better], names[worse], "unseen")[2] == f"{names[better]} better"
     sinusoidal, learned, _ = _said(seed_runs, names["sinusoidal"], names["learned"], "unseen")
     assert (sinusoidal.low, learned.high) == pytest.approx((1.9543, 1.1424))
-    from course_utils.analysis.translation_seeds import stored_spread
+    from course_utils.analysis.seed_runs import stored_spread
 
     assert all(stored_spread(seed_runs, name, "seen").high < 0.25 for name in names.values())
 
@@ -151,7 +151,7 @@ def test_each_step_up_in_dropout_narrows_the_gap(seed_runs):
 def test_the_gpt_beats_the_gru_and_the_lstm_on_the_split_in_three_seeds(seed_runs):
     from course_utils.analysis import lm_seeds
     from course_utils.analysis.seed_spread import verdict
-    from course_utils.analysis.translation_seeds import stored_spread
+    from course_utils.analysis.seed_runs import stored_spread
 
     gpt = stored_spread(seed_runs, "gpt_lm", "test_perplexity")
     for name in ("gru_lm", "lstm_lm"):
@@ -161,7 +161,7 @@ def test_the_gpt_beats_the_gru_and_the_lstm_on_the_split_in_three_seeds(seed_run
 
 
 def test_the_bigger_model_gains_less_than_the_gpts_own_spread(stored_runs, seed_runs):
-    from course_utils.analysis.translation_seeds import stored_spread
+    from course_utils.analysis.seed_runs import stored_spread
 
     ratio = stored_spread(seed_runs, "gpt_lm", "test_ratio")
     gain = {name: stored_runs["2x64 split 4500"]["test_ratio"] - stored_runs[name]["test_ratio"]
@@ -172,7 +172,7 @@ def test_the_bigger_model_gains_less_than_the_gpts_own_spread(stored_runs, seed_
 def test_the_transformer_translator_against_07s_grus_over_three_seeds(seed_runs):
     from course_utils.analysis import translation_seeds
     from course_utils.analysis.seed_spread import verdict
-    from course_utils.analysis.translation_seeds import stored_spread
+    from course_utils.analysis.seed_runs import stored_spread
 
     both = {"runs": {**translation_seeds.load_results()["runs"], **seed_runs["runs"]}}
     for gru in ("additive_128", "dot_128"):  # fewer passages entirely right at 15–21 words than either GRU

@@ -129,7 +129,7 @@ def runs():
 
 
 def _compare(runs, a, b, metric, higher_is_better=True):
-    from course_utils.analysis.translation_seeds import stored_comparison
+    from course_utils.analysis.seed_runs import stored_comparison
 
     return stored_comparison(runs, a, b, metric, higher_is_better=higher_is_better, labels=(a, b))
 
@@ -159,7 +159,7 @@ def test_within_the_training_lengths_the_three_attentions_are_within_noise(runs)
 
 def test_without_attention_the_passives_do_better_than_the_actives_in_three_seeds(runs):
     from course_utils.analysis.seed_spread import verdict
-    from course_utils.analysis.translation_seeds import stored_spread
+    from course_utils.analysis.seed_runs import stored_spread
 
     passive, active = (stored_spread(runs, "none_128", voice) for voice in ("passive", "active"))
     assert verdict(passive, active, ("passive", "active"), higher_is_better=True) == "passive better"
@@ -183,7 +183,7 @@ def test_additive_aligns_in_every_seed_and_dot_attentions_alignment_depends_on_t
 
 def test_the_bottleneck_over_three_seeds(runs):
     from course_utils.analysis.seed_spread import verdict
-    from course_utils.analysis.translation_seeds import paired_difference
+    from course_utils.analysis.seed_runs import paired_difference
 
     small, large = zoo.HIDDEN_SIZES[0], zoo.HIDDEN_SIZES[-1]
     for hidden in zoo.HIDDEN_SIZES[1:]:  # dot beats no attention beyond the spread from H = 64 on
