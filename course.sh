@@ -6,7 +6,7 @@
 #   bash course.sh site    set everything up, then build the website into build/site/html (no network)
 #   bash course.sh setup   set everything up only
 #   bash course.sh newest  on Colab's Python (3.13) with the newest torch that pip installs and the lock, in build/py313:
-#                          the parity tests and every notebook under nbval (part of "test")
+#                          the parity tests and every notebook under nbval, in the student edition (part of "test")
 #   bash course.sh floor   the same Python 3.13 venv, then the parity tests and notebooks 09-10 on the oldest
 #                          transformers that pyproject admits (requirements/floor.txt; part of "test")
 #   bash course.sh lock    refresh requirements/lock.txt to today's newest releases, if they pass (scripts/lock.py)
@@ -195,14 +195,21 @@ py313_version() {
 print(platform.python_version() if sys.argv[1] == "python" else version(sys.argv[1]))' "$1"
 }
 
+STUDENT_EDITION=build/student_edition
+
 run_newest() {
     # Colab's Python and the newest torch: the parity tests and every notebook under nbval (fast mode), under torch's
     # plain "default" kernels and MKL's most basic code path, so the checked cells meet a newer torch and another
     # rounding than the suite's (AVX2 or default kernels, on the machine's MKL path) and the stored outputs' own.
-    log "running the parity tests and every notebook on Python 3.13 and the newest torch (ATEN_CPU_CAPABILITY, MKL_CBWR)"
+    # The notebooks run in their student edition, what a student is handed: the same code cells as notebooks/
+    # (tests/notebooks/test_student_edition.py), without the solutions, each exercise printing "not finished yet".
+    log "running the parity tests and every notebook (the student edition) on Python 3.13 and the newest torch" \
+        "(ATEN_CPU_CAPABILITY, MKL_CBWR)"
+    rm -rf "$STUDENT_EDITION"
+    "$PY313" scripts/build_notebooks.py --student --outputs --out "$STUDENT_EDITION" >/dev/null
     ATEN_CPU_CAPABILITY=${ATEN_CPU_CAPABILITY:-default} MKL_CBWR=${MKL_CBWR:-COMPATIBLE} COURSE_FAST=${COURSE_FAST:-1} \
-        OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} "$PY313" -m pytest -n 2 --dist loadscope -m "parity or nbval" notebooks tests \
-        "$@"
+        OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} "$PY313" -m pytest -n 2 --dist loadscope -m "parity or nbval" \
+        "$STUDENT_EDITION" tests "$@"
 }
 
 run_floor() {

@@ -92,15 +92,23 @@ def setup_cell_source(url: str = REPO_URL) -> str:
     return SETUP_CELL.format(url=url, requirements=listed)
 
 
-def colab_badge(notebook_name: str, url: str = REPO_URL) -> str:
-    """Markdown for an 'Open in Colab' badge pointing at ``notebooks/<notebook_name>``."""
+# What a student's badge opens: the student edition, without the solutions (scripts/build_notebooks.py writes it).
+STUDENT_EDITION = "notebooks/student"
+
+
+def colab_link(notebook_name: str, url: str = REPO_URL) -> str:
+    """Colab's address for the student edition of ``notebook_name``, ``notebooks/student/<notebook_name>``."""
     path = url.removeprefix("https://github.com/")
-    link = f"https://colab.research.google.com/github/{path}/blob/{BRANCH}/notebooks/{notebook_name}"
-    return f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})"
+    return f"https://colab.research.google.com/github/{path}/blob/{BRANCH}/{STUDENT_EDITION}/{notebook_name}"
+
+
+def colab_badge(notebook_name: str, url: str = REPO_URL) -> str:
+    """Markdown for an 'Open in Colab' badge pointing at the student edition of ``notebook_name``."""
+    return f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_link(notebook_name, url)})"
 
 
 _BADGE_PATTERN = re.compile(
-    r"\[!\[Open in Colab\]\([^)]*\)\]\(https://colab\.research\.google\.com/github/[^)]*/notebooks/([^)]+)\)"
+    r"\[!\[Open in Colab\]\([^)]*\)\]\(https://colab\.research\.google\.com/github/[^)]*/notebooks/(?:student/)?([^)]+)\)"
 )
 
 

@@ -2,12 +2,20 @@
 
 A source is a Python file in the "percent" format: ``# %%`` starts a code cell and
 ``# %% [markdown]`` a Markdown cell whose lines start with ``# ``. The first code cell of each
-notebook is the Colab set-up cell from ``course_utils.colab``.
+notebook is the Colab set-up cell from ``course_utils.colab``. A marker may end with cell tags, as jupytext
+writes them: ``# %% tags=["exercise"]`` marks an exercise cell (shipped unfinished, it prints "not finished yet",
+and nbval checks that it does: the build adds nbval's ``nbval-check-output`` tag), and
+``# %% [markdown] tags=["solution"]`` a solution, which the student edition leaves out.
 
     python scripts/build_notebooks.py            # build and execute every notebook (full mode)
     python scripts/build_notebooks.py 02         # only notebooks whose name starts with 02
     python scripts/build_notebooks.py --no-run   # build without executing (outputs empty)
-    python scripts/build_notebooks.py 04 --prose # copy only the Markdown into the stored notebook (code unchanged)
+    python scripts/build_notebooks.py 04 --prose # the Markdown and the tags into the stored notebook (code unchanged)
+    python scripts/build_notebooks.py --student  # only the student edition, from the stored notebooks
+
+Every build also writes the student edition, ``notebooks/student/``: the notebook without its solution cells
+(nbconvert's ``TagRemovePreprocessor``) and without outputs, which a student makes by running it. Its Colab badges
+open it. ``--student --outputs --out DIR`` writes it with the stored outputs kept, for nbval (``course.sh newest``).
 
 The stored outputs come from one clean top-to-bottom run in full mode. They never keep third-party
 JavaScript: an offline bertviz view (``course_utils.widgets.bertviz_offline``, about 350 KB of inlined d3 and
@@ -17,7 +25,9 @@ jQuery) is replaced by a one-line note; the reader re-runs the cell to see it.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -27,6 +37,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ROOT / "notebooks" / "src"
 NOTEBOOKS = ROOT / "notebooks"
+STUDENT = NOTEBOOKS / "student"
 sys.path.insert(0, str(ROOT))
 
 from course_utils.colab import setup_cell_source  # noqa: E402
@@ -39,12 +50,15 @@ THIRD_PARTY_JS = (BERTVIZ_MARKER, "https://d3js.org", "jQuery JavaScript Library
 VIEW_NOTE = "(bertviz view: not stored in the file; run this cell to see it.)"
 
 
-CELL_MARKERS = ("# %%", "# %% [markdown]")  # alone on their line: text after one would be dropped
+# A marker holds the marker and, optionally, its cells' tags, nothing else: text after one would be dropped.
+CELL_MARKER = re.compile(r'# %%(?P<markdown> \[markdown\])?(?: tags=(?P<tags>\[(?:"[\w-]+"(?:, )?)+\]))?')
+EXERCISE, SOLUTION = "exercise", "solution"
+CELL_TAGS = {EXERCISE: [EXERCISE, "nbval-check-output"], SOLUTION: [SOLUTION]}  # a source's tag -> the cell's tags
 
 
 def parse_cells(text: str) -> list[nbformat.NotebookNode]:
-    """Split a percent-format source into notebook cells; a marker line holds the marker only."""
-    cells, kind, lines = [], None, []
+    """Split a percent-format source into notebook cells; a marker line holds the marker (and its tags) only."""
+    cells, kind, tags, lines = [], None, [], []
 
     def flush():
         if kind is None:
@@ -55,13 +69,22 @@ def parse_cells(text: str) -> list[nbformat.NotebookNode]:
             cells.append(nbformat.v4.new_markdown_cell(body))
         elif body:
             cells.append(nbformat.v4.new_code_cell(body))
+        else:
+            return
+        if tags:
+            cells[-1].metadata["tags"] = [tag for source_tag in tags for tag in CELL_TAGS[source_tag]]
 
     for number, line in enumerate(text.splitlines(), 1):
         if line.startswith("# %%"):
-            if line.rstrip() not in CELL_MARKERS:
+            marker = CELL_MARKER.fullmatch(line.rstrip())
+            if marker is None:
                 raise ValueError(f"line {number}: text after a cell marker would be lost: {line!r}")
             flush()
-            kind, lines = ("markdown" if "[markdown]" in line else "code"), []
+            kind, lines = ("markdown" if marker["markdown"] else "code"), []
+            tags = json.loads(marker["tags"]) if marker["tags"] else []
+            unknown = [tag for tag in tags if tag not in CELL_TAGS]
+            if unknown or (EXERCISE in tags and kind != "code") or (SOLUTION in tags and kind != "markdown"):
+                raise ValueError(f"line {number}: tags {tags}: an exercise is a code cell, a solution Markdown")
         else:
             lines.append(line)
     flush()
@@ -75,6 +98,7 @@ def build(source: Path) -> nbformat.NotebookNode:
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = KERNEL
     notebook.metadata["language_info"] = {"name": "python"}
+    notebook.metadata["course"] = {"notebook": source.stem, "edition": "full"}  # the grader reads which notebook
     for index, cell in enumerate(notebook.cells):
         cell["id"] = f"cell-{index:03d}"
     return notebook
@@ -174,42 +198,73 @@ def strip_inlined_js(notebook: nbformat.NotebookNode) -> int:
 
 
 def copy_prose(notebook: nbformat.NotebookNode, stored: nbformat.NotebookNode) -> int:
-    """Put ``notebook``'s Markdown cells into ``stored``, whose code and outputs stay; return how many changed.
+    """Give ``notebook``'s code cells the outputs of ``stored``'s, whose code is the same; return how many Markdown
+    cells are new or changed. Markdown cells may be changed, added, split or removed, and tags changed.
 
-    Refused (``SystemExit``) when the code differs, or a cell was added or removed: then the notebook must run again.
+    Refused (``SystemExit``) when a code cell was changed, added or removed: then the notebook must run again.
     """
-    kinds = [(cell.cell_type, cell.source if cell.cell_type == "code" else "") for cell in notebook.cells]
-    if kinds != [(cell.cell_type, cell.source if cell.cell_type == "code" else "") for cell in stored.cells]:
-        raise SystemExit("the code or the cells changed, not only the prose: build the notebook and run it")
-    changed = 0
-    for new, old in zip(notebook.cells, stored.cells):
-        if new.cell_type == "markdown" and new.source != old.source:
-            old.source, changed = new.source, changed + 1
-    return changed
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    stored_code = [cell for cell in stored.cells if cell.cell_type == "code"]
+    if [cell.source for cell in code] != [cell.source for cell in stored_code]:
+        raise SystemExit("the code cells changed, not only the prose: build the notebook and run it")
+    for new, old in zip(code, stored_code):
+        new.outputs, new.execution_count = old.outputs, old.execution_count
+        new.metadata = {**old.metadata, "tags": new.metadata.get("tags", [])}  # its run's timestamps, the new tags
+        if not new.metadata["tags"]:
+            del new.metadata["tags"]
+    notebook.metadata = {**stored.metadata, "course": notebook.metadata["course"]}
+    old_markdown = {cell.source for cell in stored.cells if cell.cell_type == "markdown"}
+    return sum(cell.cell_type == "markdown" and cell.source not in old_markdown for cell in notebook.cells)
+
+
+def student_edition(notebook: nbformat.NotebookNode, *, outputs: bool = False) -> nbformat.NotebookNode:
+    """``notebook`` without its solution cells and, unless ``outputs``, without outputs (nbconvert's preprocessors)."""
+    from nbconvert.preprocessors import ClearOutputPreprocessor, TagRemovePreprocessor
+
+    edition = nbformat.reads(nbformat.writes(notebook), as_version=4)  # a copy
+    edition, _ = TagRemovePreprocessor(remove_cell_tags={SOLUTION}, enabled=True).preprocess(edition, {})
+    if not outputs:
+        clear = ClearOutputPreprocessor(remove_metadata_fields={"collapsed", "scrolled", "execution"})
+        edition, _ = clear.preprocess(edition, {})
+        edition.metadata.pop("widgets", None)  # the saved widgets' state, for outputs no longer there
+    edition.metadata["course"] = {**edition.metadata.get("course", {}), "edition": "student"}
+    return edition
+
+
+def write_student_edition(target: Path, folder: Path = STUDENT, *, outputs: bool = False) -> Path:
+    """The student edition of the stored notebook ``target``, written into ``folder`` under the same name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / target.name
+    nbformat.write(student_edition(nbformat.read(target, as_version=4), outputs=outputs), path)
+    return path
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prefixes", nargs="*", help="only notebooks whose names start with these")
     parser.add_argument("--no-run", action="store_true", help="do not execute; write empty outputs")
-    parser.add_argument("--prose", action="store_true", help="only copy the Markdown into the stored notebook")
+    parser.add_argument("--prose", action="store_true", help="only copy the Markdown and tags into the stored notebook")
+    parser.add_argument("--student", action="store_true", help="only write the student edition of the stored notebooks")
+    parser.add_argument("--outputs", action="store_true", help="with --student: keep the stored outputs")
+    parser.add_argument("--out", type=Path, default=STUDENT, help="with --student: the folder to write into")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     args = parser.parse_args()
     for source in sorted(SOURCES.glob("*.py")):
         if args.prefixes and not any(source.stem.startswith(p) for p in args.prefixes):
             continue
-        notebook = build(source)
         target = NOTEBOOKS / f"{source.stem}.ipynb"
+        if args.student:
+            print(f"wrote {write_student_edition(target, args.out, outputs=args.outputs)}")
+            continue
+        notebook = build(source)
         if args.prose:
             stored = nbformat.read(target, as_version=4)
-            print(f"{target.relative_to(ROOT)}: {copy_prose(notebook, stored)} Markdown cell(s) changed")
-            nbformat.write(stored, target)
-            continue
-        if not args.no_run:
+            print(f"{target.relative_to(ROOT)}: {copy_prose(notebook, stored)} Markdown cell(s) new or changed")
+        elif not args.no_run:
             execute(notebook, NOTEBOOKS, args.timeout)
             strip_inlined_js(notebook)
         nbformat.write(notebook, target)
-        print(f"wrote {target.relative_to(ROOT)}")
+        print(f"wrote {target.relative_to(ROOT)} and {write_student_edition(target).relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

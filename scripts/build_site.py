@@ -28,14 +28,13 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 
-from course_utils.colab import SETUP_CELL_MARKER
+from course_utils.colab import SETUP_CELL_MARKER, colab_link
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 NOTEBOOKS = ROOT / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-COLAB = "https://colab.research.google.com/github/nn-lm-course/notebooks/blob/main/notebooks/{name}"
 LIVE_NOTE = ("*An interactive demo: here is the picture it drew when the notebook was built. To use it, run the "
              "notebook in JupyterLab (`bash course.sh lab`) or [open it in Colab]({colab}).*")  # fmt: skip
 BAR_NOTE = "*A progress bar (training); its last state:* {text}"
@@ -71,7 +70,7 @@ def static_outputs(view: dict, state: dict, notebook_name: str) -> list:
     if pictures:
         title = next((_text_of(m["state"].get("value", "")) for m in models if m["model_name"] == "HTMLModel"
                       and _text_of(m["state"].get("value", ""))), "")  # fmt: skip
-        note = (f"**{title}.** " if title else "") + LIVE_NOTE.format(colab=COLAB.format(name=notebook_name))
+        note = (f"**{title}.** " if title else "") + LIVE_NOTE.format(colab=colab_link(notebook_name))
         return [nbformat.v4.new_output("display_data", data={"text/markdown": note}),
                 nbformat.v4.new_output("display_data", data={"image/png": pictures[-1]})]  # fmt: skip
     texts = [_text_of(m["state"].get("value", "")) for m in models if m["model_name"] == "HTMLModel"]

@@ -8,7 +8,6 @@ JupyterLab override that ``course.sh setup`` installs (no news pop-up, ``scripts
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import json
 import os
@@ -24,6 +23,8 @@ from urllib.parse import urlsplit
 from pathlib import Path
 
 import nbformat
+
+from course_utils.cell_slices import frontend_cells
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -152,104 +153,6 @@ def stage_notebooks(source_dir: Path, root: Path, *, frontend_only: bool = False
     if data.is_dir():
         (root / "data").symlink_to(data, target_is_directory=True)
     return target
-
-
-# --- which cells the browser needs to run ------------------------------------------------------
-
-# Outputs that JupyterLab's own renderers draw (widgets, HTML, LaTeX, Markdown, JavaScript), unlike plain text and
-# images, which nbval has compared already.
-FRONTEND_MIME = re.compile(r"^(application/vnd\.jupyter\.widget|text/(html|latex|markdown)$|application/javascript$)")
-
-
-def shows_frontend_output(cell) -> bool:
-    """The cell's saved outputs hold something JupyterLab's renderers draw, e.g. a widget."""
-    return any(FRONTEND_MIME.match(mime) for output in cell.get("outputs", []) for mime in output.get("data", {}))
-
-
-def _cell_names(source: str, modules: set[str]) -> tuple[set[str], set[str]]:
-    """(names the cell may bind or change, names it reads from earlier cells). A ``SyntaxError`` for source that
-    is not Python.
-
-    Binding: assignment, ``def``/``class``, ``import``, ``x.attr = …``/``x[i] = …``, and a statement that is only a
-    method call, ``x.fit(…)``, on a name that is not one of the notebook's ``modules`` (it may change ``x``). Loop
-    and comprehension variables, parameters, and what a statement reads after an earlier one of the cell bound
-    it, are the cell's own.
-    """
-    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]  # IPython magics
-    binds, reads = set(), set()
-    for statement in ast.parse("\n".join(lines)).body:
-        bound, read, local = _statement_names(statement)
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-            if isinstance(statement.value.func, ast.Attribute):
-                bound |= _base_name(statement.value.func.value) - modules
-        reads |= read - binds - local
-        binds |= bound - local
-    return binds, reads
-
-
-def _statement_names(statement) -> tuple[set[str], set[str], set[str]]:
-    """(names bound, names read, names local to it: loop and comprehension variables, parameters)."""
-    bound, read, local = set(), set(), set()
-    for node in ast.walk(statement):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
-            bound |= _base_name(node.value)
-        elif isinstance(node, ast.arg):
-            local.add(node.arg)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            local |= {name.id for name in ast.walk(node.target) if isinstance(name, ast.Name)}
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            local.add(node.name)
-    return bound, read, local
-
-
-def _base_name(node) -> set[str]:
-    """``{x}`` for ``x``, ``x.a``, ``x[i]``, ``x.f()``…; empty when the chain does not start at a name."""
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return {node.id} if isinstance(node, ast.Name) else set()
-
-
-def _imported_names(cells) -> set[str]:
-    """Every name an ``import`` binds anywhere in ``cells`` (modules: calling their functions changes no name)."""
-    names = set()
-    for cell in cells:
-        try:
-            tree = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith(("%", "!"))))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-    return names
-
-
-def frontend_cells(notebook) -> set[int]:
-    """Indices (among the code cells) of what the browser test runs: the cells whose saved outputs JupyterLab's
-    renderers draw, the first cell (the set-up), and every earlier cell that binds a name one of those reads,
-    transitively.
-
-    The rest, measurements that print text or draw a picture, nbval has run and compared already. A notebook with
-    no saved outputs, or with a cell that is not Python, keeps every cell from there back.
-    """
-    cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    if not any(cell.get("outputs") for cell in cells):
-        return set(range(len(cells)))
-    keep, needed, modules = {0} if cells else set(), set(), _imported_names(cells)
-    for index in range(len(cells) - 1, -1, -1):
-        try:
-            binds, reads = _cell_names(cells[index].source, modules)
-        except SyntaxError:
-            return keep | set(range(index + 1))
-        if index == 0 or shows_frontend_output(cells[index]) or binds & needed:
-            keep.add(index)
-            needed |= reads
-    return keep
 
 
 class LabServer:

@@ -28,6 +28,9 @@ import math
 from course_utils.exercises.answers import one_number
 from course_utils.validation import CourseInputError
 
+# Every check says this, and only this, of an answer still left as shipped (None): the grader counts it as not finished.
+NOT_FINISHED = "not finished yet"
+
 
 def never_raises(check):
     """Wrap a check so that whatever it is given, it prints one ✗ line and returns False instead of raising."""
@@ -62,7 +65,7 @@ def answer_of(fn, args: tuple, crash_hint: str = "", *, copy_args: bool = True):
         hint = f". Hint: {crash_hint}" if crash_hint else ""
         return None, f"your function raised {type(error).__name__}: {error}{hint}"
     if answer is None:
-        return None, "your function returns None: not finished yet"
+        return None, f"your function returns None: {NOT_FINISHED}"
     return answer, None
 
 

@@ -8,7 +8,7 @@ import torch
 
 from course_utils.models.basics.activations import tanh
 from course_utils.exercises.answers import numbers_close, read_numbers, whole_number
-from course_utils.exercises import never_raises, verdict
+from course_utils.exercises import NOT_FINISHED, never_raises, verdict
 from course_utils.models.basics.feedforward import forward, xor_points
 
 
@@ -27,7 +27,7 @@ def check_tanh_derivative(fn) -> bool:
     except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises
         return _verdict(False, "", f"your function raised {type(error).__name__}: {error}")
     if answer is None:
-        return _verdict(False, "", "your function returns None: not finished yet (hint: differentiate tanh's "
+        return _verdict(False, "", f"your function returns None: {NOT_FINISHED} (hint: differentiate tanh's "
                                    "definition, or the identity tanh(z) = 2σ(2z) − 1, and write it with tanh)")  # fmt: skip
     ok, why = numbers_close(answer, expected)
     if why:
@@ -41,7 +41,7 @@ def check_tanh_derivative(fn) -> bool:
 def check_xor_network(W1, b1, W2, b2) -> bool:
     """Exercise 2: a ReLU hidden layer and a linear output, ŷ = W2 ReLU(W1 x + b1) + b2, must compute XOR."""
     if any(p is None for p in (W1, b1, W2, b2)):
-        return _verdict(False, "", "fill in W1, b1, W2 and b2 (lists of numbers are fine)")
+        return _verdict(False, "", f"{NOT_FINISHED}: fill in W1, b1, W2 and b2 (lists of numbers are fine)")
     x, y = xor_points()
     read = [read_numbers(p) for p in (W1, b1, W2, b2)]
     why = next((why for _, why in read if why), None)
@@ -68,9 +68,11 @@ def check_xor_network(W1, b1, W2, b2) -> bool:
 def check_sigmoid_depth(answer) -> bool:
     """Exercise 3: the fewest sigmoid layers L for which (max σ')^L = (1/4)^L is below one millionth."""
     expected = math.ceil(math.log(1e6) / math.log(4))
+    if answer is None:
+        return _verdict(False, "", f"{NOT_FINISHED}: answer with a whole number of layers, at least 1")
     answer = whole_number(answer)
     if answer is None or answer < 1:
-        return _verdict(False, "", "answer with a whole number of layers, at least 1, e.g. 7")
+        return _verdict(False, "", "answer with a whole number of layers, at least 1")
     if answer < expected:
         return _verdict(False, "", f"too few: (1/4)^{answer} = {0.25**answer:.1e} is still above 1e-6")
     ok = answer == expected

@@ -11,7 +11,7 @@ import random
 
 from course_utils.models.basics.autograd import Value
 from course_utils.exercises.answers import read_numbers
-from course_utils.exercises import never_raises, verdict
+from course_utils.exercises import NOT_FINISHED, never_raises, verdict
 
 CHAIN_RULE_POINT = {"x": 2.0, "y": 3.0, "z": -1.0}  # f(x, y, z) = (x·y + z)·y
 SOFTPLUS_POINTS = (-3.0, -0.5, 0.0, 1.2, 4.0)
@@ -40,7 +40,7 @@ def check_chain_rule(answer) -> bool:
     if not isinstance(answer, dict) or set(answer) != {"x", "y", "z"}:
         return verdict(False, 'answer must be a dict with the keys "x", "y" and "z"')
     if any(v is None for v in answer.values()):
-        return verdict(False, "not finished yet: replace each None by a number")
+        return verdict(False, f"{NOT_FINISHED}: replace each None by a number")
     reference = chain_rule_reference()
     wrong = [k for k in "xyz" if not _close(answer[k], reference[k])]
     if not wrong:
@@ -60,7 +60,7 @@ def check_softplus(softplus) -> bool:
             x = Value(p, "x")
             out = softplus(x)
             if out is None:
-                return verdict(False, "not finished yet: softplus returns None")
+                return verdict(False, f"{NOT_FINISHED}: softplus returns None")
             if not isinstance(out, Value):
                 return verdict(False, f"softplus must return a Value, got {type(out).__name__}")
             if out.parents != (x,):
@@ -112,7 +112,7 @@ def check_output_layer_grads(output_layer_grads) -> bool:
         try:
             result = output_layer_grads(h, a, y)
             if result is None:
-                return verdict(False, "not finished yet: output_layer_grads returns None")
+                return verdict(False, f"{NOT_FINISHED}: output_layer_grads returns None")
             your_dw, your_db = result
             your_dw = list(your_dw)
         except Exception as error:  # noqa: BLE001 - a self-check reports, it never raises

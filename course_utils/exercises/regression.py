@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from course_utils.exercises.answers import read_numbers
-from course_utils.exercises import never_raises, verdict
+from course_utils.exercises import NOT_FINISHED, never_raises, verdict
 from course_utils.models.basics.regression import (
     RegressionData,
     analytic_solution,
@@ -18,7 +18,7 @@ from course_utils.models.basics.regression import (
 def _as_vector(answer, size: int) -> np.ndarray | str:
     """The answer as a float vector of ``size`` entries, or a message saying why it is not one."""
     if answer is None:
-        return "not answered yet: your function or variable still gives None"
+        return f"{NOT_FINISHED}: your function or variable still gives None"
     parts = answer if isinstance(answer, list | tuple) else [answer]  # (model.bias, model.weight) reads as one β
     if not parts:
         return f"expected {size} numbers, got none"

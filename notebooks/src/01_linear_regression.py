@@ -614,7 +614,7 @@ demo.box
 # Write the gradient of $L(\beta) = \frac1N\sum_i (y_i - X_i\beta)^2$ without calling the course's
 # `mse_gradient`. Return an array of shape (D,).
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.regression import (
     check_fit,
     check_gradient,
@@ -631,7 +631,7 @@ def my_gradient(X, y, beta):
 
 _ = check_gradient(my_gradient)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -640,20 +640,21 @@ _ = check_gradient(my_gradient)
 #     return -2.0 / len(y) * X.T @ residual   # (D,)
 # ```
 # </details>
-#
+
+# %% [markdown]
 # ### Exercise 2: the edge of stability
 # `stable_lr_exercise_data()` is another problem, with an intercept and three features. Compute
 # its edge of stability 2/λ_max: the boundary of section 4, below which plain gradient descent converges
 # from every start and above which it diverges. Give the edge itself, not a safe value below it (at the edge
 # exactly, the error along the steepest direction neither shrinks nor grows).
 
-# %%
+# %% tags=["exercise"]
 exercise_2 = stable_lr_exercise_data()
 my_lr = None  # your code here: use exercise_2.X
 
 _ = check_max_stable_lr(my_lr)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -664,19 +665,20 @@ _ = check_max_stable_lr(my_lr)
 # Then try `gradient_descent(X2, exercise_2.y, np.zeros(4), lr=0.97 * my_lr, steps=4000)` and
 # `lr=1.03 * my_lr`, and look at `.diverged`.
 # </details>
-#
+
+# %% [markdown]
 # ### Exercise 3: fit with torch.nn
 # Fit `fit_exercise_data()` (an intercept and three features) with `nn.Linear`, `nn.MSELoss` and
 # an optimizer of your choice. Return β with the intercept first, as a NumPy array or a tensor.
 # The check compares it with the analytic solution.
 
-# %%
+# %% tags=["exercise"]
 exercise_3 = fit_exercise_data()
 my_beta = None  # your code here
 
 _ = check_fit(my_beta)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -693,7 +695,8 @@ _ = check_fit(my_beta)
 # my_beta = torch.cat([model.bias, model.weight.flatten()]).detach()
 # ```
 # </details>
-#
+
+# %% [markdown]
 # ## Summary
 #
 # - Linear regression is ŷ = Xβ, with a column of ones for the intercept. Its squared-error loss

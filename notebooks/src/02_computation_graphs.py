@@ -491,25 +491,29 @@ demo.box
 # **Exercise 1 (the chain rule with a shared input).** For f(x, y, z) = (x·y + z)·y at x = 2, y = 3, z = −1,
 # work out ∂f/∂x, ∂f/∂y and ∂f/∂z by hand. Draw the graph first: which input is used twice?
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.backprop import check_chain_rule, check_output_layer_grads, check_softplus
 
 my_gradients = {"x": None, "y": None, "z": None}  # replace each None by a number
 check_chain_rule(my_gradients);
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # With q = x·y + z = 5 and f = q·y: ∂f/∂q = y = 3 and ∂f/∂x = ∂f/∂q · y = 9, ∂f/∂z = ∂f/∂q = 3.
 # y reaches f along two paths, through q (∂f/∂q · x = 6) and directly (q = 5), so ∂f/∂y = 6 + 5 = 11.
-# `my_gradients = {"x": 9, "y": 11, "z": 3}`.
-# </details>
 #
+# ```python
+# my_gradients = {"x": 9, "y": 11, "z": 3}
+# ```
+# </details>
+
+# %% [markdown]
 # **Exercise 2 (a new operation).** Add softplus(x) = log(1 + eˣ) to the engine as *one* node. Its
 # local derivative is σ(x). A node is `Value(data, parents=(x,), local_grads=(local,), op="softplus")`;
 # `backward()` needs nothing else.
 
-# %%
+# %% tags=["exercise"]
 def softplus(x: Value) -> Value:
     """log(1 + e^x) as a single node of the graph."""
     return None  # build and return the new Value here
@@ -517,7 +521,7 @@ def softplus(x: Value) -> Value:
 
 check_softplus(softplus);
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -526,12 +530,13 @@ check_softplus(softplus);
 #     return Value(data, parents=(x,), local_grads=(1 / (1 + math.exp(-x.data)),), op="softplus")
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 3 (the output layer).** In the two-layer network, z = W⁽²⁾·h + b⁽²⁾ with h = a⁽¹⁾ the hidden
 # activations. Use ∂L/∂z = a − y to write ∂L/∂W⁽²⁾ (one number per hidden unit) and ∂L/∂b⁽²⁾. The check compares
 # your formula with PyTorch autograd on random cases.
 
-# %%
+# %% tags=["exercise"]
 def output_layer_grads(h, a, y):
     """(∂L/∂W⁽²⁾ as a list, ∂L/∂b⁽²⁾) from the hidden activations h, the output a and the label y."""
     return None  # return (list_of_weight_gradients, bias_gradient)
@@ -539,12 +544,18 @@ def output_layer_grads(h, a, y):
 
 check_output_layer_grads(output_layer_grads);
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
-# ∂z/∂W⁽²⁾ⱼ = hⱼ and ∂z/∂b⁽²⁾ = 1, so `return [(a - y) * h_j for h_j in h], a - y`.
-# </details>
+# ∂z/∂W⁽²⁾ⱼ = hⱼ and ∂z/∂b⁽²⁾ = 1, so each weight's gradient is (a − y)·hⱼ and the bias's is a − y:
 #
+# ```python
+# def output_layer_grads(h, a, y):
+#     return [(a - y) * h_j for h_j in h], a - y
+# ```
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # - A computation graph splits an expression into small nodes; the forward pass computes them from the inputs out.

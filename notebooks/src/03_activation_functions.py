@@ -507,7 +507,7 @@ demo.box
 # **Exercise 1 (tanh's derivative).** Write tanh'(z) using `activations.tanh`. The check compares it with
 # autograd on a grid.
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.activations import check_sigmoid_depth, check_tanh_derivative, check_xor_network
 
 
@@ -518,46 +518,64 @@ def my_tanh_derivative(z):
 
 check_tanh_derivative(my_tanh_derivative);
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # tanh = (e^{2z} − 1)/(e^{2z} + 1); the quotient rule gives 1 − tanh(z)²:
-# `return 1 - activations.tanh(z) ** 2`.
-# </details>
 #
+# ```python
+# def my_tanh_derivative(z):
+#     return 1 - activations.tanh(z) ** 2
+# ```
+# </details>
+
+# %% [markdown]
 # **Exercise 2 (XOR by hand).** Choose weights for a network with two ReLU hidden units and one linear output,
 # ŷ = W² ReLU(W¹x + b¹) + b², such that ŷ > 0.5 exactly for the XOR inputs whose label is 1.
 # Shapes: W¹ (2, 2), b¹ (2,), W² (1, 2), b² (1,). Hint: let one hidden unit count the 1s in the input and the
 # other fire only when both inputs are 1.
 
-# %%
+# %% tags=["exercise"]
 W1 = None  # e.g. [[..., ...], [..., ...]]
 b1 = None
 W2 = None
 b2 = None
 check_xor_network(W1, b1, W2, b2);
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # h₁ = ReLU(x₁ + x₂) counts the 1s, h₂ = ReLU(x₁ + x₂ − 1) is 1 only for (1, 1), and ŷ = h₁ − 2h₂ gives
-# 0, 1, 1, 0: `W1 = [[1, 1], [1, 1]]`, `b1 = [0, -1]`, `W2 = [[1, -2]]`, `b2 = [0]`.
-# </details>
+# 0, 1, 1, 0:
 #
+# ```python
+# W1 = [[1, 1], [1, 1]]
+# b1 = [0, -1]
+# W2 = [[1, -2]]
+# b2 = [0]
+# ```
+# </details>
+
+# %% [markdown]
 # **Exercise 3 (how deep before it vanishes?).** Each sigmoid layer multiplies the backward signal by
 # σ'(z) ≤ 1/4. Ignoring the weights, what is the smallest number of layers L for which (1/4)^L is below
 # one millionth (10⁻⁶)?
 
-# %%
+# %% tags=["exercise"]
 my_depth = None  # a whole number
 check_sigmoid_depth(my_depth);
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
-# (1/4)^L < 10⁻⁶ means 4^L > 10⁶, L > 6 / log₁₀ 4 ≈ 9.97, so `my_depth = 10` (4¹⁰ = 1 048 576).
-# </details>
+# (1/4)^L < 10⁻⁶ means 4^L > 10⁶, L > 6 / log₁₀ 4 ≈ 9.97, so ten layers (4¹⁰ = 1 048 576):
 #
+# ```python
+# my_depth = 10
+# ```
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # - A unit computes z = w·x + b and y = g(z); the slides' unit gives z = 0.69 and σ(z) = 0.67.

@@ -662,7 +662,7 @@ print("bigram sample:", " ".join(lm.generate(own_bigram, own_vocab, seed=0, max_
 # **Exercise 1.** Write the maximum-likelihood bigram probability P(word | previous) by counting. Each sentence
 # is read as `<s> w1 … wn </s>`.
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.language_models import check_add_k, check_bigram_probability, check_ffnn_input, check_perplexity
 
 
@@ -673,7 +673,7 @@ def bigram_probability(sentences, previous, word):
 
 _ = check_bigram_probability(bigram_probability)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -687,10 +687,11 @@ _ = check_bigram_probability(bigram_probability)
 #     return pairs / singles if singles else 0.0
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 2.** Write add-k smoothing: (c(h, w) + k) / (c(h) + k|V|).
 
-# %%
+# %% tags=["exercise"]
 def add_k(count_hw, count_h, k, vocab_size):
     """The add-k estimate of P(w | h)."""
     return None  # your code here
@@ -698,7 +699,7 @@ def add_k(count_hw, count_h, k, vocab_size):
 
 _ = check_add_k(add_k)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -706,10 +707,11 @@ _ = check_add_k(add_k)
 #     return (count_hw + k) / (count_h + k * vocab_size)
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 3.** Perplexity from the natural-log probabilities of each token.
 
-# %%
+# %% tags=["exercise"]
 def perplexity_of(token_logprobs):
     """exp of the mean negative log-probability."""
     return None  # your code here
@@ -717,7 +719,7 @@ def perplexity_of(token_logprobs):
 
 _ = check_perplexity(perplexity_of)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -725,10 +727,11 @@ _ = check_perplexity(perplexity_of)
 #     return math.exp(-sum(token_logprobs) / len(token_logprobs))
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 4.** The FFNN's projection layer: the embeddings of the window's words, concatenated (in order).
 
-# %%
+# %% tags=["exercise"]
 def ffnn_input(E, window):
     """E: (V, d) embeddings; window: N word ids → (N·d,)."""
     return None  # your code here
@@ -736,7 +739,7 @@ def ffnn_input(E, window):
 
 _ = check_ffnn_input(ffnn_input)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python

@@ -788,7 +788,7 @@ print("it stopped within the 10 steps asked for:", stopped.step <= 10)
 # **Exercise 1.** One step of the Elman RNN, for a batch of rows: h_t = tanh(U h_{t−1} + W x_t + b). The rows of
 # `x_t` (B, D) and `h_prev` (B, H) are examples; W is (H, D), U is (H, H), b is (H,).
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.recurrent import check_clip_by_norm, check_elman_step, check_parameter_count, check_sequence_loss
 
 
@@ -799,7 +799,7 @@ def my_elman_step(x_t, h_prev, W, U, b):
 
 _ = check_elman_step(my_elman_step)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -807,11 +807,12 @@ _ = check_elman_step(my_elman_step)
 #     return torch.tanh(h_prev @ U.T + x_t @ W.T + b)   # rows are examples, so the matrices act from the right
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 2.** The teacher-forced loss of a padded batch: the mean of −log ŷ_t[target] over every real target,
 # skipping the positions whose target is `lm.IGNORE_INDEX` (−100). `logits` is (B, T, V), `targets` (B, T).
 
-# %%
+# %% tags=["exercise"]
 def my_sequence_loss(logits, targets):
     """Mean cross-entropy over the targets that are not IGNORE_INDEX."""
     return None  # your code here
@@ -819,7 +820,7 @@ def my_sequence_loss(logits, targets):
 
 _ = check_sequence_loss(my_sequence_loss)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -831,12 +832,13 @@ _ = check_sequence_loss(my_sequence_loss)
 #     # or: F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=lm.IGNORE_INDEX)
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 3.** Clip a list of gradients by their **joint** norm: if ‖all of them as one vector‖ > `max_norm`,
 # multiply every tensor by max_norm / norm; otherwise return them unchanged. Return new tensors (leave the inputs
 # alone).
 
-# %%
+# %% tags=["exercise"]
 def my_clip(grads, max_norm):
     """The clipped gradients, a list of tensors."""
     return None  # your code here
@@ -844,7 +846,7 @@ def my_clip(grads, max_norm):
 
 _ = check_clip_by_norm(my_clip)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -854,11 +856,12 @@ _ = check_clip_by_norm(my_clip)
 #     return [g * scale for g in grads]
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 4.** The number of parameters of the CMU slide's RNN LM (E, W_e, W_h, b_1, U, b_2) for a vocabulary of
 # `V` words, embeddings of `d`, a hidden state of `H`, reading sentences of `T` words.
 
-# %%
+# %% tags=["exercise"]
 def my_parameter_count(V, d, H, T):
     """How many numbers the RNN LM learns."""
     return None  # your code here
@@ -866,7 +869,7 @@ def my_parameter_count(V, d, H, T):
 
 _ = check_parameter_count(my_parameter_count)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python

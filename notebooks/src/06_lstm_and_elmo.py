@@ -729,7 +729,7 @@ for what, attempt in attempts.items():
 # (B, H); W (4H, D), U (4H, H) and b (4H,) hold the four blocks in torch's order: rows [0:H] for i, [H:2H] for f,
 # [2H:3H] for g, [3H:4H] for o. Return (h_t, c_t).
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.lstm import check_cell_gradient, check_lstm_parameters, check_lstm_step, check_scalar_mix
 
 
@@ -740,7 +740,7 @@ def my_lstm_step(x, h_prev, c_prev, W, U, b):
 
 _ = check_lstm_step(my_lstm_step)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -750,11 +750,12 @@ _ = check_lstm_step(my_lstm_step)
 #     return torch.sigmoid(z_o) * torch.tanh(c), c
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 2.** ELMo's scalar mix: γ Σ_j s_j · layers[j] with s = softmax(w). layers is (L+1, T, D), w is
 # (L+1,), gamma a number; return (T, D).
 
-# %%
+# %% tags=["exercise"]
 def scalar_mix(layers, w, gamma):
     """ELMo's task-specific mix of the layers."""
     return None  # your code here
@@ -762,7 +763,7 @@ def scalar_mix(layers, w, gamma):
 
 _ = check_scalar_mix(scalar_mix)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -771,13 +772,14 @@ _ = check_scalar_mix(scalar_mix)
 #     return gamma * (s[:, None, None] * layers).sum(0)  # (T, D)
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 3.** The gradient along the cell. With the gates held fixed, c_j = f_j ⊙ c_{j−1} + i_j ⊙ g_j, so
 # ∂c_t/∂c_k is diagonal. Return its diagonal (H,) from the forget gates `forget` (T, H), where row j holds f_j. Then
 # try it on the number unit of section 2: `my_cell_gradient(read["forget"], subject, last)[cell_unit]` (`read` holds
 # the plural twin, the last sentence that cell read).
 
-# %%
+# %% tags=["exercise"]
 def my_cell_gradient(forget, k, t):
     """The diagonal of ∂c_t/∂c_k for k ≤ t: (H,)."""
     return None  # your code here
@@ -785,7 +787,7 @@ def my_cell_gradient(forget, k, t):
 
 _ = check_cell_gradient(my_cell_gradient)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -793,11 +795,12 @@ _ = check_cell_gradient(my_cell_gradient)
 #     return forget[k + 1 : t + 1].prod(dim=0)   # f_{k+1} ⊙ ... ⊙ f_t; ones when k = t
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 4.** How many weights does `nn.LSTM(input_size, hidden_size)` learn? (Hint: torch keeps two bias
 # vectors per block, b_ih and b_hh. Check your formula against `weights` in section 1.)
 
-# %%
+# %% tags=["exercise"]
 def lstm_parameters(input_size, hidden_size):
     """The number of parameters of one nn.LSTM layer."""
     return None  # your code here
@@ -805,7 +808,7 @@ def lstm_parameters(input_size, hidden_size):
 
 _ = check_lstm_parameters(lstm_parameters)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python

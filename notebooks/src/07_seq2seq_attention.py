@@ -719,7 +719,7 @@ for what, attempt in attempts.items():
 # **Exercise 1.** Write dot attention: scores sᵀh for every decoder state and encoder state, padding masked out
 # (`mask` is True at real source words), a softmax over the source, and the weighted sum of the encoder states.
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.translation import check_aer, check_dot_attention, check_sentence_bleu
 
 
@@ -730,7 +730,7 @@ def dot_attention(query, keys, mask):
 
 _ = check_dot_attention(dot_attention)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -741,11 +741,12 @@ _ = check_dot_attention(dot_attention)
 #     return weights @ keys, weights                                 # (B, T, H), (B, T, S)
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 2.** Compute BLEU (0–100) for one hypothesis against one reference, both lists of words: clipped
 # n-gram precisions for n = 1…4, their geometric mean, and the brevity penalty.
 
-# %%
+# %% tags=["exercise"]
 def sentence_bleu(hypothesis, reference):
     """BLEU of one pair, 0–100 (every n-gram order has at least one match in the test cases)."""
     return None  # your code here
@@ -753,7 +754,7 @@ def sentence_bleu(hypothesis, reference):
 
 _ = check_sentence_bleu(sentence_bleu)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -772,12 +773,13 @@ _ = check_sentence_bleu(sentence_bleu)
 #     return 100 * brevity * math.exp(log_sum / 4)
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 3.** Compute the alignment error rate of an attention matrix (M target rows, S source columns)
 # against the true links, a set of (source, target) pairs: take each row's argmax as a link, then
 # AER = 1 − 2|A ∩ S| / (|A| + |S|).
 
-# %%
+# %% tags=["exercise"]
 def attention_aer(weights, true_links):
     """weights (M, S) tensor, true_links a set of (source index, target index) → AER in [0, 1]."""
     return None  # your code here
@@ -785,7 +787,7 @@ def attention_aer(weights, true_links):
 
 _ = check_aer(attention_aer)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python

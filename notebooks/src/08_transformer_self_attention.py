@@ -1298,7 +1298,7 @@ for what, attempt in attempts.items():
 #
 # **Exercise 1.** Write the causal mask: a (T, T) boolean tensor, `True` where query t may attend to key s.
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.attention import check_attention_head, check_causal_mask, check_positional_encoding
 
 
@@ -1309,7 +1309,7 @@ def causal_mask(length):
 
 _ = check_causal_mask(causal_mask)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -1317,11 +1317,12 @@ _ = check_causal_mask(causal_mask)
 #     return torch.ones(length, length, dtype=torch.bool).tril()  # (T, T): True where s <= t
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 2.** One attention head: project x with W_q, W_k, W_v, then softmax(q kᵀ / √d_k) over the keys (masked
 # keys at weight 0) and the weighted sum of the values.
 
-# %%
+# %% tags=["exercise"]
 def attention_head(x, W_q, W_k, W_v, mask=None):
     """x (B, T, d_model), W_* (d_model, d_k), mask (T, T) bool or None → (output (B, T, d_k), weights (B, T, T))."""
     return None  # your code here
@@ -1329,7 +1330,7 @@ def attention_head(x, W_q, W_k, W_v, mask=None):
 
 _ = check_attention_head(attention_head)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -1342,11 +1343,12 @@ _ = check_attention_head(attention_head)
 #     return weights @ v, weights                                  # (B, T, d_k), (B, T, T)
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 3.** The slide's positional encoding: PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),
 # PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
 
-# %%
+# %% tags=["exercise"]
 def positional_encoding(length, d_model):
     """(length, d_model) tensor."""
     return None  # your code here
@@ -1354,7 +1356,7 @@ def positional_encoding(length, d_model):
 
 _ = check_positional_encoding(positional_encoding)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python

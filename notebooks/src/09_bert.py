@@ -1220,7 +1220,7 @@ for what, attempt in attempts.items():
 # **Exercise 1.** BERT's masking: choose 15 % of the non-special tokens; of those, 80 % become `[MASK]`, 10 % a
 # random non-special token, 10 % stay. Labels are the original ids at the chosen positions and −100 elsewhere.
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.bert import check_layer_strategy, check_mask_batch, check_wordpiece_encode
 
 
@@ -1231,7 +1231,7 @@ def mask_batch(input_ids, mask_id, vocab_size, special_ids, generator):
 
 _ = check_mask_batch(mask_batch)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -1248,11 +1248,12 @@ _ = check_mask_batch(mask_batch)
 #     return masked, labels
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 2.** WordPiece-encode one word, greedy longest-match-first: the longest vocabulary entry that starts the
 # word, then the longest `##` entry that starts the rest, …; `["[UNK]"]` if some rest matches nothing.
 
-# %%
+# %% tags=["exercise"]
 def encode_word(word, vocab):
     """word (str), vocab (a set of strings) → list of pieces."""
     return None  # your code here
@@ -1260,7 +1261,7 @@ def encode_word(word, vocab):
 
 _ = check_wordpiece_encode(encode_word)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -1278,11 +1279,12 @@ _ = check_wordpiece_encode(encode_word)
 #     return pieces
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 3.** Devlin et al.'s best feature: concatenate the last four hidden layers. `hidden` is (L+1, N, C) with
 # layer 0 the embeddings; return (N, 4·C), layers L−3, L−2, L−1, L in that order.
 
-# %%
+# %% tags=["exercise"]
 def concat_last_four(hidden):
     """hidden (L+1, N, C) → (N, 4·C)."""
     return None  # your code here
@@ -1290,7 +1292,7 @@ def concat_last_four(hidden):
 
 _ = check_layer_strategy(concat_last_four)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python

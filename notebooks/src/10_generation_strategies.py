@@ -913,7 +913,7 @@ print("and at T = 1e-6 too:", g.sample(gpt, prompts[1], max_new_tokens=30, tempe
 # **Exercise 1.** Top-p (nucleus) filtering of one next-word distribution: keep the most probable words until their
 # mass reaches p (the word that crosses p is kept), set the others to 0, renormalise.
 
-# %%
+# %% tags=["exercise"]
 from course_utils.exercises.generation import check_beam_step, check_length_normalised_score, check_top_p
 
 
@@ -924,7 +924,7 @@ def top_p_filter(probs, p):
 
 _ = check_top_p(top_p_filter)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -937,11 +937,12 @@ _ = check_top_p(top_p_filter)
 #     return kept / kept.sum()
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 2.** One step of beam search: given each running beam's log-probability (k,) and each beam's
 # next-word log-probabilities (k, V), return the `width` best continuations of all k·V: beam index, word and total.
 
-# %%
+# %% tags=["exercise"]
 def beam_step(beam_logprobs, next_logprobs, width):
     """(k,), (k, V), int → beam_index (width,), token (width,), total (width,)."""
     return None  # your code here
@@ -949,7 +950,7 @@ def beam_step(beam_logprobs, next_logprobs, width):
 
 _ = check_beam_step(beam_step)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python
@@ -960,11 +961,12 @@ _ = check_beam_step(beam_step)
 #     return best.indices // V, best.indices % V, best.values      # beam, word, total
 # ```
 # </details>
-#
+
+# %% [markdown]
 # **Exercise 3.** The length-normalised score of a finished hypothesis from its t log-probabilities: eq. 13.16
 # (`"mean"`), Hugging Face's `length_penalty` (`"hf"`) and GNMT's (`"gnmt"`).
 
-# %%
+# %% tags=["exercise"]
 def normalised_score(logprobs, kind, alpha):
     """logprobs (t,), kind in {"mean", "hf", "gnmt"}, alpha a float → the score."""
     return None  # your code here
@@ -972,7 +974,7 @@ def normalised_score(logprobs, kind, alpha):
 
 _ = check_length_normalised_score(normalised_score)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
 #
 # ```python

@@ -84,11 +84,14 @@ def test_setup_cell_is_colab_only_and_uses_no_drive_or_login():
     assert (os.getcwd(), sys.path) == before
 
 
-def test_badge_points_at_the_notebook_in_the_repository():
+def test_badge_points_at_the_student_edition_in_the_repository():
     badge = colab.colab_badge("01_x.ipynb")
     assert badge.endswith(
-        "/github/" + colab.REPO_URL.removeprefix("https://github.com/") + "/blob/main/notebooks/01_x.ipynb)"
+        "/github/" + colab.REPO_URL.removeprefix("https://github.com/") + "/blob/main/notebooks/student/01_x.ipynb)"
     )
+    root = Path(colab.__file__).resolve().parents[1]
+    for notebook in (root / "notebooks").glob("*.ipynb"):
+        assert (root / colab.STUDENT_EDITION / notebook.name).is_file(), f"no student edition of {notebook.name}"
 
 
 def test_sync_rewrites_a_stale_url(tmp_path, monkeypatch):

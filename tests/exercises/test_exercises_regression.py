@@ -38,7 +38,7 @@ def test_gradient_check_accepts_a_torch_answer():
         (lambda X, y, beta: right_gradient(X, y, beta) / 2, "factor 2"),
         (lambda X, y, beta: right_gradient(X, y, beta) * len(y), "divide by N"),
         (lambda X, y, beta: X.T @ y, "finite difference"),
-        (lambda X, y, beta: None, "not answered"),
+        (lambda X, y, beta: None, "not finished"),
         (lambda X, y, beta: np.zeros(2), "expected 3"),
         (lambda X, y, beta: 1 / 0, "ZeroDivisionError"),
         (lambda X, y, beta: "gradient", "numbers"),
@@ -138,7 +138,7 @@ def test_fit_check_names_nan_and_inf(capsys, bad, words):
         ("bias last", "wrong order"),
         ("near", "close"),
         ("zeros", "away"),
-        ("none", "not answered"),
+        ("none", "not finished"),
         ("short", "expected 4"),
     ],
 )

@@ -2,7 +2,7 @@
 
 For each ``notebooks/*.ipynb`` (a copy, in a temporary folder) the test runs, in fast mode, the cells
 whose saved outputs JupyterLab's renderers draw (every widget, every demo), with the cells they need
-(``browser_support.frontend_cells``). nbval runs every cell and compares their outputs already, so the
+(``course_utils.cell_slices.frontend_cells``). nbval runs every cell and compares their outputs already, so the
 measurements that only print or plot are not run a second time here. The test fails on an error
 output, "Error displaying widget", "Javascript Error" or a missing or text-only widget, then moves
 one control of every course demo and waits for its picture or readout to change. Screenshots go to

@@ -1,4 +1,5 @@
-"""Which cells the browser test runs (``browser_support.frontend_cells``): what JupyterLab draws, and what it needs."""
+"""Which cells the browser test runs (``course_utils.cell_slices.frontend_cells``): what JupyterLab draws, and what it
+needs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from browser_support import WIDGET_VIEW, frontend_cells, stage_notebooks
+from browser_support import WIDGET_VIEW, stage_notebooks
+
+from course_utils.cell_slices import frontend_cells, needed_cells
 
 WIDGET = {"output_type": "display_data", "data": {WIDGET_VIEW: {"model_id": "m"}, "text/plain": "VBox()"},
           "metadata": {}}  # fmt: skip
@@ -93,3 +96,11 @@ def test_every_course_notebook_runs_each_cell_that_shows_a_widget():
         widgets = {i for i, cell in enumerate(code) for output in cell.get("outputs", [])
                    if WIDGET_VIEW in output.get("data", {})}  # fmt: skip
         assert widgets and widgets <= frontend_cells(nb), path.name
+
+
+def test_needed_cells_are_the_targets_the_set_up_and_what_the_targets_read():
+    """The grader's slice: the exercise cells and what they read, never a measurement between them."""
+    sources = ["setup()", "import np", "data = np.ones(3)", "slow = train()", "answer = data.sum()", "print(slow)"]
+    assert needed_cells(sources, {4}) == {0, 1, 2, 4}
+    assert needed_cells(sources, {5}) == {0, 3, 5}
+    assert needed_cells(sources, set()) == {0}

@@ -26,9 +26,27 @@ def text(cell) -> str:
     return "".join(cell["source"])
 
 
+def tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
 def test_there_are_notebooks():
     assert len(SOURCES) >= 3
     assert sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")) == SOURCE_IDS
+
+
+def test_a_marker_may_carry_tags_and_nothing_else():
+    cells = parse_cells(
+        '# %% tags=["exercise"]\nx = None\n# %% [markdown] tags=["solution"]\n# <details>x = 1</details>'
+    )
+    assert [c.metadata.get("tags") for c in cells] == [["exercise", "nbval-check-output"], ["solution"]]
+    for wrong in (
+        '# %% [markdown] tags=["exercise"]\n# text',
+        '# %% tags=["solution"]\nx = 1',
+        '# %% tags=["other"]\nx',
+    ):
+        with pytest.raises(ValueError, match="line 1: tags"):
+            parse_cells(wrong)
 
 
 def test_text_on_a_cell_marker_line_is_refused_not_dropped():
@@ -42,9 +60,10 @@ def test_text_on_a_cell_marker_line_is_refused_not_dropped():
 def test_notebook_matches_its_source(stem):
     built = build(ROOT / "notebooks" / "src" / f"{stem}.py")
     stored = load(stem)
-    assert [(c.cell_type, text(c)) for c in built.cells] == [(c["cell_type"], text(c)) for c in stored["cells"]], (
-        f"notebooks/{stem}.ipynb is out of date: run python scripts/build_notebooks.py {stem[:2]}"
-    )
+    assert [(c.cell_type, text(c), tags(c)) for c in built.cells] == [
+        (c["cell_type"], text(c), tags(c)) for c in stored["cells"]
+    ], f"notebooks/{stem}.ipynb is out of date: run python scripts/build_notebooks.py {stem[:2]}"
+    assert stored["metadata"]["course"] == built.metadata["course"]
 
 
 @pytest.mark.parametrize("stem", SOURCE_IDS)

@@ -85,11 +85,15 @@ def test_the_venv_gets_the_newest_torch_then_the_lock():
     assert "build/py313" in COURSE_SH and "build/" in (ROOT / ".gitignore").read_text().split()
 
 
-def test_the_newest_stage_runs_the_parity_tests_and_every_notebook_under_plain_kernels_and_mkls_basic_path():
+def test_the_newest_stage_runs_the_parity_tests_and_every_student_notebook_under_plain_kernels_and_mkls_basic_path():
     newest = _function("run_newest")
     assert "ATEN_CPU_CAPABILITY=${ATEN_CPU_CAPABILITY:-default} MKL_CBWR=${MKL_CBWR:-COMPATIBLE}" in newest
     assert "COURSE_FAST=${COURSE_FAST:-1}" in newest
-    assert re.search(r'"\$PY313" -m pytest -n 2 --dist loadscope -m "parity or nbval" notebooks tests', newest)
+    assert re.search(
+        r'"\$PY313" -m pytest -n 2 --dist loadscope -m "parity or nbval" \\\n\s+"\$STUDENT_EDITION" tests', newest
+    )
+    built = newest.index('scripts/build_notebooks.py --student --outputs --out "$STUDENT_EDITION"')
+    assert newest.index('rm -rf "$STUDENT_EDITION"') < built < newest.index("-m pytest"), "a fresh edition, then nbval"
 
 
 def test_the_floor_runs_in_the_python313_venv_and_course_sh_test_runs_both_after_the_suite():

@@ -14,6 +14,7 @@ PACKAGE = ROOT / "course_utils"
 CORE = {
     "__init__",
     "budget",
+    "cell_slices",
     "checkpoints",
     "colab",
     "device",
