@@ -4,6 +4,8 @@
 #   bash course.sh test    set everything up, then run the whole test suite (what CI runs)
 #   bash course.sh bench   set everything up, then run the benchmarks (writes BENCHMARKS.md)
 #   bash course.sh site    set everything up, then build the website into build/site/html (no network)
+#   bash course.sh grade F set everything up, then grade the submitted notebooks in folder F into F/grades.csv
+#                          (scripts/grade.py: the course's own checks, no network; --examples F writes two to try)
 #   bash course.sh setup   set everything up only
 #   bash course.sh newest  on Colab's Python (3.13) with the newest torch that pip installs and the lock, in build/py313:
 #                          the parity tests and every notebook under nbval, in the student edition (part of "test")
@@ -305,8 +307,12 @@ case "$command_name" in
         setup
         exec "$PY" scripts/build_site.py "$@"
         ;;
+    grade)
+        setup
+        exec "$PY" scripts/grade.py "$@"
+        ;;
     *)
-        echo "usage: bash course.sh [lab|test|bench|site|setup|newest|floor|lock]" >&2
+        echo "usage: bash course.sh [lab|test|bench|site|grade|setup|newest|floor|lock]" >&2
         exit 2
         ;;
 esac

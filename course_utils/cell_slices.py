@@ -32,8 +32,8 @@ def cell_names(source: str, modules: set[str]) -> tuple[set[str], set[str]]:
 
     Binding: assignment, ``def``/``class``, ``import``, ``x.attr = …``/``x[i] = …``, and a statement that is only a
     method call, ``x.fit(…)``, on a name that is not one of the notebook's ``modules`` (it may change ``x``). Loop
-    and comprehension variables, parameters, and what a statement reads after an earlier one of the cell bound
-    it, are the cell's own.
+    and comprehension variables, parameters, a function's own variables, and what a statement reads after an
+    earlier one of the cell bound it, are the cell's own.
     """
     binds, reads = set(), set()
     for statement in ast.parse(python_lines(source)).body:
@@ -54,6 +54,8 @@ def _statement_names(statement) -> tuple[set[str], set[str], set[str]]:
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bound.add(node.name)
+            if not isinstance(node, ast.ClassDef):
+                local |= _function_locals(node)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
@@ -65,6 +67,18 @@ def _statement_names(statement) -> tuple[set[str], set[str], set[str]]:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             local.add(node.name)
     return bound, read, local
+
+
+def _function_locals(function) -> set[str]:
+    """The names a function's body assigns, less those it declares ``global`` or ``nonlocal``: Python makes them
+    the function's own, so they are neither read from nor bound in the notebook."""
+    stored, declared = set(), set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stored.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared |= set(node.names)
+    return stored - declared
 
 
 def _base_name(node) -> set[str]:

@@ -11,7 +11,7 @@ import pytest
 
 import course_utils.exercises as exercises
 
-SHARED = {"answers"}  # the wing's shared reading of answers; every other module is one notebook's checks
+SHARED = {"answers", "grading"}  # shared by the wing (answers) or the grader (grading); the rest: one notebook each
 MODULES = [
     importlib.import_module(f"course_utils.exercises.{m.name}")
     for m in pkgutil.iter_modules(exercises.__path__)

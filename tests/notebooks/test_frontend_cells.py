@@ -104,3 +104,10 @@ def test_needed_cells_are_the_targets_the_set_up_and_what_the_targets_read():
     assert needed_cells(sources, {4}) == {0, 1, 2, 4}
     assert needed_cells(sources, {5}) == {0, 3, 5}
     assert needed_cells(sources, set()) == {0}
+
+
+def test_a_function_s_own_variables_are_neither_read_nor_bound():
+    sources = ["setup()", "pairs = measure()", "def f(tokens):\n    pairs = zip(tokens, tokens[1:])\n    return list(pairs)",
+               "def g():\n    global total\n    total = 1", "check(f)", "print(total)"]  # fmt: skip
+    assert needed_cells(sources, {4}) == {0, 2, 4}, "f's pairs is its own, not cell 1's"
+    assert needed_cells(sources, {5}) == {0, 3, 5}, "a global statement binds the notebook's name"
