@@ -495,7 +495,7 @@ demo.box
 from course_utils.exercises.backprop import check_chain_rule, check_output_layer_grads, check_softplus
 
 my_gradients = {"x": None, "y": None, "z": None}  # replace each None by a number
-check_chain_rule(my_gradients);
+_ = check_chain_rule(my_gradients)
 
 # %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
@@ -519,7 +519,7 @@ def softplus(x: Value) -> Value:
     return None  # build and return the new Value here
 
 
-check_softplus(softplus);
+_ = check_softplus(softplus)
 
 # %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
@@ -542,7 +542,7 @@ def output_layer_grads(h, a, y):
     return None  # return (list_of_weight_gradients, bias_gradient)
 
 
-check_output_layer_grads(output_layer_grads);
+_ = check_output_layer_grads(output_layer_grads)
 
 # %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>

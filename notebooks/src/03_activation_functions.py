@@ -516,7 +516,7 @@ def my_tanh_derivative(z):
     return None  # your formula here
 
 
-check_tanh_derivative(my_tanh_derivative);
+_ = check_tanh_derivative(my_tanh_derivative)
 
 # %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
@@ -540,7 +540,7 @@ W1 = None  # e.g. [[..., ...], [..., ...]]
 b1 = None
 W2 = None
 b2 = None
-check_xor_network(W1, b1, W2, b2);
+_ = check_xor_network(W1, b1, W2, b2)
 
 # %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>
@@ -563,7 +563,7 @@ check_xor_network(W1, b1, W2, b2);
 
 # %% tags=["exercise"]
 my_depth = None  # a whole number
-check_sigmoid_depth(my_depth);
+_ = check_sigmoid_depth(my_depth)
 
 # %% [markdown] tags=["solution"]
 # <details><summary>Solution</summary>

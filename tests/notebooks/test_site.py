@@ -52,7 +52,7 @@ def test_every_notebook_has_a_page_and_the_home_page_is_the_course_map(site):
     for path in NOTEBOOKS:
         assert (html_dir / f"{path.stem}.html").exists()
         assert f'href="{path.stem}.html"' in home, path.stem  # the map's link goes to the page
-        assert f"notebooks/{path.name}" in home  # … and its Colab link to the notebook
+        assert f"notebooks/student/{path.name}" in home  # … and its Colab link to the student edition
     assert home.count(">Open in Colab<") == len(NOTEBOOKS)
     assert "colab-badge.svg" not in home  # the badge is an external image: a plain link instead
 

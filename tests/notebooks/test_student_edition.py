@@ -78,6 +78,8 @@ def test_every_exercise_ships_unfinished_with_one_solution_after_it(stem):
     for number, index in enumerate(exercises, 1):
         cell, solution = cells[index], cells[index + 1]
         assert "nbval-check-output" in tags(cell)
+        # nbval runs cells outside IPython's history, where a trailing ";" no longer hides a check's True or False
+        assert re.fullmatch(r"_ = check_\w+\(.*\)", cell.source.splitlines()[-1]), "end with _ = check_x(...)"
         printed = "".join(output.get("text", "") for output in cell.outputs)
         assert printed.startswith("✗") and NOT_FINISHED in printed and printed.count("\n") == 1, printed
         assert SOLUTION in tags(solution) and solution.source.startswith("<details><summary>Solution</summary>")
