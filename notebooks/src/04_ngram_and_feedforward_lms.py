@@ -288,6 +288,9 @@ assert largest_gap <= 1e-12
 # course has the same interface, `model(idx, targets) -> (logits, loss)`, so one training loop serves all.
 # Here we train the N = 3 model by its recipe (in CI's fast mode, only briefly).
 
+# %% [markdown]
+# ⏱ *The next cell takes about 50 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+
 # %%
 # NBVAL_IGNORE_OUTPUT
 steps = budget(full=zoo.FFNN_TRAINING["steps"], fast=100)

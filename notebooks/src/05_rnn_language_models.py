@@ -330,6 +330,9 @@ with torch.no_grad():
 # early and small ones at the end (`course_utils.training.train`, `schedule="cosine"`). Here is the same recipe,
 # briefly (in CI's fast mode only a few dozen steps):
 
+# %% [markdown]
+# ⏱ *The next cell takes about 20 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+
 # %%
 # NBVAL_IGNORE_OUTPUT
 steps = budget(full=zoo.RNN_TRAINING["steps"], fast=40)

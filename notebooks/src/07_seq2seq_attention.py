@@ -268,6 +268,9 @@ print(inspect.getsource(s2s.Seq2Seq.forward))
 # from scratch with the whole recipe (about a minute and a half on two cores); in fast mode it trains a few steps
 # to show the loop, and the rest of the notebook uses the shipped models.
 
+# %% [markdown]
+# ⏱ *The next cell takes about 55 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+
 # %%
 steps = budget(full=zoo.TRAINING["steps"], fast=40)
 retrained, history = zoo.train_model("dot_128", steps=steps)

@@ -501,6 +501,9 @@ print(inspect.getsource(AblatedBlock.after))
 # gradient norm reaching the first block's attention weights, and the standard deviation of the signal entering
 # blocks 2 to 6. After training, the validation perplexity ÷ the oracle's:
 
+# %% [markdown]
+# ⏱ *The next cell takes about 25 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+
 # %%
 # NBVAL_IGNORE_OUTPUT
 ablation_steps = budget(full=150, fast=100)
@@ -563,6 +566,9 @@ for name, against, labels in ((ablated["no residuals"], gpt2, ("no residuals", "
 # sub-layer outputs and embeddings, as in GPT-2). Then, in eval mode, its perplexity ÷ the oracle's, on those 1,000
 # sentences and on 500 validation sentences. A training-set ratio below 1 means memorisation: no model can beat the
 # true distribution on sentences it has not seen. The last column is the gap, validation ÷ training perplexity:
+
+# %% [markdown]
+# ⏱ *The next cell takes about 25 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
 
 # %%
 # NBVAL_IGNORE_OUTPUT
