@@ -269,7 +269,7 @@ print(inspect.getsource(s2s.Seq2Seq.forward))
 # to show the loop, and the rest of the notebook uses the shipped models.
 
 # %% [markdown]
-# ⏱ *The next cell takes about 55 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+# ⏱ *The next cell takes about 80 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
 
 # %%
 steps = budget(full=zoo.TRAINING["steps"], fast=40)

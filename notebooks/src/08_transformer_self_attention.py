@@ -502,7 +502,7 @@ print(inspect.getsource(AblatedBlock.after))
 # blocks 2 to 6. After training, the validation perplexity ÷ the oracle's:
 
 # %% [markdown]
-# ⏱ *The next cell takes about 25 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+# ⏱ *The next cell takes about 30 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
 
 # %%
 # NBVAL_IGNORE_OUTPUT
