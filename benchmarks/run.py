@@ -38,6 +38,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lm_bench  # noqa: E402  (benchmarks/lm_bench.py)
+import notebook_times  # noqa: E402  (benchmarks/notebook_times.py)
 import rnn_bench  # noqa: E402  (benchmarks/rnn_bench.py)
 import transformer_bench  # noqa: E402  (benchmarks/transformer_bench.py)
 import translation_bench  # noqa: E402  (benchmarks/translation_bench.py)
@@ -104,17 +105,20 @@ def course_mode(mode: str):
 
 
 class CellClock:
-    """nbclient hooks that time each cell and keep the slowest one."""
+    """nbclient hooks that time each cell: the slowest one, and every code cell by its number among the code cells
+    (1-based: the prompt, [n], that a top-to-bottom run shows)."""
 
     def __init__(self):
         self.started = 0.0
         self.slowest = {"seconds": 0.0, "index": None, "source": ""}
+        self.code_cells: list[float] = []
 
     def start(self, cell, cell_index: int, **_) -> None:
         self.started = time.perf_counter()
 
     def done(self, cell, cell_index: int, **_) -> None:
         seconds = time.perf_counter() - self.started
+        self.code_cells.append(round(seconds, 2))
         if seconds > self.slowest["seconds"]:
             self.slowest = {"seconds": round(seconds, 2), "index": cell_index, "source": cell.source[:80]}
 
@@ -147,6 +151,7 @@ def run_notebook(path: Path, mode: str, cell_timeout: int) -> dict:
         "wall_s": round(wall, 2),
         "peak_rss_mb": round(memory.peak_bytes / 1e6, 1),
         "slowest_cell": clock.slowest,
+        "code_cell_s": clock.code_cells,
         "error": error,
     }
 
@@ -405,10 +410,14 @@ def markdown(results: dict) -> str:
             "## Notebooks",
             "",
             "Wall time of a clean run through nbclient (kernel start included); peak RSS of the kernel and its children;"
-            " the slowest cell (index among all cells, 0-based).",
+            " the slowest cell (index among all cells, 0-based); the cells over "
+            f"{notebook_times.SLOW_CELL_S:g} s in full mode, by their prompt [n] (the code cell's number), which the"
+            " notebook marks ⏱ and its lecture plan shows stored. The course map and the teaching page take their"
+            " run times from this table (`benchmarks/notebook_times.py`).",
             "",
-            "| notebook | fast (s) | full (s) | peak RSS fast (MB) | peak RSS full (MB) | slowest cell | errors |",
-            "|---|---:|---:|---:|---:|---|---|",
+            "| notebook | fast (s) | full (s) | peak RSS fast (MB) | peak RSS full (MB) | slowest cell | errors |"
+            f" {notebook_times.SLOW_HEADER} |",
+            "|---|---:|---:|---:|---:|---|---|---|",
         ]
         for name, modes in results["notebooks"].items():
             fast, full = modes.get("fast", {}), modes.get("full", {})
@@ -419,7 +428,8 @@ def markdown(results: dict) -> str:
             )
             lines.append(
                 f"| {name} | {_cell(fast.get('wall_s'))} | {_cell(full.get('wall_s'))} | "
-                f"{_cell(fast.get('peak_rss_mb'))} | {_cell(full.get('peak_rss_mb'))} | {slowest} | {errors} |"
+                f"{_cell(fast.get('peak_rss_mb'))} | {_cell(full.get('peak_rss_mb'))} | {slowest} | {errors} | "
+                f"{notebook_times.slow_cells_text(full.get('code_cell_s', []))} |"
             )
         lines.append("")
     if results.get("demos"):
@@ -526,6 +536,9 @@ def main(argv: list[str] | None = None) -> int:
         results["transformer"] = transformer_bench.run()
     json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     args.output.write_text(markdown(results) + kept_sections(args.output), encoding="utf-8")
+    if args.output == ROOT / "BENCHMARKS.md" and results.get("notebooks"):
+        for path in notebook_times.update_docs(notebook_times.read_table(args.output.read_text(encoding="utf-8"))):
+            print(f"[bench] run times written into {path.relative_to(ROOT)}")
     failed = [target for target, _, status in target_rows(results) if status == "FAIL"]
     print(f"[bench] wrote {args.output} and {json_path}; targets missed: {failed or 'none'}")
     return 0  # measurements, not a test: missed targets are reported, not raised

@@ -21,6 +21,28 @@ _LECTURE_CSS = """
 """
 
 
+# The same enlargement carried by each demo made in lecture mode, inside its own box and scoped to it: on Colab, where
+# each output lives in a frame of its own, the stylesheet that lecture_mode() displays cannot reach a demo shown in
+# another cell. ipywidgets' own class names (widget-label, widget-readout...) are the same in JupyterLab and on Colab.
+_DEMO_CSS = """<style>
+.course-demo.course-lecture .widget-label, .course-demo.course-lecture .widget-readout,
+.course-demo.course-lecture .widget-html-content, .course-demo.course-lecture .widget-dropdown select,
+.course-demo.course-lecture .widget-toggle-button, .course-demo.course-lecture .widget-button,
+.course-demo.course-lecture .widget-text input, .course-demo.course-lecture .widget-radio-box label,
+.course-demo.course-lecture select, .course-demo.course-lecture input {{ font-size: {font}px !important; }}
+.course-demo.course-lecture .noUi-handle, .course-demo.course-lecture .ui-slider-handle {{ transform: scale({scale}); }}
+.course-demo.course-lecture .widget-slider, .course-demo.course-lecture .widget-hslider {{ min-height: {row}px; }}
+</style>"""
+
+
+def demo_css() -> str:
+    """The stylesheet a demo made in lecture mode carries (empty outside lecture mode)."""
+    if not _STATE["on"]:
+        return ""
+    scale = _STATE["scale"]
+    return _DEMO_CSS.format(font=font_px(), scale=scale, row=round(28 * scale))
+
+
 def is_lecture_mode() -> bool:
     """True after ``lecture_mode()`` was switched on."""
     return _STATE["on"]

@@ -6,7 +6,7 @@ It may import the models, the language and the core; nothing outside it imports 
 - ``attention_demo``: Widget: where each head of the course GPT looks in a sentence, by layer and head, the causal mask on or off.
 - ``backdrop``: Static backdrops for fast widgets: what never changes is drawn once, as a bitmap.
 - ``backprop_demo``: Widget: step through the forward pass, then the backward pass, of L = c(a + 2b) on its graph.
-- ``beam_demo``: Widget: beam search drawn step by step, pruned branches greyed, with the width and the length normalisation to change.
+- ``beam_demo``: Widget: beam search drawn step by step, pruned branches dashed, with the width and the length normalisation to change.
 - ``beam_tree``: The beam search tree: the nodes a traced search drew, where each goes, and the Pillow painter of the picture.
 - ``bertviz_offline``: bertviz's head and model views with no network (d3 and jQuery from installed packages), and a static picture.
 - ``contextual_demo``: Widget: an ambiguous word's BERT vectors at a chosen layer in 2-D, coloured by sense, with the sense probe's accuracy by layer.
@@ -16,6 +16,7 @@ It may import the models, the language and the core; nothing outside it imports 
 - ``graph_drawing``: Draw a computation graph of ``Value`` nodes with matplotlib alone (no Graphviz ``dot`` needed).
 - ``next_word_demo``: Widget: type the start of a sentence; see each model's next-word distribution beside the oracle's.
 - ``painting``: The painting kit the demos share: Pillow fonts and colours, a bitmap layer (``PaintedDemo``), the bar panels.
+- ``palette``: The course palette, one colour per meaning (Okabe and Ito's), safe for colour-blind students and projectors.
 - ``qkv_demo``: Widget: the slide's Q·K·V numbers (Thinking / Machines) step by step, with editable vectors and the √d_k toggle.
 - ``sampling_demo``: Widget: temperature, top-k and top-p sliders reshape a model's next-word distribution; sample, and the oracle judges.
 - ``sequence_demo``: Widget: type a sentence and watch recurrent language models read it, one token at a time.

@@ -13,9 +13,10 @@ from course_utils.models.basics.activations import ACTIVATIONS, get_activation
 from course_utils.widgets.backdrop import figure_rgba
 from course_utils.models.basics.feedforward import gradient_norm_table
 from course_utils.validation import check_int
+from course_utils.widgets import palette
 from course_utils.widgets.widget_kit import PNG_DPI, Demo
 
-COLORS = {"sigmoid": "tab:blue", "tanh": "tab:orange", "relu": "tab:green", "gelu": "tab:red"}
+COLORS = dict(zip(("sigmoid", "tanh", "relu", "gelu"), palette.CATEGORIES))
 SIZE, DPI = (10, 3.8), PNG_DPI  # inches; the resolution the PNG is encoded at, so the backdrop fits pixel for pixel
 LEFT_BOX, RIGHT_BOX = (0.065, 0.15, 0.3, 0.75), (0.48, 0.15, 0.5, 0.75)  # axes positions, figure fractions
 Z = torch.linspace(-5, 5, 201, dtype=torch.float64)  # (201,) where g and g' are drawn
@@ -60,8 +61,8 @@ class ActivationDemo(Demo):
         ax_g, ax_n = figure.add_axes(LEFT_BOX), figure.add_axes(RIGHT_BOX, **self.limits)
         act = get_activation(chosen)
         ax_g.plot(Z, act.function(Z), color="black", label="g(z)")
-        ax_g.plot(Z, act.derivative(Z), "--", color="tab:purple", label="g'(z)")
-        ax_g.axhline(self.peaks[chosen], color="tab:purple", linestyle=":", linewidth=1)
+        ax_g.plot(Z, act.derivative(Z), "--", color=palette.REDDISH_PURPLE, label="g'(z)")
+        ax_g.axhline(self.peaks[chosen], color=palette.REDDISH_PURPLE, linestyle=":", linewidth=1.5)
         ax_g.set(xlabel="z", xlim=(-5, 5), ylim=(-1.2, 3), title=f"{act.formula}, max g' = {self.peaks[chosen]:.3f}")
         ax_g.legend(loc="upper left")
         ax_n.set(xlabel="layer l (1 = next to the input)", ylabel="gradient norm of W[l]")
@@ -73,6 +74,9 @@ class ActivationDemo(Demo):
             weight = "bold" if name == chosen else "normal"
             ax_n.text(0.1 + 0.22 * i, 1.03, name, color=color, fontweight=weight, transform=ax_n.transAxes)
         return figure_rgba(figure)
+
+    def legends(self) -> list[dict[str, str]]:
+        return [dict(COLORS), {"g(z)": palette.BLACK, "g'(z)": palette.REDDISH_PURPLE}]
 
     def draw(self, activation: str, depth: int) -> Figure:
         chosen = get_activation(activation).name

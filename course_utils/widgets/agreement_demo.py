@@ -26,11 +26,17 @@ from PIL import Image, ImageDraw
 from course_utils.evaluation.agreement import NUMBERS, accuracy_by_attractors, check_items, form_probs
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.widgets import palette
 from course_utils.widgets.painting import PaintedDemo, pillow_font, rgb, text_scale
 from course_utils.widgets.widget_kit import check_models, models_and_vocab
 
-COLORS = {"correct": "tab:blue", "wrong": "tab:red", "subject": "tab:blue", "attractor": "tab:orange",
-          "chance": "#555555", "right": "#1a7f37"}  # fmt: skip
+COLORS = {"correct": palette.MODEL, "wrong": palette.WRONG, "subject": palette.MODEL, "attractor": palette.SECOND,
+          "chance": palette.MUTED, "right": palette.RIGHT}  # fmt: skip
+KEY = (
+    ("correct", "the form that agrees with the subject"),
+    ("wrong", "the form that does not"),
+    ("chance", "50%: chance"),
+)
 MAX_MODELS = 6
 
 
@@ -134,8 +140,7 @@ class AgreementPainter:
 
     def _key(self, pen: ImageDraw.ImageDraw) -> None:
         x, y = self.px // 2, self.size[1] - self.px
-        for kind, text in (("correct", "the form that agrees with the subject"), ("wrong", "the form that does not"),
-                           ("chance", "50%: chance")):  # fmt: skip
+        for kind, text in KEY:
             pen.rectangle((x, y - self.px // 3, x + self.px, y + self.px // 3), fill=self.colors[kind])
             x += round(1.4 * self.px)
             pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
@@ -220,6 +225,10 @@ class AgreementDemo(PaintedDemo):
             verdicts[name] = Verdict((forms["singular"], float(p["singular"])), (forms["plural"], float(p["plural"])),
                                      number, self.accuracy[name][count], self.counts[count])  # fmt: skip
         return verdicts
+
+    def legends(self) -> list[dict[str, str]]:
+        words = {"the subject": COLORS["subject"], "an attractor": COLORS["attractor"], "other words": palette.BLACK}
+        return [{text: COLORS[kind] for kind, text in KEY}, words]
 
     def draw(self, number: str, attractors: int, example: int) -> Figure:
         number = check_choice("subject", number, list(NUMBERS))

@@ -37,6 +37,7 @@ from course_utils.widgets.painting import (
     text_scale,
     upright_words,
 )
+from course_utils.widgets import palette
 from course_utils.widgets.widget_kit import labelled, unknown_words_message
 
 EXAMPLES = {  # sentence -> (the word shown first as "from"; what to look for)
@@ -53,11 +54,35 @@ EXAMPLES = {  # sentence -> (the word shown first as "from"; what to look for)
 EVERY_WORD = -1  # the "from" value that shows every row
 MEAN_OF_HEADS = -1  # the "head" value that averages the heads
 MAX_TOKENS = 41  # the picture has room for <s> and 40 words
-BACK_COLOR, AHEAD_COLOR = "#1f77b4", "#ff7f0e"  # an arc to an earlier word (or itself) / to a later word
-HIDDEN_COLOR = (224, 224, 224, 255)  # heatmap cells the causal mask hides
-MASK_LINE = "#d62728"  # without the mask: the line the mask would cut along
+BACK_COLOR, AHEAD_COLOR = palette.MODEL, palette.SECOND  # an arc to an earlier word (or itself) / to a later word
+MASK_LINE = palette.ALERT  # without the mask: the line the mask would cut along
 ATTENTION_CMAP = "Blues"  # weight 0 (white) .. 1 (dark blue)
 MIN_ARC = 0.04  # arcs of smaller weights are not drawn ("every word")
+
+
+def hatch(rows: np.ndarray, cols: np.ndarray, cell: int) -> np.ndarray:
+    """RGBA pixels (..., 4) at these pixel rows and columns: stripes of the hatch colour over a pale ground, one stripe
+    every third of a cell, the pattern every cell the causal mask hides carries."""
+    stride = max(4, cell // 3)
+    striped = (rows + cols) % stride < max(1, stride // 3)  # (...,)
+    pixels = np.empty((*rows.shape, 4), dtype=np.uint8)
+    pixels[...] = (*rgb(palette.PENDING), 255)
+    pixels[striped] = (*rgb(palette.HATCH), 255)
+    return pixels
+
+
+def key_items(view: str, masked: bool) -> dict[str, str]:
+    """What the colour key along the bottom names, {text: colour}, for this view."""
+    if view == "heatmap":
+        if masked:
+            return {"hidden by the causal mask (weight 0)": palette.HATCH}
+        return {"right of the red line: what the causal mask hides": MASK_LINE}
+    items = {"looks back (or at itself)": BACK_COLOR}
+    if not masked:
+        items["looks ahead: only without the mask"] = AHEAD_COLOR
+    return items
+
+
 _READINGS = 64  # sentences whose attention is kept
 
 
@@ -139,14 +164,16 @@ class AttentionPainter:
 
     def heatmap(self, picture: Image.Image, pen: ImageDraw.ImageDraw, words: tuple[str, ...], weights: np.ndarray,
                 masked: bool, focus: int) -> None:  # fmt: skip
-        """Rows: the word that looks; columns: the words it looks at. Masked cells grey, or the mask's edge in red."""
+        """Rows: the word that looks; columns: the words it looks at. Masked cells hatched, or the mask's edge in red."""
         T = len(words)
         cell = self.cell(T)
         x0, y0 = self.left, self.grid_top
         shade = self.lut[np.clip(np.rint(weights * 255), 0, 255).astype(np.intp)]  # (T, T, 4)
-        if masked:
-            shade[np.triu_indices(T, 1)] = HIDDEN_COLOR
         cells = np.repeat(np.repeat(shade, cell, axis=0), cell, axis=1)  # (T·cell, T·cell, 4)
+        if masked:  # hatched, so that no one reads a hidden cell as a weight near 0
+            rows, cols = np.indices(cells.shape[:2])  # (T·cell, T·cell) each
+            hidden = cols // cell > rows // cell
+            cells[hidden] = hatch(rows[hidden], cols[hidden], cell)
         if cell >= 6:  # thin white lines between cells
             cells[::cell, :, :3] = 255
             cells[:, ::cell, :3] = 255
@@ -166,7 +193,7 @@ class AttentionPainter:
             pen.text((x0 - self.px // 3, y0 + t * cell + cell // 2), word, fill="black",
                      font=bold if t == focus else font, anchor="rm")  # fmt: skip
         picture.paste(upright_words(words, cell, size, self.label_h), (x0, y0 - self.label_h - 4))
-        pen.text((self.px // 2, self.grid_top - self.px // 2), "from ↓  to →", fill="#555555", font=self.font,
+        pen.text((self.px // 2, self.grid_top - self.px // 2), "from ↓  to →", fill=palette.MUTED, font=self.font,
                  anchor="ls")  # fmt: skip
         self._colour_bar(picture, pen, self.bar_x, min(T * cell, self.grid_h))
         self._row_bars(pen, words, weights, masked, focus, cell, size)
@@ -191,7 +218,7 @@ class AttentionPainter:
         for s, (word, value) in enumerate(zip(words, values)):
             middle = self.grid_top + s * cell + cell // 2
             hidden = masked and focus != EVERY_WORD and s > focus
-            pen.text((x0 - px // 4, middle), word, fill="#9e9e9e" if hidden else "black",
+            pen.text((x0 - px // 4, middle), word, fill=palette.MUTED if hidden else "black",
                      font=bold if s == int(values.argmax()) else font, anchor="rm")  # fmt: skip
             end = x0 + round(bar_w * value)  # on the colour bar's scale: weight 1 fills the width
             colour = self.colors["ahead"] if focus != EVERY_WORD and s > focus else self.colors["back"]
@@ -241,7 +268,7 @@ class AttentionPainter:
         if focus != EVERY_WORD and weights[focus, focus] >= 0.1:
             pen.text((xs[focus], base - round(1.6 * px) - 4), f"{weights[focus, focus]:.2f}", fill="black",
                      font=self.font, anchor="mb")  # fmt: skip
-        pen.line((px // 2, base, self.width - px // 2, base), fill="#9e9e9e", width=1)
+        pen.line((px // 2, base, self.width - px // 2, base), fill=palette.MUTED, width=max(2, px // 8))
         for t, word in enumerate(words):
             f = bold if t == focus else font
             if fits:
@@ -252,19 +279,16 @@ class AttentionPainter:
                 turned = label.rotate(-90, expand=True)
                 picture.paste(turned, (xs[t] - turned.width // 2, base + px // 3), turned)
 
-    def key(self, pen: ImageDraw.ImageDraw, view: str, masked: bool) -> None:
+    def key(self, picture: Image.Image, pen: ImageDraw.ImageDraw, view: str, masked: bool) -> None:
         """What the colours mean, along the bottom."""
         px, y = self.px, self.key_top + self.px // 2
-        if view == "heatmap":
-            items = [(HIDDEN_COLOR[:3], "hidden by the causal mask (weight 0)")] if masked else \
-                [(self.colors["line"], "right of the red line: what the causal mask hides")]  # fmt: skip
-        else:
-            items = [(self.colors["back"], "looks back (or at itself)")]
-            if not masked:
-                items.append((self.colors["ahead"], "looks ahead: only without the mask"))
         x = px // 2
-        for colour, text in items:
-            pen.rectangle((x, y - px // 3, x + px, y + px // 3), fill=colour)
+        for text, colour in key_items(view, masked).items():
+            if colour == palette.HATCH:  # a hatched square, as the hidden cells are
+                rows, cols = np.indices((2 * (px // 3), px))  # (h, w) each
+                picture.paste(Image.fromarray(hatch(rows, cols, px), "RGBA"), (x, y - px // 3))
+            else:
+                pen.rectangle((x, y - px // 3, x + px, y + px // 3), fill=rgb(colour))
             x += round(1.4 * px)
             pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
             x += round(self.font.getlength(text)) + 2 * px
@@ -384,6 +408,10 @@ class AttentionDemo(PaintedDemo):
             self._cache[words] = (masked, open_)
         return self._cache[words]
 
+    def legends(self) -> list[dict[str, str]]:
+        values = self.values()
+        return [key_items(values["view"], bool(values["mask"]))]
+
     def draw(self, sentence: str, layer: int, head: int, view: str, mask: bool, focus: int) -> Figure:
         words = self.words(sentence)
         self._fit_focus(sentence)  # a sentence typed while another could not be read
@@ -404,7 +432,7 @@ class AttentionDemo(PaintedDemo):
             self.painter.heatmap(picture, pen, tokens, weights, bool(mask), focus)
         else:
             self.painter.arcs(picture, pen, tokens, weights, focus)
-        self.painter.key(pen, view, bool(mask))
+        self.painter.key(picture, pen, view, bool(mask))
         self.layer.set_pixels(np.asarray(picture))
         self.shown = {"tokens": tokens, "weights": weights, "layer": layer, "head": head, "view": view,
                       "mask": bool(mask), "focus": focus}  # fmt: skip

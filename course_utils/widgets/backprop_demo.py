@@ -14,7 +14,7 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from course_utils.models.basics.autograd import Value, lecture_graph
-from course_utils.widgets.graph_drawing import GraphPicture
+from course_utils.widgets.graph_drawing import COLOURS, GraphPicture
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets.widget_kit import PNG_DPI, Demo
 
@@ -76,6 +76,7 @@ class BackpropDemo(Demo):
     """Type a, b, c; move the step slider through the forward and the backward pass."""
 
     def __init__(self, a: float = 3.0, b: float = 1.0, c: float = -2.0):
+        self.current, self.phase = None, "forward"  # the node shown now and its pass (legends)
         scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
         self.figure = Figure(figsize=(7.2 * scale, 3.2 * scale))
         self.plot_height = f"{round(3.2 * scale * PNG_DPI) + 12}px"
@@ -91,9 +92,18 @@ class BackpropDemo(Demo):
         }
         super().__init__(controls, title="L = c(a + 2b): forward, then backward. Each box: value, then ∇ = ∂L/∂node")
 
+    def legends(self) -> list[dict[str, str]]:
+        """The phase of the node shown now: orange in the forward pass, blue in the backward pass."""
+        if self.current is None:
+            return []
+        meaning = {"forward": "forward pass: the node being computed",
+                   "backward": "backward pass: the node whose gradient is completed"}[self.phase]  # fmt: skip
+        return [{meaning: COLOURS[f"{self.phase}_edge"]}]
+
     def draw(self, a: str, b: str, c: str, step: int) -> Figure:
         walk = Walkthrough(lecture_graph(*(parse_number(n, t) for n, t in (("a", a), ("b", b), ("c", c)))))
         values, grads, current, phase = walk.state(step)
+        self.current, self.phase = current, phase
         self.picture.update(values, grads, highlight=current, phase=phase)
         self.show_readout(walk.explain(step))
         return self.figure

@@ -1,9 +1,9 @@
-"""Widget: beam search drawn step by step, as a tree: running beams, pruned branches greyed, finished hypotheses scored.
+"""Widget: beam search drawn step by step, as a tree: running beams, pruned branches dashed, finished hypotheses scored.
 
 The picture reads left to right, one column per step. Each node is a word with, below it, its running
 probability (the slide's tree: p = exp of the summed log-probabilities) or its log P (a course model). Running
 beams are blue; pruned branches (not among the best k) and dropped hypotheses (they ended, but were not kept)
-are grey and thin; a finished hypothesis kept by the search is boxed in green with its rank and its normalised
+are muted and dashed; a finished hypothesis kept by the search is boxed in green with its rank and its normalised
 score; the winner's path is orange once the whole search is drawn. The examples are J&M's yes/ok tree (Fig.
 13.7: width 1 is greedy, *yes yes* .20; width 2 finds *ok ok* .28) and prompts for the course model, whose
 vocabulary has hundreds of words: each step then shows only the 2k candidates ``beam_search`` considers. On the
@@ -37,6 +37,7 @@ from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets.beam_tree import (
     ALL_BRANCHES_VOCAB,
     IDLE,
+    KEY,
     MAX_WIDTH,
     Hypothesis,
     Node,
@@ -250,6 +251,9 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
         return [] if search is None else [node for node in search.nodes if node.step <= shown]
 
     # -- drawing
+    def legends(self) -> list[dict[str, str]]:
+        return [{text: colour for colour, text, _, _ in KEY}]
+
     def draw(self, prompt: str, width: int, normalisation: str, step: int) -> Figure:
         words = None if self._tree else self.prompt_words(prompt)
         width = check_int("width", width, minimum=1, maximum=MAX_WIDTH)

@@ -13,12 +13,27 @@ from dataclasses import dataclass, field
 from PIL import Image, ImageDraw
 
 from course_utils.models import generation as g
+from course_utils.widgets import palette
 from course_utils.widgets.painting import pillow_font, text_scale
 
 MAX_WIDTH = 8  # the widest beam the widget offers: the picture has room for 2k rows
 ALL_BRANCHES_VOCAB = 8  # a model with at most this many tokens has all its branches drawn, not only the 2k
 IDLE = -1e8  # totals below this are beam_search's idle copies, not hypotheses
-RUNNING, FINISHED, GREY, LIGHT, BEST = "#1f77b4", "#1a7f37", "#8c8c8c", "#b8b8b8", "#ff7f0e"
+RUNNING, FINISHED, CUT, BEST = palette.MODEL, palette.RIGHT, palette.MUTED, palette.SECOND
+# The colour key: (colour, text, line width, dashed). A pruned branch is dashed as well as muted: never grey alone.
+KEY = ((RUNNING, "running beam", 3, False), (FINISHED, "finished, kept (#rank, score)", 3, False),
+       (CUT, "pruned / dropped", 2, True), (BEST, "the winner's path", 5, False))  # fmt: skip
+
+
+def dashed_line(pen: ImageDraw.ImageDraw, start: tuple[float, float], end: tuple[float, float], fill, width: int,
+                dash: int) -> None:  # fmt: skip
+    """A straight line from ``start`` to ``end`` in dashes of ``dash`` pixels with gaps as long."""
+    length = math.dist(start, end)
+    steps = max(1, int(length // dash))
+    for k in range(0, steps, 2):
+        a, b = k / steps, min(1.0, (k + 1) / steps)
+        pen.line([(start[0] + a * (end[0] - start[0]), start[1] + a * (end[1] - start[1])),
+                  (start[0] + b * (end[0] - start[0]), start[1] + b * (end[1] - start[1]))], fill=fill, width=width)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -46,7 +61,7 @@ class Node:
 
     @property
     def greyed(self) -> bool:
-        """Drawn grey and thin: a pruned branch or a dropped hypothesis."""
+        """Drawn muted and dashed: a pruned branch or a dropped hypothesis."""
         return self.status in ("pruned", "dropped")
 
 
@@ -139,9 +154,11 @@ class TreePainter:
     def _key(self, pen: ImageDraw.ImageDraw) -> None:
         """What the colours mean, along the bottom: the part that never changes."""
         x, y = self.px // 2, self.key_top + self.px
-        for colour, text, thick in ((RUNNING, "running beam", 3), (FINISHED, "finished, kept (#rank, score)", 3),
-                                    (LIGHT, "pruned / dropped", 1), (BEST, "the winner's path", 5)):  # fmt: skip
-            pen.line((x, y, x + 2 * self.px, y), fill=colour, width=thick)
+        for colour, text, thick, dashed in KEY:
+            if dashed:
+                dashed_line(pen, (x, y), (x + 2 * self.px, y), colour, thick, max(4, self.px // 3))
+            else:
+                pen.line((x, y, x + 2 * self.px, y), fill=colour, width=thick)
             x += round(2.4 * self.px)
             pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
             x += round(self.font.getlength(text) + 1.5 * self.px)
@@ -219,7 +236,7 @@ class TreePainter:
         pen.text((root_box[0], (root_box[1] + root_box[3]) // 2), root_text, fill="black", font=bold, anchor="lm")
         for i in visible:
             node, (first, second), edges = search.nodes[i], layout.labels[i], layout.boxes[i]
-            colour = {"running": RUNNING, "finished": FINISHED, "dropped": GREY}.get(node.status, LIGHT)
+            colour = {"running": RUNNING, "finished": FINISHED}.get(node.status, CUT)
             if node.status in ("finished", "dropped"):
                 pen.rectangle((edges[0] - 3, edges[1] - 1, edges[2] + 1, edges[3] + 1), fill="white", outline=colour,
                               width=2 if node.status == "finished" else 1)  # fmt: skip
@@ -229,18 +246,16 @@ class TreePainter:
             pen.text((edges[0], middle + 2), second, fill=colour, font=value_font, anchor="lt")
         return picture
 
-    @staticmethod
-    def _edge(pen: ImageDraw.ImageDraw, layout: Layout, node: Node, box, highlight: bool) -> None:
+    def _edge(self, pen: ImageDraw.ImageDraw, layout: Layout, node: Node, box, highlight: bool) -> None:
         """The line from ``node``'s parent (or the root) to ``node``."""
         start = layout.root[1] if node.parent < 0 else layout.boxes[node.parent]
+        ends = ((start[2] + 4, (start[1] + start[3]) // 2), (box[0] - 5, (box[1] + box[3]) // 2))
         if node.best and highlight:
-            colour, width = BEST, 5
+            pen.line(ends, fill=BEST, width=5)
         elif node.greyed:
-            colour, width = LIGHT, 1
+            dashed_line(pen, *ends, CUT, 2, max(4, self.px // 3))
         else:
-            colour, width = (FINISHED if node.status == "finished" else RUNNING), 2
-        pen.line((start[2] + 4, (start[1] + start[3]) // 2, box[0] - 5, (box[1] + box[3]) // 2), fill=colour,
-                 width=width)  # fmt: skip
+            pen.line(ends, fill=FINISHED if node.status == "finished" else RUNNING, width=2)
 
 
 def node_label(node: Node, tree: bool) -> tuple[str, str]:

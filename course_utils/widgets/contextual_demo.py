@@ -27,9 +27,10 @@ from PIL import Image, ImageDraw
 from course_utils.analysis import contextual_embeddings as ce
 from course_utils.evaluation import linear_probe
 from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.widgets import palette
 from course_utils.widgets.painting import PaintedDemo, pillow_font, rgb, text_scale
 
-SENSE_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+SENSE_COLORS = palette.CATEGORIES[:6]
 MARKERS = (
     "circle",
     "triangle",
@@ -38,9 +39,9 @@ MARKERS = (
     "circle",
     "triangle",
 )  # a shape per sense too (colour-blind readers)
-PROBE_COLOR, NEIGHBOUR_COLOR = "#4d4d4d", "#a6a6a6"
+PROBE_COLOR, NEIGHBOUR_COLOR = palette.BLUE, palette.ORANGE
 HIGHLIGHT = "#fff3b0"  # the chosen layer in the bar chart
-CHANCE_COLOR = "#b00020"
+CHANCE_COLOR = palette.BLACK  # dashed
 FOLDS = 5  # the probe's cross-validation folds, as contextual_embeddings' default
 
 
@@ -168,12 +169,12 @@ class ContextualPainter:
                     pen.text((at, y + self.radius + 1), text, fill=self.colors[sense % len(self.colors)],
                              font=self.small, anchor="lt")  # fmt: skip
                     at += self.small.getlength(text) + gap
-        pen.text((left + px // 3, top + px // 3), "PC 2 ↑", fill="#555555", font=self.small, anchor="lt")
+        pen.text((left + px // 3, top + px // 3), "PC 2 ↑", fill=palette.MUTED, font=self.small, anchor="lt")
         caption = (f"PC 1 →   the two axes keep {shown.variance:.0%} of the variance; a number: how many points sit "
                    "there")  # fmt: skip
         if shown.alike:
             caption = "every occurrence has the same vector at this layer: one point"
-        pen.text((left, top + side + round(0.8 * px)), caption, fill="#555555", font=self.small, anchor="lm")
+        pen.text((left, top + side + round(0.8 * px)), caption, fill=palette.MUTED, font=self.small, anchor="lm")
 
     def _marker(self, pen: ImageDraw.ImageDraw, centre: tuple[int, int], sense: int, radius: int | None = None) -> None:
         x, y = centre
@@ -302,6 +303,11 @@ class ContextualEmbeddingDemo(PaintedDemo):
                 results[(word, layer)] = WordLayer(points.double().numpy(), explained_share(vectors, points),
                                                    probes[word], neighbour, alike)  # fmt: skip
         return results
+
+    def legends(self) -> list[dict[str, str]]:
+        senses = self.senses[self.values()["word"]]
+        bars = {"probe (5-fold CV)": PROBE_COLOR, "nearest neighbour": NEIGHBOUR_COLOR, "chance (dashed)": CHANCE_COLOR}
+        return [{sense: SENSE_COLORS[i % len(SENSE_COLORS)] for i, sense in enumerate(senses)}, bars]
 
     def draw(self, word: str, layer: int) -> Figure:
         word = check_choice("word", word, list(self.senses))

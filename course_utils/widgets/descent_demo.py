@@ -25,6 +25,7 @@ from course_utils.models.basics.regression import (
     random_start,
 )
 from course_utils.validation import CourseInputError
+from course_utils.widgets import palette
 from course_utils.widgets.backdrop import FrozenBackdrop, overlay_axes
 from course_utils.widgets.widget_kit import Demo
 
@@ -46,7 +47,13 @@ def draw_loss_surface(ax, X, y, center, half_width: float, levels: int = 12, res
     b0 = np.linspace(center[0] - half_width, center[0] + half_width, resolution)  # (M,)
     b1 = np.linspace(center[1] - half_width, center[1] + half_width, resolution)  # (M,)
     ax.contour(
-        b0, b1, np.log10(loss_grid(X, y, b0, b1)), levels=levels, colors="0.6", linewidths=0.8, linestyles="solid"
+        b0,
+        b1,
+        np.log10(loss_grid(X, y, b0, b1)),
+        levels=levels,
+        colors=palette.MUTED,
+        linewidths=1.2,
+        linestyles="solid",
     )
     ax.set(xlim=(b0[0], b0[-1]), ylim=(b1[0], b1[-1]), aspect="equal")
     ax.set(xlabel="β₀ (intercept)", ylabel="β₁ (slope)")
@@ -98,7 +105,7 @@ class DescentDemo(Demo):
         backdrop = Figure(figsize=FIGSIZE, layout="constrained")  # laid out once, so the layout costs nothing later
         surface, loss = backdrop.subplots(1, 2)
         draw_loss_surface(surface, self.X, self.y, self.center, self.half_width)
-        surface.plot(*self.beta_star, "*", color="tab:green", markersize=14)
+        surface.plot(*self.beta_star, "*", color=palette.ORACLE, markersize=14)
         surface.plot(*self.beta0, "o", color="black")
         for point, text in ((self.beta_star, "β* (analytic)"), (self.beta0, "start β₀")):
             surface.annotate(text, point, xytext=(8, 6), textcoords="offset points", fontweight="bold")
@@ -115,12 +122,15 @@ class DescentDemo(Demo):
         self.ax_surface, self.ax_loss = overlay_axes(self.figure, surface), overlay_axes(self.figure, loss)
         below = blended_transform_factory(self.ax_loss.transData, self.ax_loss.transAxes)
         self.step_labels = [self.ax_loss.text(0, -0.03, "", transform=below, ha="center", va="top") for _ in range(8)]
-        (self.path_line,) = self.ax_surface.plot([], [], ".-", color="tab:blue", markersize=5)
-        (self.loss_line,) = self.ax_loss.plot([], [], color="tab:blue")
-        self.note = self.ax_surface.set_title("", color="#b00020", fontweight="bold", loc="left")
+        (self.path_line,) = self.ax_surface.plot([], [], ".-", color=palette.MODEL, markersize=5)
+        (self.loss_line,) = self.ax_loss.plot([], [], color=palette.MODEL)
+        self.note = self.ax_surface.set_title("", color=palette.ALERT, fontweight="bold", loc="left")
 
     def _log_excess(self, beta) -> float:
         return float(np.log10(max(mse_loss(self.X, self.y, beta) - self.min_loss, 10.0**LOG_FLOOR)))
+
+    def legends(self) -> list[dict[str, str]]:
+        return [{"β* (analytic)": palette.ORACLE, "start β₀": palette.BLACK, "the descent's path": palette.MODEL}]
 
     def draw(self, lr: float, steps: int, optimizer: str) -> Figure:
         path = gradient_descent(self.X, self.y, self.beta0, lr=lr, steps=steps, method=optimizer)

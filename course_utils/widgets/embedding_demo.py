@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
 import torch
 from matplotlib.collections import LineCollection
@@ -20,6 +19,7 @@ from matplotlib.lines import Line2D
 from PIL import Image, ImageDraw
 
 from course_utils.language import lexicon as lx
+from course_utils.widgets import palette
 from course_utils.widgets.backdrop import FrozenBackdrop, overlay_axes
 from course_utils.widgets.painting import PixelLayer, pillow_font, text_scale
 from course_utils.language.text_pipeline import SPECIALS, Vocab
@@ -28,7 +28,8 @@ from course_utils.widgets.widget_kit import PNG_DPI, Demo, unknown_words_message
 
 OTHER = "other"
 MAX_K = 10  # the most neighbours shown (more labels clutter the map)
-MAX_CLASSES = 20  # distinct colours available (tab20)
+MARKERS = ("o", "s", "^")  # with the palette's six colours: 18 classes told apart by colour or by shape
+MAX_CLASSES = len(MARKERS) * len(palette.CATEGORIES)
 
 
 # ---------------------------------------------------------------- word classes
@@ -233,15 +234,20 @@ class EmbeddingDemo(Demo):
         }
         super().__init__(controls, title="Word embeddings: similar words get similar vectors")
 
-    def _colors(self) -> dict[str, tuple]:
-        """A colour per class, the course's classes in the lexicon's order, then others by name; grey for "other"."""
+    def _colors(self) -> dict[str, tuple[str, str]]:
+        """A (colour, marker) per class, the course's classes in the lexicon's order, then others by name: the
+        palette's six colours as circles, then as squares, then as triangles; small muted dots for "other"."""
         order = {cls: rank for rank, (cls, _) in enumerate(_class_lists())}
         names = sorted(set(self.classes) - {OTHER}, key=lambda cls: (order.get(cls, len(order)), cls))
         if len(names) > MAX_CLASSES:
             raise CourseInputError(f"at most {MAX_CLASSES} word classes can get distinct colours; got {len(names)}")
-        tab20 = matplotlib.colormaps["tab20"].colors
-        palette = tab20[0::2] + tab20[1::2]  # ten distinct hues first, then their lighter shades
-        return {**{name: palette[i] for i, name in enumerate(names)}, OTHER: (0.8, 0.8, 0.8)}
+        colours, shapes = palette.CATEGORIES, len(palette.CATEGORIES)
+        marks = {name: (colours[i % shapes], MARKERS[i // shapes]) for i, name in enumerate(names)}
+        return {**marks, OTHER: (palette.MUTED, ".")}
+
+    def legends(self) -> list[dict[str, str]]:
+        """The classes' key: "colour marker" for each class, told apart by colour or by shape."""
+        return [{cls: f"{color} {marker}" for cls, (color, marker) in self._colors().items()}]
 
     def _build_figure(self) -> None:
         """The coloured map and its legend once, as a bitmap; transparent axes on top for the chosen word."""
@@ -252,9 +258,10 @@ class EmbeddingDemo(Demo):
         ax = backdrop.add_axes((0.07, 0.1, 0.62, 0.84))
         classes = np.array(self.classes)
         points = self.points[self.words]  # (W, 2)
-        for cls, color in colors.items():
+        for cls, (color, marker) in colors.items():
             chosen = classes == cls
-            ax.scatter(*points[chosen].T, s=14 * scale, color=color, label=cls, zorder=1 if cls == OTHER else 2)
+            ax.scatter(*points[chosen].T, s=(8 if cls == OTHER else 22) * scale, color=color, marker=marker, label=cls,
+                       zorder=1 if cls == OTHER else 2)  # fmt: skip
         explained = self.pca.explained.tolist()
         ax.set(xlabel=f"PC 1 ({explained[0]:.0%} of the variance)", ylabel=f"PC 2 ({explained[1]:.0%})")
         ax.set_title("embeddings of the words, projected with PCA", loc="left")

@@ -255,6 +255,9 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
 
     # ------------------------------------------------------------ drawing
 
+    def legends(self) -> list[dict[str, str]]:
+        return [self.painter.legend()]
+
     def draw(self, sentence: str, pieces: int, k: int) -> Figure:
         k = check_int("k", k, minimum=1, maximum=MAX_K)
         pieces = check_int("pieces", pieces, minimum=1, maximum=MAX_PIECES)

@@ -18,14 +18,15 @@ import numpy as np
 
 from course_utils.models.basics.autograd import Value
 from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.widgets import palette
 
 COLOURS = {
-    "forward": "#ffd27f",
-    "backward": "#b9dcff",  # the current node's fill
-    "edge": "#555555",
-    "forward_edge": "#e08a00",
-    "backward_edge": "#1a73e8",  # arrows
-    "grad": "#0b57d0",
+    "forward": "#F7DFA6",
+    "backward": "#C4DDEE",  # the current node's fill: the phase's colour, lightened
+    "edge": palette.MUTED,
+    "forward_edge": palette.ORANGE,
+    "backward_edge": palette.BLUE,  # the current node's frame and arrows: what the legend names
+    "grad": palette.BLUE,
     "op": "#7a1f00",  # texts
 }
 PHASES = ("forward", "backward")

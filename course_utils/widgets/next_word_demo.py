@@ -174,6 +174,9 @@ class NextWordDemo(ExamplesWithAccount, PaintedDemo):
         most_likely = f"the oracle's most likely word is '{self.vocab.itos[best]}' ({oracle[best]:.3f})"
         return f"{after}, {most_likely}. " + " · ".join(lines)
 
+    def legends(self) -> list[dict[str, str]]:
+        return [self.painter.legend()]
+
     def draw(self, context: str, k: int) -> Figure:
         k = check_int("k", k, minimum=1, maximum=MAX_K)
         words = tuple(tokenize(context))

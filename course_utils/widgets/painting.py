@@ -27,6 +27,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from course_utils.language.text_pipeline import Vocab
 from course_utils.models import lm
+from course_utils.widgets import palette
 from course_utils.widgets.widget_kit import PNG_DPI, Demo
 
 # ---------------------------------------------------------------- fonts, colours, bitmaps
@@ -126,7 +127,7 @@ class PaintedDemo(Demo):
 # ---------------------------------------------------------------- bar panels: a distribution beside the oracle's
 
 MAX_K = 10  # the most bars a panel shows
-COLORS = {"oracle": "tab:green", "possible": "tab:blue", "impossible": "tab:red"}
+COLORS = {"oracle": palette.ORACLE, "possible": palette.MODEL, "impossible": palette.IMPOSSIBLE}
 KEY = (
     ("oracle", "the oracle's distribution"),
     ("possible", "a model's guess"),
@@ -163,7 +164,8 @@ class Painter:
     def __init__(self, panels: int, words: list[str]):
         self.px = round(14 * text_scale())  # text size in pixels
         self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
-        self.colors = {kind: rgb(color) for kind, color in {**COLORS, "note": "#b00020"}.items()}
+        self.hex = {**COLORS, "note": palette.ALERT}  # a key of COLORS (or "note") -> its colour
+        self.colors = {kind: rgb(color) for kind, color in self.hex.items()}
         self.rows = 1 if panels <= 3 else 2
         self.cols = math.ceil(panels / self.rows)
         self.row_px = round(1.45 * self.px)  # one bar and its gap
@@ -208,6 +210,10 @@ class Painter:
                 draw.text((x + round(1.4 * self.px), y), text, fill="black", font=self.font, anchor="lm")
                 x += self._key_entry_px(text)
         return picture
+
+    def legend(self) -> dict[str, str]:
+        """What the colour key names: {its text: its colour}."""
+        return {text: self.hex[name] for name, text in self.key}
 
     def new_picture(self) -> tuple[Image.Image, ImageDraw.ImageDraw]:
         """A copy of the static picture, and a pen to paint the panels on it."""

@@ -23,6 +23,7 @@ from PIL import Image, ImageDraw
 
 from course_utils.models.transformer.attention import THINKING_MACHINES, parse_runs
 from course_utils.validation import CourseInputError, check_int
+from course_utils.widgets import palette
 from course_utils.widgets.painting import PaintedDemo, fit_text, pillow_font, rgb, text_scale
 
 WORDS = ("Thinking", "Machines")
@@ -34,10 +35,10 @@ STEP_TITLES = {
     4: "weighted sum: z₁ = Σ weight × value, the output for 'Thinking'",
 }
 FIELDS = {"q1": "q₁", "k1": "k₁", "k2": "k₂", "v1": "v₁", "v2": "v₂"}  # control -> its name on the slide
-WORD_COLORS = ("tab:blue", "tab:orange")  # Thinking, Machines
+WORD_COLORS = (palette.BLUE, palette.ORANGE)  # Thinking, Machines
 MAX_COMPONENTS = 6  # components of z₁ drawn as bars
 HIGHLIGHT = "#fff3b0"  # the row of the current step
-PENDING = "#f2f2f2"  # rows of later steps
+PENDING = palette.PENDING  # rows of later steps, labelled "at step n"
 
 
 def number_text(x: float) -> str:
@@ -151,7 +152,7 @@ class QKVPainter:
             elif not shown:
                 pen.rectangle((x_cols, y0, right, y1), fill=PENDING)
             font = self.bold if filled and filled == step else self.font
-            colour = "#b00020" if filled == 2 and not divide else "black"
+            colour = palette.ALERT if filled == 2 and not divide else "black"
             pen.text((x_label + px // 3, middle), fit_text(font, label, self.label_w - px // 2), fill=colour, font=font,
                      anchor="lm")  # fmt: skip
             if label == "Sum" and shown:  # z₁ spans both columns
@@ -183,7 +184,9 @@ class QKVPainter:
             pen.text((x0 + bar_w // 2, base + px), word, fill=self.colors[i], font=self.bold, anchor="mm")
             if step < 3:
                 pen.rectangle((x0, top, x0 + bar_w, base), outline="#c8c8c8", fill=PENDING)
-                pen.text((x0 + bar_w // 2, (top + base) // 2), "step 3", fill="#777777", font=self.font, anchor="mm")
+                pen.text(
+                    (x0 + bar_w // 2, (top + base) // 2), "step 3", fill=palette.MUTED, font=self.font, anchor="mm"
+                )
                 continue
             weight = numbers["weights"][i]
             y = base - round(height * weight)
@@ -203,7 +206,7 @@ class QKVPainter:
         left, right = px // 2 + name_w, self.width - value_w
         if step < 4:
             pen.rectangle((left, rows_top, right, rows_top + shown_n * self.sum_row), fill=PENDING)
-            pen.text(((left + right) // 2, rows_top + shown_n * self.sum_row // 2), "at step 4", fill="#777777",
+            pen.text(((left + right) // 2, rows_top + shown_n * self.sum_row // 2), "at step 4", fill=palette.MUTED,
                      font=self.font, anchor="mm")  # fmt: skip
             return
         parts = numbers["parts"][:, :shown_n]  # (2, n)
@@ -286,6 +289,9 @@ class QKVDemo(PaintedDemo):
             raise CourseInputError(f"v₁ has {vectors['v1'].numel()} numbers but v₂ has {vectors['v2'].numel()}: "
                                    "the value vectors are added, so they need the same size d_v")  # fmt: skip
         return vectors
+
+    def legends(self) -> list[dict[str, str]]:
+        return [dict(zip(("Thinking", "Machines"), WORD_COLORS))]
 
     def draw(self, q1: str, k1: str, k2: str, v1: str, v2: str, divide: bool, step: int) -> Figure:
         step = check_int("step", step, minimum=1, maximum=4)

@@ -41,6 +41,7 @@ from course_utils.lecture import font_px
 from course_utils.models import generation as g
 from course_utils.evaluation.lm_probes import oracle_probs
 from course_utils.validation import CourseInputError, check_int
+from course_utils.widgets import palette
 from course_utils.widgets.painting import PaintedDemo, Painter, probability_text, rgb
 from course_utils.widgets.widget_kit import (
     ERROR_STYLE,
@@ -64,10 +65,10 @@ MAX_ROWS = 25  # the most words a panel has room for
 MAX_SAMPLES = 20  # the most continuations one click draws
 MAX_NEW_TOKENS = 30  # a continuation's length limit (</s> included)
 MAX_TOP_K = 50
-KNOB_COLORS = {"raw": "#cfcfcf", "cut": "#e6e6e6", "dim": "#9a9a9a"}  # model's own bar, a cut word's bar, grey text
+KNOB_COLORS = {"raw": palette.SKY_BLUE, "dim": palette.MUTED}  # the model's own bar (outlined when cut), muted text
 KNOB_KEY = (("raw", "the model's probability"), ("possible", "after the knobs (T, top-k, top-p)"),
             ("impossible", "after the knobs, a word the oracle rules out"), ("oracle", "the oracle's probability"))  # fmt: skip
-OK_COLOR = "#1a7f37"  # a grammatical sample's ✓
+OK_COLOR = palette.RIGHT  # a grammatical sample's ✓
 _CACHE_SIZE = 256  # prompts whose logits and oracle distribution are kept
 
 
@@ -114,6 +115,7 @@ class KnobPainter(Painter):
 
     def _key(self):
         """The colour key; first this painter's colours and panel height (``Painter.__init__`` calls it last)."""
+        self.hex.update(KNOB_COLORS)
         self.colors.update({kind: rgb(color) for kind, color in KNOB_COLORS.items()})
         self.value_px = round(7.2 * self.px)  # "0.123 → 0.456"
         self.panel = (self.label_px + round(10 * self.px) + self.value_px, 2 * self.px + self.bars * self.row_px)
@@ -134,14 +136,18 @@ class KnobPainter(Painter):
         pen.text((start - self.px // 3, middle), word, fill=color, font=self.font, anchor="rm")
 
     def paint_model(self, pen, title: str, rows: list[tuple[str, float, float, bool, str]]) -> None:
-        """Rows (word, own p, warped p, kept, colour key): a wide grey bar, a thin coloured one; cut rows greyed."""
+        """Rows (word, own p, warped p, kept, colour key): a wide sky-blue bar, a thin coloured one; a cut row's bar
+        outlined, its words muted and its value saying "cut"."""
         area, start, full = self._frame(pen, 0, title)
         widest = max([max(p, w) for _, p, w, _, _ in rows] + [1e-12])
         half = self.row_px * 3 // 8  # half a bar's thickness
         for i, (word, p, w, kept, kind) in enumerate(rows):
             middle = area + i * self.row_px + self.row_px // 2
             end = start + round(full * p / widest)
-            pen.rectangle((start, middle - half, end, middle + half), fill=self.colors["raw" if kept else "cut"])
+            fill, width = (self.colors["raw"], 0) if kept else ("white", max(2, self.px // 8))
+            pen.rectangle(
+                (start, middle - half, end, middle + half), fill=fill, outline=self.colors["raw"], width=width
+            )
             text = self.colors["dim"]
             if kept:
                 warped_end = start + round(full * w / widest)
@@ -263,7 +269,7 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         self.sample_button = widgets.Button(description="sample ▶", tooltip="draw continuations with these knobs")
         self.sample_button.on_click(self._on_sample)
         hint = f"click 'sample' to draw {self.samples} continuations (at most {MAX_NEW_TOKENS} tokens each)"
-        self.sample_list = widgets.HTML(f"<span style='font-size:{font_px(15)}px;color:#666'>{hint}</span>",
+        self.sample_list = widgets.HTML(f"<span style='font-size:{font_px(15)}px;color:{palette.MUTED}'>{hint}</span>",
                                         layout=widgets.Layout(min_height=f"{1.5 * (self.samples + 1):.1f}em"))  # fmt: skip
 
     def _control_rows(self) -> widgets.Widget:
@@ -338,6 +344,9 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         return Reshaped(words, model, warped, kept, oracle, account, shown)
 
     # ------------------------------------------------------------ drawing
+
+    def legends(self) -> list[dict[str, str]]:
+        return [self.painter.legend()]
 
     def draw(self, prompt: str, temperature: float, top_k: int, top_p: float) -> Figure:
         numbers = self.distribution(prompt, temperature, top_k, top_p)
@@ -447,15 +456,15 @@ def _sample_html(sample: dict) -> str:
     """One sample: ✓ or ✗, the sentence, the oracle's and the model's log P(continuation | prompt)."""
     tokens = sample["tokens"]
     prompt = html.escape(" ".join(sample["prompt"]))
-    sentence = f"<span style='color:#888'>{prompt}</span> {html.escape(' '.join(sample['words']))}"
+    sentence = f"<span style='color:{palette.MUTED}'>{prompt}</span> {html.escape(' '.join(sample['words']))}"
     if not sample["ended"]:
-        sentence += f" <i style='color:#888'>(no &lt;/s&gt; within {tokens} tokens)</i>"
+        sentence += f" <i style='color:{palette.MUTED}'>(no &lt;/s&gt; within {tokens} tokens)</i>"
     model = f"model log P {sample['model_logprob']:.2f} ({sample['model_logprob'] / tokens:.2f}/token)"
     if sample["grammatical"]:
         oracle = f"oracle log P {sample['oracle_logprob']:.2f} ({sample['oracle_logprob'] / tokens:.2f}/token)"
         return f"<span style='color:{OK_COLOR}'>✓</span> {sentence} — {oracle} · {model}"
     failure = f"<span style='{ERROR_STYLE}'>{html.escape(sample['failure'])}</span>"
-    return f"<span style='color:#b00020'>✗</span> {sentence} — {failure} · {model}"
+    return f"<span style='color:{palette.WRONG}'>✗</span> {sentence} — {failure} · {model}"
 
 
 def _remember(cache: dict, key, value) -> None:

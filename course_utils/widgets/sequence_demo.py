@@ -29,6 +29,7 @@ from course_utils.evaluation.lm_probes import oracle_probs
 from course_utils.language.text_pipeline import BOS, EOS, Vocab, tokenize
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.evaluation.lm_probes import compare_to_oracle
+from course_utils.widgets import palette
 from course_utils.widgets.painting import (
     MAX_K,
     PaintedDemo,
@@ -68,7 +69,7 @@ MAX_WORDS = 30  # the longest sentence the heatmap has room for
 TOP_K = MAX_K  # bars per panel: as many as the panels have room for
 ORACLE = "oracle (the truth)"
 NEXT = "next word"  # the third panel: P(the word that actually comes next) under each model
-NEXT_COLOR = "#1a7f37"  # the label of the word that actually comes next
+NEXT_COLOR = palette.RIGHT  # the label of the word that actually comes next
 _CACHE_SIZE = 64  # sentences whose readings are kept
 
 
@@ -345,6 +346,9 @@ class SequenceDemo(ExamplesWithAccount, PaintedDemo):
         probs = self.next_word_probs(reading, t)
         parts = [f"{name} {p:.3g}" if p is not None else f"{name}: none" for name, p in probs.items()]
         return f"t = {t}, {after}: the next word is '{target}'. P({target}): " + " · ".join(parts)
+
+    def legends(self) -> list[dict[str, str]]:
+        return [self.bars.legend()]
 
     def draw(self, sentence: str, position: int, model: str, show: str) -> Figure:
         model = check_choice("model", model, list(self.models))

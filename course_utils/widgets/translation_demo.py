@@ -32,6 +32,7 @@ from course_utils.lecture import font_px
 from course_utils.evaluation import translation_metrics as metrics
 from course_utils.models.recurrent.seq2seq import Seq2Seq
 from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.widgets import palette
 from course_utils.widgets.painting import PaintedDemo, paste_colour_bar, pillow_font, text_scale, upright_words
 from course_utils.widgets.widget_kit import labelled, set_range, text_box, unknown_words_message
 
@@ -46,9 +47,8 @@ SHIPPED = {"no attention": "none_128", "additive": "additive_128", "dot": "dot_1
 MAX_WORDS = 42  # the longest source passage the picture has room for (the longest test bucket)
 EOS = "</s>"
 MAX_MODELS = 4
-MARK_COLOR = "#ff7f0e"  # the true alignment's hollow squares
-RIGHT_COLOR, WRONG_COLOR = "#1a7f37", "#c62828"  # a word equal to / different from the reference's
-FUTURE_COLOR = "#ececec"  # rows the decoder has not reached yet
+MARK_COLOR = palette.SECOND  # the true alignment's hollow squares
+RIGHT_COLOR, WRONG_COLOR = palette.RIGHT, palette.WRONG  # a word equal to / different from the reference's
 CMAP = "Blues"  # attention weight 0 (white) .. 1 (dark blue)
 _CACHE_SIZE = 256  # (model, passage) decodings kept
 
@@ -224,9 +224,9 @@ class TranslationPainter:
         out_top = box[3] + 3 * self.px
         output_boxes, _ = self._layout([word for word, _ in rows[:t]], out_top + self.px // 2, current=t - 1)
         for left, _, right, lower in source_boxes:  # the lines first: the boxes cover their ends
-            pen.line(((left + right) // 2, lower, centre, box[1]), fill="#9e9e9e", width=1)
+            pen.line(((left + right) // 2, lower, centre, box[1]), fill=palette.MUTED, width=2)
         for left, upper, right, _ in output_boxes:
-            pen.line((centre, box[3], (left + right) // 2, upper), fill="#9e9e9e", width=1)
+            pen.line((centre, box[3], (left + right) // 2, upper), fill=palette.MUTED, width=2)
         self._paint_boxes(pen, [(w, "black") for w in source], source_boxes, current=None)
         pen.rectangle(box, outline="black", fill="#dbe9f6", width=2)
         pen.text((centre, (box[1] + box[3]) // 2), box_text, fill="black", font=self.font, anchor="mm")
@@ -250,7 +250,7 @@ class TranslationPainter:
         """Each (word, colour) in its box; the ``current`` one bold, in a black frame."""
         for i, ((word, colour), box) in enumerate(zip(words, boxes)):
             here = i == current
-            pen.rectangle(box, outline="black" if here else "#9e9e9e", fill="white", width=2 if here else 1)
+            pen.rectangle(box, outline="black" if here else palette.MUTED, fill="white", width=2 if here else 1)
             pen.text(((box[0] + box[2]) // 2, (box[1] + box[3]) // 2), word, fill=colour,
                      font=self.bold if here else self.font, anchor="mm")  # fmt: skip
 
@@ -266,6 +266,7 @@ class TranslationDemo(PaintedDemo):
     """
 
     def __init__(self, models: dict | None = None, *, sentence: str = next(iter(EXAMPLES)), step: int = 1):
+        self.key_shown = False  # the key is drawn under an attention matrix only
         from course_utils.zoo.translation_checkpoints import vocabularies
 
         self.source_vocab, self.target_vocab = vocabularies()
@@ -365,6 +366,13 @@ class TranslationDemo(PaintedDemo):
         return self._decodings[key]
 
     # -- drawing
+    def legends(self) -> list[dict[str, str]]:
+        """The key along the bottom, drawn under an attention matrix (a model without attention has none)."""
+        if not self.key_shown:
+            return []
+        return [{"true alignment (the reference's)": MARK_COLOR, "row label: same word as the reference": RIGHT_COLOR,
+                 "different word": WRONG_COLOR}]  # fmt: skip
+
     def draw(self, sentence: str, model: str, step: int) -> Figure:
         model = check_choice("model", model, list(self.models))
         words = self.words(sentence)
@@ -375,7 +383,8 @@ class TranslationDemo(PaintedDemo):
         rows = [(word, RIGHT_COLOR if r < len(target) and word == target[r] else WRONG_COLOR)
                 for r, word in enumerate(decoding.tokens)]  # fmt: skip
         true_source = {r: s for s, r in reference.alignment}  # reference position -> its source word
-        picture, pen = self.painter.canvas(key=decoding.weights is not None)
+        self.key_shown = decoding.weights is not None
+        picture, pen = self.painter.canvas(key=self.key_shown)
         if decoding.weights is None:
             note = "" if "no attention" in model else " (no attention)"
             self.painter.title(pen, f"{model}: all the decoder knows of the source is one vector, h_S{note}")

@@ -19,10 +19,11 @@ import ipywidgets as widgets
 import torch
 
 from course_utils.language.text_pipeline import SPECIALS, Vocab
-from course_utils.lecture import font_px
+from course_utils.lecture import demo_css, font_px
 from course_utils.validation import CourseInputError
+from course_utils.widgets import palette
 
-ERROR_STYLE = "color:#b00020;font-weight:600"
+ERROR_STYLE = f"color:{palette.ALERT};font-weight:600"
 
 
 def label(text: str, *, size: float = 16, bold: bool = False) -> widgets.HTML:
@@ -71,11 +72,14 @@ class Demo:
         self.latencies: list[float] = []
         for control in controls.values():
             control.observe(self._on_change, names="value")
-        self.box = widgets.VBox(
-            [self.title, self._control_rows(), self.readout, self.message, self.plot],
-            layout=widgets.Layout(width="100%"),
-        )
+        parts = [self.title, self._control_rows(), self.readout, self.message, self.plot]
+        style = demo_css()  # lecture mode: the demo carries its own enlargement (Colab shows each output apart)
+        if style:
+            parts.append(widgets.HTML(style, layout=widgets.Layout(height="0px", overflow="hidden")))
+        self.box = widgets.VBox(parts, layout=widgets.Layout(width="100%"))
         self.box.add_class("course-demo")
+        if style:
+            self.box.add_class("course-lecture")
         self.refresh()
 
     def _control_rows(self) -> widgets.Widget:
@@ -87,6 +91,11 @@ class Demo:
     def draw(self, **values):
         """Draw the figure for these control values and return it (subclasses implement)."""
         raise NotImplementedError
+
+    def legends(self) -> list[dict[str, str]]:
+        """Each colour key the picture shows, as {what it names: its colour} (``palette``'s colours); a test checks
+        that a colour-blind student can tell every key's colours apart."""
+        return []
 
     def values(self) -> dict:
         return {name: control.value for name, control in self.controls.items()}

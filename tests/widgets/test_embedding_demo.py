@@ -233,7 +233,7 @@ def test_custom_classes_and_their_limits(embeddings, vocab):
     with pytest.raises(CourseInputError, match="at least 3"):
         make_demo(embeddings, vocab, {"cat": "pet"})
     many = {w: f"class {i}" for i, w in enumerate(vocab.itos[10:40])}
-    with pytest.raises(CourseInputError, match="at most 20"):
+    with pytest.raises(CourseInputError, match="at most 18"):
         make_demo(embeddings, vocab, many)
     with pytest.raises(CourseInputError, match="rows"):
         make_demo(embeddings[:10], vocab)

@@ -12,6 +12,7 @@ import torch
 from course_utils.models import generation as g
 from course_utils.zoo import load
 from course_utils.validation import CourseInputError
+from course_utils.widgets import palette
 from course_utils.widgets.sampling_demo import EXAMPLES, MAX_NEW_TOKENS, SamplingDemo
 
 from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa: E402
@@ -174,7 +175,7 @@ def test_the_button_draws_judged_samples_reproducibly(model, vocab, lang):
     listing = text_of(first.sample_list)
     good = sum(s["grammatical"] for s in samples)
     assert f"{good} of 5 grammatical" in listing and listing.count("<li>") == 5
-    assert all(s["text"] in listing.replace("<span style='color:#888'>kayla ate the</span>", "kayla ate the")
+    assert all(s["text"] in listing.replace(f"<span style='color:{palette.MUTED}'>kayla ate the</span>", "kayla ate the")
                for s in samples)  # fmt: skip
     second = quiet(first.draw_samples)
     assert first.clicks == 2 and [s["words"] for s in second] != [s["words"] for s in samples]

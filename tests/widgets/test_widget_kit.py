@@ -64,3 +64,22 @@ def test_unknown_words_message_names_the_words_and_the_closest(vocab):
     assert unknown_words_message(vocab, ["the", "cat"]) is None
     message = unknown_words_message(vocab, ["teh", "cat", "zzzzqx"])
     assert "'teh'" in message and "the" in message and "'zzzzqx'" in message and "'cat'" not in message
+
+
+def test_a_demo_made_in_lecture_mode_carries_its_own_scoped_style():
+    """On Colab each output lives in its own frame, out of reach of the stylesheet lecture_mode() displays."""
+    lecture_mode(True, scale=2.0)
+    try:
+        demo = SlopeDemo()
+    finally:
+        lecture_mode(False)
+    style = demo.box.children[-1].value
+    assert "course-lecture" in demo.box._dom_classes and "font-size: 28px" in style
+    rules = [rule for rule in style.split("}") if "{" in rule]
+    assert rules and all(
+        ".course-demo.course-lecture" in selector for rule in rules for selector in rule.split("{")[0].split(",")
+    )
+    plain = SlopeDemo()
+    assert "course-lecture" not in plain.box._dom_classes and not any(
+        "<style>" in getattr(c, "value", "") for c in plain.box.children
+    )
