@@ -10,7 +10,8 @@ grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/ex
 names="nbval nbformat nbclient jupyter_client jupyter_core ipykernel ipython traitlets pyzmq tornado comm
 matplotlib-inline nest-asyncio ipywidgets jupyterlab_widgets fastjsonschema jsonschema jsonschema-specifications
 referencing rpds-py parso prompt_toolkit wcwidth pexpect ptyprocess decorator stack-data executing asttokens pure_eval
-platformdirs backcall pickleshare bertviz mpld3 XStatic-jQuery"
+platformdirs backcall pickleshare bertviz mpld3 XStatic-jQuery hypothesis sortedcontainers colorspacious
+nbconvert beautifulsoup4 soupsieve bleach webencodings tinycss2 defusedxml jupyterlab_pygments mistune pandocfilters"
 specs=()
 for n in $names; do
   v=$(python3 -c "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))" "$n" 2>/dev/null || true)

@@ -795,8 +795,8 @@ for label, value in rnn_aer.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-best_layer, best_head = divmod(int(head_aer.argmin()), head_aer.shape[1])
-print(f"the best-aligned head is in the last decoder layer: {best_layer == head_aer.shape[0] - 1}")
+aligned_layer, aligned_head = divmod(int(head_aer.argmin()), head_aer.shape[1])  # the translator's best-aligned head
+print(f"the best-aligned head is in the last decoder layer: {aligned_layer == head_aer.shape[0] - 1}")
 print(f"some head aligns better than 07's dot attention: {head_aer.min().item() < rnn_aer['GRU + dot']}")
 print(f"every head aligns better than 07's dot attention and worse than 07's additive attention: "
       f"{rnn_aer['GRU + additive'] < head_aer.min().item() and head_aer.max().item() < rnn_aer['GRU + dot']}")
@@ -809,11 +809,11 @@ print(f"the heads differ (worst AER − best ≥ 0.1): {head_aer.max().item() - 
 # NBVAL_CHECK_OUTPUT
 from course_utils.analysis.seed_spread import verdict
 
-best_head, worst_head = (seeds.stored_spread(both, "transformer_2x128", m) for m in ("best head aer", "worst head aer"))
+best_aer, worst_aer = (seeds.stored_spread(both, "transformer_2x128", m) for m in ("best head aer", "worst head aer"))
 gru_aer = {label: seeds.stored_spread(both, translator_runs[label], "aer") for label in ("GRU + additive", "GRU + dot")}
-print(f"transformer: best head {best_head.format()}, worst head {worst_head.format()}")
+print(f"transformer: best head {best_aer.format()}, worst head {worst_aer.format()}")
 for label, values in gru_aer.items():
-    print(f"{label}: {values.format()}; the best head against it: {verdict(best_head, values, ('best head', label))}")
+    print(f"{label}: {values.format()}; the best head against it: {verdict(best_aer, values, ('best head', label))}")
 
 # %% [markdown]
 # In the shipped models, no transformer head aligns as well as 07's additive attention, which had nothing else to do,
@@ -1098,17 +1098,17 @@ for ax, key, title in ((axes[0], "subject", "attention on the subject"),
             ax.text(head, layer, f"{heads[key][layer, head]:.2f}", ha="center", va="center", color="w", fontsize=9)
 fig.colorbar(image, ax=axes)
 plt.show()
-best_layer, best_head = heads["best_head"]
-print(f"{heads['items']} items; best subject head: layer {best_layer + 1}, head {best_head + 1}: "
-      f"{heads['subject'][best_layer, best_head]:.2f} on the subject against "
-      f"{heads['attractor_mean'][best_layer, best_head]:.2f} per attractor")
+subject_layer, subject_head = heads["best_head"]
+print(f"{heads['items']} items; best subject head: layer {subject_layer + 1}, head {subject_head + 1}: "
+      f"{heads['subject'][subject_layer, subject_head]:.2f} on the subject against "
+      f"{heads['attractor_mean'][subject_layer, subject_head]:.2f} per attractor")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-subject_mass = heads["subject"][best_layer, best_head].item()
-attractor_mass = heads["attractor_mean"][best_layer, best_head].item()
+subject_mass = heads["subject"][subject_layer, subject_head].item()
+attractor_mass = heads["attractor_mean"][subject_layer, subject_head].item()
 print(f"a head puts ≥ 3× more attention on the subject than on each attractor: {subject_mass >= 3 * attractor_mass}")
-print(f"that head is not in the first layer: {best_layer > 0}")
+print(f"that head is not in the first layer: {subject_layer > 0}")
 
 # %% [markdown]
 # One head of the second layer looks like what the lecture's picture of "it → animal" suggests: from the verb's
@@ -1136,7 +1136,7 @@ for (layer, head), accuracy in ablated_agreement.items():
 # NBVAL_CHECK_OUTPUT
 worst_ablation = {key: min(accuracy.values()) for key, accuracy in ablated_agreement.items()}
 needed_layer, needed_head = min(worst_ablation, key=worst_ablation.get)
-print(f"without the subject head (layer {best_layer + 1}, head {best_head + 1}), agreement stays ≥ 0.9 at every "
+print(f"without the subject head (layer {subject_layer + 1}, head {subject_head + 1}), agreement stays ≥ 0.9 at every "
       f"attractor count: {worst_ablation[heads['best_head']] >= 0.9}")
 print(f"the head agreement needs most: layer {needed_layer + 1}, head {needed_head + 1}; without it, agreement falls "
       f"below 0.7: {worst_ablation[needed_layer, needed_head] < 0.7}")
@@ -1160,7 +1160,7 @@ by_distance = tlm.subject_attention_by_distance(gpt, vocab, agreement, head=head
 fig, ax = plt.subplots(figsize=(7, 3.2))
 ax.plot(list(by_distance), list(by_distance.values()), "o-")
 ax.set(xlabel="tokens between the subject and the verb's position", ylabel="attention on the subject", ylim=(0, 1),
-       title=f"Layer {best_layer + 1}, head {best_head + 1}")  # fmt: skip
+       title=f"Layer {subject_layer + 1}, head {subject_head + 1}")  # fmt: skip
 plt.show()
 print("  ".join(f"d={d}: {a:.2f}" for d, a in by_distance.items()))
 
@@ -1277,7 +1277,7 @@ qkv_demo.box
 # causal mask off to see what the same queries and keys would do if they could read ahead.
 
 # %%
-attention_demo = AttentionDemo(layer=best_layer, head=best_head)  # opens on section 10's subject head
+attention_demo = AttentionDemo(layer=subject_layer, head=subject_head)  # opens on section 10's subject head
 attention_demo.box
 
 # %% [markdown]
