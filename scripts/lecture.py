@@ -229,9 +229,10 @@ class Lab:
                 self.process.wait(timeout=10)
 
 
-def start_lab(folder: Path, port: int, token: str, *, extra_args=(), env: dict | None = None) -> Lab:
+def start_lab(folder: Path, port: int, token: str, *, extra_args=(), env: dict | None = None,
+              timeout_s: float = 120) -> Lab:  # fmt: skip
     """JupyterLab serving ``folder`` on localhost, its own process group (Ctrl-C reaches this script only), its
-    workspace and log under ``folder/.lab``; returns once it answers."""
+    workspace and log under ``folder/.lab``; returns once it answers (the browser tests' server is this one too)."""
     private = folder / ".lab"
     shutil.rmtree(private / "workspaces", ignore_errors=True)  # no tab of an earlier lecture reopens (with a kernel)
     private.mkdir(parents=True, exist_ok=True)
@@ -253,7 +254,7 @@ def start_lab(folder: Path, port: int, token: str, *, extra_args=(), env: dict |
                                    stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
     lab = Lab(process, f"http://127.0.0.1:{port}", token, log_path)
     try:
-        _wait_until_up(lab)
+        _wait_until_up(lab, timeout_s)
     except BaseException:
         lab.stop()
         raise

@@ -13,18 +13,17 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from urllib.parse import urlsplit
 from pathlib import Path
 
 import nbformat
 
 from course_utils.cell_slices import frontend_cells
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import lecture  # noqa: E402  (scripts/lecture.py: the JupyterLab that course.sh lecture starts, and these tests)
+from lecture import free_port  # noqa: E402
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -81,13 +80,6 @@ def launched_chromium():
         launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield launched
         launched.close()
-
-
-def free_port() -> int:
-    """A TCP port on localhost that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def expected_demo_count(path: Path) -> int | None:
@@ -156,13 +148,13 @@ def stage_notebooks(source_dir: Path, root: Path, *, frontend_only: bool = False
 
 
 class LabServer:
-    """JupyterLab on a free localhost port, token-less, serving ``root``; ``stop()`` ends it."""
+    """JupyterLab on a free localhost port, token-less, serving ``root``, with the course's settings and kernels in
+    fast mode; ``stop()`` ends it. Started by ``scripts/lecture.py``'s ``start_lab``, as ``course.sh lecture`` starts it."""
 
     def __init__(self, root: Path, *, startup_timeout: float = 120):
         self.root = root
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = root.parent / f"jupyterlab-{self.port}.log"
         private = root.parent / f"lab-{self.port}"
         _write_lab_settings(private / "settings")
         _install_app_settings(private / "app-settings")
@@ -172,53 +164,20 @@ class LabServer:
             PYTHONUNBUFFERED="1",
             JUPYTER_CONFIG_DIR=str(private / "config"),
             JUPYTERLAB_SETTINGS_DIR=str(private / "settings"),
-            JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"),
             JUPYTER_RUNTIME_DIR=str(private / "runtime"),
         )
-        command = [
-            sys.executable, "-m", "jupyterlab", "--no-browser",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
-            "--IdentityProvider.token=", "--ServerApp.password=",
-            f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
-            f"--LabApp.app_settings_dir={private / 'app-settings'}",
-        ]  # fmt: skip
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            command.append("--allow-root")
-        self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(command, cwd=root, env=env, stdout=self._log, stderr=subprocess.STDOUT)
-        try:
-            self._wait_until_up(startup_timeout)
-        except BaseException:
-            self.stop()
-            raise
-
-    def _wait_until_up(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with code {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/api/status", timeout=2):
-                    return
-            except (urllib.error.URLError, OSError):
-                time.sleep(0.3)
-        raise RuntimeError(f"JupyterLab did not answer on {self.url} within {timeout:.0f} s:\n{self.log_tail()}")
+        extra = ["--ServerApp.password=", "--LabApp.expose_app_in_browser=True",
+                 f"--LabApp.app_settings_dir={private / 'app-settings'}"]  # fmt: skip
+        self.lab = lecture.start_lab(root, self.port, "", extra_args=extra, env=env, timeout_s=startup_timeout)
+        self.process, self.log_path = self.lab.process, self.lab.log_path
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines of the server's log (for failure messages)."""
-        self._log.flush()
-        return "\n".join(self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+        return self.lab.log_tail(lines)
 
     def stop(self) -> None:
         """Shut the server (and its kernels) down; kill it if it does not stop in time."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        self._log.close()
+        self.lab.stop()
 
 
 # --- the page ---------------------------------------------------------------------------------

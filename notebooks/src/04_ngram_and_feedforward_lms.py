@@ -289,7 +289,7 @@ assert largest_gap <= 1e-12
 # Here we train the N = 3 model by its recipe (in CI's fast mode, only briefly).
 
 # %% [markdown]
-# ⏱ *The next cell takes about 25 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+# ⏱ *The next cell takes about 15 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -331,7 +331,7 @@ with torch.no_grad():
 # briefly (in CI's fast mode only a few dozen steps):
 
 # %% [markdown]
-# ⏱ *The next cell takes about 35 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+# ⏱ *The next cell takes about 25 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
 
 # %%
 # NBVAL_IGNORE_OUTPUT

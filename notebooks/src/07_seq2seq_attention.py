@@ -265,11 +265,11 @@ print(inspect.getsource(s2s.Seq2Seq.forward))
 # %% [markdown]
 # `translation_checkpoints.train_model` is the recipe of every shipped model: AdamW at 3·10⁻³ with a cosine
 # schedule, gradients clipped to norm 1, batches of 64 passages. In full mode the cell below retrains the dot model
-# from scratch with the whole recipe (about a minute and a half on two cores); in fast mode it trains a few steps
+# from scratch with the whole recipe (half a minute to a minute on two cores); in fast mode it trains a few steps
 # to show the loop, and the rest of the notebook uses the shipped models.
 
 # %% [markdown]
-# ⏱ *The next cell takes about 80 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+# ⏱ *The next cell takes about 35 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
 
 # %%
 steps = budget(full=zoo.TRAINING["steps"], fast=40)

@@ -502,7 +502,7 @@ print(inspect.getsource(AblatedBlock.after))
 # blocks 2 to 6. After training, the validation perplexity ÷ the oracle's:
 
 # %% [markdown]
-# ⏱ *The next cell takes about 30 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+# ⏱ *The next cell takes about 20 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -568,7 +568,7 @@ for name, against, labels in ((ablated["no residuals"], gpt2, ("no residuals", "
 # true distribution on sentences it has not seen. The last column is the gap, validation ÷ training perplexity:
 
 # %% [markdown]
-# ⏱ *The next cell takes about 25 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
+# ⏱ *The next cell takes about 20 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
 
 # %%
 # NBVAL_IGNORE_OUTPUT

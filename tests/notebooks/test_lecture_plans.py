@@ -1,10 +1,12 @@
 """The instructor at the projector (issue 34): every slow cell is marked in its notebook, and every notebook has a
 lecture plan on the teaching page.
 
-A slow cell is one that BENCHMARKS.md's Notebooks table lists under "cells over 20 s (full)", by its prompt [n] (its
-number among the notebook's code cells, which is its stored ``execution_count``); ``benchmarks/notebook_times.py``
-reads the table. The stored notebook puts a ⏱ Markdown cell right before each slow cell, and nowhere else, with the
-seconds rounded to 5 s (within ±40 % of the benchmark's, which moves from run to run).
+BENCHMARKS.md's Notebooks table lists the long cells, over 10 s in full mode, by their prompt [n] (their number among
+the notebook's code cells, which is their stored ``execution_count``); ``benchmarks/notebook_times.py`` reads the
+table. A slow cell is a long cell over 20 s. The stored notebook puts a ⏱ Markdown cell right before each slow cell,
+and may put one before another long cell, with the seconds rounded to 5 s (within ±40 % of the benchmark's, which moves
+from run to run: 08's ablation took 18 s in one quiet run and 29 s on a busy machine). The plan shows every marked
+cell stored and lists it under **Slow cells**.
 
 Each notebook's section of ``docs/teaching.md`` has a ``### Lecture plan``: a table ``| min | project | cells | how |``
 whose minute ranges follow each other from 0 to 75 (one slot) or to 150 (two, "Slot 1" and "Slot 2"), each row
@@ -70,7 +72,27 @@ def slow_cells(stem: str) -> dict[int, float]:
     )
     times = notebook_times.read_table(BENCHMARKS)
     assert stem in times, f"BENCHMARKS.md's Notebooks table has no row for {stem}: run python benchmarks/run.py"
-    return dict(times[stem].slow)
+    return times[stem].slow
+
+
+def long_cells(stem: str) -> dict[int, float]:
+    """BENCHMARKS.md's long cells (over 10 s) of the notebook: prompt -> seconds in full mode."""
+    slow_cells(stem)  # the table and the row are there
+    return dict(notebook_times.read_table(BENCHMARKS)[stem].long)
+
+
+def marked_cells(stem: str) -> dict[int, int]:
+    """The prompts of the cells a ⏱ note precedes in the stored notebook -> the note's seconds."""
+    cells, marked = notebook(stem).cells, {}
+    for index, cell in enumerate(cells):
+        if cell.cell_type == "markdown" and "⏱" in cell.source:
+            assert MARK.fullmatch(cell.source.strip()), f"{stem}: a ⏱ cell is one sentence, as written: {cell.source!r}"
+            after = cells[index + 1] if index + 1 < len(cells) else None
+            assert after is not None and after.cell_type == "code", (
+                f"{stem}: a ⏱ cell must come right before a code cell"
+            )
+            marked[after.execution_count] = int(MARK.fullmatch(cell.source.strip())[1])
+    return marked
 
 
 def close(said: float, measured: float) -> bool:
@@ -138,25 +160,15 @@ def numbers(text: str) -> set[str]:
 
 
 @pytest.mark.parametrize("stem", STEMS)
-def test_every_slow_cell_is_marked_and_every_mark_is_a_slow_cell(stem):
-    slow, cells = slow_cells(stem), notebook(stem).cells
-    marked = {}
-    for index, cell in enumerate(cells):
-        if cell.cell_type == "markdown" and "⏱" in cell.source:
-            assert MARK.fullmatch(cell.source.strip()), f"{stem}: a ⏱ cell is one sentence, as written: {cell.source!r}"
-            after = cells[index + 1] if index + 1 < len(cells) else None
-            assert after is not None and after.cell_type == "code", (
-                f"{stem}: a ⏱ cell must come right before a code cell"
-            )
-            marked[after.execution_count] = int(MARK.fullmatch(cell.source.strip())[1])
-    assert sorted(marked) == sorted(slow), (
-        f"{stem}: ⏱ marks before {sorted(marked)}, but BENCHMARKS.md's slow cells are {sorted(slow)}: mark each slow "
-        "cell in notebooks/src and run python scripts/build_notebooks.py NN --prose"
+def test_every_slow_cell_is_marked_and_every_mark_is_a_long_cell(stem):
+    slow, long, marked = slow_cells(stem), long_cells(stem), marked_cells(stem)
+    assert set(slow) <= set(marked), (
+        f"{stem}: BENCHMARKS.md's slow cells {sorted(slow)} need a ⏱ mark (marked: {sorted(marked)}): mark each in "
+        "notebooks/src and run python scripts/build_notebooks.py NN --prose"
     )
-    for prompt, seconds in slow.items():
-        assert close(marked[prompt], seconds), (
-            f"{stem} [{prompt}]: ⏱ says about {marked[prompt]} s, BENCHMARKS {seconds} s"
-        )
+    assert set(marked) <= set(long), f"{stem}: ⏱ marks before {sorted(marked)}, but the long cells are {sorted(long)}"
+    for prompt, seconds in marked.items():
+        assert close(seconds, long[prompt]), f"{stem} [{prompt}]: ⏱ says about {seconds} s, BENCHMARKS {long[prompt]} s"
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -176,7 +188,7 @@ def test_the_plan_fills_its_slots_minute_by_minute(stem):
 
 @pytest.mark.parametrize("stem", STEMS)
 def test_the_plan_names_real_sections_and_cells_and_shows_slow_cells_stored(stem):
-    cells, known, slow = code_cells(stem), headings(stem), slow_cells(stem)
+    cells, known, slow = code_cells(stem), headings(stem), marked_cells(stem)
     for row in rows(stem):
         where = f"{stem}, {row['start']}–{row['end']}"
         heading = row["project"].split(" · ")[0]  # a note may follow: "12. Widgets · `QKVDemo`"
@@ -187,19 +199,19 @@ def test_the_plan_names_real_sections_and_cells_and_shows_slow_cells_stored(stem
         )
         assert row["how"] in ("live", "stored"), f"{where}: how is live or stored, not {row['how']!r}"
         if row["how"] == "live":
-            assert not set(row["prompts"]) & set(slow), f"{where}: a slow cell shown live ({sorted(slow)})"
+            assert not set(row["prompts"]) & set(slow), f"{where}: a marked (⏱) cell shown live ({sorted(slow)})"
 
 
 @pytest.mark.parametrize("stem", STEMS)
 def test_the_plan_lists_the_slow_cells_and_what_to_skip(stem):
-    slow, listed = slow_cells(stem), field(stem, "Slow cells")
+    marked, long, listed = marked_cells(stem), long_cells(stem), field(stem, "Slow cells")
     said = {int(prompt): float(seconds) for prompt, seconds in re.findall(r"\[(\d+)\][^\[]*?(\d+) s\b", listed)}
-    if not slow:
-        assert listed.rstrip(".") == "none", f"{stem}: BENCHMARKS.md lists no slow cell, the plan: {listed!r}"
-    assert sorted(said) == sorted(slow), f"{stem}: the plan lists {sorted(said)}, BENCHMARKS.md {sorted(slow)}"
-    for prompt, seconds in slow.items():
-        assert close(said[prompt], seconds), (
-            f"{stem} [{prompt}]: the plan says {said[prompt]} s, BENCHMARKS {seconds} s"
+    if not marked:
+        assert listed.rstrip(".") == "none", f"{stem}: the notebook marks no cell ⏱, the plan: {listed!r}"
+    assert sorted(said) == sorted(marked), f"{stem}: the plan lists {sorted(said)}, the notebook marks {sorted(marked)}"
+    for prompt in marked:
+        assert close(said[prompt], long[prompt]), (
+            f"{stem} [{prompt}]: the plan says {said[prompt]} s, BENCHMARKS {long[prompt]} s"
         )
     assert field(stem, "Skip"), f"{stem}: say which sections are left for reading"
 

@@ -36,8 +36,9 @@ def test_the_docs_are_rewritten_from_the_table(tmp_path: Path):
     readme, teaching = tmp_path / "README.md", tmp_path / "teaching.md"
     readme.write_text("| 01 | [01_x](notebooks/01_x.ipynb) | topic | 99 s / 98 s | [badge](link) |\n", encoding="utf-8")
     teaching.write_text("Notebook: [01_x](01_x.ipynb) · run time: 99 s full / 98 s fast · widget\n", encoding="utf-8")
-    times = {"01_x": notebook_times.Times(fast_s=12.4, full_s=17.6, slow=((3, 25.0),))}
+    times = {"01_x": notebook_times.Times(fast_s=12.4, full_s=17.6, long=((3, 25.0), (5, 12.0)))}
     assert notebook_times.update_docs(times, readme, teaching) == [readme, teaching]
     assert "| 18 s / 12 s |" in readme.read_text(encoding="utf-8")
     assert "run time: 18 s full / 12 s fast · widget" in teaching.read_text(encoding="utf-8")
-    assert notebook_times.slow_cells_text([1.0, 30.4, 2.0, 20.5]) == "[2] 30 s; [4] 20 s"
+    assert notebook_times.slow_cells_text([1.0, 30.4, 2.0, 12.5]) == "[2] 30 s; [4] 12 s"
+    assert times["01_x"].slow == {3: 25.0}
