@@ -32,7 +32,19 @@ _DEMO_CSS = """<style>
 .course-demo.course-lecture select, .course-demo.course-lecture input {{ font-size: {font}px !important; }}
 .course-demo.course-lecture .noUi-handle, .course-demo.course-lecture .ui-slider-handle {{ transform: scale({scale}); }}
 .course-demo.course-lecture .widget-slider, .course-demo.course-lecture .widget-hslider {{ min-height: {row}px; }}
+.jp-OutputArea .course-demo.course-lecture {{ height: calc(100vh - {chrome}px); }}
+.jp-OutputArea .course-demo.course-lecture > .course-plot {{ flex: 1 1 0 !important; height: auto !important;
+  min-height: 0; }}
+.jp-OutputArea .course-demo.course-lecture .course-plot .jp-OutputArea,
+.jp-OutputArea .course-demo.course-lecture .course-plot .jp-OutputArea-child,
+.jp-OutputArea .course-demo.course-lecture .course-plot .jp-OutputArea-output,
+.jp-OutputArea .course-demo.course-lecture .course-plot .jp-RenderedImage {{ height: 100%; min-height: 0; }}
+.jp-OutputArea .course-demo.course-lecture .course-plot img {{ width: 100%; height: 100%; max-width: 100%;
+  object-fit: contain; object-position: left top; }}
 </style>"""
+# JupyterLab's own bars above and below a notebook's page (menu, tab, toolbar, status): a demo in lecture mode fills
+# the rest of the window, its picture scaled to what its title, controls and readout leave.
+_LAB_CHROME_PX = 110
 
 
 def demo_css() -> str:
@@ -40,7 +52,7 @@ def demo_css() -> str:
     if not _STATE["on"]:
         return ""
     scale = _STATE["scale"]
-    return _DEMO_CSS.format(font=font_px(), scale=scale, row=round(28 * scale))
+    return _DEMO_CSS.format(font=font_px(), scale=scale, row=round(28 * scale), chrome=_LAB_CHROME_PX)
 
 
 def is_lecture_mode() -> bool:

@@ -19,7 +19,7 @@ import ipywidgets as widgets
 import torch
 
 from course_utils.language.text_pipeline import SPECIALS, Vocab
-from course_utils.lecture import demo_css, font_px
+from course_utils.lecture import demo_css, font_px, is_lecture_mode
 from course_utils.validation import CourseInputError
 from course_utils.widgets import palette
 
@@ -61,7 +61,8 @@ class Demo:
 
     def __init__(self, controls: dict[str, widgets.ValueWidget], *, title: str = ""):
         self.controls = controls
-        self.title = widgets.HTML(f"<b style='font-size:{font_px(18)}px'>{html.escape(title)}</b>")
+        # In lecture mode the title carries the demo's own stylesheet (Colab shows each output in a frame of its own).
+        self.title = widgets.HTML(f"<b style='font-size:{font_px(18)}px'>{html.escape(title)}</b>{demo_css()}")
         self.message = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.readout = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.plot = widgets.Output(layout=widgets.Layout(height=self.plot_height, overflow="hidden"))
@@ -72,13 +73,13 @@ class Demo:
         self.latencies: list[float] = []
         for control in controls.values():
             control.observe(self._on_change, names="value")
-        parts = [self.title, self._control_rows(), self.readout, self.message, self.plot]
-        style = demo_css()  # lecture mode: the demo carries its own enlargement (Colab shows each output apart)
-        if style:
-            parts.append(widgets.HTML(style, layout=widgets.Layout(height="0px", overflow="hidden")))
-        self.box = widgets.VBox(parts, layout=widgets.Layout(width="100%"))
+        self.plot.add_class("course-plot")
+        self.box = widgets.VBox(
+            [self.title, self._control_rows(), self.readout, self.message, self.plot],
+            layout=widgets.Layout(width="100%"),
+        )
         self.box.add_class("course-demo")
-        if style:
+        if is_lecture_mode():
             self.box.add_class("course-lecture")
         self.refresh()
 

@@ -1,0 +1,142 @@
+"""The projector (issue 34): every course demo, in lecture mode, fits a hall's screen at 1280×720 and at 1024×768.
+
+For each notebook (a copy, in a temporary folder) JupyterLab in headless Chromium runs, in fast mode, the cells its
+widgets need (``course_utils.cell_slices.frontend_cells``) with lecture mode switched on after the set-up, in
+JupyterLab's simple interface. Then, at each window size, each demo is scrolled to the top of the page, and its title,
+controls, readout and picture must all be in the window together: nothing below its bottom edge or right of its right
+edge. In lecture mode a demo fills the window less JupyterLab's bars, and its picture is scaled to what the controls
+leave (``course_utils.lecture``'s demo stylesheet). Screenshots and each picture's displayed scale (shown ÷ drawn
+pixels) go to ``tests/artifacts/projector/``.
+
+Not yet asserted, and the next step: the text on the picture at 20 px or more at 1280×720. The scales measured today
+(``scales.json``) show the tall demos' pictures at a quarter to a half of their drawn size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from browser_support import LabNotebook, LabServer, launched_chromium, run_all_or_fail, stage_notebooks, wait_or_fail
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK_DIR = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks")).resolve()
+ARTIFACTS = ROOT / "tests" / "artifacts" / "projector"
+SIZES = ({"width": 1280, "height": 720}, {"width": 1024, "height": 768})
+LECTURE_CELL = "from course_utils.lecture import lecture_mode\n\nlecture_mode()"
+RUN_TIMEOUT_S = 240
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# One demo scrolled to the top of the notebook's page; the rectangles of its picture and of everything else it shows.
+MEASURE_JS = """(index) => {
+  const demo = document.querySelectorAll('.course-demo')[index];
+  demo.scrollIntoView({block: 'start'});
+  const box = (element) => element.getBoundingClientRect();
+  const img = demo.querySelector('.course-plot img');
+  const parts = Array.from(demo.children).filter((child) => !child.contains(img) && box(child).height > 1);
+  const all = [box(img), ...parts.map(box)];
+  return {width: innerWidth, height: innerHeight, top: Math.min(...all.map((b) => b.top)),
+          bottom: Math.max(...all.map((b) => b.bottom)), right: Math.max(...all.map((b) => b.right)),
+          shown: [box(img).width, box(img).height], drawn: [img.naturalWidth, img.naturalHeight]};
+}"""
+
+
+def with_lecture_mode(path: Path) -> None:
+    """Switch lecture mode on right after the notebook's set-up cell, so every demo is made in it."""
+    notebook = nbformat.read(path, as_version=4)
+    first = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
+    notebook.cells.insert(first + 1, nbformat.v4.new_code_cell(LECTURE_CELL))
+    nbformat.write(notebook, path)
+
+
+def _notebook_params() -> list:
+    return [pytest.param(path, id=path.stem) for path in sorted(NOTEBOOK_DIR.glob("*.ipynb"))]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    yield from launched_chromium()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("projector") / "root"
+    root.mkdir()
+    for path in stage_notebooks(NOTEBOOK_DIR, root, frontend_only=True).glob("*.ipynb"):
+        with_lecture_mode(path)
+    server = LabServer(root)
+    yield server
+    server.stop()
+
+
+def displayed_scale(measure: dict) -> float:
+    """How much of its drawn size the picture is shown at (object-fit: contain keeps its proportions)."""
+    (shown_w, shown_h), (drawn_w, drawn_h) = measure["shown"], measure["drawn"]
+    return min(shown_w / drawn_w, shown_h / drawn_h)
+
+
+def check_projector(browser, lab: LabServer, path: Path) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport=SIZES[0])
+    notebook = LabNotebook(context.new_page(), lab, f"notebooks/{path.name}")
+    try:
+        notebook.page.evaluate(
+            "() => window.jupyterapp.commands.execute('application:set-mode', {mode: 'single-document'})"
+        )
+        run_all_or_fail(notebook, RUN_TIMEOUT_S)
+        wait_or_fail(lambda: notebook.wait_for_demos(None, 90), "no course demo rendered")
+        problems, scales = [], {}
+        for size in SIZES:
+            notebook.page.set_viewport_size(size)
+            for index in range(notebook.demos.count()):
+                measure = notebook.page.evaluate(MEASURE_JS, index)
+                where = f"demo {index} at {size['width']}×{size['height']}"
+                notebook.page.screenshot(
+                    path=ARTIFACTS / f"{path.stem}-demo{index}-{size['width']}x{size['height']}.png"
+                )
+                scales[where] = round(displayed_scale(measure), 3)
+                if measure["bottom"] > measure["height"] + 1 or measure["right"] > measure["width"] + 1:
+                    problems.append(f"{where}: it reaches {measure['right']:.0f} × {measure['bottom']:.0f} px")
+                if measure["top"] < 0 or min(measure["shown"]) < 1:
+                    problems.append(f"{where}: its top is at {measure['top']:.0f} px, its picture {measure['shown']}")
+        (ARTIFACTS / f"{path.stem}-scales.json").write_text(json.dumps(scales, indent=1), encoding="utf-8")
+        assert not problems, f"{path.stem} does not fit the projector:\n" + "\n".join(problems)
+        assert not notebook.page_errors, notebook.page_errors
+    except BaseException:
+        with contextlib.suppress(Exception):
+            notebook.page.screenshot(path=ARTIFACTS / f"{path.stem}-failure.png")
+        raise
+    finally:
+        with contextlib.suppress(Exception):
+            notebook.shutdown_kernel()
+        context.close()
+
+
+# One class per notebook, so pytest-xdist's --dist loadscope spreads them over the workers (as test_browser.py does).
+for _param in _notebook_params():
+    _name = "TestOnTheProjector_" + _param.id[:2]
+
+    @pytest.mark.parametrize("path", [_param])
+    def _test(self, browser, lab, path):
+        check_projector(browser, lab, path)
+
+    globals()[_name] = type(_name, (), {"test_every_demo_fits_1280x720_and_1024x768": _test,
+                                        "__doc__": f"{_param.id}'s demos in lecture mode on a projector."})  # fmt: skip
+
+
+def test_lecture_mode_is_switched_on_right_after_the_set_up(tmp_path: Path):
+    path = tmp_path / "n.ipynb"
+    cells = [
+        nbformat.v4.new_markdown_cell("# t"),
+        nbformat.v4.new_code_cell("setup()"),
+        nbformat.v4.new_code_cell("demo"),
+    ]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    with_lecture_mode(path)
+    assert [cell.source for cell in nbformat.read(path, as_version=4).cells] == ["# t", "setup()", LECTURE_CELL, "demo"]
