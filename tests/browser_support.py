@@ -180,6 +180,19 @@ class LabServer:
         self.lab.stop()
 
 
+def served_lab(tmp_path_factory, name: str, fill):
+    """A module fixture's body: JupyterLab serving a fresh temporary folder that ``fill(root)`` fills; stopped even on
+    failure."""
+    root = tmp_path_factory.mktemp(name) / "root"
+    root.mkdir()
+    fill(root)
+    server = LabServer(root)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 # --- the page ---------------------------------------------------------------------------------
 
 _OPEN_JS = """async () => {

@@ -22,7 +22,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from browser_support import LabNotebook, LabServer, Offline, launched_chromium, run_all_or_fail, wait_or_fail
+from browser_support import (
+    LabNotebook,
+    LabServer,
+    Offline,
+    launched_chromium,
+    run_all_or_fail,
+    served_lab,
+    wait_or_fail,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
@@ -82,16 +90,15 @@ def browser():
     yield from launched_chromium()
 
 
+def two_notebooks(root: Path) -> None:
+    write_notebook(root / "bertviz_offline.ipynb", OFFLINE_CELLS)
+    write_notebook(root / "bertviz_plain.ipynb", PLAIN_CELLS)
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """JupyterLab serving a temporary folder with the two notebooks; stopped even on failure."""
-    root = tmp_path_factory.mktemp("bertviz") / "root"
-    root.mkdir()
-    write_notebook(root / "bertviz_offline.ipynb", OFFLINE_CELLS)
-    write_notebook(root / "bertviz_plain.ipynb", PLAIN_CELLS)
-    server = LabServer(root)
-    yield server
-    server.stop()
+    yield from served_lab(tmp_path_factory, "bertviz", two_notebooks)
 
 
 @contextlib.contextmanager

@@ -22,7 +22,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from browser_support import LabNotebook, LabServer, launched_chromium, run_all_or_fail, stage_notebooks, wait_or_fail
+from browser_support import (
+    LabNotebook,
+    LabServer,
+    launched_chromium,
+    run_all_or_fail,
+    served_lab,
+    stage_notebooks,
+    wait_or_fail,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks")).resolve()
@@ -64,15 +72,15 @@ def browser():
     yield from launched_chromium()
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    root = tmp_path_factory.mktemp("projector") / "root"
-    root.mkdir()
+def lecture_copies(root: Path) -> None:
+    """The notebooks' frontend slices, each with lecture mode switched on after its set-up."""
     for path in stage_notebooks(NOTEBOOK_DIR, root, frontend_only=True).glob("*.ipynb"):
         with_lecture_mode(path)
-    server = LabServer(root)
-    yield server
-    server.stop()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    yield from served_lab(tmp_path_factory, "projector", lecture_copies)
 
 
 def displayed_scale(measure: dict) -> float:
