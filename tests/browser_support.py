@@ -48,6 +48,8 @@ LAB_SETTINGS = {
     "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
 }
 ROOT = Path(__file__).resolve().parents[1]
+# The notebooks the per-notebook browser tests run (COURSE_BROWSER_NOTEBOOKS=/some/folder: others).
+NOTEBOOK_DIR = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks")).resolve()
 # What a toast asking about news says (JupyterLab's announcements plugin), and where JupyterLab shows toasts.
 NEWS_QUESTION = "official Jupyter news"
 TOAST_SELECTOR = ".Toastify__toast"
@@ -178,6 +180,33 @@ class LabServer:
     def stop(self) -> None:
         """Shut the server (and its kernels) down; kill it if it does not stop in time."""
         self.lab.stop()
+
+
+def notebook_params() -> list:
+    """One pytest parameter per notebook of ``NOTEBOOK_DIR``, or one skipped parameter when it holds none."""
+    import pytest
+
+    notebooks = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+    if notebooks:
+        return [pytest.param(path, id=path.stem) for path in notebooks]
+    return [pytest.param(None, id="none", marks=pytest.mark.skip(reason=f"no notebooks in {NOTEBOOK_DIR}"))]
+
+
+def one_class_per_notebook(namespace: dict, prefix: str, test_name: str, check, describe: str) -> None:
+    """Put into ``namespace`` (a test module's globals()) one class per notebook whose test ``test_name`` runs
+    ``check(browser, lab, path)``. pytest-xdist's --dist loadscope then spreads the notebooks over the workers (a
+    module's functions all go to one worker, which ran ten notebooks in a row: the suite's longest path); each worker
+    starts the module's browser and JupyterLab once. ``describe`` is the class's docstring, "{}" the notebook."""
+    import pytest
+
+    for param in notebook_params():
+
+        @pytest.mark.parametrize("path", [param])
+        def test(self, browser, lab, path):
+            check(browser, lab, path)
+
+        name = f"{prefix}_{param.id[:2]}"
+        namespace[name] = type(name, (), {test_name: test, "__doc__": describe.format(param.id)})
 
 
 def served_lab(tmp_path_factory, name: str, fill):

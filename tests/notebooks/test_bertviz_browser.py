@@ -26,7 +26,6 @@ from browser_support import (
     LabNotebook,
     LabServer,
     Offline,
-    launched_chromium,
     run_all_or_fail,
     served_lab,
     wait_or_fail,
@@ -82,12 +81,6 @@ def write_notebook(path: Path, sources: list[str]) -> None:
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
     notebook.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     nbformat.write(notebook, path)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
-    yield from launched_chromium()
 
 
 def two_notebooks(root: Path) -> None:

@@ -24,10 +24,11 @@ from pathlib import Path
 import pytest
 
 from browser_support import (
+    NOTEBOOK_DIR,
+    one_class_per_notebook,
     LabNotebook,
     LabServer,
     expected_demo_count,
-    launched_chromium,
     lecture_mode_notebook,
     run_all_or_fail,
     stage_notebooks,
@@ -35,26 +36,12 @@ from browser_support import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK_DIR = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks")).resolve()
 ARTIFACTS = ROOT / "tests" / "artifacts" / "browser"
 ALL_CELLS = os.environ.get("COURSE_BROWSER_ALL_CELLS", "").strip() not in {"", "0"}
 RUN_TIMEOUT_S = 240  # a notebook takes up to about 60 s in fast mode; CI machines can be slower
 VIEWPORT = {"width": 1400, "height": 1100}
 
 pytestmark = pytest.mark.browser
-
-
-def _notebook_params() -> list:
-    notebooks = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-    if notebooks:
-        return [pytest.param(path, id=path.stem) for path in notebooks]
-    return [pytest.param(None, id="none", marks=pytest.mark.skip(reason=f"no notebooks in {NOTEBOOK_DIR}"))]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
-    yield from launched_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -135,18 +122,13 @@ def check_notebook_in_the_browser(browser, lab, path: Path) -> None:
         assert not notebook.page_errors, f"uncaught JavaScript errors in the page: {notebook.page_errors}"
 
 
-# One class per notebook, so that pytest-xdist's --dist loadscope spreads the notebooks over the workers (a module's
-# functions all go to one worker, which then ran ten notebooks in a row: the suite's longest path). Each worker
-# starts the module's browser and JupyterLab once.
-for _param in _notebook_params():
-    _name = "TestInTheBrowser_" + _param.id[:2]
-
-    @pytest.mark.parametrize("path", [_param])
-    def _test(self, browser, lab, path):
-        check_notebook_in_the_browser(browser, lab, path)
-
-    globals()[_name] = type(_name, (), {"test_notebook_runs_and_every_demo_responds": _test,
-                                        "__doc__": f"{_param.id} in JupyterLab in headless Chromium."})  # fmt: skip
+one_class_per_notebook(
+    globals(),
+    "TestInTheBrowser",
+    "test_notebook_runs_and_every_demo_responds",
+    check_notebook_in_the_browser,
+    "{} in JupyterLab in headless Chromium.",
+)
 
 
 def test_lecture_mode_enlarges_demo_text_and_figure(browser, lab):

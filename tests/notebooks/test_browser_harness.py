@@ -19,7 +19,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from browser_support import NEWS_QUESTION, LabNotebook, LabServer, launched_chromium, run_all_or_fail
+from browser_support import NEWS_QUESTION, LabNotebook, LabServer, run_all_or_fail
 
 RUN_TIMEOUT_S = 60
 
@@ -46,12 +46,6 @@ EXPECTED = {
     "planted-html-error": "uncaught JavaScript error in the page",
     "ValueError: planted-exception": "error output in cell",
 }
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
-    yield from launched_chromium()
 
 
 def test_planted_failures_are_reported(browser, tmp_path):

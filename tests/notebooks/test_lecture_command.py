@@ -23,7 +23,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from browser_support import LabNotebook, launched_chromium, wait_or_fail
+from browser_support import LabNotebook, wait_or_fail
 from course_utils.cell_slices import frontend_cells
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,12 +135,6 @@ class LectureNotebook(LabNotebook):
         page.goto(lab.url, wait_until="domcontentloaded")
         page.wait_for_function(_PAGE_READY_JS, timeout=timeout_s * 1000)
         self.kernel_id = page.wait_for_function(_KERNEL_ID_JS, timeout=timeout_s * 1000, polling=250).json_value()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
-    yield from launched_chromium()
 
 
 @contextlib.contextmanager

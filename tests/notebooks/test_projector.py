@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from browser_support import (
+    NOTEBOOK_DIR,
+    one_class_per_notebook,
     LabNotebook,
     LabServer,
-    launched_chromium,
     run_all_or_fail,
     served_lab,
     stage_notebooks,
@@ -33,7 +33,6 @@ from browser_support import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK_DIR = Path(os.environ.get("COURSE_BROWSER_NOTEBOOKS", ROOT / "notebooks")).resolve()
 ARTIFACTS = ROOT / "tests" / "artifacts" / "projector"
 SIZES = ({"width": 1280, "height": 720}, {"width": 1024, "height": 768})
 LECTURE_CELL = "from course_utils.lecture import lecture_mode\n\nlecture_mode()"
@@ -61,15 +60,6 @@ def with_lecture_mode(path: Path) -> None:
     first = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
     notebook.cells.insert(first + 1, nbformat.v4.new_code_cell(LECTURE_CELL))
     nbformat.write(notebook, path)
-
-
-def _notebook_params() -> list:
-    return [pytest.param(path, id=path.stem) for path in sorted(NOTEBOOK_DIR.glob("*.ipynb"))]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    yield from launched_chromium()
 
 
 def lecture_copies(root: Path) -> None:
@@ -126,16 +116,13 @@ def check_projector(browser, lab: LabServer, path: Path) -> None:
         context.close()
 
 
-# One class per notebook, so pytest-xdist's --dist loadscope spreads them over the workers (as test_browser.py does).
-for _param in _notebook_params():
-    _name = "TestOnTheProjector_" + _param.id[:2]
-
-    @pytest.mark.parametrize("path", [_param])
-    def _test(self, browser, lab, path):
-        check_projector(browser, lab, path)
-
-    globals()[_name] = type(_name, (), {"test_every_demo_fits_1280x720_and_1024x768": _test,
-                                        "__doc__": f"{_param.id}'s demos in lecture mode on a projector."})  # fmt: skip
+one_class_per_notebook(
+    globals(),
+    "TestOnTheProjector",
+    "test_every_demo_fits_1280x720_and_1024x768",
+    check_projector,
+    "{}'s demos in lecture mode on a projector.",
+)
 
 
 def test_lecture_mode_is_switched_on_right_after_the_set_up(tmp_path: Path):

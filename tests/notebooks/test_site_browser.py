@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from browser_support import LOCAL_HOSTS, Offline, launched_chromium, wait_or_fail
+from browser_support import LOCAL_HOSTS, Offline, wait_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "scripts" / "build_site.py"
@@ -79,12 +79,6 @@ def _build_script():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
-    yield from launched_chromium()
 
 
 @pytest.fixture(scope="module")
