@@ -32,8 +32,14 @@ _DEMO_CSS = """<style>
 .course-demo.course-lecture select, .course-demo.course-lecture input {{ font-size: {font}px !important; }}
 .course-demo.course-lecture .noUi-handle, .course-demo.course-lecture .ui-slider-handle {{ transform: scale({scale}); }}
 .course-demo.course-lecture .widget-slider, .course-demo.course-lecture .widget-hslider {{ min-height: {row}px; }}
-.jp-OutputArea .course-demo.course-lecture {{ height: calc(100vh - {chrome}px); }}
-.jp-OutputArea .course-demo.course-lecture > .course-plot {{ flex: 1 1 0 !important; height: auto !important;
+.jp-OutputArea .course-demo.course-lecture {{ height: calc(100vh - {chrome}px); gap: 12px; }}
+.course-demo.course-lecture > .course-side {{ flex: 0 0 32%; min-width: 0; }}
+.course-demo.course-lecture > .course-side .widget-hbox {{ flex-wrap: wrap; max-width: 100%; }}
+.course-demo.course-lecture > .course-side .widget-text, .course-demo.course-lecture > .course-side .widget-dropdown,
+.course-demo.course-lecture > .course-side .widget-slider, .course-demo.course-lecture > .course-side .widget-hslider
+  {{ max-width: 100%; }}
+.course-demo.course-lecture > .course-main {{ flex: 1 1 0; min-width: 0; }}
+.jp-OutputArea .course-demo.course-lecture .course-plot {{ flex: 1 1 0 !important; height: auto !important;
   min-height: 0; }}
 .jp-OutputArea .course-demo.course-lecture .course-plot .jp-OutputArea,
 .jp-OutputArea .course-demo.course-lecture .course-plot .jp-OutputArea-child,
@@ -43,7 +49,8 @@ _DEMO_CSS = """<style>
   object-fit: contain; object-position: left top; }}
 </style>"""
 # JupyterLab's own bars above and below a notebook's page (menu, tab, toolbar, status): a demo in lecture mode fills
-# the rest of the window, its picture scaled to what its title, controls and readout leave.
+# the rest of the window: its title and controls in a column on the left (``course-side``), its readout and picture
+# on the right (``course-main``), the picture scaled to the height the readout leaves.
 _LAB_CHROME_PX = 110
 
 

@@ -35,7 +35,7 @@ def labels_of(demo) -> str:
         elif hasattr(widget, "value") and isinstance(widget.value, str) and "<span" in widget.value:
             found.append(html.unescape(widget.value))
 
-    walk(demo.box.children[1])
+    walk(demo.control_rows)
     return " ".join(found)
 
 

@@ -14,7 +14,7 @@ from course_utils.widgets.backdrop import figure_rgba
 from course_utils.models.basics.feedforward import gradient_norm_table
 from course_utils.validation import check_int
 from course_utils.widgets import palette
-from course_utils.widgets.widget_kit import PNG_DPI, Demo
+from course_utils.widgets.widget_kit import PNG_DPI, Demo, smallest_figure_text_px
 
 COLORS = dict(zip(("sigmoid", "tanh", "relu", "gelu"), palette.CATEGORIES))
 SIZE, DPI = (10, 3.8), PNG_DPI  # inches; the resolution the PNG is encoded at, so the backdrop fits pixel for pixel
@@ -73,6 +73,7 @@ class ActivationDemo(Demo):
         for i, (name, color) in enumerate(COLORS.items()):
             weight = "bold" if name == chosen else "normal"
             ax_n.text(0.1 + 0.22 * i, 1.03, name, color=color, fontweight=weight, transform=ax_n.transAxes)
+        self.static_text_px = min(self.static_text_px, smallest_figure_text_px(figure, DPI))
         return figure_rgba(figure)
 
     def legends(self) -> list[dict[str, str]]:

@@ -304,6 +304,9 @@ class ContextualEmbeddingDemo(PaintedDemo):
                                                    probes[word], neighbour, alike)  # fmt: skip
         return results
 
+    def painted_text_px(self) -> float:
+        return self.painter.small.size  # the neighbours' words
+
     def legends(self) -> list[dict[str, str]]:
         senses = self.senses[self.values()["word"]]
         bars = {"probe (5-fold CV)": PROBE_COLOR, "nearest neighbour": NEIGHBOUR_COLOR, "chance (dashed)": CHANCE_COLOR}

@@ -110,6 +110,15 @@ class PaintedDemo(Demo):
         self.figure.add_artist(self.layer)
         self.plot_height = f"{height + 12}px"
 
+    def text_px(self) -> float:
+        """The smallest text on the picture: the painter's own (``painted_text_px``) or a matplotlib text's."""
+        return min(super().text_px(), self.painted_text_px())
+
+    def painted_text_px(self) -> float:
+        """The smallest text the painter paints, in pixels (a demo whose painter paints smaller text than its
+        ``px`` says so here; ``tests/widgets/test_text_sizes.py`` measures every text the painter draws)."""
+        return getattr(self, "painter", self).px
+
     @contextmanager
     def quietly(self):
         """Control changes made inside this block (a slider's range, a dropdown's options) do not redraw."""

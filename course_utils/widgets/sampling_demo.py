@@ -237,8 +237,10 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
             controls, title="Sampling knobs: temperature, top-k and top-p reshape the next-word distribution"
         )
         controls["prompt"].observe(self._on_typed, names="value")
-        title, rows, *rest = self.box.children
-        self.box.children = (title, rows, *rest[:-1], self.sample_list, rest[-1])  # the samples above the plot
+
+    def _picture_parts(self) -> list[widgets.Widget]:
+        readout, message, plot = super()._picture_parts()
+        return [readout, message, self.sample_list, plot]  # the samples above the plot
 
     def _check_arguments(self, prompt) -> None:
         check_models({self.name: self.model}, self.vocab, limit=1)

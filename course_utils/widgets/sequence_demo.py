@@ -347,6 +347,9 @@ class SequenceDemo(ExamplesWithAccount, PaintedDemo):
         parts = [f"{name} {p:.3g}" if p is not None else f"{name}: none" for name, p in probs.items()]
         return f"t = {t}, {after}: the next word is '{target}'. P({target}): " + " · ".join(parts)
 
+    def painted_text_px(self) -> float:
+        return min(self.bars.px, self.heatmap.px)
+
     def legends(self) -> list[dict[str, str]]:
         return [self.bars.legend()]
 

@@ -13,14 +13,17 @@ from __future__ import annotations
 import difflib
 import html
 import io
+import math
 import time
 
 import ipywidgets as widgets
 import torch
+from matplotlib.text import Text
 
 from course_utils.language.text_pipeline import SPECIALS, Vocab
 from course_utils.lecture import demo_css, font_px, is_lecture_mode
 from course_utils.validation import CourseInputError
+from course_utils.widgets.backdrop import FrozenBackdrop
 from course_utils.widgets import palette
 
 ERROR_STYLE = f"color:{palette.ALERT};font-weight:600"
@@ -47,6 +50,16 @@ def text_box(value: str, description: str, placeholder: str, *, width: str = "32
 PNG_DPI = 80  # demos that paste bitmaps render them at this resolution, so they fit pixel for pixel
 
 
+def smallest_figure_text_px(figure, dpi: int = PNG_DPI) -> float:
+    """The smallest visible text of a matplotlib figure, in pixels of its PNG at ``dpi`` (inf if it has none)."""
+    if figure is None:
+        return math.inf
+    sizes = [text.get_fontsize() * dpi / 72 for text in figure.findobj(Text)
+             if text.get_visible() and text.get_text().strip() and text.get_alpha() != 0]  # fmt: skip
+    frozen = [smallest_figure_text_px(backdrop.source, dpi) for backdrop in figure.findobj(FrozenBackdrop)]
+    return min(sizes + frozen, default=math.inf)
+
+
 def figure_png(figure, dpi: int = PNG_DPI) -> bytes:
     """Encode a matplotlib figure as PNG bytes."""
     buffer = io.BytesIO()
@@ -58,11 +71,13 @@ class Demo:
     """Base class of the course's projected demos; display it to show it."""
 
     plot_height = "520px"
+    static_text_px = math.inf  # the smallest text of a picture pasted as pixels (a matplotlib backdrop), if any
 
     def __init__(self, controls: dict[str, widgets.ValueWidget], *, title: str = ""):
         self.controls = controls
         # In lecture mode the title carries the demo's own stylesheet (Colab shows each output in a frame of its own).
-        self.title = widgets.HTML(f"<b style='font-size:{font_px(18)}px'>{html.escape(title)}</b>{demo_css()}")
+        title_px = font_px(16 if is_lecture_mode() else 18)  # 26 px on a projector: the picture needs the room
+        self.title = widgets.HTML(f"<b style='font-size:{title_px}px'>{html.escape(title)}</b>{demo_css()}")
         self.message = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.readout = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.plot = widgets.Output(layout=widgets.Layout(height=self.plot_height, overflow="hidden"))
@@ -74,14 +89,43 @@ class Demo:
         for control in controls.values():
             control.observe(self._on_change, names="value")
         self.plot.add_class("course-plot")
-        self.box = widgets.VBox(
-            [self.title, self._control_rows(), self.readout, self.message, self.plot],
-            layout=widgets.Layout(width="100%"),
-        )
+        self.control_rows = self._control_rows()
+        self.box = self._frame([self.title, self.control_rows], self._picture_parts())
         self.box.add_class("course-demo")
-        if is_lecture_mode():
-            self.box.add_class("course-lecture")
         self.refresh()
+
+    def _picture_parts(self) -> list[widgets.Widget]:
+        """What goes beside the controls in lecture mode (under them otherwise): the readout, the message, the plot."""
+        return [self.readout, self.message, self.plot]
+
+    @staticmethod
+    def _frame(side: list[widgets.Widget], main: list[widgets.Widget]) -> widgets.Box:
+        """One column normally; in lecture mode the title and controls in a column on the left, the rest on the
+        right, so the picture has the window's whole height (a projector's 720 px) less the readout."""
+        if not is_lecture_mode():
+            return widgets.VBox([*side, *main], layout=widgets.Layout(width="100%"))
+        left, right = widgets.VBox(side), widgets.VBox(main)
+        left.add_class("course-side")
+        right.add_class("course-main")
+        box = widgets.HBox([left, right], layout=widgets.Layout(width="100%"))
+        box.add_class("course-lecture")
+        return box
+
+    def text_px(self) -> float:
+        """The smallest text on the last picture, in the picture's own pixels: its matplotlib texts at ``PNG_DPI``
+        (a painted demo adds what it paints). ``tests/notebooks/test_projector.py`` multiplies it by the scale the
+        picture is shown at, which must leave 20 px on a 1280 × 720 projector."""
+        return min(smallest_figure_text_px(self.last_figure), self.static_text_px)
+
+    def _report_text_px(self) -> None:
+        """In lecture mode the box carries the smallest text size as a class, ``course-text-<px>``, for the browser."""
+        if not is_lecture_mode():
+            return
+        for name in [c for c in self.box._dom_classes if c.startswith("course-text-")]:
+            self.box.remove_class(name)
+        smallest = self.text_px()
+        if math.isfinite(smallest):
+            self.box.add_class(f"course-text-{math.floor(smallest)}")
 
     def _control_rows(self) -> widgets.Widget:
         rows = [
@@ -106,7 +150,8 @@ class Demo:
 
     def show_readout(self, text: str) -> None:
         """A line of numbers under the controls (loss, gradient, ...)."""
-        self.readout.value = f"<span style='font-size:{font_px(16)}px'>{html.escape(text)}</span>"
+        size = font_px(14 if is_lecture_mode() else 16)  # 22 px on a projector, as the picture's text
+        self.readout.value = f"<span style='font-size:{size}px'>{html.escape(text)}</span>"
 
     def show_error(self, error: Exception) -> None:
         self.last_error = error
@@ -134,6 +179,8 @@ class Demo:
             with self.plot:
                 self.plot.clear_output(wait=True)
                 display(Image(data=picture, format="png"))
+            if hasattr(self, "box"):
+                self._report_text_px()
         self.renders += 1
         self.latencies.append(time.perf_counter() - started)
 

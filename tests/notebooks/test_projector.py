@@ -8,8 +8,9 @@ edge. In lecture mode a demo fills the window less JupyterLab's bars, and its pi
 leave (``course_utils.lecture``'s demo stylesheet). Screenshots and each picture's displayed scale (shown ÷ drawn
 pixels) go to ``tests/artifacts/projector/``.
 
-Not yet asserted, and the next step: the text on the picture at 20 px or more at 1280×720. The scales measured today
-(``scales.json``) show the tall demos' pictures at a quarter to a half of their drawn size.
+At 1280×720 the smallest text on each picture must also be shown at 20 px or more: the demo reports its smallest text
+in the picture's own pixels (``Demo.text_px``, as the class ``course-text-<px>``), and the test multiplies it by the
+scale the picture is shown at.
 """
 
 from __future__ import annotations
@@ -40,18 +41,25 @@ RUN_TIMEOUT_S = 240
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-# One demo scrolled to the top of the notebook's page; the rectangles of its picture and of everything else it shows.
+# One demo scrolled to the top of the notebook's page: the rectangles of its picture and of every element it shows
+# outside the picture (a control that overflows its column counts, not only the column), and the smallest text size
+# the demo reports (its class course-text-<px>, in the picture's own pixels).
 MEASURE_JS = """(index) => {
   const demo = document.querySelectorAll('.course-demo')[index];
   demo.scrollIntoView({block: 'start'});
   const box = (element) => element.getBoundingClientRect();
-  const img = demo.querySelector('.course-plot img');
-  const parts = Array.from(demo.children).filter((child) => !child.contains(img) && box(child).height > 1);
+  const plot = demo.querySelector('.course-plot');
+  const img = plot.querySelector('img');
+  const parts = Array.from(demo.querySelectorAll('*')).filter(
+    (element) => !plot.contains(element) && box(element).height > 1 && box(element).width > 1);
   const all = [box(img), ...parts.map(box)];
+  const text = Array.from(demo.classList).find((name) => name.startsWith('course-text-'));
   return {width: innerWidth, height: innerHeight, top: Math.min(...all.map((b) => b.top)),
           bottom: Math.max(...all.map((b) => b.bottom)), right: Math.max(...all.map((b) => b.right)),
-          shown: [box(img).width, box(img).height], drawn: [img.naturalWidth, img.naturalHeight]};
+          shown: [box(img).width, box(img).height], drawn: [img.naturalWidth, img.naturalHeight],
+          text_px: text ? Number(text.slice('course-text-'.length)) : null};
 }"""
+SMALLEST_TEXT_PX = 20  # on a 1280 × 720 projector
 
 
 def with_lecture_mode(path: Path) -> None:
@@ -98,7 +106,12 @@ def check_projector(browser, lab: LabServer, path: Path) -> None:
                 notebook.page.screenshot(
                     path=ARTIFACTS / f"{path.stem}-demo{index}-{size['width']}x{size['height']}.png"
                 )
-                scales[where] = round(displayed_scale(measure), 3)
+                scale = displayed_scale(measure)
+                shown_text = scale * (measure["text_px"] or 0)
+                scales[where] = {"scale": round(scale, 3), "text_px": measure["text_px"], "shown_text_px": round(shown_text, 1)}
+                if size is SIZES[0] and shown_text < SMALLEST_TEXT_PX:
+                    problems.append(f"{where}: its smallest text, {measure['text_px']} px drawn, is shown at "
+                                    f"{shown_text:.1f} px (scale {scale:.2f}); {SMALLEST_TEXT_PX} px is the least")  # fmt: skip
                 if measure["bottom"] > measure["height"] + 1 or measure["right"] > measure["width"] + 1:
                     problems.append(f"{where}: it reaches {measure['right']:.0f} × {measure['bottom']:.0f} px")
                 if measure["top"] < 0 or min(measure["shown"]) < 1:

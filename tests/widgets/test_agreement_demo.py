@@ -58,7 +58,7 @@ def test_first_render_happens_on_construction(demo, models):
     assert demo.renders == 1 and demo.last_error is None and demo.message.value == ""
     assert demo.last_png and list(demo.shown) == list(models)
     assert demo.item["number"] == "pl" and demo.item["attractors"] == 2
-    labels = " ".join(child.value for row in demo.box.children[1].children for child in row.children[:1])
+    labels = " ".join(child.value for row in demo.control_rows.children for child in row.children[:1])
     assert all(name in labels for name in ("subject", "attractors", "example"))
     text = demo.readout.value.replace("&#x27;", "'")
     assert f"'{' '.join(demo.item['prefix'])} ___'" in text and f"'{demo.item['correct']}'" in text

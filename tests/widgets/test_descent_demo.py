@@ -26,7 +26,7 @@ def test_first_render_happens_on_construction(demo):
     assert demo.renders == 1
     assert demo.last_error is None and demo.message.value == ""
     assert demo.last_png and demo.readout.value
-    labels = " ".join(child.value for row in demo.box.children[1].children for child in row.children[:1])
+    labels = " ".join(child.value for row in demo.control_rows.children for child in row.children[:1])
     assert all(name in labels for name in ("learning rate", "steps", "optimizer"))
 
 

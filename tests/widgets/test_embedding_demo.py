@@ -175,7 +175,7 @@ def test_first_render_happens_on_construction(demo, embeddings, vocab):
     assert demo.last_png
     first = nearest_words(embeddings, vocab, "cat", 8)[0]
     assert f"{first[0]} {first[1]:.2f}" in demo.readout.value
-    labels = " ".join(child.value for row in demo.box.children[1].children for child in row.children[:1])
+    labels = " ".join(child.value for row in demo.control_rows.children for child in row.children[:1])
     assert "word" in labels and "neighbours" in labels
 
 

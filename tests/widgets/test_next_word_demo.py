@@ -64,7 +64,7 @@ def test_first_render_happens_on_construction(demo, lang, vocab):
     assert demo.last_png
     best = oracle_top(lang, vocab, EXAMPLES[0].split(), 1)[0][0]
     assert f"most likely word is &#x27;{best}&#x27;" in demo.readout.value
-    labels = " ".join(child.value for row in demo.box.children[1].children for child in row.children[:1])
+    labels = " ".join(child.value for row in demo.control_rows.children for child in row.children[:1])
     assert all(name in labels for name in ("examples", "context", "top k"))
     assert list(demo.shown) == [ORACLE, *demo.models]
 

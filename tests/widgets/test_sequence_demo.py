@@ -67,7 +67,7 @@ def test_first_render_happens_on_construction(demo, models):
     position = demo.controls["position"]
     assert position.value == EXAMPLES[sentence] and position.max == len(sentence.split())
     assert "P(tripped)" in readout(demo)
-    labels = " ".join(child.value for row in demo.box.children[1].children for child in row.children[:1])
+    labels = " ".join(child.value for row in demo.control_rows.children for child in row.children[:1])
     assert all(name in labels for name in ("examples", "sentence", "position", "model", "show"))
     assert list(demo.shown) == [ORACLE, next(iter(models)), NEXT]
 

@@ -84,9 +84,9 @@ def test_first_render_happens_on_construction(demo, models):
     assert demo.controls["model"].value == "no attention" and list(demo.controls["model"].options) == list(models)
     step = demo.controls["step"]
     assert step.value == 1 and step.max == demo.decoding("no attention", tuple(PASSIVE.split())).steps
-    labels = " ".join(child.value for row in demo.box.children[1].children for child in row.children[:1])
+    labels = " ".join(child.value for row in demo.control_rows.children for child in row.children[:1])
     assert all(name in labels for name in ("examples", "source", "model", "decoder step"))
-    assert demo.next_button in demo.box.children[1].children[-1].children
+    assert demo.next_button in demo.control_rows.children[-1].children
 
 
 @pytest.mark.parametrize("name", ["additive", "dot"])
