@@ -53,7 +53,20 @@ def test_labels_follow_lecture_mode():
         big = SlopeDemo().title.value
     finally:
         lecture_mode(False)
-    assert "font-size:36px" in big and "font-size:18px" in SlopeDemo().title.value
+    assert "font-size:32px" in big and "font-size:18px" in SlopeDemo().title.value  # 16 × 2: a projector's title
+
+
+def test_in_lecture_mode_the_controls_go_left_and_the_picture_right():
+    lecture_mode(True)
+    try:
+        demo = SlopeDemo()
+    finally:
+        lecture_mode(False)
+    left, right = demo.box.children
+    assert "course-lecture" in demo.box._dom_classes and "course-side" in left._dom_classes
+    assert left.children == (demo.title, demo.control_rows) and right.children[-1] is demo.plot
+    normal = SlopeDemo()
+    assert normal.box.children[1] is normal.control_rows and normal.box.children[-1] is normal.plot  # one column
 
 
 def test_the_box_is_marked_for_the_browser_test():
