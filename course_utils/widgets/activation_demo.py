@@ -9,6 +9,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
+from course_utils.lecture import is_lecture_mode
 from course_utils.models.basics.activations import ACTIVATIONS, get_activation
 from course_utils.widgets.backdrop import figure_rgba
 from course_utils.models.basics.feedforward import gradient_norm_table
@@ -17,8 +18,13 @@ from course_utils.widgets import palette
 from course_utils.widgets.widget_kit import PNG_DPI, Demo, smallest_figure_text_px
 
 COLORS = dict(zip(("sigmoid", "tanh", "relu", "gelu"), palette.CATEGORIES))
-SIZE, DPI = (10, 3.8), PNG_DPI  # inches; the resolution the PNG is encoded at, so the backdrop fits pixel for pixel
-LEFT_BOX, RIGHT_BOX = (0.065, 0.15, 0.3, 0.75), (0.48, 0.15, 0.5, 0.75)  # axes positions, figure fractions
+DPI = PNG_DPI  # the resolution the PNG is encoded at, so the backdrop fits pixel for pixel
+# (figure size in inches, the left and the right axes' positions in figure fractions, where the four names sit above
+# the right axes in its fractions): normally one wide row; on a projector 750 × 500 px, the names on two lines
+LAYOUT = {"normal": ((10, 3.8), (0.065, 0.15, 0.3, 0.75), (0.48, 0.15, 0.5, 0.75),
+                     [(0.1 + 0.22 * i, 1.03) for i in range(4)]),
+          "lecture": ((9.4, 6.0), (0.1, 0.13, 0.33, 0.68), (0.6, 0.13, 0.38, 0.68),
+                      [(0.5 * (i % 2), 1.12 - 0.09 * (i // 2)) for i in range(4)])}  # fmt: skip
 Z = torch.linspace(-5, 5, 201, dtype=torch.float64)  # (201,) where g and g' are drawn
 
 
@@ -30,8 +36,6 @@ class ActivationDemo(Demo):
     of everything except the four gradient lines. A redraw shows that picture and draws only the lines.
     """
 
-    plot_height = "340px"
-
     def __init__(self, activation: str = "sigmoid", depth: int = 20, *, max_depth: int = 30):
         activation = get_activation(activation).name
         max_depth = check_int("max_depth", max_depth, minimum=2, maximum=100)
@@ -40,13 +44,16 @@ class ActivationDemo(Demo):
         every = np.concatenate([table[np.tril_indices(max_depth)] for table in self.tables.values()])
         self.limits = {"xlim": (0.5, max_depth + 0.5), "ylim": (every.min() / 3, every.max() * 3), "yscale": "log"}
         self.peaks = {name: a.derivative(Z).max().item() for name, a in ACTIVATIONS.items()}
+        self.size, self.left_box, self.right_box, self.name_at = LAYOUT["lecture" if is_lecture_mode() else "normal"]
+        self.title_break = "\n" if is_lecture_mode() else " "
         self.backdrops = {name: self._backdrop(name) for name in ACTIVATIONS}
-        self.figure = Figure(figsize=SIZE, dpi=DPI)
+        self.plot_height = f"{round(self.size[1] * DPI) + 36}px"
+        self.figure = Figure(figsize=self.size, dpi=DPI)
         FigureCanvasAgg(self.figure)  # one canvas kept across redraws, so text sizes stay cached
         back = self.figure.add_axes((0, 0, 1, 1))
         back.set_axis_off()
         self.backdrop = back.imshow(self.backdrops[activation], interpolation="none", aspect="auto")
-        self.ax = self.figure.add_axes(RIGHT_BOX, **self.limits)
+        self.ax = self.figure.add_axes(self.right_box, **self.limits)
         self.ax.set_axis_off()  # transparent: only the lines are drawn over the backdrop's axes
         self.lines = {name: self.ax.plot([], [], "o-", color=color, markersize=3)[0] for name, color in COLORS.items()}
         controls = {
@@ -57,22 +64,30 @@ class ActivationDemo(Demo):
 
     def _backdrop(self, chosen: str) -> np.ndarray:
         """The figure without the gradient lines, drawn once, as an RGBA picture (H, W, 4)."""
-        figure = Figure(figsize=SIZE, dpi=DPI)
-        ax_g, ax_n = figure.add_axes(LEFT_BOX), figure.add_axes(RIGHT_BOX, **self.limits)
+        figure = Figure(figsize=self.size, dpi=DPI)
+        ax_g, ax_n = figure.add_axes(self.left_box), figure.add_axes(self.right_box, **self.limits)
         act = get_activation(chosen)
         ax_g.plot(Z, act.function(Z), color="black", label="g(z)")
         ax_g.plot(Z, act.derivative(Z), "--", color=palette.REDDISH_PURPLE, label="g'(z)")
         ax_g.axhline(self.peaks[chosen], color=palette.REDDISH_PURPLE, linestyle=":", linewidth=1.5)
-        ax_g.set(xlabel="z", xlim=(-5, 5), ylim=(-1.2, 3), title=f"{act.formula}, max g' = {self.peaks[chosen]:.3f}")
+        ax_g.set(
+            xlabel="z",
+            xlim=(-5, 5),
+            ylim=(-1.2, 3),
+            title=f"{act.formula},{self.title_break}max g' = {self.peaks[chosen]:.3f}",
+        )
         ax_g.legend(loc="upper left")
-        ax_n.set(xlabel="layer l (1 = next to the input)", ylabel="gradient norm of W[l]")
+        ax_n.set(
+            xlabel="layer l (1 = next to the input)" if self.title_break == " " else "layer l (1 = input side)",
+            ylabel="gradient norm of W[l]",
+        )
         ax_n.xaxis.set_major_locator(MaxNLocator(6, integer=True))
         ax_n.yaxis.set_major_locator(LogLocator(numticks=8))
         ax_n.yaxis.set_minor_locator(NullLocator())
         ax_n.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.0e}"))
         for i, (name, color) in enumerate(COLORS.items()):
             weight = "bold" if name == chosen else "normal"
-            ax_n.text(0.1 + 0.22 * i, 1.03, name, color=color, fontweight=weight, transform=ax_n.transAxes)
+            ax_n.text(*self.name_at[i], name, color=color, fontweight=weight, transform=ax_n.transAxes)
         self.static_text_px = min(self.static_text_px, smallest_figure_text_px(figure, DPI))
         return figure_rgba(figure)
 

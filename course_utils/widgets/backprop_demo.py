@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 
 import ipywidgets as widgets
-import matplotlib
 from matplotlib.figure import Figure
 
+from course_utils.lecture import lecture_scale
 from course_utils.models.basics.autograd import Value, lecture_graph
 from course_utils.widgets.graph_drawing import COLOURS, GraphPicture
 from course_utils.validation import CourseInputError, check_int
@@ -77,11 +77,12 @@ class BackpropDemo(Demo):
 
     def __init__(self, a: float = 3.0, b: float = 1.0, c: float = -2.0):
         self.current, self.phase = None, "forward"  # the node shown now and its pass (legends)
-        scale = matplotlib.rcParams["font.size"] / 10  # larger in lecture mode
+        scale = lecture_scale()  # larger in lecture mode
         self.figure = Figure(figsize=(7.2 * scale, 3.2 * scale))
         self.plot_height = f"{round(3.2 * scale * PNG_DPI) + 12}px"
         axes = self.figure.add_axes((0.01, 0.01, 0.98, 0.98))
-        self.picture = GraphPicture(lecture_graph(a, b, c), axes, fontsize=12 * scale)
+        larger = 1.25 if scale > 1 else 1.0  # on a projector the boxes' text is shown at 80 % of its size
+        self.picture = GraphPicture(lecture_graph(a, b, c), axes, fontsize=12 * scale * larger)
         steps = Walkthrough(lecture_graph(a, b, c)).steps
         text = {"continuous_update": False, "layout": widgets.Layout(width="90px")}
         controls = {

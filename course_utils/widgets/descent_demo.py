@@ -26,13 +26,15 @@ from course_utils.models.basics.regression import (
 )
 from course_utils.validation import CourseInputError
 from course_utils.widgets import palette
+from course_utils.lecture import is_lecture_mode
 from course_utils.widgets.backdrop import FrozenBackdrop, overlay_axes
-from course_utils.widgets.widget_kit import Demo
+from course_utils.widgets.widget_kit import PNG_DPI, Demo
 
 OPTIMIZERS = [("gradient descent", "gd"), ("momentum (μ = 0.9)", "momentum"), ("Adam", "adam")]
 CONVERGED_TOL = 1e-3  # max |β − β*| that counts as "converged" in the readout
 LOG_FLOOR = -16  # log10 of the smallest excess loss drawn (an exact 0 is lifted to it)
 FIGSIZE = (9.0, 4.0)
+LECTURE_FIGSIZE = (9.4, 5.6)  # 752 × 448 px: a projector's picture column, at 1:1
 STEP_TICKS = MaxNLocator(nbins=5, integer=True)
 
 
@@ -102,7 +104,12 @@ class DescentDemo(Demo):
 
     def _build_figure(self) -> None:
         """The static backdrop (contours, β*, start, axes) once; transparent axes on top for the moving lines."""
-        backdrop = Figure(figsize=FIGSIZE, layout="constrained")  # laid out once, so the layout costs nothing later
+        self.figsize = LECTURE_FIGSIZE if is_lecture_mode() else FIGSIZE
+        if is_lecture_mode():
+            self.plot_height = f"{round(self.figsize[1] * PNG_DPI) + 40}px"
+        backdrop = Figure(
+            figsize=self.figsize, layout="constrained"
+        )  # laid out once, so the layout costs nothing later
         surface, loss = backdrop.subplots(1, 2)
         draw_loss_surface(surface, self.X, self.y, self.center, self.half_width)
         surface.plot(*self.beta_star, "*", color=palette.ORACLE, markersize=14)
@@ -117,7 +124,7 @@ class DescentDemo(Demo):
         backdrop.set_layout_engine("none")  # ... and freeze it, so a render at another dpi cannot move the axes
         self.backdrop_axes = (surface, loss)
 
-        self.figure = Figure(figsize=FIGSIZE)
+        self.figure = Figure(figsize=self.figsize)
         self.figure.add_artist(FrozenBackdrop(backdrop))
         self.ax_surface, self.ax_loss = overlay_axes(self.figure, surface), overlay_axes(self.figure, loss)
         below = blended_transform_factory(self.ax_loss.transData, self.ax_loss.transAxes)

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import matplotlib
 import numpy as np
 import torch
 from matplotlib import font_manager
@@ -26,6 +25,7 @@ from matplotlib.figure import Figure
 from PIL import Image, ImageDraw, ImageFont
 
 from course_utils.language.text_pipeline import Vocab
+from course_utils.lecture import lecture_scale
 from course_utils.models import lm
 from course_utils.widgets import palette
 from course_utils.widgets.widget_kit import PNG_DPI, Demo
@@ -34,8 +34,8 @@ from course_utils.widgets.widget_kit import PNG_DPI, Demo
 
 
 def text_scale() -> float:
-    """1 normally, larger in lecture mode (matplotlib's font size grows with it)."""
-    return matplotlib.rcParams["font.size"] / 10
+    """1 normally, larger in lecture mode (1.6 by default)."""
+    return lecture_scale()
 
 
 def rgb(name: str) -> tuple[int, int, int]:

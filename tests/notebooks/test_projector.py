@@ -70,10 +70,19 @@ def with_lecture_mode(path: Path) -> None:
     nbformat.write(notebook, path)
 
 
+# A slice can end with a demo (03's does), which JupyterLab then cannot scroll to the top of the window; in the full
+# notebook a section of text follows every demo.
+PAGE_AFTER = nbformat.v4.new_markdown_cell("The rest of the notebook.\n\n" + "<br>" * 40)
+
+
 def lecture_copies(root: Path) -> None:
-    """The notebooks' frontend slices, each with lecture mode switched on after its set-up."""
+    """The notebooks' frontend slices, each with lecture mode switched on after its set-up and a page of text after
+    its last cell."""
     for path in stage_notebooks(NOTEBOOK_DIR, root, frontend_only=True).glob("*.ipynb"):
         with_lecture_mode(path)
+        notebook = nbformat.read(path, as_version=4)
+        notebook.cells.append(PAGE_AFTER)
+        nbformat.write(notebook, path)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +117,11 @@ def check_projector(browser, lab: LabServer, path: Path) -> None:
                 )
                 scale = displayed_scale(measure)
                 shown_text = scale * (measure["text_px"] or 0)
-                scales[where] = {"scale": round(scale, 3), "text_px": measure["text_px"], "shown_text_px": round(shown_text, 1)}
+                scales[where] = {
+                    "scale": round(scale, 3),
+                    "text_px": measure["text_px"],
+                    "shown_text_px": round(shown_text, 1),
+                }
                 if size is SIZES[0] and shown_text < SMALLEST_TEXT_PX:
                     problems.append(f"{where}: its smallest text, {measure['text_px']} px drawn, is shown at "
                                     f"{shown_text:.1f} px (scale {scale:.2f}); {SMALLEST_TEXT_PX} px is the least")  # fmt: skip

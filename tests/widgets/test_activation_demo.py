@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from course_utils.widgets.activation_demo import DPI, RIGHT_BOX, ActivationDemo
+from widget_support import normal_and_lecture
+
+from course_utils.widgets.activation_demo import DPI, LAYOUT, ActivationDemo
 from course_utils.models.basics.feedforward import layer_gradient_norms
 from course_utils.validation import CourseInputError
 
@@ -43,7 +45,14 @@ def test_the_backdrop_and_the_highlight_follow_the_activation(demo):
 def test_the_backdrop_lines_up_with_the_live_axes(demo):
     """The lines are drawn on transparent axes over a picture of the real ones: same box, same limits."""
     assert demo.backdrops["relu"].shape[:2] == tuple(round(s * DPI) for s in reversed(demo.figure.get_size_inches()))
-    assert tuple(demo.ax.get_position().bounds) == pytest.approx(RIGHT_BOX)
+    assert tuple(demo.ax.get_position().bounds) == pytest.approx(LAYOUT["normal"][2])
+
+
+def test_on_a_projector_the_picture_fits_the_picture_column_at_22_px_text():
+    _, large = normal_and_lecture(ActivationDemo)
+    width, height = (round(s * DPI) for s in large.figure.get_size_inches())
+    assert width <= 760 and height <= 500 and large.text_px() >= 22
+    assert tuple(large.ax.get_position().bounds) == pytest.approx(LAYOUT["lecture"][2])
 
 
 def test_the_readout_and_lines_report_the_measured_norms(demo):
