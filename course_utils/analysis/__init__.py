@@ -12,6 +12,7 @@ widgets import it; the models never do.
 - ``lm_seeds``: Seed spreads of notebooks 04–06's headline comparisons, each model retrained by its zoo recipe with other seeds, stored beside the checkpoints.
 - ``lstm_analysis``: What recurrent states carry, measured: an LSTM's gates, a unit that stores the subject's number, both sides.
 - ``rnn_analysis``: Measuring what the lectures claim about recurrent networks: vanishing and exploding gradients, clipping, speed.
+- ``scaling_fits``: Scaling laws fitted from scratch: Chinchilla's three approaches, Kaplan's form, and bootstrap intervals.
 - ``seed_runs``: Runs of one recipe over several seeds, stored and read back: run names, spreads and verdicts, tables, the command line.
 - ``seed_spread``: The course's noise rule: a comparison between two trainings stands only where its gap exceeds their spread over seeds.
 - ``stored_runs``: Results of runs too long for a notebook, stored as a small JSON file beside the checkpoints.
