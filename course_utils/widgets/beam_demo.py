@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 
 from course_utils.language.grammar import CourseLanguage
 from course_utils.language.text_pipeline import Vocab, tokenize
-from course_utils.lecture import font_px
+from course_utils.lecture import font_px, is_lecture_mode
 from course_utils.models import generation as g
 from course_utils.slides.slide_generation import jm_tree_lm
 from course_utils.validation import CourseInputError, check_choice, check_int
@@ -47,7 +47,13 @@ from course_utils.widgets.beam_tree import (
     tree_nodes,
 )
 from course_utils.widgets.painting import PaintedDemo
-from course_utils.widgets.widget_kit import ExamplesWithAccount, check_models, set_range, unknown_words_message
+from course_utils.widgets.widget_kit import (
+    PNG_DPI,
+    ExamplesWithAccount,
+    check_models,
+    set_range,
+    unknown_words_message,
+)
 
 TREE = "the slide's yes/ok tree (J&M Fig. 13.7)"  # the examples dropdown's value for the slide's tree
 TREE_WORDS = ("<s>", "yes", "ok", "</s>")
@@ -120,7 +126,7 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
         self._cache: dict[tuple, Search] = {}
         self._shown: tuple[Search | None, int] = (None, 0)
         self.tree_lm = tree_model()
-        self.painter = TreePainter()
+        self.painter = TreePainter(compact=is_lecture_mode())  # compact: a canvas sized to each tree (a projector)
         self.make_canvas(self.painter.width, self.painter.height)
         course = [(label, prompt) for label, prompt in EXAMPLES.items() if prompt != TREE]
         self.examples = widgets.Dropdown(options=[(TREE, TREE), *course], layout=widgets.Layout(width="36em"),
@@ -260,6 +266,8 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
         search = self.search(words, width, normalisation)
         shown = self._fit_step(search.steps, check_int("step", step, minimum=1))
         picture = self.painter.paint(search, self._root(search), shown, self._title(search, shown))
+        if picture.size != tuple(round(inches * PNG_DPI) for inches in self.figure.get_size_inches()):  # compact
+            self.figure.set_size_inches(picture.size[0] / PNG_DPI, picture.size[1] / PNG_DPI)
         self.layer.set_pixels(np.asarray(picture))
         self._shown = (search, shown)
         self._show_readout(search, shown)
@@ -285,6 +293,9 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
 
     def _show_readout(self, search: Search, shown: int) -> None:
         """The step shown, the finished hypotheses ranked, and what widening the beam changes."""
+        if self.painter.compact:
+            self._show_short_readout(search, shown)
+            return
         lines = [f"showing steps 1–{shown} of {search.steps}"]
         if shown < search.steps:
             lines[0] += " (move to the last step to see the winner's path)"
@@ -301,13 +312,30 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
         escaped = "<br>".join(html.escape(line) for line in lines)
         self.readout.value = f"<div style='font-size:{font_px(16)}px;line-height:1.35'>{escaped}</div>"
 
-    def _widening_note(self, search: Search) -> str:
-        """Greedy (width 1) against this width (or width 2 when this is greedy): does the winner change?"""
+    def _show_short_readout(self, search: Search, shown: int) -> None:
+        """Lecture mode's readout, two lines above a projector's picture: the steps shown, the winner's verdict (a
+        course model's) and what widening the beam changes; the tree boxes each finished hypothesis with its rank and
+        score."""
+        parts = [f"steps 1–{shown} of {search.steps}" + ("" if shown == search.steps else " (the winner at the last)")]
+        if not search.tree and not search.prompt:
+            parts.append("from <s> alone")
+        verdict = search.hypotheses[0].verdict if search.hypotheses else ""
+        if verdict.startswith("oracle: "):
+            verdict = verdict.removeprefix("oracle: ").split(" (oracle log P")[0]
+        if verdict:
+            parts.append(f"#1: {verdict}")
+        parts.append(self._widening_note(search, short=True))
+        self.readout.value = f"<div style='font-size:{font_px(14)}px'>{html.escape(' · '.join(parts))}</div>"
+
+    def _widening_note(self, search: Search, *, short: bool = False) -> str:
+        """Greedy (width 1) against this width (or width 2 when this is greedy): does the winner change? ``short``:
+        "greedy: … ; width 2: …"."""
         words = None if search.tree else search.prompt
         other = self.search(words, 2 if search.width == 1 else 1, search.normalisation)
         greedy, wide = (search, other) if search.width == 1 else (other, search)
-        found = f"width 1 = greedy: {' '.join(greedy.winner)} {self._value(search, greedy.winner_logprob, short=True)}"
+        found = f"{' '.join(greedy.winner)} {self._value(search, greedy.winner_logprob, short=True)}"
+        found = f"greedy: {found}" if short else f"width 1 = greedy: {found}"
         if greedy.winner == wide.winner:
-            return f"{found}; width {wide.width} finds the same"
+            return f"{found}; width {wide.width}: the same" if short else f"{found}; width {wide.width} finds the same"
         better = f"{' '.join(wide.winner)} {self._value(search, wide.winner_logprob, short=True)}"
-        return f"{found}; width {wide.width} finds {better}"
+        return f"{found}; width {wide.width}: {better}" if short else f"{found}; width {wide.width} finds {better}"

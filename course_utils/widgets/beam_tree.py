@@ -19,6 +19,7 @@ from course_utils.widgets.painting import pillow_font, text_scale
 MAX_WIDTH = 8  # the widest beam the widget offers: the picture has room for 2k rows
 ALL_BRANCHES_VOCAB = 8  # a model with at most this many tokens has all its branches drawn, not only the 2k
 IDLE = -1e8  # totals below this are beam_search's idle copies, not hypotheses
+MIN_COMPACT_WIDTH_EM = 24  # a compact tree's canvas is at least this many text heights wide: its key on two lines
 RUNNING, FINISHED, CUT, BEST = palette.MODEL, palette.RIGHT, palette.MUTED, palette.SECOND
 # The colour key: (colour, text, line width, dashed). A pruned branch is dashed as well as muted: never grey alone.
 KEY = ((RUNNING, "running beam", 3, False), (FINISHED, "finished, kept (#rank, score)", 3, False),
@@ -134,39 +135,71 @@ class Layout:
     labels: list[tuple[str, str]]  # per node: (word line, value line)
     boxes: list[tuple[int, int, int, int]]  # per node: the label's box (left, top, right, bottom)
     root: tuple[str, tuple[int, int, int, int]]  # the prompt's label and box
+    canvas: tuple[int, int] | None = None  # a compact painter's picture size for this tree (None: the fixed canvas)
+    key_lines: tuple[tuple[int, ...], ...] = ()  # a compact painter's key: the KEY entries of each line
 
 
 class TreePainter:
-    """Paints a search as a left-to-right tree on a fixed canvas; lecture mode makes everything larger."""
+    """Paints a search as a left-to-right tree on a fixed canvas; lecture mode makes everything larger.
 
-    def __init__(self):
+    ``compact`` (lecture mode, a projector): no fixed canvas but one sized to each tree, every text at the text size
+    (values too), no title (the readout says it), the key wrapped to the tree's width: the slide's tree is about
+    560 × 440 px at 22 px text, where the fixed canvas is 1672 × 918."""
+
+    def __init__(self, *, compact: bool = False):
         scale = text_scale()  # larger in lecture mode
         self.px = round(14 * scale)
+        self.compact = compact
+        self.value_ratio = 1.0 if compact else 0.8  # a node's value line, against its word
         self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
         self.width = round(76 * self.px)
         self.top = round(2.4 * self.px)  # below the title
         self.grid_h = round(2 * MAX_WIDTH * 2.3 * self.px)
         self.key_top = self.top + self.grid_h + self.px // 2
         self.height = self.key_top + round(2 * self.px)
+        if compact:  # the canvas is each tree's (Layout.canvas)
+            self.top, self.key_top = self.px // 2, None
+            return
         self.static = Image.new("RGBA", (self.width, self.height), "white")
         self._key(ImageDraw.Draw(self.static))
 
-    def _key(self, pen: ImageDraw.ImageDraw) -> None:
-        """What the colours mean, along the bottom: the part that never changes."""
-        x, y = self.px // 2, self.key_top + self.px
-        for colour, text, thick, dashed in KEY:
-            if dashed:
-                dashed_line(pen, (x, y), (x + 2 * self.px, y), colour, thick, max(4, self.px // 3))
-            else:
-                pen.line((x, y, x + 2 * self.px, y), fill=colour, width=thick)
-            x += round(2.4 * self.px)
-            pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
-            x += round(self.font.getlength(text) + 1.5 * self.px)
+    def _key_entry_px(self, text: str) -> int:
+        return round(2.4 * self.px + self.font.getlength(text) + 1.5 * self.px)
+
+    def _key(self, pen: ImageDraw.ImageDraw, lines: tuple[tuple[int, ...], ...] = (tuple(range(len(KEY))),),
+             top: int | None = None) -> None:  # fmt: skip
+        """What the colours mean, along the bottom (on ``lines``, each the KEY entries it holds)."""
+        top = self.key_top if top is None else top
+        for row, entries in enumerate(lines):
+            x, y = self.px // 2, top + self.px + round(1.5 * self.px) * row
+            for colour, text, thick, dashed in (KEY[i] for i in entries):
+                if dashed:
+                    dashed_line(pen, (x, y), (x + 2 * self.px, y), colour, thick, max(4, self.px // 3))
+                else:
+                    pen.line((x, y, x + 2 * self.px, y), fill=colour, width=thick)
+                x += round(2.4 * self.px)
+                pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
+                x += round(self.font.getlength(text) + 1.5 * self.px)
+
+    def _key_lines(self, width: int) -> tuple[tuple[int, ...], ...]:
+        """The KEY entries wrapped onto lines of at most ``width`` pixels."""
+        lines: list[list[int]] = [[]]
+        used = self.px // 2
+        for i, (_, text, _, _) in enumerate(KEY):
+            size = self._key_entry_px(text)
+            if lines[-1] and used + size > width:
+                lines.append([])
+                used = self.px // 2
+            lines[-1].append(i)
+            used += size
+        return tuple(tuple(line) for line in lines)
 
     # -- layout, once per search
     def layout(self, search: Search, root: str) -> Layout:
         """The positions of ``search``'s nodes, at the largest font (up to 1.6 px: a small tree is drawn large)
         at which all columns and rows fit."""
+        if self.px not in search.layout and self.compact:
+            search.layout[self.px] = self._compact_layout(search, root)
         if self.px not in search.layout:
             rows = max(sum(node.step == step for node in search.nodes) for step in range(1, search.steps + 1))
             size = min(round(1.6 * self.px), math.floor(self.grid_h / rows / 2.3))
@@ -179,22 +212,39 @@ class TreePainter:
             search.layout[self.px] = self._place(search, root, size, columns)
         return search.layout[self.px]
 
+    def _compact_layout(self, search: Search, root: str) -> Layout:
+        """Every text at the text size, rows ``2.4`` text heights apart; the canvas as large as the tree and its key."""
+        size = self.px
+        columns = self._columns(search, root, size)
+        rows = max(len(lines) for _, lines in columns.values())
+        pitch = round(2.4 * size)
+        placed = self._place(search, root, size, columns, top=self.top, pitch=pitch)
+        right = max(box[2] for box in [placed.root[1], *placed.boxes]) + self.px // 2
+        width = max(right, round(MIN_COMPACT_WIDTH_EM * self.px))
+        key_lines = self._key_lines(width)
+        height = self.top + rows * pitch + round((0.7 + 1.5 * len(key_lines)) * self.px)
+        return Layout(placed.size, placed.labels, placed.boxes, placed.root, (width, height), key_lines)
+
     def _columns(self, search: Search, root: str, size: int) -> dict[int, tuple[int, list[tuple[str, str]]]]:
         """Column -> (its width in pixels, the label lines of its nodes); column 0 is the root."""
-        word, value = pillow_font(size), pillow_font(round(0.8 * size))
+        word, value = pillow_font(size), pillow_font(round(self.value_ratio * size))
         labels = {0: [(root, "")]}
         for node in search.nodes:
             labels.setdefault(node.step, []).append(node_label(node, search.tree))
         return {col: (round(max(max(word.getlength(a), value.getlength(b)) for a, b in lines)) + 6, lines)
                 for col, lines in sorted(labels.items())}  # fmt: skip
 
-    def _place(self, search: Search, root: str, size: int, columns) -> Layout:
+    def _place(self, search: Search, root: str, size: int, columns, *, top: float | None = None,
+               pitch: float | None = None) -> Layout:  # fmt: skip
+        """The nodes' boxes: each column after the last, each node near its parent's row; ``top`` and ``pitch`` (the
+        rows' spacing) default to the fixed canvas's, the rows centred in its grid."""
         gap = round(2.6 * size)
         lefts, x = {}, self.px // 2
         for col, (width, _) in columns.items():
             lefts[col], x = x, x + width + gap
         rows = max(len(lines) for _, lines in columns.values())
-        pitch = min(3.2 * size, self.grid_h / rows)
+        if pitch is None:
+            pitch = min(3.2 * size, self.grid_h / rows)
         centre = {-1: (rows - 1) / 2}  # node -> its row (fractional)
         by_step: dict[int, list[int]] = {}
         for i, node in enumerate(search.nodes):
@@ -204,7 +254,8 @@ class TreePainter:
             wanted = _around_parents([centre[search.nodes[i].parent] for i in indices])
             centre.update(zip(indices, spread(wanted, rows)))
         half = round(1.05 * size)
-        top = self.top + (self.grid_h - rows * pitch) / 2
+        if top is None:
+            top = self.top + (self.grid_h - rows * pitch) / 2
 
         def box(col: int, row: float, width: int) -> tuple[int, int, int, int]:
             middle = round(top + (row + 0.5) * pitch)
@@ -220,9 +271,15 @@ class TreePainter:
     def paint(self, search: Search, root: str, shown: int, title: str) -> Image.Image:
         """The tree up to step ``shown``; the winner's path once every step is shown."""
         layout = self.layout(search, root)
-        picture = self.static.copy()
-        pen = ImageDraw.Draw(picture)
-        pen.text((self.px // 2, self.px // 2), title, fill="black", font=self.bold, anchor="lt")
+        if self.compact:  # no title: the readout says what the tree is
+            picture = Image.new("RGBA", layout.canvas, "white")
+            pen = ImageDraw.Draw(picture)
+            key_h = round((0.7 + 1.5 * len(layout.key_lines)) * self.px)
+            self._key(pen, layout.key_lines, top=layout.canvas[1] - key_h)
+        else:
+            picture = self.static.copy()
+            pen = ImageDraw.Draw(picture)
+            pen.text((self.px // 2, self.px // 2), title, fill="black", font=self.bold, anchor="lt")
         visible = [i for i, node in enumerate(search.nodes) if node.step <= shown]
         highlight = shown >= search.steps
         for i in sorted(visible, key=lambda i: (search.nodes[i].best and highlight, not search.nodes[i].greyed)):
@@ -230,7 +287,7 @@ class TreePainter:
         word_font, bold, value_font = (
             pillow_font(layout.size),
             pillow_font(layout.size, "bold"),
-            pillow_font(round(0.8 * layout.size)),
+            pillow_font(round(self.value_ratio * layout.size)),
         )
         root_text, root_box = layout.root
         pen.text((root_box[0], (root_box[1] + root_box[3]) // 2), root_text, fill="black", font=bold, anchor="lm")

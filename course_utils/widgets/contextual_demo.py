@@ -16,6 +16,7 @@ callback only repaints. The picture is painted with Pillow, as in the other demo
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -26,9 +27,10 @@ from PIL import Image, ImageDraw
 
 from course_utils.analysis import contextual_embeddings as ce
 from course_utils.evaluation import linear_probe
+from course_utils.lecture import is_lecture_mode
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets import palette
-from course_utils.widgets.painting import PaintedDemo, pillow_font, rgb, text_scale
+from course_utils.widgets.painting import PaintedDemo, fit_text, pillow_font, rgb, text_scale
 
 SENSE_COLORS = palette.CATEGORIES[:6]
 MARKERS = (
@@ -43,6 +45,7 @@ PROBE_COLOR, NEIGHBOUR_COLOR = palette.BLUE, palette.ORANGE
 HIGHLIGHT = "#fff3b0"  # the chosen layer in the bar chart
 CHANCE_COLOR = palette.BLACK  # dashed
 FOLDS = 5  # the probe's cross-validation folds, as contextual_embeddings' default
+LECTURE_WIDTH_PX = 740  # lecture mode's picture: a projector's 1280 × 720 window leaves it about 750 px
 
 
 def default_model():
@@ -96,24 +99,34 @@ def explained_share(vectors: torch.Tensor, points: torch.Tensor) -> float:
 
 
 class ContextualPainter:
-    """Paints the scatter of one word's occurrences, the senses' key and the accuracies of every layer."""
+    """Paints the scatter of one word's occurrences, the senses' key and the accuracies of every layer.
 
-    def __init__(self, layers: int):
+    ``compact`` (lecture mode): a projector's picture, about 740 px wide at 22 px text (1466 × 843 otherwise): a
+    smaller scatter, the bars beside it without their numbers (the readout gives the chosen layer's), all text at the
+    text size, a shorter title and caption, one key line per sense with its shortest example."""
+
+    def __init__(self, layers: int, *, compact: bool = False, senses: int = 3):
         scale = text_scale()  # larger in lecture mode
         self.px = px = round(14 * scale)
+        self.compact = compact
         self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
-        self.small = pillow_font(round(0.85 * px))
+        self.small = self.font if compact else pillow_font(round(0.85 * px))
         self.layers = layers  # L + 1
         self.title_h = round(2.2 * px)
-        self.side = round(28 * px)  # the scatter's square
+        self.side = round((14 if compact else 28) * px)  # the scatter's square
         self.plot_left, self.plot_top = px, self.title_h
-        self.bars_left = self.plot_left + self.side + round(4.5 * px)
-        self.group_w = round(4.6 * px)
-        self.bars_w = max(self.layers * self.group_w, round(13 * px))
+        self.bars_left = self.plot_left + self.side + round((3 if compact else 4.5) * px)
+        if compact:  # the bars share what the scatter leaves of LECTURE_WIDTH_PX
+            self.bars_w = LECTURE_WIDTH_PX - px - self.bars_left
+            self.group_w = self.bars_w // self.layers
+        else:
+            self.group_w = round(4.6 * px)
+            self.bars_w = max(self.layers * self.group_w, round(13 * px))
         self.width = self.bars_left + self.bars_w + px
-        self.key_top = self.plot_top + self.side + round(2.6 * px)
+        self.key_top = self.plot_top + self.side + round((2.4 if compact else 2.6) * px)
         self.key_row = round(1.7 * px)
-        self.height = self.key_top + 3 * self.key_row + px // 2
+        self.key_rows = min(senses, 3) if compact else 3
+        self.height = self.key_top + self.key_rows * self.key_row + px // 2
         self.colors = [rgb(c) for c in SENSE_COLORS]
         self.radius = max(4, round(0.45 * px))
 
@@ -125,6 +138,9 @@ class ContextualPainter:
         pen = ImageDraw.Draw(picture)
         where = " (the embedding layer)" if layer == 0 else " (the last layer)" if layer == self.layers - 1 else ""
         title = f"'{word}' at layer {layer}{where}: {len(labels)} occurrences, {distinct} different sentences"
+        if self.compact:
+            title = fit_text(self.bold, f"'{word}', layer {layer}: {len(labels)} occurrences in {distinct} sentences",
+                             self.width - 2 * self.px)  # fmt: skip
         pen.text((self.plot_left, self.title_h // 2), title, fill="black", font=self.bold, anchor="lm")
         self._scatter(pen, shown, labels)
         self._key(pen, senses, examples, counts)
@@ -169,11 +185,16 @@ class ContextualPainter:
                     pen.text((at, y + self.radius + 1), text, fill=self.colors[sense % len(self.colors)],
                              font=self.small, anchor="lt")  # fmt: skip
                     at += self.small.getlength(text) + gap
-        pen.text((left + px // 3, top + px // 3), "PC 2 ↑", fill=palette.MUTED, font=self.small, anchor="lt")
         caption = (f"PC 1 →   the two axes keep {shown.variance:.0%} of the variance; a number: how many points sit "
                    "there")  # fmt: skip
+        if self.compact:  # the axes named under the square: inside, the large label would hide points
+            caption = f"PC 1 →, PC 2 ↑:  the two axes keep {shown.variance:.0%} of the variance"
+        else:
+            pen.text((left + px // 3, top + px // 3), "PC 2 ↑", fill=palette.MUTED, font=self.small, anchor="lt")
         if shown.alike:
             caption = "every occurrence has the same vector at this layer: one point"
+        if self.compact:
+            caption = fit_text(self.small, caption, self.width - left - px // 2)
         pen.text((left, top + side + round(0.8 * px)), caption, fill=palette.MUTED, font=self.small, anchor="lm")
 
     def _marker(self, pen: ImageDraw.ImageDraw, centre: tuple[int, int], sense: int, radius: int | None = None) -> None:
@@ -192,24 +213,29 @@ class ContextualPainter:
     def _key(self, pen: ImageDraw.ImageDraw, senses: list[str], examples: list[str], counts: list[int]) -> None:
         """One line per sense (three at most fit): its marker, name, count and an example sentence."""
         px = self.px
-        for i, (sense, example, count) in enumerate(list(zip(senses, examples, counts))[:3]):
+        for i, (sense, example, count) in enumerate(list(zip(senses, examples, counts))[: self.key_rows]):
             y = self.key_top + i * self.key_row
             self._marker(pen, (self.plot_left + px // 2, y), i, radius=round(0.5 * px))
             pen.text(
                 (self.plot_left + round(1.4 * px), y), f"{sense} ({count})", fill="black", font=self.bold, anchor="lm"
             )
             x = self.plot_left + round(1.4 * px) + round(self.bold.getlength(f"{sense} ({count})")) + px
-            pen.text((x, y), f"e.g. '{example}'", fill="black", font=self.font, anchor="lm")
+            example = f"e.g. '{example}'"
+            if self.compact:
+                example = fit_text(self.font, example, self.width - self.px // 2 - x)
+            pen.text((x, y), example, fill="black", font=self.font, anchor="lm")
 
     def _bars(self, pen: ImageDraw.ImageDraw, layer: int, by_layer: list[WordLayer], chance: float) -> None:
         """Probe and nearest-neighbour accuracy at each layer, 0..1, chance dashed, the chosen layer highlighted."""
         px, left = self.px, self.bars_left
-        top, base = self.plot_top + round(5.4 * px), self.plot_top + self.side - round(1.6 * px)
+        legend_row = 1.2 if self.compact else 1.1  # the legend's lines, in text heights
+        top = self.plot_top + round((5.2 if self.compact else 5.4) * px)
+        base = self.plot_top + self.side - round(1.6 * px)
         height = base - top
         pen.text((left, self.plot_top + px // 2), "sense accuracy by layer", fill="black", font=self.bold, anchor="lm")
         for i, (name, color) in enumerate((("probe (5-fold CV)", PROBE_COLOR), ("nearest neighbour", NEIGHBOUR_COLOR),
                                            (f"chance ({chance:.2f})", None))):  # fmt: skip
-            y = self.plot_top + round((1.6 + 1.1 * i) * px)
+            y = self.plot_top + round((1.6 + legend_row * i) * px)
             if color is None:
                 pen.line((left, y, left + px // 3, y), fill=CHANCE_COLOR, width=2)
                 pen.line((left + 2 * px // 3, y, left + px, y), fill=CHANCE_COLOR, width=2)
@@ -223,17 +249,23 @@ class ContextualPainter:
             pen.text((left - px // 3, y_of(value)), f"{value:g}", fill="black", font=self.small, anchor="rm")
         pen.line((left, top, left, base), fill="black", width=1)
         pen.line((left, base, left + self.bars_w, base), fill="black", width=1)
-        bar = round(1.75 * px)
+        if self.compact:  # two bars filling the group but a gap; no numbers on them (the readout has the layer's)
+            bar, margin = (self.group_w - 4) // 2, 2
+            every = math.ceil((self.font.getlength(str(self.layers - 1)) + px // 2) / self.group_w)  # names fit
+        else:
+            bar, margin, every = round(1.75 * px), round(0.55 * px), 1
         for i, shown in enumerate(by_layer):
-            x = left + self.group_w * i + round(0.55 * px)
+            x = left + self.group_w * i + margin
             for j, (value, color) in enumerate(((shown.probe, PROBE_COLOR), (shown.neighbour, NEIGHBOUR_COLOR))):
                 a = x + j * bar
                 pen.rectangle((a, min(y_of(value), base - 1), a + bar - 2, base), fill=color)
-                pen.text((a + bar // 2, y_of(value) - 2), f"{value:.2f}"[1:] if value < 1 else "1", fill="black",
-                         font=self.small, anchor="mb")  # fmt: skip
-            name = "emb" if i == 0 else str(i)
-            pen.text((x + bar, base + round(0.7 * px)), name, fill="black", font=self.bold if i == layer else self.font,
-                     anchor="mm")  # fmt: skip
+                if not self.compact:
+                    pen.text((a + bar // 2, y_of(value) - 2), f"{value:.2f}"[1:] if value < 1 else "1", fill="black",
+                             font=self.small, anchor="mb")  # fmt: skip
+            if i % every == 0 or i == layer:
+                name = "emb" if i == 0 and not self.compact else str(i)  # compact: 0, as the layer slider says
+                pen.text((x + bar, base + round(0.7 * px)), name, fill="black",
+                         font=self.bold if i == layer else self.font, anchor="mm")  # fmt: skip
         y = y_of(chance)
         for x in range(left, left + self.bars_w, px // 2 + 2):  # dashed: chance
             pen.line((x, y, min(x + px // 3, left + self.bars_w), y), fill=CHANCE_COLOR, width=2)
@@ -274,7 +306,8 @@ class ContextualEmbeddingDemo(PaintedDemo):
         layer = self.depth if layer is None else check_int("layer", layer, minimum=0, maximum=self.depth)
         self.results = self._precompute()
         self.shown: dict = {}
-        self.painter = ContextualPainter(self.depth + 1)
+        self.painter = ContextualPainter(self.depth + 1, compact=is_lecture_mode(),
+                                         senses=max(len(senses) for senses in self.senses.values()))  # fmt: skip
         self.make_canvas(self.painter.width, self.painter.height)
         controls = {
             "word": widgets.Dropdown(options=list(self.senses), value=word, description="ambiguous word"),
@@ -319,7 +352,9 @@ class ContextualEmbeddingDemo(PaintedDemo):
         senses = self.senses[word]
         rows = self.rows[word]
         labels = [senses.index(self.items[i]["sense"]) for i in rows]
-        examples = [next(" ".join(self.items[i]["words"]) for i in rows if self.items[i]["sense"] == s) for s in senses]
+        examples = [[" ".join(self.items[i]["words"]) for i in rows if self.items[i]["sense"] == s] for s in senses]
+        pick = (lambda found: min(found, key=len)) if self.painter.compact else (lambda found: found[0])  # noqa: E731
+        examples = [pick(found) for found in examples]  # a projector's key line has room for the shortest
         counts = [labels.count(i) for i in range(len(senses))]
         by_layer = [self.results[(word, i)] for i in range(self.depth + 1)]
         picture = self.painter.paint(word, layer, shown, senses, labels, examples, counts, by_layer, self.chance[word],
@@ -333,7 +368,12 @@ class ContextualEmbeddingDemo(PaintedDemo):
         pca = (
             "every occurrence has the same vector" if shown.alike else f"PCA keeps {shown.variance:.0%} of the variance"
         )
-        self.show_readout(f"'{word}' at layer {layer}{where}: sense probe {shown.probe:.2f} (chance "
-                          f"{self.chance[word]:.2f}), nearest neighbour {shown.neighbour:.2f}; {pca} · all "
-                          f"{len(self.senses)} words at this layer: probe {mean:.2f}")  # fmt: skip
+        if self.painter.compact:  # two lines above a projector's picture: its title and caption say the rest
+            self.show_readout(f"layer {layer}{where}: sense probe {shown.probe:.2f}, nearest neighbour "
+                              f"{shown.neighbour:.2f} (chance {self.chance[word]:.2f}) · all {len(self.senses)} "
+                              f"words: probe {mean:.2f}")  # fmt: skip
+        else:
+            self.show_readout(f"'{word}' at layer {layer}{where}: sense probe {shown.probe:.2f} (chance "
+                              f"{self.chance[word]:.2f}), nearest neighbour {shown.neighbour:.2f}; {pca} · all "
+                              f"{len(self.senses)} words at this layer: probe {mean:.2f}")  # fmt: skip
         return self.figure

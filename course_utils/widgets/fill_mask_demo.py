@@ -16,7 +16,7 @@ moving top k only repaints. The panels are painted with Pillow by ``painting.Pai
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import ipywidgets as widgets
 import numpy as np
@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from course_utils.language.grammar import CourseLanguage
 from course_utils.language.text_pipeline import Vocab, tokenize
+from course_utils.lecture import is_lecture_mode
 from course_utils.models.bert import bert_mlm
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets.painting import MAX_K, PaintedDemo, Painter, Panel
@@ -42,6 +43,10 @@ MAX_PIECES = 3  # the pieces buttons: 1..3 (nine in ten of the language's runnin
 ORACLE, BERT = "oracle", "BERT"  # the panels' keys in ``shown``
 GAP_KEY = (("oracle", "the oracle's distribution"), ("possible", "BERT's guess, a word that fits"),
            ("impossible", "BERT's guess, a word that cannot fill the gap"))  # fmt: skip
+# Lecture mode (a projector: the picture must fit about 750 px at 22 px text): the key on one line, bars 6 text heights
+# long (10 normally), so the two panels side by side are 730 px wide rather than 906.
+LECTURE_GAP_KEY = (("oracle", "the oracle"), ("possible", "BERT, fits"), ("impossible", "BERT, cannot fill the gap"))
+LECTURE_BAR_EM = 6
 _CACHE_SIZE = 256  # (sentence, pieces) whose distributions are kept
 
 
@@ -69,9 +74,32 @@ def split_at_mask(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 class GapPainter(Painter):
-    """``painting.Painter``'s panels, with a colour key about a gap instead of a next word."""
+    """``painting.Painter``'s panels, with a colour key about a gap instead of a next word; ``compact`` (lecture
+    mode): shorter bars and a shorter key, so that the picture fits a projector."""
 
     key = GAP_KEY
+
+    def __init__(self, words: list[str], *, compact: bool = False):
+        self.compact = compact
+        if compact:
+            self.key = LECTURE_GAP_KEY
+        super().__init__(2, words)
+
+    def _key(self):
+        """The colour key; first, when compact, the shorter panels and the picture's size (``Painter.__init__``
+        calls it last)."""
+        if self.compact:
+            self.panel = (self.label_px + round(LECTURE_BAR_EM * self.px) + self.value_px, self.panel[1])
+            width = self.cols * self.panel[0] + self.px
+            self.key_lines = self._key_lines(width)
+            self.size = (width, self.rows * self.panel[1] + round((0.7 + 1.5 * len(self.key_lines)) * self.px))
+        return super()._key()
+
+    def paint(self, draw, index: int, panel: Panel, k: int) -> None:
+        """``Painter.paint``; a compact panel's note is wrapped to the panel's width."""
+        if self.compact and panel.note:
+            panel = replace(panel, note=wrapped(self.font, panel.note, self.panel[0] - self.px))
+        super().paint(draw, index, panel, k)
 
 
 @dataclass(frozen=True)
@@ -121,7 +149,7 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
         self._account: str | None = None
         self.shown: dict[str, list[tuple[str, float, str]]] = {}
         self.numbers: dict = {}
-        self.painter = GapPainter(2, self.words)
+        self.painter = GapPainter(self.words, compact=is_lecture_mode())
         self.make_canvas(*self.painter.size)
         for example in EXAMPLES:  # precomputed: choosing an example only paints
             for k in range(1, MAX_PIECES + 1):
@@ -229,7 +257,8 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
                 impossible=float(q[p == 0].sum()),
             )
         panels.append(Panel(f"BERT, {pieces} × [MASK]", bert_top, kinds))
-        return Filling(bert, oracle, account, panels, numbers, self._readout(read, numbers, full is None))
+        readout = (_short_readout if self.painter.compact else self._readout)(read, numbers, full is None)
+        return Filling(bert, oracle, account, panels, numbers, readout)
 
     @staticmethod
     def _readout(read: list[str], numbers: dict, no_word: bool) -> str:
@@ -277,6 +306,37 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
         self.numbers = filling.numbers
         self.show_readout(filling.readout)
         return self.figure
+
+
+def wrapped(font, text: str, width: float) -> str:
+    """``text`` with its lines broken between words so that each is at most ``width`` pixels wide in ``font``."""
+    lines = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            longer = f"{line} {word}" if line else word
+            if line and font.getlength(longer) > width:
+                lines.append(line)
+                longer = word
+            line = longer
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _short_readout(read: list[str], numbers: dict, no_word: bool) -> str:
+    """Lecture mode's readout, in two or three lines above the picture: the oracle's top word, BERT's mass on impossible
+    words and the TV, the share of k-piece words when they do not hold it all, and the pieces BERT reads."""
+    k = numbers["pieces"]
+    if numbers["top"] is not None:
+        parts = [f"top word '{numbers['top']}': oracle {numbers['oracle_top']:.3f}, BERT {numbers['bert_top']:.3f}",
+                 f"BERT on impossible words {numbers['impossible']:.0%}, TV {numbers['tv']:.2f}"]  # fmt: skip
+        if numbers["share"] < 0.995:
+            parts.append(f"{k}-piece words hold {numbers['share']:.0%} of the oracle's probability")
+    elif no_word:
+        parts = ["the oracle has no word for this gap (see the message)"]
+    else:
+        parts = [f"no {k}-piece word fits: {_counts_text(numbers['counts'])}"]
+    return " · ".join([*parts, "BERT reads: " + " ".join(read)])
 
 
 def _pieces_text(pieces: int) -> str:

@@ -37,12 +37,12 @@ from matplotlib.figure import Figure
 
 from course_utils.language.grammar import CourseLanguage
 from course_utils.language.text_pipeline import Vocab, tokenize
-from course_utils.lecture import font_px
+from course_utils.lecture import font_px, is_lecture_mode
 from course_utils.models import generation as g
 from course_utils.evaluation.lm_probes import oracle_probs
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets import palette
-from course_utils.widgets.painting import PaintedDemo, Painter, probability_text, rgb
+from course_utils.widgets.painting import PaintedDemo, Painter, fit_text, probability_text, rgb
 from course_utils.widgets.widget_kit import (
     ERROR_STYLE,
     ExamplesWithAccount,
@@ -68,6 +68,15 @@ MAX_TOP_K = 50
 KNOB_COLORS = {"raw": palette.SKY_BLUE, "dim": palette.MUTED}  # the model's own bar (outlined when cut), muted text
 KNOB_KEY = (("raw", "the model's probability"), ("possible", "after the knobs (T, top-k, top-p)"),
             ("impossible", "after the knobs, a word the oracle rules out"), ("oracle", "the oracle's probability"))  # fmt: skip
+# Lecture mode (a projector: the picture fits about 750 × 400 px at 22 px text under the readout and the samples):
+# LECTURE_ROWS words, bars 6 text heights long (10 normally), the oracle's panel without the words (the same rows as
+# the model's), a shorter key; LECTURE_SAMPLES continuations a click, one line each.
+LECTURE_KEY = (("raw", "the model's p"), ("possible", "after the knobs"),
+               ("impossible", "ruled out by the oracle"), ("oracle", "the oracle's p"))  # fmt: skip
+LECTURE_ROWS = 8
+LECTURE_BAR_EM = 6
+LECTURE_SAMPLES = 3
+LECTURE_NOTE = "the prompt is\nnot in the course\nlanguage: the\noracle gives it\nprobability 0"  # a narrow panel's
 OK_COLOR = palette.RIGHT  # a grammatical sample's ✓
 _CACHE_SIZE = 256  # prompts whose logits and oracle distribution are kept
 
@@ -105,12 +114,17 @@ class Reshaped:
 
 
 class KnobPainter(Painter):
-    """Two panels of ``rows`` bars: the model's (own and warped probability) and the oracle's, the same words."""
+    """Two panels of ``rows`` bars: the model's (own and warped probability) and the oracle's, the same words.
+
+    ``compact`` (lecture mode): shorter bars and key, and the oracle's panel narrower, without the words (its rows are
+    the model's panel's), so that the picture fits a projector."""
 
     key = KNOB_KEY
 
-    def __init__(self, words: list[str], rows: int):
-        self.bars = rows
+    def __init__(self, words: list[str], rows: int, *, compact: bool = False):
+        self.bars, self.compact = rows, compact
+        if compact:
+            self.key = LECTURE_KEY
         super().__init__(2, words)
 
     def _key(self):
@@ -118,18 +132,34 @@ class KnobPainter(Painter):
         self.hex.update(KNOB_COLORS)
         self.colors.update({kind: rgb(color) for kind, color in KNOB_COLORS.items()})
         self.value_px = round(7.2 * self.px)  # "0.123 → 0.456"
-        self.panel = (self.label_px + round(10 * self.px) + self.value_px, 2 * self.px + self.bars * self.row_px)
-        self.key_lines = self._key_lines(2 * self.panel[0] + self.px)
+        bars = round((LECTURE_BAR_EM if self.compact else 10) * self.px)
+        self.panel = (self.label_px + bars + self.value_px, 2 * self.px + self.bars * self.row_px)
+        # the oracle's panel: as wide as the model's, or (compact) without the words' column and room for "0.123"
+        self.oracle_w = bars + round(3.6 * self.px) + self.px if self.compact else self.panel[0]
+        width = self.panel[0] + self.oracle_w + self.px
+        self.key_lines = self._key_lines(width)
         key_px = round((0.7 + 1.5 * len(self.key_lines)) * self.px)
-        self.size = (2 * self.panel[0] + self.px, self.panel[1] + key_px)
+        self.size = (width, self.panel[1] + key_px)
         return super()._key()
+
+    def _oracle_frame(self) -> tuple[int, int]:
+        """The top-left pixel of the oracle's panel."""
+        return self.origin(1)
 
     def _frame(self, pen, index: int, title: str) -> tuple[int, int, int]:
         """Panel ``index``'s title and axis; the top of its first row, where its bars start and their full length."""
         left, top = self.origin(index)
+        start = left + self.label_px
+        if index == 1 and self.compact:  # no words' column: the bars start after a margin
+            left, top = self._oracle_frame()
+            start = left + self.px // 2
+        if self.compact:
+            title = fit_text(self.bold, title, (self.panel[0] if index == 0 else self.oracle_w) - self.px // 2)
         pen.text((left, top), title, fill="black", font=self.bold, anchor="lt")
-        area, start = top + round(1.6 * self.px), left + self.label_px
+        area = top + round(1.6 * self.px)
         pen.rectangle((start, area, start, area + self.bars * self.row_px), fill="black")
+        if index == 1 and self.compact:
+            return area, start, self.oracle_w - self.px // 2 - round(3.6 * self.px) - self.px
         return area, start, self.panel[0] - self.label_px - self.value_px - self.px
 
     def _word(self, pen, start: int, middle: int, word: str, color) -> None:
@@ -159,10 +189,13 @@ class KnobPainter(Painter):
 
     def paint_oracle(self, pen, title: str, rows: list[tuple[str, float]] | None, note: str) -> None:
         """The oracle's probability of each row's word (red "impossible" for 0), or ``note`` without an oracle."""
-        left, top = self.origin(1)
+        left, top = self._oracle_frame()
         if rows is None:
+            if self.compact:
+                title = fit_text(self.bold, title, self.oracle_w - self.px // 2)
+                note = LECTURE_NOTE
             pen.text((left, top), title, fill="black", font=self.bold, anchor="lt")
-            middle = (left + self.panel[0] // 2, top + self.panel[1] // 2)
+            middle = (left + self.oracle_w // 2, top + self.panel[1] // 2)
             pen.multiline_text(middle, note, fill=self.colors["note"], font=self.font, anchor="mm", align="center")
             return
         area, start, full = self._frame(pen, 1, title)
@@ -170,7 +203,8 @@ class KnobPainter(Painter):
         half = self.row_px * 3 // 8
         for i, (word, p) in enumerate(rows):
             middle = area + i * self.row_px + self.row_px // 2
-            self._word(pen, start, middle, word, "black")
+            if not self.compact:
+                self._word(pen, start, middle, word, "black")
             if p == 0:
                 pen.text((start + self.px // 3, middle), "0: impossible", fill=self.colors["impossible"],
                          font=self.font, anchor="lm")  # fmt: skip
@@ -213,6 +247,9 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         self._check_arguments(prompt)
         self.top_n = check_int("top_n", top_n, minimum=1, maximum=MAX_ROWS)
         self.samples = check_int("samples", samples, minimum=1, maximum=MAX_SAMPLES)
+        self.compact = is_lecture_mode()  # a projector: fewer rows and samples (LECTURE_ROWS, LECTURE_SAMPLES)
+        if self.compact:
+            self.top_n, self.samples = min(self.top_n, LECTURE_ROWS), min(self.samples, LECTURE_SAMPLES)
         self.seed = check_int("seed", seed, minimum=0)
         self.clicks = 0  # sample clicks so far: the next draws with seed + clicks
         self._logits: dict[tuple[str, ...], torch.Tensor] = {}
@@ -222,7 +259,7 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         self.shown: dict = {}
         self.last_samples: list[dict] = []
         self.sample_latencies: list[float] = []  # seconds per click: sampling, judging, writing the list
-        self.painter = KnobPainter(self.vocab.itos, self.top_n)
+        self.painter = KnobPainter(self.vocab.itos, self.top_n, compact=self.compact)
         self.make_canvas(*self.painter.size)
         self._make_widgets(prompt)
         controls = {
@@ -271,6 +308,15 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         self.sample_button = widgets.Button(description="sample ▶", tooltip="draw continuations with these knobs")
         self.sample_button.on_click(self._on_sample)
         hint = f"click 'sample' to draw {self.samples} continuations (at most {MAX_NEW_TOKENS} tokens each)"
+        if self.compact:  # a line a sample, above the picture: the room is kept, so the picture does not move
+            hint = f"click 'sample' to draw {self.samples} continuations"
+            self.list_px = font_px()  # the readout's size (22 px on a projector)
+            line = _LECTURE_LINE.format(px=self.list_px)
+            room = widgets.Layout(min_height=f"{_LECTURE_LINE_EM * (self.samples + 1)}em", width="100%",
+                                  overflow="hidden")  # fmt: skip
+            hint = f"<div style='{line};color:{palette.MUTED}'>{html.escape(hint)}</div>"
+            self.sample_list = widgets.HTML(f"<div style='{_LECTURE_LIST}'>{hint}</div>", layout=room)
+            return
         self.sample_list = widgets.HTML(f"<span style='font-size:{font_px(15)}px;color:{palette.MUTED}'>{hint}</span>",
                                         layout=widgets.Layout(min_height=f"{1.5 * (self.samples + 1):.1f}em"))  # fmt: skip
 
@@ -362,12 +408,15 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         if numbers.oracle is not None:
             oracle_rows = [(word, float(numbers.oracle[i])) for word, i in zip(words, numbers.shown)]
         picture, pen = self.painter.new_picture()
-        self.painter.paint_model(pen, f"{self.name}: its own p → after the knobs", model_rows)
+        titles = (f"{self.name}: its own p → after the knobs", "the oracle (the truth), the same words")
+        if self.compact:
+            titles = (f"{self.name}: p → after the knobs", "the oracle")
+        self.painter.paint_model(pen, titles[0], model_rows)
         note = "the prompt is not in the course language:\nthe oracle gives it probability 0"
-        self.painter.paint_oracle(pen, "the oracle (the truth), the same words", oracle_rows, note)
+        self.painter.paint_oracle(pen, titles[1], oracle_rows, note)
         self.layer.set_pixels(np.asarray(picture))
         self.numbers, self.shown = numbers, {"model": model_rows, "oracle": oracle_rows}
-        self.show_readout(self._readout(prompt, numbers, temperature, top_k, top_p))
+        self.show_readout(self._readout(prompt, numbers, temperature, top_k, top_p, short=self.compact))
         return self.figure
 
     @staticmethod
@@ -375,21 +424,32 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
         """The colour key of a word's warped bar: red if the oracle rules it out."""
         return "impossible" if numbers.oracle is not None and numbers.oracle[index] == 0 else "possible"
 
-    def _readout(self, prompt: str, numbers: Reshaped, temperature: float, top_k: int, top_p: float) -> str:
+    def _readout(self, prompt: str, numbers: Reshaped, temperature: float, top_k: int, top_p: float, *,
+                 short: bool = False) -> str:  # fmt: skip
+        """The prompt, the knobs, the words and mass that survive the cut, the mass on words the oracle rules out and
+        its most likely word; ``short`` (lecture mode): two lines above the picture, without the prompt (it is in the
+        controls) and the oracle's word."""
         parts = [f"after {prompt_text(numbers.words)}"]
         if not numbers.words:
             empty = "the prompt is only spaces, the same as an empty prompt" if prompt else "empty prompt"
-            parts[0] = f"{empty}: the model starts from <s> alone (unconditional generation)"
+            parts[0] = f"{empty}: the model starts from <s> alone" + ("" if short else " (unconditional generation)")
+        elif short:
+            parts = []
         survivors = int(numbers.kept.sum())
         if temperature == 0:
             best = self.vocab.itos[int(np.argmax(numbers.warped))]
             parts.append(f"T = 0: greedy, all mass on '{best}' (the model's own {numbers.model.max():.3f})")
+        elif short:
+            parts.append(f"{knobs_text(temperature, top_k, top_p)}: {survivors} of {len(self.vocab)} words survive, "
+                         f"{numbers.mass_kept:.1%} of the model's p")  # fmt: skip
         else:
             parts.append(f"{knobs_text(temperature, top_k, top_p)}: {survivors} of {len(self.vocab)} words survive "
                          f"the cut, holding {numbers.mass_kept:.1%} of the model's probability")  # fmt: skip
         impossible = numbers.impossible_mass()
         if impossible is None:
             parts.append("the oracle has no next word (see the message)")
+        elif short:
+            parts.append(f"ruled out by the oracle: {impossible[0]:.1%} → {impossible[1]:.1%}")
         else:
             best = int(np.argmax(numbers.oracle))
             parts.append(
@@ -431,7 +491,10 @@ class SamplingDemo(ExamplesWithAccount, PaintedDemo):
                                              **knobs), seed) for _ in range(n)]  # fmt: skip
         self.clicks += 1
         self.last_samples = found
-        self.sample_list.value = self._samples_html(words, knobs, found, seed)
+        if self.compact:
+            self.sample_list.value = _short_samples_html(words, knobs, found, seed, self.list_px)
+        else:
+            self.sample_list.value = self._samples_html(words, knobs, found, seed)
         return found
 
     def _judge(self, words: tuple[str, ...], generation: g.Generation, seed: int) -> dict:
@@ -467,6 +530,39 @@ def _sample_html(sample: dict) -> str:
         return f"<span style='color:{OK_COLOR}'>✓</span> {sentence} — {oracle} · {model}"
     failure = f"<span style='{ERROR_STYLE}'>{html.escape(sample['failure'])}</span>"
     return f"<span style='color:{palette.WRONG}'>✗</span> {sentence} — {failure} · {model}"
+
+
+_LECTURE_LINE_EM = 1.35  # a line of the lecture-mode list, in its font's size
+_LECTURE_LINE = (f"font-size:{{px}}px;line-height:{_LECTURE_LINE_EM};white-space:nowrap;overflow:hidden;"
+                 "text-overflow:ellipsis")  # fmt: skip
+_LECTURE_LIST = (
+    "contain:inline-size"  # the list's lines never widen the column (its width ignores theirs): they are cut
+)
+
+
+def _short_samples_html(words: tuple[str, ...], knobs: dict, found: list[dict], seed: int, px: int) -> str:
+    """Lecture mode's list at ``px`` pixels: a line a sample (cut with "…" at the column's edge), the verdict and the
+    sentence first, then the log-probabilities per token or where the oracle rejects it."""
+    style = _LECTURE_LINE.format(px=px)
+    good = sum(s["grammatical"] for s in found)
+    head = f"{good} of {len(found)} grammatical · {knobs_text(**knobs)} · seed {seed}"
+    lines = [html.escape(head)]  # bold as a whole line (below): no element of its own to reach past the edge
+    for sample in found:
+        prompt = html.escape(" ".join(sample["prompt"]))
+        # plain text after the prompt: what the column's edge cuts has no element of its own
+        sentence = f"<span style='color:{palette.MUTED}'>{prompt}</span> {html.escape(' '.join(sample['words']))}"
+        if not sample["ended"]:
+            sentence += " (no &lt;/s&gt;)"
+        tokens = sample["tokens"]
+        if sample["grammatical"]:
+            per_token = (f"log P per token: oracle {sample['oracle_logprob'] / tokens:.2f}, "
+                         f"model {sample['model_logprob'] / tokens:.2f}")  # fmt: skip
+            lines.append(f"<span style='color:{OK_COLOR}'>✓</span> {sentence} — {per_token}")
+        else:
+            failure = html.escape(sample["failure"].split(": ", 1)[0])
+            lines.append(f"<span style='color:{palette.WRONG}'>✗</span> {sentence} — {failure}")
+    lines = "".join(f"<div style='{style}{';font-weight:600' * (i == 0)}'>{line}</div>" for i, line in enumerate(lines))
+    return f"<div style='{_LECTURE_LIST}'>{lines}</div>"
 
 
 def _remember(cache: dict, key, value) -> None:

@@ -1,10 +1,12 @@
 """The beam search widget of notebook 10, driven from code with the shipped gpt_lm: the slide's yes/ok tree
 (greedy .20, width 2 .28), the tree step by step with pruned branches greyed, normalisation, bad input inline."""
 
+import io
 import math
 import statistics
 
 import pytest
+from PIL import Image
 
 from course_utils.language.grammar import CourseLanguage
 from course_utils.models import generation as g
@@ -251,11 +253,28 @@ def test_every_example_draws(demo):
 # ---------------------------------------------------------------- projecting, speed
 
 
-def test_lecture_mode_makes_a_larger_picture(model, vocab):
+def png_size(demo) -> tuple[int, int]:
+    return Image.open(io.BytesIO(demo.last_png)).size
+
+
+def test_lecture_mode_sizes_the_picture_to_the_tree_with_larger_text(model, vocab):
+    """Issue 34: in lecture mode every text on the tree is 22 px and the canvas is the tree's (the slide's tree fits a
+    1280 × 720 projector's 750 px column about 1:1); the readout is one or two lines: the tree boxes the hypotheses."""
     normal, large = normal_and_lecture(lambda: BeamSearchDemo(model, vocab))
-    assert large.painter.px > normal.painter.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
-    assert "font-size:26px" in large.readout.value and "font-size:16px" in normal.readout.value
+    assert large.text_px() == 22 and normal.text_px() == 14
+    assert png_size(normal) == (normal.painter.width, normal.painter.height) == (1064, 584)
+    width, height = png_size(large)
+    assert width <= 600 and height <= 500, (width, height)
+    assert "font-size:22px" in large.readout.value and "font-size:16px" in normal.readout.value
+    assert text_of(large.readout) == ("<div style='font-size:22px'>steps 1–3 of 3 · greedy: yes yes </s> p=.20; "
+                                      "width 2: ok ok </s> p=.28</div>")  # fmt: skip
+    lines = {line for label in large.shown_search.layout[large.painter.px].labels for line in label}
+    assert {"#1 </s>", ".28 s=-1.27", "#2 </s>", ".20 s=-1.61"} <= lines  # the ranked hypotheses, on the tree
+    set_value(large, "step", 1)
+    assert png_size(large) == (width, height)  # the step slider only repaints the same tree
+    choose(large, THE)  # a course model's tree is larger: the canvas follows it
+    assert large.last_error is None and png_size(large)[0] > width and large.text_px() == 22
+    assert text_of(large.readout).count(" · ") == 2 and "#1: ✓ a sentence" in text_of(large.readout)
 
 
 @pytest.mark.slow

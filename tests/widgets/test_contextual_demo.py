@@ -189,11 +189,32 @@ def test_draw_refuses_a_word_outside_the_set(demo):
         demo.draw(word="bank", layer=0)
 
 
-def test_lecture_mode_makes_a_larger_picture(model, tokenizer, items):
+def test_lecture_mode_has_larger_text_on_a_picture_that_fits_a_projector(model, tokenizer, items):
+    """Issue 34: every text at 22 px (the counts and the bars' legend too), on a picture that a 1280 × 720 projector
+    shows about 1:1 (its column is 750 px wide, about 530 px tall under a two-line readout)."""
     small = [item for item in items if item["word"] in ("fine", "die")]
     normal, large = normal_and_lecture(lambda: ContextualEmbeddingDemo(model, tokenizer, items=small))
-    assert large.painter.px > normal.painter.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
+    assert large.text_px() == 22 and normal.text_px() < 14
+    assert large.painter.width <= 740 and large.painter.height <= 500, (large.painter.width, large.painter.height)
+    assert large.painter.key_rows == 2 and normal.painter.key_rows == 3  # a line per sense: two in the set
+    readout = text_of(large.readout)
+    assert ">layer 2 (the last): sense probe" in readout and "chance 0.50" in readout
+    assert len(readout) < 0.8 * len(text_of(normal.readout))
+
+
+def test_a_deeper_model_in_lecture_mode_keeps_its_bars_inside_the_picture(tokenizer, items):
+    from course_utils.lecture import lecture_mode
+
+    deep = bert_mlm.CourseBERT(bert_mlm.bert_config(tokenizer, layers=12, hidden=16, heads=2)).eval()
+    small = [item for item in items if item["word"] in ("fine", "die")]
+    quiet(lecture_mode)
+    try:
+        demo = quiet(ContextualEmbeddingDemo, deep, tokenizer, items=small, word="die", layer=12)
+    finally:
+        quiet(lecture_mode, False)
+    painter = demo.painter
+    assert demo.last_error is None and painter.width <= 740
+    assert painter.bars_left + 13 * painter.group_w <= painter.width - painter.px
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ from course_utils.widgets.fill_mask_demo import (
     ORACLE,
     FillMaskDemo,
     split_at_mask,
+    wrapped,
 )
 from course_utils.widgets.painting import MAX_K
 
@@ -221,10 +222,39 @@ def test_a_model_of_another_vocabulary_is_refused(tokenizer, oracle):
         quiet(FillMaskDemo, bert_mlm.CourseBERT(config), tokenizer, oracle=oracle)
 
 
-def test_lecture_mode_makes_a_larger_picture(model, tokenizer, oracle):
+def test_lecture_mode_has_larger_text_on_a_picture_that_fits_a_projector(model, tokenizer, oracle):
+    """Issue 34: 22 px text on a picture that a 1280 × 720 projector shows about 1:1 (its column is 750 px wide): the
+    bars shorter, the key on one line, the readout shorter; the oracle's bars beside BERT's, up to top k = 10."""
     normal, large = normal_and_lecture(lambda: FillMaskDemo(model, tokenizer, oracle=oracle))
-    assert large.painter.px > normal.painter.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
+    assert large.text_px() == 22 and normal.text_px() == 14
+    width, height = large.painter.size
+    assert width <= 740 and height <= 420, large.painter.size
+    assert large.painter.size[0] < 1.6 * normal.painter.size[0]  # shorter bars than a mere enlargement
+    assert len(large.painter.key_lines) == 1
+    assert set(large.painter.legend().values()) == set(normal.painter.legend().values())
+    readout = text_of(large.readout)
+    assert "top word 'with': oracle 1.000, BERT" in readout and "BERT on impossible words" in readout
+    assert readout.endswith("BERT reads: [CLS] he ate the cake [MASK] the fork . [SEP]</span>")
+    assert len(readout) < 0.75 * len(text_of(normal.readout))
+    set_value(large, "k", MAX_K)
+    assert len(large.shown[BERT]) == MAX_K and large.last_error is None
+
+
+def test_a_note_in_a_lecture_panel_is_wrapped_to_the_panel(model, tokenizer, oracle):
+    from course_utils.lecture import lecture_mode
+
+    quiet(lecture_mode)
+    try:
+        demo = quiet(FillMaskDemo, model, tokenizer, oracle=oracle, sentence="the dogs [MASK] .", pieces=3)
+    finally:
+        quiet(lecture_mode, False)
+    note = demo.fill(("the", "dogs"), (".",), 3).panels[0].note
+    assert demo.last_error is None and note.startswith("no word of 3 pieces fits here")
+    lines = wrapped(demo.painter.font, note, demo.painter.panel[0] - demo.painter.px).split("\n")
+    assert len(lines) > len(note.split("\n")) and all(
+        demo.painter.font.getlength(line) <= demo.painter.panel[0] - demo.painter.px for line in lines
+    )
+    assert wrapped(demo.painter.font, "a b\nc", 1000) == "a b\nc"
 
 
 @pytest.mark.slow

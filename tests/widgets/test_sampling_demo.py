@@ -1,8 +1,10 @@
 """Notebook 10's sampling-knobs widget: the distribution drawn is ``generation.warp``'s; the oracle judges samples."""
 
 import contextlib
+import html
 import io
 import math
+import re
 import statistics
 
 import numpy as np
@@ -13,7 +15,7 @@ from course_utils.models import generation as g
 from course_utils.zoo import load
 from course_utils.validation import CourseInputError
 from course_utils.widgets import palette
-from course_utils.widgets.sampling_demo import EXAMPLES, MAX_NEW_TOKENS, SamplingDemo
+from course_utils.widgets.sampling_demo import EXAMPLES, LECTURE_ROWS, LECTURE_SAMPLES, MAX_NEW_TOKENS, SamplingDemo
 
 from widget_support import normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
@@ -232,11 +234,27 @@ def test_bad_constructor_arguments_raise_clear_errors(model, vocab, lang, change
         quiet(SamplingDemo, **{"model": model, "vocab": vocab, "oracle": lang, **change})
 
 
-def test_lecture_mode_makes_a_larger_picture(model, vocab, lang):
+def test_lecture_mode_has_larger_text_on_a_picture_that_fits_a_projector(model, vocab, lang):
+    """Issue 34: 22 px text on a picture that a 1280 × 720 projector shows about 1:1 under the readout and the samples
+    (its column is 750 px wide): LECTURE_ROWS words, the oracle's panel without the words, a line per sample."""
     normal, large = normal_and_lecture(lambda: SamplingDemo(model, vocab, lang))
-    assert large.painter.px > normal.painter.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
-    assert "font-size:24px" in large.sample_list.value and "font-size:15px" in normal.sample_list.value
+    assert large.text_px() == 22 and normal.text_px() == 14
+    width, height = large.painter.size
+    assert width <= 740 and height <= 400, large.painter.size
+    assert len(large.shown["model"]) == len(large.shown["oracle"]) == LECTURE_ROWS and len(normal.shown["model"]) == 15
+    assert [row[0] for row in large.shown["model"]] == [row[0] for row in normal.shown["model"]][:LECTURE_ROWS]
+    assert set(large.painter.legend().values()) == set(normal.painter.legend().values())
+    before, after = large.numbers.impossible_mass()
+    assert text_of(large.readout).endswith("T = 1.00, top-k off, top-p off: 610 of 610 words survive, 100.0% of the "
+                                           f"model's p · ruled out by the oracle: {before:.1%} → {after:.1%}</span>")  # fmt: skip
+    assert large.samples == LECTURE_SAMPLES and normal.samples == 5
+    found = quiet(large.draw_samples)
+    lines = large.sample_list.value.split("<div style='font-size:22px;")[1:]
+    assert len(found) == LECTURE_SAMPLES and len(lines) == LECTURE_SAMPLES + 1  # a head line, then a line each
+    assert all("white-space:nowrap" in line for line in lines) and "contain:inline-size" in large.sample_list.value
+    assert "font-size:15px" in normal.sample_list.value
+    assert all(("✓" in line) != ("✗" in line) for line in lines[1:])
+    assert all(sample["text"] in html.unescape(re.sub("<[^>]+>", "", line)) for sample, line in zip(found, lines[1:]))
 
 
 @pytest.mark.slow
