@@ -25,6 +25,7 @@ from PIL import Image, ImageDraw
 
 from course_utils.evaluation.agreement import NUMBERS, accuracy_by_attractors, check_items, form_probs
 from course_utils.language.text_pipeline import Vocab
+from course_utils.lecture import is_lecture_mode
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets import palette
 from course_utils.widgets.painting import PaintedDemo, pillow_font, rgb, text_scale
@@ -37,6 +38,15 @@ KEY = (
     ("wrong", "the form that does not"),
     ("chance", "50%: chance"),
 )
+# In lecture mode (a projector's 1280 × 720) the picture must be shown near its own size, about 720 × 470 pixels at
+# 22-pixel text: shorter bars, "sg"/"pl" for the numbers, the accuracy as a percentage only (the readout says over how
+# many items), and a shorter key.
+LECTURE_KEY = (
+    ("correct", "agrees with the subject"),
+    ("wrong", "does not agree"),
+    ("chance", "chance (50%)"),
+)
+NUMBER_SHORT = {"singular": "sg", "plural": "pl"}
 MAX_MODELS = 6
 
 
@@ -66,21 +76,55 @@ def _other(number: str) -> str:
 class AgreementPainter:
     """Paints the prefix (subject and attractors coloured), then per model paired bars and an accuracy bar."""
 
-    def __init__(self, names: list[str], forms: list[str]):
+    def __init__(self, names: list[str], forms: list[str], *, lecture: bool = False,
+                 prefixes: list[list[str]] = ()):  # fmt: skip
+        """Room for each model of ``names`` and each verb form of ``forms``. ``lecture``: the projector's layout,
+        with room for as many lines as the longest of ``prefixes`` takes, a little closer together."""
+        self.lecture = lecture
+        self.key = LECTURE_KEY if lecture else KEY
         self.px = px = round(14 * text_scale())
         self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
         self.big, self.big_bold = pillow_font(round(1.3 * px)), pillow_font(round(1.3 * px), "bold")
         self.colors = {key: rgb(color) for key, color in COLORS.items()}
         self.row = round(1.5 * px)  # one bar and its gap
         self.name_w = round(max(self.bold.getlength(n) for n in names)) + px
-        self.label_w = round(max(self.font.getlength(f"{f} (singular)") for f in forms)) + px
-        self.bar_w, self.value_w = 11 * px, round(4.5 * px)  # P bars and their numbers
+        self.label_w = round(max(self.font.getlength(self._form(f, "singular")) for f in forms)) + px
+        self.bar_w, self.value_w = (6 if lecture else 11) * px, round((5 if lecture else 4.5) * px)  # bars, numbers
         self.acc_left = px // 2 + self.name_w + self.label_w + self.bar_w + self.value_w + 2 * px
-        self.acc_w = 9 * px
-        self.header = round(3 * 1.6 * self.big.size) + px // 2  # up to three lines of prefix
+        self.acc_w = (5 if lecture else 9) * px
         self.block = 2 * self.row + px // 2  # one model
-        width = self.acc_left + self.acc_w + px + round(self.font.getlength("100% of 1000 items"))
-        self.size = (width, self.header + 2 * px + len(names) * self.block + 2 * px)
+        width = self.acc_left + self.acc_w + px + round(self.font.getlength(self._accuracy(1.0, 1000)))
+        self.line = round((1.35 if lecture else 1.6) * self.big.size)  # the prefix's lines
+        if lecture:  # the lines of prefix
+            self.header = max([self._lines(p, width)[-1][2] + 1 for p in prefixes], default=3) * self.line + px // 2
+        else:
+            self.header = round(3 * 1.6 * self.big.size) + px // 2  # up to three lines of prefix
+        self.key_lines = self._key_lines(width)
+        key_h = round((0.5 + 1.5 * len(self.key_lines)) * px)
+        self.size = (width, self.header + 2 * px + len(names) * self.block + key_h)
+
+    def _form(self, form: str, number: str) -> str:
+        """A verb form's label: "laughs (singular)", or "laughs (sg)" in lecture mode."""
+        return f"{form} ({NUMBER_SHORT[number] if self.lecture else number})"
+
+    def _accuracy(self, accuracy: float, items: int) -> str:
+        """The accuracy's text: "28% of 100 items", or "28%" in lecture mode (the readout gives the items)."""
+        return f"{accuracy:.0%}" if self.lecture else f"{accuracy:.0%} of {items} items"
+
+    def _key_entry_w(self, text: str) -> int:
+        return round(1.4 * self.px) + round(self.font.getlength(text)) + 2 * self.px
+
+    def _key_lines(self, width: int) -> list[list[tuple[str, str]]]:
+        """The key's entries, on as many lines as ``width`` needs (one, outside lecture mode)."""
+        lines: list[list[tuple[str, str]]] = [[]]
+        used = self.px // 2
+        for entry in self.key:
+            if lines[-1] and used + self._key_entry_w(entry[1]) - 2 * self.px > width - self.px // 2:
+                lines.append([])
+                used = self.px // 2
+            lines[-1].append(entry)
+            used += self._key_entry_w(entry[1])
+        return lines
 
     def paint(self, prefix: list[str], verdicts: dict[str, Verdict], attractors: int) -> Image.Image:
         """The whole picture for one item."""
@@ -90,28 +134,36 @@ class AgreementPainter:
         top = self.header + self.px // 2
         px = self.px
         pen.text((px // 2, top), "P(next word) after the prefix", fill="black", font=self.bold, anchor="lm")
-        pen.text((self.acc_left, top), f"accuracy, {attractors} attractor{'s' * (attractors != 1)}", fill="black",
-                 font=self.bold, anchor="lm")  # fmt: skip
+        header = "accuracy" if self.lecture else f"accuracy, {attractors} attractor{'s' * (attractors != 1)}"
+        pen.text((self.acc_left, top), header, fill="black", font=self.bold, anchor="lm")
         widest = max(max(v.singular[1], v.plural[1]) for v in verdicts.values()) or 1.0
         for i, (name, verdict) in enumerate(verdicts.items()):
             self._model(pen, top + px + i * self.block, name, verdict, widest)
         self._key(pen)
         return picture
 
+    def _lines(self, prefix: list[str], width: int) -> list[tuple[str, float, int]]:
+        """The prefix and a blank, wrapped within ``width``: (word, x, line number) for each, the subject bold."""
+        subject, _ = noun_positions(prefix)
+        x, line, placed = self.px // 2, 0, []
+        space = self.big.getlength(" ")
+        for i, word in enumerate([*prefix, "___"]):
+            size = (self.big_bold if i == subject else self.big).getlength(word)
+            if x + size > width - self.px:
+                x, line = self.px // 2, line + 1
+            placed.append((word, x, line))
+            x += size + space
+        return placed
+
     def _prefix(self, pen: ImageDraw.ImageDraw, prefix: list[str]) -> None:
         """The prefix word by word, wrapped; the subject bold blue, the attractor nouns orange; then a blank."""
         subject, attractors = noun_positions(prefix)
-        x, y, line = self.px // 2, self.px // 2, round(1.6 * self.big.size)
-        space = self.big.getlength(" ")
-        for i, word in enumerate([*prefix, "___"]):
+        for i, (word, x, line) in enumerate(self._lines(prefix, self.size[0])):
             font, color = (self.big_bold, self.colors["subject"]) if i == subject else (self.big, "black")
             if i in attractors:
                 color = self.colors["attractor"]
-            width = font.getlength(word)
-            if x + width > self.size[0] - self.px:
-                x, y = self.px // 2, y + line
-            pen.text((x, y), word, fill=color, font=font, anchor="la")  # the ascender line: bold and plain words align
-            x += width + space
+            y = self.px // 2 + line * self.line  # the ascender line: bold and plain words align
+            pen.text((x, y), word, fill=color, font=font, anchor="la")
 
     def _model(self, pen: ImageDraw.ImageDraw, top: int, name: str, verdict: Verdict, widest: float) -> None:
         """One model: its name, a bar per verb form (blue: agrees, red: does not), ✓/✗, and its accuracy bar."""
@@ -124,7 +176,7 @@ class AgreementPainter:
             kind = "correct" if number == verdict.correct else "wrong"
             end = left + round(self.bar_w * p / widest)
             pen.rectangle((left, middle - half, end, middle + half), fill=self.colors[kind])
-            pen.text((left - px // 3, middle), f"{form} ({number})", fill="black", font=self.font, anchor="rm")
+            pen.text((left - px // 3, middle), self._form(form, number), fill="black", font=self.font, anchor="rm")
             pen.text((end + px // 3, middle), f"{p:.3g}", fill="black", font=self.font, anchor="lm")
         pen.line((left, top, left, top + 2 * self.row), fill="black", width=1)
         mark, color = ("✓", self.colors["right"]) if verdict.right else ("✗", self.colors["wrong"])
@@ -135,16 +187,17 @@ class AgreementPainter:
         pen.rectangle((self.acc_left, middle - half, self.acc_left + self.acc_w, middle + half), outline="black")
         chance = self.acc_left + self.acc_w // 2
         pen.line((chance, middle - 2 * half, chance, middle + 2 * half), fill=self.colors["chance"], width=2)
-        pen.text((self.acc_left + self.acc_w + px // 2, middle), f"{verdict.accuracy:.0%} of {verdict.items} items",
+        pen.text((self.acc_left + self.acc_w + px // 2, middle), self._accuracy(verdict.accuracy, verdict.items),
                  fill="black", font=self.font, anchor="lm")  # fmt: skip
 
     def _key(self, pen: ImageDraw.ImageDraw) -> None:
-        x, y = self.px // 2, self.size[1] - self.px
-        for kind, text in KEY:
-            pen.rectangle((x, y - self.px // 3, x + self.px, y + self.px // 3), fill=self.colors[kind])
-            x += round(1.4 * self.px)
-            pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
-            x += round(self.font.getlength(text)) + 2 * self.px
+        for row, entries in enumerate(self.key_lines):
+            x, y = self.px // 2, self.size[1] - self.px - round(1.5 * self.px) * (len(self.key_lines) - 1 - row)
+            for kind, text in entries:
+                pen.rectangle((x, y - self.px // 3, x + self.px, y + self.px // 3), fill=self.colors[kind])
+                x += round(1.4 * self.px)
+                pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
+                x += round(self.font.getlength(text)) + 2 * self.px
 
 
 def noun_positions(prefix: list[str]) -> tuple[int | None, set[int]]:
@@ -162,7 +215,8 @@ class AgreementDemo(PaintedDemo):
     ``models`` maps names to language models over ``vocab``; ``items`` are agreement items (by
     default ``corpus.load_eval("agreement")``); ``seed`` shuffles the order in which the examples
     of each kind are shown. With no arguments: the shipped RNN, GRU and LSTM and ``course_vocab()``.
-    After each redraw, ``shown`` maps each model to its ``Verdict`` and ``item`` is the item shown.
+    After each redraw, ``shown`` maps each model to its ``Verdict`` and ``item`` is the item shown. Made in lecture
+    mode, the picture fits a projector (``AgreementPainter``'s ``lecture``) and the readout is shorter.
     """
 
     def __init__(self, models: dict | None = None, vocab: Vocab | None = None, *, items: list[dict] | None = None,
@@ -182,7 +236,8 @@ class AgreementDemo(PaintedDemo):
         self.shown: dict[str, Verdict] = {}
         self.item: dict | None = None
         forms = [form for item in self.items for form in (item["correct"], item["wrong"])]
-        self.painter = AgreementPainter(list(self.models), forms)
+        self.painter = AgreementPainter(list(self.models), forms, lecture=is_lecture_mode(),
+                                        prefixes=[item["prefix"] for item in self.items])  # fmt: skip
         self.make_canvas(*self.painter.size)
         most = max(item["attractors"] for item in self.items)
         controls = {
@@ -228,7 +283,7 @@ class AgreementDemo(PaintedDemo):
 
     def legends(self) -> list[dict[str, str]]:
         words = {"the subject": COLORS["subject"], "an attractor": COLORS["attractor"], "other words": palette.BLACK}
-        return [{text: COLORS[kind] for kind, text in KEY}, words]
+        return [{text: COLORS[kind] for kind, text in self.painter.key}, words]
 
     def draw(self, number: str, attractors: int, example: int) -> Figure:
         number = check_choice("subject", number, list(NUMBERS))
@@ -243,6 +298,11 @@ class AgreementDemo(PaintedDemo):
         self.shown, self.item = verdicts, item
         parts = [f"{name} prefers '{getattr(v, v.correct if v.right else _other(v.correct))[0]}' "
                  f"{'✓' if v.right else '✗'}" for name, v in verdicts.items()]  # fmt: skip
+        if self.painter.lecture:  # one or two lines: the picture shows the prefix and each model's ✓ or ✗
+            kind = f"{attractors} attractor{'s' * (attractors != 1)}"
+            self.show_readout(f"the verb must be {number}: '{item['correct']}', not '{item['wrong']}' · accuracy "
+                              f"over the {self.counts[attractors]} items with {kind}")  # fmt: skip
+            return self.figure
         self.show_readout(f"'{' '.join(item['prefix'])} ___': the verb must be {number}, "
                           f"'{item['correct']}' (not '{item['wrong']}'). " + " · ".join(parts))  # fmt: skip
         return self.figure

@@ -19,6 +19,7 @@ from matplotlib.lines import Line2D
 from PIL import Image, ImageDraw
 
 from course_utils.language import lexicon as lx
+from course_utils.lecture import is_lecture_mode
 from course_utils.widgets import palette
 from course_utils.widgets.backdrop import FrozenBackdrop, overlay_axes
 from course_utils.widgets.painting import PixelLayer, pillow_font, text_scale
@@ -30,6 +31,12 @@ OTHER = "other"
 MAX_K = 10  # the most neighbours shown (more labels clutter the map)
 MARKERS = ("o", "s", "^")  # with the palette's six colours: 18 classes told apart by colour or by shape
 MAX_CLASSES = len(MARKERS) * len(palette.CATEGORIES)
+# In lecture mode (a projector's 1280 × 720) the picture must be shown near its own size: 736 × 520 pixels, every text
+# at 20 pt, 22 px at PNG_DPI (lecture mode's matplotlib sizes are 13-19 pt: the key, "small", was 13.3 pt, 14.8 px;
+# the tick labels 16 px). The key goes under the map in four columns, the map loses its tick labels (PCA coordinates
+# have no unit) and its title (the axis label says PCA); the neighbours' labels are 22 px (19 px before).
+LECTURE_SIZE = (9.2, 6.5)  # inches at PNG_DPI
+LECTURE_TEXT_PT = 20
 
 
 # ---------------------------------------------------------------- word classes
@@ -174,12 +181,16 @@ def _overlaps(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _free_place(pen, word: str, font, position: tuple[float, float], taken: list) -> tuple[float, float]:
-    """``position``, or the nearest one a line above or below it where the label overlaps no earlier label."""
+def _free_place(pen, word: str, font, position: tuple[float, float], taken: list,
+                within: tuple[float, float] | None = None) -> tuple[float, float]:  # fmt: skip
+    """``position``, or the nearest one a line above or below it where the label overlaps no earlier label (and,
+    given ``within`` = (top, bottom) pixels, lies between them)."""
     x, y = position
     step = 1.1 * font.size
     for shift in (0, *(k * sign for k in range(1, 2 * MAX_K) for sign in (1, -1))):
         left, top, right, bottom = pen.textbbox((x, y + shift * step), word, font=font, anchor="lm")
+        if within is not None and (top < within[0] or bottom > within[1]):
+            continue
         box = (left - font.size / 3, top, right + font.size / 3, bottom)  # a gap between neighbouring words
         if not any(_overlaps(box, other) for other in taken):
             taken.append(box)
@@ -193,7 +204,8 @@ class EmbeddingDemo(Demo):
 
     ``embeddings`` (V, d) holds one row per word of ``vocab``; ``word_classes`` maps words to
     class names (words it leaves out are "other"). With no arguments: the shipped FFNN's
-    embeddings, ``course_vocab()`` and ``course_word_classes()``.
+    embeddings, ``course_vocab()`` and ``course_word_classes()``. Made in lecture mode, the picture fits a
+    projector (``LECTURE_SIZE``, every text 22 px or more) and the readout is shorter.
     """
 
     def __init__(self, embeddings: torch.Tensor | None = None, vocab: Vocab | None = None,
@@ -252,10 +264,11 @@ class EmbeddingDemo(Demo):
     def _build_figure(self) -> None:
         """The coloured map and its legend once, as a bitmap; transparent axes on top for the chosen word."""
         scale = text_scale()  # larger in lecture mode
-        size = (10.0 * min(scale, 1.4), 5.6 * scale)
+        self.lecture = lecture = is_lecture_mode()
+        size = LECTURE_SIZE if lecture else (10.0 * min(scale, 1.4), 5.6 * scale)
         colors = self._colors()
         backdrop = Figure(figsize=size)
-        ax = backdrop.add_axes((0.07, 0.1, 0.62, 0.84))
+        ax = backdrop.add_axes((0.045, 0.37, 0.945, 0.615) if lecture else (0.07, 0.1, 0.62, 0.84))
         classes = np.array(self.classes)
         points = self.points[self.words]  # (W, 2)
         for cls, (color, marker) in colors.items():
@@ -263,10 +276,13 @@ class EmbeddingDemo(Demo):
             ax.scatter(*points[chosen].T, s=(8 if cls == OTHER else 22) * scale, color=color, marker=marker, label=cls,
                        zorder=1 if cls == OTHER else 2)  # fmt: skip
         explained = self.pca.explained.tolist()
-        ax.set(xlabel=f"PC 1 ({explained[0]:.0%} of the variance)", ylabel=f"PC 2 ({explained[1]:.0%})")
-        ax.set_title("embeddings of the words, projected with PCA", loc="left")
-        ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), ncol=2, fontsize="small", markerscale=1.6,
-                  handletextpad=0.2, columnspacing=0.8, frameon=False)  # fmt: skip
+        if lecture:
+            self._lecture_axes(ax, explained)
+        else:
+            ax.set(xlabel=f"PC 1 ({explained[0]:.0%} of the variance)", ylabel=f"PC 2 ({explained[1]:.0%})")
+            ax.set_title("embeddings of the words, projected with PCA", loc="left")
+            ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), ncol=2, fontsize="small", markerscale=1.6,
+                      handletextpad=0.2, columnspacing=0.8, frameon=False)  # fmt: skip
         self.figure = Figure(figsize=size, dpi=PNG_DPI)  # so a data point's display position is its PNG pixel
         self.figure.add_artist(FrozenBackdrop(backdrop))
         self.ax = overlay_axes(self.figure, ax)
@@ -277,13 +293,23 @@ class EmbeddingDemo(Demo):
         self.chosen = Line2D([], [], marker="*", markersize=18 * scale, color="gold", markeredgecolor="black",
                              linestyle="none")  # fmt: skip
         self.ax.add_line(self.chosen)
-        self.fonts = [pillow_font(round(px * scale), "bold") for px in (18, 12)]  # the chosen word, its neighbours
+        sizes = (18, 14) if lecture else (18, 12)  # the chosen word, its neighbours (22 px on a projector)
+        self.fonts = [pillow_font(round(px * scale), "bold") for px in sizes]
         width, height = (round(inches * PNG_DPI) for inches in size)
         self.labels = PixelLayer(np.zeros((height, width, 4), dtype=np.uint8))  # transparent; painted per redraw
         self.labels.set_zorder(3)  # above the axes
         self.figure.add_artist(self.labels)
         self.labelled: list[str] = []
         self.plot_height = f"{round(size[1] * PNG_DPI) + 12}px"
+
+    @staticmethod
+    def _lecture_axes(ax, explained: list[float]) -> None:
+        """The projector's map: no tick labels or title, 20-pt axis labels, the key under the map in four columns."""
+        ax.set(xticks=[], yticks=[])
+        ax.set_xlabel(f"PCA of the embeddings: PC 1 ({explained[0]:.0%} of the variance)", fontsize=LECTURE_TEXT_PT)
+        ax.set_ylabel(f"PC 2 ({explained[1]:.0%})", fontsize=LECTURE_TEXT_PT)
+        ax.legend(loc="upper left", bbox_to_anchor=(-0.02, -0.115), ncol=4, fontsize=LECTURE_TEXT_PT, markerscale=1.6,
+                  handletextpad=0.1, columnspacing=0.6, labelspacing=0.25, borderaxespad=0, frameon=False)  # fmt: skip
 
     def _paint_labels(self, labels: list[tuple[str, np.ndarray]]) -> None:
         """Write the words beside their points, clipped to the map (Pillow: several times faster than matplotlib text)."""
@@ -293,9 +319,11 @@ class EmbeddingDemo(Demo):
         pixels = self.ax.transData.transform(np.array([point for _, point in labels]))  # (n, 2), y up
         placed = []  # (word, font, position): the chosen word first, so it keeps its place
         taken: list[tuple[float, float, float, float]] = []
+        (_, y0), (_, y1) = self.ax.bbox.get_points()  # the map's bottom and top in pixels, y up
+        within = (height - y1, height - y0) if self.lecture else None  # a projector's map is small: keep labels in
         for i, ((word, _), (x, y)) in enumerate(zip(labels, pixels)):
             font = self.fonts[0 if i == 0 else 1]
-            position = _free_place(pen, word, font, (x + 0.9 * font.size, height - y), taken)
+            position = _free_place(pen, word, font, (x + 0.9 * font.size, height - y), taken, within)
             placed.append((word, font, position))
         for word, font, position in reversed(placed):  # the chosen word last, on top
             pen.text(
@@ -326,6 +354,9 @@ class EmbeddingDemo(Demo):
         self.links.set_segments([np.stack([here, point]) for point in there])
         self._paint_labels([(self.vocab.itos[index], here)] + [(w, p) for (w, _), p in zip(near, there)])
         shown = ", ".join(f"{w} {cos:.2f}" for w, cos in near)
+        if self.lecture:  # one or two lines: the axis labels give the variance each direction keeps
+            self.show_readout(f"nearest to '{self.vocab.itos[index]}' by cosine: {shown}")
+            return self.figure
         kept = float(self.pca.explained.sum())
         self.show_readout(f"nearest to '{self.vocab.itos[index]}' by cosine similarity (in all "
                           f"{self.embeddings.shape[1]} dimensions): {shown} · the map keeps {kept:.0%} of the variance")  # fmt: skip

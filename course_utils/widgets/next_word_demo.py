@@ -21,13 +21,14 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from course_utils.lecture import is_lecture_mode
 from course_utils.models import lm
 from course_utils.language.grammar import CourseLanguage
 from course_utils.evaluation.lm_probes import oracle_probs
 from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.validation import CourseInputError, check_int
 from course_utils.evaluation.lm_probes import compare_to_oracle
-from course_utils.widgets.painting import MAX_K, PaintedDemo, Painter, Panel, top_panel
+from course_utils.widgets.painting import MAX_K, SHORT_KEY, PaintedDemo, Painter, Panel, top_panel
 from course_utils.widgets.widget_kit import ExamplesWithAccount, check_models, text_box, unknown_words_message
 
 EXAMPLES = (
@@ -39,6 +40,12 @@ EXAMPLES = (
     "",
 )
 MAX_MODELS = 7  # panels: the oracle's and up to seven models', in two rows
+# In lecture mode (a projector's 1280 × 720) the picture must be shown near its own size, about 750 × 520 pixels at
+# 22-pixel text: the panels in two columns, shorter bars, as many as the rows leave room for (6 for the oracle and up
+# to three models, 3 for up to five), and a colour key on one line.
+LECTURE_BARS = 6
+LECTURE_HEIGHT = 520  # pixels: the panels and the key
+LECTURE_BAR_EM = 6.5  # the longest bar, in text heights (10 otherwise)
 _CACHE_SIZE = 256  # contexts whose distributions are kept
 
 
@@ -83,7 +90,9 @@ class NextWordDemo(ExamplesWithAccount, PaintedDemo):
     ``models`` maps names to language models with the course's LM interface, all over ``vocab``;
     ``oracle`` is the course language that says what may come next. With no arguments: notebook
     04's models (``default_models()``), ``course_vocab()`` and the full course language.
-    After each redraw, ``shown`` maps each panel's name to its bars: (word, probability, colour key).
+    After each redraw, ``shown`` maps each panel's name to its bars: (word, probability, colour key). Made in
+    lecture mode, the picture fits a projector: the panels in two columns, up to ``LECTURE_BARS`` shorter bars each
+    (k goes up to that), a short readout.
     """
 
     def __init__(self, models: dict | None = None, vocab: Vocab | None = None, oracle: CourseLanguage | None = None,
@@ -99,15 +108,17 @@ class NextWordDemo(ExamplesWithAccount, PaintedDemo):
         if missing:
             raise CourseInputError(f"the vocabulary lacks words of the course language, e.g. {missing[:5]}")
         top_k = check_int("top_k", top_k, minimum=1, maximum=MAX_K)
+        self._lecture = is_lecture_mode()  # the projector's layout: fewer, shorter bars and a short readout
         self._cache: dict[tuple[str, ...], Prediction] = {}
         self._account: str | None = None
         self.shown: dict[str, list[tuple[str, float, str]]] = {}
         self._build_figure()
+        bars = self.painter.max_bars  # MAX_K, or fewer in lecture mode
         self.examples = widgets.Dropdown(options=EXAMPLES, value=context if context in EXAMPLES else None)
         self.examples.observe(self._on_example, names="value")
         controls = {
             "context": text_box(context, "context", "the start of a sentence; Enter to predict"),
-            "k": widgets.IntSlider(value=top_k, min=1, max=MAX_K, description="top k words"),
+            "k": widgets.IntSlider(value=min(top_k, bars), min=1, max=bars, description="top k words"),
         }
         super().__init__(controls, title="What comes next? Each model's guess beside the truth (the oracle)")
         controls["context"].observe(self._on_typed, names="value")
@@ -120,7 +131,14 @@ class NextWordDemo(ExamplesWithAccount, PaintedDemo):
     def _build_figure(self) -> None:
         """The painter of one panel per model beside the oracle's, and a canvas its size."""
         self.panel_names = ["oracle (the truth)", *self.models]
-        self.painter = Painter(len(self.panel_names), self.vocab.itos)
+        if self._lecture:  # as many bars as fit the height, two at least
+            for bars in range(LECTURE_BARS, 1, -1):
+                self.painter = Painter(len(self.panel_names), self.vocab.itos, max_bars=bars, bar_em=LECTURE_BAR_EM,
+                                       columns=2, key=SHORT_KEY)  # fmt: skip
+                if self.painter.size[1] <= LECTURE_HEIGHT:
+                    break
+        else:
+            self.painter = Painter(len(self.panel_names), self.vocab.itos)
         self.make_canvas(*self.painter.size)
 
     def _on_example(self, change) -> None:
@@ -156,7 +174,8 @@ class NextWordDemo(ExamplesWithAccount, PaintedDemo):
         """One model's panel, and its part of the readout."""
         if probs.sum() == 0:  # an unsmoothed model that never saw this context
             note = "every word has probability 0:\nthis context never occurred in training"
-            return Panel(name, note=note), f"{name}: no distribution (an unseen context)"
+            line = f"{name}: none" if self._lecture else f"{name}: no distribution (an unseen context)"
+            return Panel(name, note=note), line
         if oracle is None:
             return top_panel(name, probs, self.vocab, lambda word: "possible"), name
         comparison = compare_to_oracle(probs, oracle)
@@ -164,10 +183,16 @@ class NextWordDemo(ExamplesWithAccount, PaintedDemo):
         best = self.vocab.itos[int(np.argmax(oracle))]
         line = (f"{name}: P({best}) = {comparison.p_top:.3f}, TV {comparison.tv:.2f}, KL {comparison.kl:.2f} nats, "
                 f"{comparison.impossible:.0%} on impossible words")  # fmt: skip
+        if self._lecture:  # the panels' titles give TV; the readout the share of the red bars' kind
+            line = f"{name} {comparison.impossible:.0%}"
         return top_panel(f"{name}  (TV {comparison.tv:.2f})", probs, self.vocab, possible), line
 
     def _readout(self, words: tuple[str, ...], oracle: np.ndarray | None, lines: list[str]) -> str:
         after = f"after '{' '.join(words)}'" if words else "at the start of a sentence"
+        if self._lecture:  # one or two lines: on a projector the readout takes the picture's height
+            if oracle is None:
+                return f"{after}: the oracle has no next word (see the message)"
+            return f"{after} · P(a word that cannot come next): " + " · ".join(lines)
         if oracle is None:
             return f"{after}: the oracle has no next word (see the message) · models shown: {', '.join(lines)}"
         best = int(np.argmax(oracle))
@@ -178,7 +203,7 @@ class NextWordDemo(ExamplesWithAccount, PaintedDemo):
         return [self.painter.legend()]
 
     def draw(self, context: str, k: int) -> Figure:
-        k = check_int("k", k, minimum=1, maximum=MAX_K)
+        k = check_int("k", k, minimum=1, maximum=self.painter.max_bars)
         words = tuple(tokenize(context))
         unknown = unknown_words_message(self.vocab, words)
         if unknown:

@@ -142,6 +142,7 @@ KEY = (
     ("possible", "a model's guess"),
     ("impossible", "a word the oracle says cannot come next"),
 )  # (colour, meaning)
+SHORT_KEY = (("oracle", "the oracle"), ("possible", "a model's guess"), ("impossible", "cannot come next"))  # one line
 
 
 @dataclass(frozen=True)
@@ -166,21 +167,34 @@ def probability_text(p: float) -> str:
 
 
 class Painter:
-    """Paints the panels: a grid of boxes, each a title and up to ``MAX_K`` labelled bars."""
+    """Paints the panels: a grid of boxes, each a title and up to ``max_bars`` labelled bars.
+
+    By default a panel has room for ``MAX_K`` bars ``10 × px`` long at most, the panels are in one row (up to three)
+    or two, and the colour key ``KEY`` is along the bottom. A demo can ask for a smaller picture (in lecture mode, to
+    fit a projector): fewer bars (``max_bars``), shorter bars (``bar_em``, in text heights), the panels in
+    ``columns`` columns and as many rows as they need, and a shorter key (``key``: (colour, text) entries).
+    """
 
     key = KEY  # the colour key's (colour, text) entries along the bottom
 
-    def __init__(self, panels: int, words: list[str]):
+    def __init__(self, panels: int, words: list[str], *, max_bars: int = MAX_K, bar_em: float = 10,
+                 columns: int | None = None, key: tuple[tuple[str, str], ...] | None = None):  # fmt: skip
+        if key is not None:
+            self.key = key
+        self.max_bars = max_bars
         self.px = round(14 * text_scale())  # text size in pixels
         self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
         self.hex = {**COLORS, "note": palette.ALERT}  # a key of COLORS (or "note") -> its colour
         self.colors = {kind: rgb(color) for kind, color in self.hex.items()}
-        self.rows = 1 if panels <= 3 else 2
-        self.cols = math.ceil(panels / self.rows)
+        if columns is None:
+            self.rows = 1 if panels <= 3 else 2
+            self.cols = math.ceil(panels / self.rows)
+        else:
+            self.cols, self.rows = columns, math.ceil(panels / columns)
         self.row_px = round(1.45 * self.px)  # one bar and its gap
         self.label_px = round(max(self.font.getlength(w) for w in words)) + self.px // 2  # the words' column
         self.value_px = round(3.6 * self.px)  # room for "0.123" after the longest bar
-        self.panel = (self.label_px + round(10 * self.px) + self.value_px, 2 * self.px + MAX_K * self.row_px)
+        self.panel = (self.label_px + round(bar_em * self.px) + self.value_px, 2 * self.px + max_bars * self.row_px)
         width = self.cols * self.panel[0] + self.px
         self.key_lines = self._key_lines(width)
         self.size = (width, self.rows * self.panel[1] + round((0.7 + 1.5 * len(self.key_lines)) * self.px))
@@ -242,7 +256,7 @@ class Painter:
         area_top, bar_left = top_px + round(1.6 * self.px), left + self.label_px
         full = self.panel[0] - self.label_px - self.value_px - self.px  # pixels for the largest probability
         widest = max(panel.top[0][1], 1e-12)
-        draw.rectangle((bar_left, area_top, bar_left, area_top + MAX_K * self.row_px), fill="black")
+        draw.rectangle((bar_left, area_top, bar_left, area_top + self.max_bars * self.row_px), fill="black")
         for i, ((word, p), kind) in enumerate(zip(panel.top[:k], panel.kinds)):
             middle = area_top + i * self.row_px + self.row_px // 2
             end = bar_left + round(full * p / widest)

@@ -14,6 +14,7 @@ text is slow) and reaches the figure as one bitmap.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -25,6 +26,7 @@ from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
 from course_utils.language.grammar import CourseLanguage
+from course_utils.lecture import is_lecture_mode
 from course_utils.evaluation.lm_probes import oracle_probs
 from course_utils.language.text_pipeline import BOS, EOS, Vocab, tokenize
 from course_utils.validation import CourseInputError, check_choice, check_int
@@ -32,9 +34,11 @@ from course_utils.evaluation.lm_probes import compare_to_oracle
 from course_utils.widgets import palette
 from course_utils.widgets.painting import (
     MAX_K,
+    SHORT_KEY,
     PaintedDemo,
     Painter,
     Panel,
+    fit_text,
     pillow_font,
     text_scale,
     top_panel,
@@ -71,6 +75,14 @@ ORACLE = "oracle (the truth)"
 NEXT = "next word"  # the third panel: P(the word that actually comes next) under each model
 NEXT_COLOR = palette.RIGHT  # the label of the word that actually comes next
 _CACHE_SIZE = 64  # sentences whose readings are kept
+# In lecture mode (a projector's 1280 × 720) the picture must be shown near its own size, about 750 × 530 pixels at
+# 22-pixel text: 16 units in thinner rows, token labels cut at 5.5 text heights, the oracle's and the model's panels
+# with 5 shorter bars and a one-line key; P(the actual next word) is in the readout only (no third panel).
+LECTURE_UNITS = 16
+LECTURE_UNIT_PX = 6  # the height of a unit's row
+LECTURE_LABEL_EM = 5.5  # the token labels' height, in text heights
+LECTURE_BARS = 5
+LECTURE_BAR_EM = 6.5
 
 
 def has_gates(model) -> bool:
@@ -139,15 +151,22 @@ def read_sentence(models: dict, vocab: Vocab, oracle: CourseLanguage, words: tup
 class HeatmapPainter:
     """Paints a units × tokens heatmap: title, cells, unit numbers, rotated token labels and a colour bar."""
 
-    def __init__(self, width: int, words: list[str]):
+    def __init__(self, width: int, words: list[str], *, units: int = MAX_UNITS, unit_px: int | None = None,
+                 label_em: float | None = None):  # fmt: skip
+        """A heatmap ``width`` pixels wide whose token labels have room for each of ``words``; by default
+        ``MAX_UNITS`` rows of half a text height each. A smaller picture (lecture mode): fewer ``units``, rows of
+        ``unit_px`` pixels, labels cut at ``label_em`` text heights."""
         self.px = round(14 * text_scale())  # text size in pixels
         self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
         self.width = width
+        self.units = units
         self.left = round(self.font.getlength("000")) + self.px  # unit numbers
         self.right = round(4.5 * self.px)  # the colour bar and its numbers
         self.top = round(2.2 * self.px)  # the title
-        self.rows = MAX_UNITS * max(2, round(0.5 * self.px))  # pixels for the units
+        self.rows = units * (unit_px or max(2, round(0.5 * self.px)))  # pixels for the units
         self.label_h = round(max(self.bold.getlength(w) for w in words)) + self.px // 2  # the token labels
+        if label_em is not None:
+            self.label_h = min(self.label_h, round(label_em * self.px))
         self.height = self.top + self.rows + self.label_h + self.px // 2
 
     def min_width(self, columns: int) -> int:
@@ -167,7 +186,7 @@ class HeatmapPainter:
         cells = np.repeat(np.repeat(rgba, cell_h, axis=0), cell_w, axis=1)  # (units·cell_h, T·cell_w, 4)
         picture.paste(Image.fromarray(cells, "RGBA"), (self.left, self.top))
         bottom = self.top + units * cell_h
-        for unit in range(0, units, max(1, units // 4)):
+        for unit in range(0, units, max(1, units // 4, math.ceil(2 * self.px / cell_h))):  # numbers 2 lines apart
             pen.text((self.left - self.px // 3, self.top + unit * cell_h + cell_h // 2), str(unit), fill="black",
                      font=self.font, anchor="rm")  # fmt: skip
         box = (self.left + t * cell_w - 2, self.top - 3, self.left + (t + 1) * cell_w + 1, bottom + 2)
@@ -181,6 +200,7 @@ class HeatmapPainter:
         pen = ImageDraw.Draw(strip)
         for i, token in enumerate(tokens):
             font, color = (self.bold, "black") if i == t else (self.font, NEXT_COLOR if i == t + 1 else "black")
+            token = fit_text(font, token, self.label_h - 2)  # cut with "…" only where the labels' room is cut
             pen.text((self.label_h - 2, i * cell_w + cell_w // 2), token, fill=color, font=font, anchor="rm")
         return strip.rotate(90, expand=True)  # the end of each word now touches the heatmap
 
@@ -200,7 +220,9 @@ class SequenceDemo(ExamplesWithAccount, PaintedDemo):
     over ``vocab``; ``oracle`` is the course language. With no arguments: the shipped RNN, GRU and
     LSTM (``lm_checkpoints.default_demo_models()``), ``course_vocab()`` and the full course language.
     After each redraw, ``shown`` maps each panel to its bars (word, probability, colour key) and
-    ``shown_map`` holds the heatmap's values (units, T).
+    ``shown_map`` holds the heatmap's values (units, T). Made in lecture mode, the picture fits a projector: the
+    first ``LECTURE_UNITS`` units, the oracle's and the model's panels of ``LECTURE_BARS`` bars (no third panel: the
+    readout gives P(the next word)), sentences of up to ``max_words`` words.
     """
 
     def __init__(self, models: dict | None = None, vocab: Vocab | None = None, oracle: CourseLanguage | None = None,
@@ -214,6 +236,7 @@ class SequenceDemo(ExamplesWithAccount, PaintedDemo):
         self._account: str | None = None
         self.shown: dict[str, list[tuple[str, float, str]]] = {}
         self.shown_map: np.ndarray | None = None
+        self._lecture = is_lecture_mode()  # the projector's layout: a smaller heatmap, two panels, a short readout
         self._build_figure()
         first = next(iter(self.models))
         self.examples = widgets.Dropdown(options=list(EXAMPLES), value=sentence if sentence in EXAMPLES else None)
@@ -247,11 +270,22 @@ class SequenceDemo(ExamplesWithAccount, PaintedDemo):
             raise CourseInputError(f"the vocabulary lacks words of the course language, e.g. {missing[:5]}")
 
     def _build_figure(self) -> None:
-        """The painters: the heatmap above, three bar panels below, as wide as the wider needs."""
-        self.bars = Painter(3, [*self.vocab.itos, *self.models, "oracle"])  # the names label the third panel
-        probe = HeatmapPainter(0, [BOS, *self.vocab.itos])
-        width = max(self.bars.size[0], probe.min_width(MAX_WORDS + 1))
-        self.heatmap = HeatmapPainter(width, [BOS, *self.vocab.itos])
+        """The painters: the heatmap above, three bar panels below, as wide as the wider needs. In lecture mode two
+        panels (the oracle's and the model's), as wide as they are; the heatmap has a column a text height wide
+        for each token of the longest sentence that fits (``max_words``)."""
+        tokens = [BOS, *self.vocab.itos]
+        if self._lecture:
+            self.bars = Painter(2, self.vocab.itos, max_bars=LECTURE_BARS, bar_em=LECTURE_BAR_EM, key=SHORT_KEY)
+            self.heatmap = HeatmapPainter(self.bars.size[0], tokens, units=LECTURE_UNITS, unit_px=LECTURE_UNIT_PX,
+                                          label_em=LECTURE_LABEL_EM)  # fmt: skip
+            self.max_words = min(MAX_WORDS, (self.bars.size[0] - self.heatmap.min_width(0)) // self.heatmap.px - 1)
+        else:
+            self.bars = Painter(3, [*self.vocab.itos, *self.models, "oracle"])  # the names label the third panel
+            probe = HeatmapPainter(0, tokens)
+            width = max(self.bars.size[0], probe.min_width(MAX_WORDS + 1))
+            self.heatmap = HeatmapPainter(width, tokens)
+            self.max_words = MAX_WORDS
+        width = self.heatmap.width
         self.size = (width, self.heatmap.height + self.bars.size[1])
         self.make_canvas(*self.size)
 
@@ -306,8 +340,8 @@ class SequenceDemo(ExamplesWithAccount, PaintedDemo):
             if limit is not None and len(words) + 1 > limit:
                 raise CourseInputError(f"{name} reads at most max_len = {limit} tokens; with <s> this sentence has "
                                        f"{len(words) + 1}. Shorten it.")  # fmt: skip
-        if len(words) > MAX_WORDS:
-            raise CourseInputError(f"the picture has room for {MAX_WORDS} words; this sentence has {len(words)}")
+        if len(words) > self.max_words:
+            raise CourseInputError(f"the picture has room for {self.max_words} words; this sentence has {len(words)}")
         return words
 
     def _panels(self, reading: Reading, name: str, t: int) -> list[Panel]:
@@ -345,6 +379,8 @@ class SequenceDemo(ExamplesWithAccount, PaintedDemo):
         after = f"after '{' '.join(reading.words[:t])}'" if t else "at the start of the sentence"
         probs = self.next_word_probs(reading, t)
         parts = [f"{name} {p:.3g}" if p is not None else f"{name}: none" for name, p in probs.items()]
+        if self._lecture:  # one or two lines: the heatmap's labels show the words read so far
+            return f"t = {t}, the next word is '{target}'. P({target}): " + " · ".join(parts)
         return f"t = {t}, {after}: the next word is '{target}'. P({target}): " + " · ".join(parts)
 
     def painted_text_px(self) -> float:
@@ -365,15 +401,17 @@ class SequenceDemo(ExamplesWithAccount, PaintedDemo):
             self._account = f"{reading.account}. The models are drawn anyway{beyond}."
         picture = Image.new("RGBA", self.size, "white")
         values = reading.maps[model][show]  # (units, T)
+        values = values[: self.heatmap.units]  # (units, T): the first 16 of them in lecture mode
         title = f"{model}: {show} after each token (units 0–{len(values) - 1} of {reading.hidden_size[model]})"
         self.heatmap.paint(picture, values, [BOS, *words], t, title, value_range(show))
         bars, pen = self.bars.new_picture()
-        panels = self._panels(reading, model, t)
+        panels = self._panels(reading, model, t)[: 2 if self._lecture else 3]  # lecture: P(next word) in the readout
         for index, panel in enumerate(panels):
-            self.bars.paint(pen, index, panel, TOP_K)
+            self.bars.paint(pen, index, panel, self.bars.max_bars)  # TOP_K bars, or fewer in lecture mode
         picture.paste(bars, (0, self.heatmap.height))
         self.layer.set_pixels(np.asarray(picture))
-        self.shown = {panel_name: [(word, p, kind) for (word, p), kind in zip(panel.top, panel.kinds)]
+        top = self.bars.max_bars
+        self.shown = {panel_name: [(word, p, kind) for (word, p), kind in zip(panel.top[:top], panel.kinds)]
                       for panel_name, panel in zip((ORACLE, model, NEXT), panels)}  # fmt: skip
         self.shown_map = values
         self.show_readout(self._readout(reading, t))

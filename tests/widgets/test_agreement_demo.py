@@ -1,7 +1,9 @@
 """The agreement widget driven from code: bars = each model's P(verb forms), accuracies = lm_probes', bad input."""
 
 import contextlib
+import html
 import io
+import re
 import statistics
 
 import pytest
@@ -199,10 +201,20 @@ def test_bad_constructor_arguments_raise_clear_errors(models, vocab, few, change
 # ---------------------------------------------------------------- projecting
 
 
-def test_lecture_mode_makes_a_larger_picture(models, vocab, few):
-    normal, large = normal_and_lecture(lambda: make_demo(models, vocab, items=few))
-    assert large.painter.px > normal.painter.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
+def test_lecture_mode_fits_a_projector(models, vocab):
+    """Issue 34: in lecture mode the text is larger (22 px) and the picture small enough to be shown near its own
+    size in a 1280 × 720 window's picture column (about 740 × 520 px), with room for the longest prefix of all the
+    items (five attractors); the readout is two lines at most."""
+    normal, large = normal_and_lecture(lambda: make_demo(models, vocab))
+    assert large.painter.px > normal.painter.px and large.text_px() == 22
+    width, height = large.figure.canvas.get_width_height()
+    assert width <= 760 and height <= 530, (width, height)
+    longest = max(large.items, key=lambda item: len(item["prefix"]))
+    lines = large.painter._lines(longest["prefix"], width)[-1][2] + 1
+    assert lines >= 3 and large.painter.header >= lines * large.painter.line
+    text = re.sub("<[^>]+>", "", html.unescape(large.readout.value))
+    assert len(text) < 120 and text.startswith(f"the verb must be plural: '{large.item['correct']}', not ")
+    assert set(large.legends()[0]) == {text for _, text in large.painter.key} != set(normal.legends()[0])
 
 
 @pytest.mark.slow

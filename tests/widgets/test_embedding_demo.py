@@ -1,7 +1,9 @@
 """The embedding explorer: word classes, PCA against NumPy, cosine neighbours, and the widget driven from code."""
 
 import contextlib
+import html
 import io
+import re
 import statistics
 
 import numpy as np
@@ -9,6 +11,7 @@ import pytest
 import torch
 
 from course_utils.language import lexicon as lx
+from course_utils.widgets.backdrop import FrozenBackdrop
 from course_utils.widgets.embedding_demo import (
     MAX_K,
     OTHER,
@@ -255,6 +258,42 @@ def test_bad_constructor_arguments_raise_clear_errors(embeddings, vocab):
         make_demo(embeddings, vocab, ["cat"])
     with pytest.raises(CourseInputError, match="embedding.weight"):
         make_demo(torch.nn.Embedding(len(vocab), 4), vocab)
+
+
+# ---------------------------------------------------------------- projecting
+
+
+def test_a_label_kept_within_the_map_moves_inside_it():
+    from PIL import Image, ImageDraw
+
+    from course_utils.widgets.embedding_demo import _free_place
+    from course_utils.widgets.painting import pillow_font
+
+    pen, font = ImageDraw.Draw(Image.new("RGBA", (200, 200))), pillow_font(22)
+    assert _free_place(pen, "rabbit", font, (10, 190), []) == (10, 190)  # free, though it crosses y = 180
+    x, y = _free_place(pen, "rabbit", font, (10, 190), [], within=(0, 180))
+    assert x == 10 and y < 190 and pen.textbbox((x, y), "rabbit", font=font, anchor="lm")[3] <= 180
+
+
+def test_lecture_mode_fits_a_projector(embeddings, vocab, classes):
+    """Issue 34: in lecture mode every text is 22 px or more (the key and the axis labels at 20 pt, the neighbours'
+    labels at 22 px; the key's "small" 13 pt was the smallest, 15 px) and the picture small enough to be shown near
+    its own size in a 1280 × 720 window's picture column (about 740 × 520 px): the key in four columns under the
+    map, no tick labels or title; every class keeps its colour and marker; the readout is two lines at most."""
+    from widget_support import normal_and_lecture
+
+    normal, large = normal_and_lecture(lambda: make_demo(embeddings, vocab, classes))
+    assert normal.text_px() < 14 < 22 <= large.text_px()
+    assert large.figure.canvas.get_width_height() == (736, 520)
+    assert all(font.size >= 22 for font in large.fonts) and large.legends() == normal.legends()
+    backdrop = large.figure.findobj(FrozenBackdrop)[0].source
+    (ax,) = backdrop.axes
+    assert ax.get_xticklabels() == [] and ax.get_title(loc="left") == ""
+    assert len(ax.get_legend().get_texts()) == len(set(classes.values()) | {"other"})
+    set_value(large, "k", MAX_K)
+    assert len(large.labelled) == MAX_K + 1
+    text = re.sub("<[^>]+>", "", html.unescape(large.readout.value))
+    assert text.count(",") == MAX_K - 1 and len(text) < 190 and "the map keeps" not in text
 
 
 @pytest.mark.slow

@@ -1,7 +1,9 @@
 """The next-word widget, driven from code: panels match the models and the oracle, bad input becomes a message."""
 
 import contextlib
+import html
 import io
+import re
 import statistics
 
 import numpy as np
@@ -11,7 +13,7 @@ import torch
 from course_utils.models import lm
 from course_utils.lecture import lecture_mode
 from course_utils.zoo.lm_checkpoints import CHECKPOINT_DIR, RECIPES, build_model
-from course_utils.widgets.next_word_demo import EXAMPLES, NextWordDemo, window_probs
+from course_utils.widgets.next_word_demo import EXAMPLES, LECTURE_BARS, NextWordDemo, window_probs
 from course_utils.evaluation.lm_probes import compare_to_oracle
 from course_utils.widgets.painting import MAX_K
 from course_utils.models.classic.ngram import NGramLM
@@ -195,15 +197,27 @@ def test_distributions_are_computed_once_per_context(demo):
     assert demo.predict(tuple(EXAMPLES[1].split())) is cached
 
 
-def test_lecture_mode_makes_a_larger_picture(models, vocab, lang):
-    normal = make_demo(models, vocab, lang)
+def test_lecture_mode_fits_a_projector(models, vocab, lang):
+    """Issue 34: in lecture mode the text is larger (22 px) and the picture small enough to be shown near its own
+    size in a 1280 × 720 window's picture column (about 740 × 520 px): the panels in two columns, with as many
+    shorter bars as their rows leave room for, the key on one line, a readout of two lines."""
+    three = {name: models[name] for name in ("bigram", "trigram", "FFNN N=3 (untrained)")}  # as notebook 04 shows
+    normal = make_demo(three, vocab, lang)
     lecture_mode()
     try:
-        large = make_demo(models, vocab, lang)
+        large, crowded = make_demo(three, vocab, lang), make_demo(models, vocab, lang)  # 4 and 6 panels
     finally:
         lecture_mode(False)
-    assert large.painter.px > normal.painter.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
+    assert large.painter.px > normal.painter.px and large.text_px() == 22
+    assert normal.controls["k"].max == MAX_K and normal.figure.canvas.get_width_height() == normal.painter.size
+    for demo, bars in ((large, LECTURE_BARS), (crowded, 3)):
+        width, height = demo.figure.canvas.get_width_height()
+        assert width <= 760 and height <= 525 and demo.painter.cols == 2, (width, height)
+        assert demo.controls["k"].max == bars and demo.controls["k"].value == min(8, bars)
+        assert all(len(bars_shown) == bars for bars_shown in demo.shown.values())
+        assert len(demo.painter.key_lines) == 1 and demo.legends() == [demo.painter.legend()]
+    readout = re.sub("<[^>]+>", "", html.unescape(large.readout.value))
+    assert len(readout) < 120 and "P(a word that cannot come next): bigram " in readout
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import re
 import statistics
 
 import numpy as np
@@ -316,10 +317,21 @@ def test_a_vocabulary_without_the_languages_words_is_refused(lang):
 # ---------------------------------------------------------------- projecting
 
 
-def test_lecture_mode_makes_a_larger_picture(models, vocab, lang):
+def test_lecture_mode_fits_a_projector(models, vocab, lang):
+    """Issue 34: in lecture mode the text is larger (22 px) and the picture small enough to be shown near its own
+    size in a 1280 × 720 window's picture column (about 740 × 520 px): 16 units, the oracle's and the model's panels
+    with 5 shorter bars (P(the actual next word) is in the readout, two lines at most)."""
     normal, large = normal_and_lecture(lambda: make_demo(models, vocab, lang))
-    assert large.heatmap.px > normal.heatmap.px and large.bars.px > normal.bars.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
+    assert large.heatmap.px > normal.heatmap.px and large.bars.px > normal.bars.px and large.text_px() == 22
+    width, height = large.figure.canvas.get_width_height()
+    assert width <= 760 and height <= 530, (width, height)
+    assert list(large.shown) == [ORACLE, "RNN"] and all(len(bars) == 5 for bars in large.shown.values())
+    assert list(normal.shown) == [ORACLE, "RNN", NEXT] and len(large.shown_map) == 16 < len(normal.shown_map)
+    text = re.sub("<[^>]+>", "", readout(large))
+    assert len(text) < 120 and text.startswith("t = 8, the next word is 'tripped'. P(tripped): RNN ")
+    assert large.max_words < MAX_WORDS and large.heatmap.min_width(large.max_words + 1) <= width
+    set_value(large, "sentence", " ".join(["the cat sleeps ."] * 7))  # 28 words: more than the columns
+    assert f"room for {large.max_words} words" in large.message.value
 
 
 @pytest.mark.slow
