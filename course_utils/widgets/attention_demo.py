@@ -18,6 +18,7 @@ slow) and reaches the figure as one bitmap (``painting.PaintedDemo``).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import matplotlib
@@ -27,6 +28,7 @@ from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
 from course_utils.language.text_pipeline import BOS, tokenize
+from course_utils.lecture import is_lecture_mode
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets.painting import (
     PaintedDemo,
@@ -58,6 +60,7 @@ BACK_COLOR, AHEAD_COLOR = palette.MODEL, palette.SECOND  # an arc to an earlier 
 MASK_LINE = palette.ALERT  # without the mask: the line the mask would cut along
 ATTENTION_CMAP = "Blues"  # weight 0 (white) .. 1 (dark blue)
 MIN_ARC = 0.04  # arcs of smaller weights are not drawn ("every word")
+CORNER = ("from ↓", "to →")  # lecture mode: the heatmap's corner, on two lines
 
 
 def hatch(rows: np.ndarray, cols: np.ndarray, cell: int) -> np.ndarray:
@@ -71,12 +74,13 @@ def hatch(rows: np.ndarray, cols: np.ndarray, cell: int) -> np.ndarray:
     return pixels
 
 
-def key_items(view: str, masked: bool) -> dict[str, str]:
-    """What the colour key along the bottom names, {text: colour}, for this view."""
+def key_items(view: str, masked: bool, compact: bool = False) -> dict[str, str]:
+    """What the colour key along the bottom names, {text: colour}, for this view (``compact``: lecture mode's
+    shorter heatmap key, on the title's line)."""
     if view == "heatmap":
         if masked:
-            return {"hidden by the causal mask (weight 0)": palette.HATCH}
-        return {"right of the red line: what the causal mask hides": MASK_LINE}
+            return {"masked (weight 0)" if compact else "hidden by the causal mask (weight 0)": palette.HATCH}
+        return {"the mask's edge" if compact else "right of the red line: what the causal mask hides": MASK_LINE}
     items = {"looks back (or at itself)": BACK_COLOR}
     if not masked:
         items["looks ahead: only without the mask"] = AHEAD_COLOR
@@ -131,23 +135,50 @@ def layer_attention(scratch, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     return torch.stack(masked).float().cpu(), torch.stack(open_).float().cpu()  # (L, H, T, T) each
 
 
-class AttentionPainter:
-    """Paints one (T, T) attention matrix as a heatmap, or as arcs over the words; one fixed canvas for both."""
+@dataclass(frozen=True)
+class HeatmapLayout:
+    """Where the heatmap of one sentence goes: the row labels' width, the column labels' height, the grid's top, a
+    cell's side, the label size, the colour bar's and the row bars' left edges, and the row bars' word column."""
 
-    def __init__(self, words: list[str]):
+    left: int
+    label_h: int
+    grid_top: int
+    cell: int
+    size: int
+    bar_x: int
+    panel_x: int
+    panel_labels: bool  # the row bars repeat each word (normal), or sit on the heatmap's rows without (compact)
+
+
+class AttentionPainter:
+    """Paints one (T, T) attention matrix as a heatmap, or as arcs over the words; one fixed canvas for both.
+
+    ``compact`` (lecture mode) fits a projector: a canvas of 770 × 539 pixels at 22 px text, where the normal one is
+    1364 × 858. The heatmap's labels take the room this sentence's words need (not the longest word of the vocabulary),
+    its cells are as large as that leaves, its colour key shares the title's line, and the row bars beside it sit on
+    the heatmap's rows without repeating the words; the arcs' words and key take the room under them."""
+
+    def __init__(self, words: list[str], compact: bool = False):
+        self.compact = compact
         self.px = px = round(14 * text_scale())
         self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
-        self.width = round(62 * px)
         self.title_h = round(2.2 * px)
         self.left = round(max(self.bold.getlength(w) for w in words)) + px  # the row labels
         self.label_h = round(max(self.bold.getlength(w) for w in words)) + px // 2  # the column labels
-        self.grid_top = self.title_h + self.label_h + 4
-        self.grid_h = round(26 * px)  # the heatmap is a square of at most grid_h × grid_h
         self.max_cell = round(3 * px)
-        self.bar_x = self.left + self.grid_h + px  # the colour bar
-        self.panel_x = self.bar_x + round(4.5 * px)  # the bars of one row, right of the heatmap
-        self.key_top = self.grid_top + self.grid_h + px
-        self.height = self.key_top + round(2.2 * px)
+        if compact:
+            self.width, self.height = round(35 * px), round(24.5 * px)
+            self.title_h = round(2.0 * px)  # the grid's place is the sentence's own (``layout``)
+            self.key_top = self.height - round(1.5 * px)  # the arcs' key, along the bottom
+            self.smallest = px  # the smallest text of the last picture
+        else:
+            self.width = round(62 * px)
+            self.grid_top = self.title_h + self.label_h + 4
+            self.grid_h = round(26 * px)  # the heatmap is a square of at most grid_h × grid_h
+            self.bar_x = self.left + self.grid_h + px  # the colour bar
+            self.panel_x = self.bar_x + round(4.5 * px)  # the bars of one row, right of the heatmap
+            self.key_top = self.grid_top + self.grid_h + px
+            self.height = self.key_top + round(2.2 * px)
         self.lut = matplotlib.colormaps[ATTENTION_CMAP](np.linspace(0.0, 1.0, 256), bytes=True)  # (256, 4)
         self.colors = {"back": rgb(BACK_COLOR), "ahead": rgb(AHEAD_COLOR), "line": rgb(MASK_LINE)}
 
@@ -162,12 +193,33 @@ class AttentionPainter:
     def cell(self, tokens: int) -> int:
         return max(4, min(self.max_cell, self.grid_h // tokens))
 
+    def layout(self, words: tuple[str, ...]) -> HeatmapLayout:
+        """The heatmap's geometry for ``words``: fixed by the vocabulary normally, fitted to the sentence in compact
+        mode (its longest word sets the labels' room, and the cells fill what is left, down to 4 pixels)."""
+        px, T = self.px, len(words)
+        if not self.compact:
+            cell = self.cell(T)
+            size = min(px, max(8, round(0.85 * cell)))
+            return HeatmapLayout(self.left, self.label_h, self.grid_top, cell, size, self.bar_x, self.panel_x, True)
+        longest = round(max(self.bold.getlength(w) for w in words))
+        corner = round(max(self.font.getlength(text) for text in CORNER))  # "from ↓" over "to →"
+        left = max(longest, corner) + px
+        label_h = max(longest + px // 2, round(2.6 * px))  # room for the two corner lines too
+        grid_top = self.title_h + label_h + 4
+        side = round(3 * px) + round(9.5 * px)  # the colour bar; the row bars, "each word gets" in bold above them
+        cell = max(4, min(self.max_cell, (self.height - grid_top - px // 3) // T,
+                          (self.width - left - px // 2 - side) // T))  # fmt: skip
+        size = min(px, max(8, cell - 2))  # a label as high as its row or column allows, at most the text size
+        bar_x = left + T * cell + px // 2
+        return HeatmapLayout(left, label_h, grid_top, cell, size, bar_x, bar_x + round(3 * px), False)
+
     def heatmap(self, picture: Image.Image, pen: ImageDraw.ImageDraw, words: tuple[str, ...], weights: np.ndarray,
                 masked: bool, focus: int) -> None:  # fmt: skip
         """Rows: the word that looks; columns: the words it looks at. Masked cells hatched, or the mask's edge in red."""
         T = len(words)
-        cell = self.cell(T)
-        x0, y0 = self.left, self.grid_top
+        layout = self.layout(words)
+        cell, size = layout.cell, layout.size
+        x0, y0 = layout.left, layout.grid_top
         shade = self.lut[np.clip(np.rint(weights * 255), 0, 255).astype(np.intp)]  # (T, T, 4)
         cells = np.repeat(np.repeat(shade, cell, axis=0), cell, axis=1)  # (T·cell, T·cell, 4)
         if masked:  # hatched, so that no one reads a hidden cell as a weight near 0
@@ -187,50 +239,62 @@ class AttentionPainter:
         if focus != EVERY_WORD:
             pen.rectangle((x0 - 2, y0 + focus * cell - 2, x0 + T * cell + 1, y0 + (focus + 1) * cell + 1),
                           outline="black", width=line)  # fmt: skip
-        size = min(self.px, max(8, round(0.85 * cell)))
         font, bold = pillow_font(size), pillow_font(size, "bold")
         for t, word in enumerate(words):
             pen.text((x0 - self.px // 3, y0 + t * cell + cell // 2), word, fill="black",
                      font=bold if t == focus else font, anchor="rm")  # fmt: skip
-        picture.paste(upright_words(words, cell, size, self.label_h), (x0, y0 - self.label_h - 4))
-        pen.text((self.px // 2, self.grid_top - self.px // 2), "from ↓  to →", fill=palette.MUTED, font=self.font,
-                 anchor="ls")  # fmt: skip
-        self._colour_bar(picture, pen, self.bar_x, min(T * cell, self.grid_h))
-        self._row_bars(pen, words, weights, masked, focus, cell, size)
+        picture.paste(upright_words(words, cell, size, layout.label_h), (x0, y0 - layout.label_h - 4))
+        if self.compact:  # two short lines in the corner, left of the column labels
+            pen.text((self.px // 2, y0 - self.px // 2), CORNER[1], fill=palette.MUTED, font=self.font, anchor="ls")
+            pen.text((self.px // 2, y0 - round(1.7 * self.px)), CORNER[0], fill=palette.MUTED, font=self.font,
+                     anchor="ls")  # fmt: skip
+        else:
+            pen.text((self.px // 2, self.grid_top - self.px // 2), "from ↓  to →", fill=palette.MUTED, font=self.font,
+                     anchor="ls")  # fmt: skip
+        self._colour_bar(picture, pen, layout.bar_x, y0, T * cell if self.compact else min(T * cell, self.grid_h))
+        self._row_bars(pen, words, weights, masked, focus, layout)
+        self.smallest = min(self.px, size)
 
     def _row_bars(self, pen: ImageDraw.ImageDraw, words: tuple[str, ...], weights: np.ndarray, masked: bool,
-                  focus: int, cell: int, size: int) -> None:  # fmt: skip
+                  focus: int, layout: HeatmapLayout) -> None:  # fmt: skip
         """Right of the heatmap, the "from" word's row as numbered bars, one per word at its row's height (or,
         for every word, the mean weight each word gets)."""
-        px, T = self.px, len(words)
+        px, T, cell, size, top = self.px, len(words), layout.cell, layout.size, layout.grid_top
         if focus == EVERY_WORD:
             values, title = weights.mean(axis=0), "mean weight each word gets"  # (T,): column means
+            first, second = "mean weight", "each word gets"  # compact: the title on two lines
         else:
             values, title = weights[focus], f"'{words[focus]}' looks at"  # (T,)
-        left, right = self.panel_x, self.width - px // 2
-        pen.text((left, self.grid_top - px // 2), fit_text(self.bold, title, right - left), fill="black", font=self.bold,
+            first, second = f"'{words[focus]}'", "looks at"
+        left, right = layout.panel_x, self.width - px // 2
+        if self.compact:  # the panel is narrow
+            pen.text((left, top - round(1.7 * px)), fit_text(self.bold, first, right - left), fill="black",
+                     font=self.bold, anchor="ls")  # fmt: skip
+            title = second
+        pen.text((left, top - px // 2), fit_text(self.bold, title, right - left), fill="black", font=self.bold,
                  anchor="ls")  # fmt: skip
         font, bold = pillow_font(size), pillow_font(size, "bold")
-        label_w = round(max(bold.getlength(w) for w in words)) + px // 3
+        label_w = round(max(bold.getlength(w) for w in words)) + px // 3 if layout.panel_labels else 0
         number_w = round(font.getlength("0.00")) + px // 2
         x0, bar_w = left + label_w, right - left - label_w - number_w
         half = max(1, cell * 3 // 8)
         for s, (word, value) in enumerate(zip(words, values)):
-            middle = self.grid_top + s * cell + cell // 2
+            middle = top + s * cell + cell // 2
             hidden = masked and focus != EVERY_WORD and s > focus
-            pen.text((x0 - px // 4, middle), word, fill=palette.MUTED if hidden else "black",
-                     font=bold if s == int(values.argmax()) else font, anchor="rm")  # fmt: skip
+            if layout.panel_labels:
+                pen.text((x0 - px // 4, middle), word, fill=palette.MUTED if hidden else "black",
+                         font=bold if s == int(values.argmax()) else font, anchor="rm")  # fmt: skip
             end = x0 + round(bar_w * value)  # on the colour bar's scale: weight 1 fills the width
             colour = self.colors["ahead"] if focus != EVERY_WORD and s > focus else self.colors["back"]
             if end > x0:
                 pen.rectangle((x0, middle - half, end, middle + half), fill=colour)
             if cell >= 10:
                 pen.text((end + px // 4, middle), f"{value:.2f}", fill="black", font=font, anchor="lm")
-        pen.line((x0, self.grid_top, x0, self.grid_top + T * cell), fill="black", width=1)
+        pen.line((x0, top, x0, top + T * cell), fill="black", width=1)
 
-    def _colour_bar(self, picture: Image.Image, pen: ImageDraw.ImageDraw, x: int, height: int) -> None:
+    def _colour_bar(self, picture: Image.Image, pen: ImageDraw.ImageDraw, x: int, top: int, height: int) -> None:
         """A vertical ramp from weight 1 (top) to 0, numbered at both ends."""
-        paste_colour_bar(picture, self.lut, x, self.grid_top, height, self.px, self.font)
+        paste_colour_bar(picture, self.lut, x, top, height, self.px, self.font)
 
     # -- the arcs
     def arcs(self, picture: Image.Image, pen: ImageDraw.ImageDraw, words: tuple[str, ...], weights: np.ndarray,
@@ -241,13 +305,16 @@ class AttentionPainter:
         slot = (self.width - px) / T
         xs = [round(px // 2 + slot * (t + 0.5)) for t in range(T)]
         widest = max(words, key=len)
-        size = next(
-            (size for size in (px, round(0.8 * px)) if pillow_font(size, "bold").getlength(widest) <= slot - 2), None
-        )
+        sizes = (px,) if self.compact else (px, round(0.8 * px))  # compact: no words side by side below the text size
+        size = next((size for size in sizes if pillow_font(size, "bold").getlength(widest) <= slot - 2), None)
         fits = size is not None  # side by side; else written downwards, the slot as the line height
-        size = size or min(px, max(8, round(0.8 * slot)))
+        size = size or (min(px, max(8, round(slot) - 2)) if self.compact else min(px, max(8, round(0.8 * slot))))
         font, bold = pillow_font(size), pillow_font(size, "bold")
-        base = self.grid_top + self.grid_h - (2 * px if fits else self.label_h)  # the line the words hang from
+        if self.compact:  # the words under the line take the room they need, above the key
+            below = 2 * px if fits else round(max(bold.getlength(w) for w in words)) + px // 2
+            base = self.key_top - px // 2 - below
+        else:
+            base = self.grid_top + self.grid_h - (2 * px if fits else self.label_h)  # the line the words hang from
         room = base - (self.title_h + 2 * px)  # the highest arc
         rows = range(T) if focus == EVERY_WORD else [focus]
         links = [(weights[t, s], t, s) for t in rows for s in range(T)
@@ -261,7 +328,8 @@ class AttentionPainter:
                 pen.ellipse((xs[t] - r, base - 2 * r - 2, xs[t] + r, base - 2), fill=(*colour, alpha))
                 continue
             a, b = sorted((xs[t], xs[s]))
-            h = max(px, round(room * abs(t - s) / max(T - 1, 1)))
+            reach = abs(t - s) / max(T - 1, 1)  # compact: short arcs spread higher, so that their numbers stay apart
+            h = max(px, round(room * (math.sqrt(reach) if self.compact else reach)))
             pen.arc((a, base - h, b, base + h), 180, 360, fill=(*colour, alpha), width=width)
             if focus != EVERY_WORD and w >= 0.1:
                 pen.text(((a + b) // 2, base - h - 2), f"{w:.2f}", fill="black", font=self.font, anchor="mb")
@@ -278,12 +346,17 @@ class AttentionPainter:
                 ImageDraw.Draw(label).text((2, 3), word, fill="black", font=f, anchor="lt")
                 turned = label.rotate(-90, expand=True)
                 picture.paste(turned, (xs[t] - turned.width // 2, base + px // 3), turned)
+        self.smallest = min(self.px, size)
 
     def key(self, picture: Image.Image, pen: ImageDraw.ImageDraw, view: str, masked: bool) -> None:
-        """What the colours mean, along the bottom."""
+        """What the colours mean, along the bottom (compact: the heatmap's on the title's line, at its right end)."""
         px, y = self.px, self.key_top + self.px // 2
+        items = key_items(view, masked, self.compact)
         x = px // 2
-        for text, colour in key_items(view, masked).items():
+        if self.compact and view == "heatmap":
+            y = self.title_h // 2
+            x = self.width - px // 2 - sum(round(1.4 * px) + round(self.font.getlength(text)) for text in items)
+        for text, colour in items.items():
             if colour == palette.HATCH:  # a hatched square, as the hidden cells are
                 rows, cols = np.indices((2 * (px // 3), px))  # (h, w) each
                 picture.paste(Image.fromarray(hatch(rows, cols, px), "RGBA"), (x, y - px // 3))
@@ -292,6 +365,11 @@ class AttentionPainter:
             x += round(1.4 * px)
             pen.text((x, y), text, fill="black", font=self.font, anchor="lm")
             x += round(self.font.getlength(text)) + 2 * px
+
+    def key_width(self, view: str, masked: bool) -> int:
+        """How wide the compact heatmap's key is on the title's line (its title must leave that much room)."""
+        items = key_items(view, masked, self.compact)
+        return sum(round(1.4 * self.px) + round(self.font.getlength(text)) for text in items) + self.px
 
 
 class AttentionDemo(PaintedDemo):
@@ -324,7 +402,8 @@ class AttentionDemo(PaintedDemo):
         self._cache: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
         self._tokens: tuple[str, ...] = ()  # the tokens the "from" list was made for
         self.shown: dict = {}
-        self.painter = AttentionPainter([*self.vocab.itos, "from ↓  to →"])
+        self.lecture = is_lecture_mode()  # a projector's layout: a smaller picture, a shorter readout
+        self.painter = AttentionPainter([*self.vocab.itos, "from ↓  to →"], compact=self.lecture)
         self.make_canvas(self.painter.width, self.painter.height)
         self.examples = widgets.Dropdown(options=[(f"{text}   ({note})", text) for text, (_, note) in EXAMPLES.items()],
                                          value=sentence if sentence in EXAMPLES else None)  # fmt: skip
@@ -341,6 +420,9 @@ class AttentionDemo(PaintedDemo):
             "mask": widgets.Checkbox(value=True, description="causal mask", indent=False),
             "focus": widgets.Dropdown(options=[("every word", EVERY_WORD)], value=EVERY_WORD, description="from"),
         }  # fmt: skip
+        if self.lecture:  # the narrow column of a projector: the buttons of a row side by side where they fit
+            for name in ("layer", "view"):
+                controls[name].style.button_width = "auto"
         self.controls = controls
         self._fit_focus(sentence)
         # Registered before the Demo's own observers: the "from" list fits the sentence before the redraw.
@@ -410,7 +492,11 @@ class AttentionDemo(PaintedDemo):
 
     def legends(self) -> list[dict[str, str]]:
         values = self.values()
-        return [key_items(values["view"], bool(values["mask"]))]
+        return [key_items(values["view"], bool(values["mask"]), self.lecture)]
+
+    def painted_text_px(self) -> float:
+        """The smallest text of the last picture: in lecture mode, a long sentence's labels shrink with its cells."""
+        return self.painter.smallest if self.lecture else self.painter.px
 
     def draw(self, sentence: str, layer: int, head: int, view: str, mask: bool, focus: int) -> Figure:
         words = self.words(sentence)
@@ -425,9 +511,19 @@ class AttentionDemo(PaintedDemo):
         maps = (masked if mask else open_)[layer]  # (H, T, T)
         weights = maps.mean(axis=0) if head == MEAN_OF_HEADS else maps[head]  # (T, T)
         which = "mean of the heads" if head == MEAN_OF_HEADS else f"head {head + 1}"
-        how = "causal mask on: the model as it runs" if mask else \
-            "causal mask off: the same q and k over every word (the model never does this)"  # fmt: skip
-        picture, pen = self.painter.canvas(f"layer {layer + 1}, {which} · {how}")
+        if self.lecture:  # short, and beside the heatmap's key; the readout says what the mask's absence means
+            which = which.replace("of the heads", "of heads")
+            title = f"layer {layer + 1}, {which} · causal mask {'on' if mask else 'off'}"
+            if view == "heatmap":
+                room = self.painter.width - self.painter.px - self.painter.key_width(view, bool(mask))
+                if self.painter.bold.getlength(title) > room:
+                    title = title.replace("causal mask", "mask")
+                title = fit_text(self.painter.bold, title, room)
+        else:
+            how = "causal mask on: the model as it runs" if mask else \
+                "causal mask off: the same q and k over every word (the model never does this)"  # fmt: skip
+            title = f"layer {layer + 1}, {which} · {how}"
+        picture, pen = self.painter.canvas(title)
         if view == "heatmap":
             self.painter.heatmap(picture, pen, tokens, weights, bool(mask), focus)
         else:
@@ -436,7 +532,10 @@ class AttentionDemo(PaintedDemo):
         self.layer.set_pixels(np.asarray(picture))
         self.shown = {"tokens": tokens, "weights": weights, "layer": layer, "head": head, "view": view,
                       "mask": bool(mask), "focus": focus}  # fmt: skip
-        self.show_readout(self.readout_text(tokens, weights, bool(mask), focus, masked[layer], head))
+        if self.lecture:
+            self.show_readout(self.lecture_readout_text(tokens, weights, bool(mask), focus))
+        else:
+            self.show_readout(self.readout_text(tokens, weights, bool(mask), focus, masked[layer], head))
         return self.figure
 
     @staticmethod
@@ -459,4 +558,24 @@ class AttentionDemo(PaintedDemo):
             if focus != EVERY_WORD:
                 shown = real.mean(axis=0) if head == MEAN_OF_HEADS else real[head]  # (T, T)
                 text += f" (with it, '{tokens[int(shown[focus].argmax())]}' gets the most)"
+        return text
+
+    @staticmethod
+    def lecture_readout_text(tokens, weights: np.ndarray, mask: bool, focus: int) -> str:
+        """Lecture mode's readout, one or two lines: where the "from" word looks most (its weights of 0.01 or more,
+        three at most), or where the attention goes on average; without the mask, how much goes to later words (the
+        normal readout's comparison with the masked head is left out)."""
+        T = len(tokens)
+        if focus != EVERY_WORD:
+            order = [s for s in np.argsort(-weights[focus], kind="stable")[:3] if weights[focus, s] >= 0.01]
+            top = ", ".join(f"'{tokens[s]}' {weights[focus, s]:.2f}" for s in order)  # the largest is 1/T or more
+            text = f"'{tokens[focus]}' looks most at {top}"
+            ahead = float(weights[focus, focus + 1 :].sum())
+        else:
+            distance = float((weights * np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])).sum(axis=1).mean())
+            text = (f"on average {weights[:, 0].mean():.0%} to <s>, {np.diag(weights).mean():.0%} to itself, "
+                    f"{distance:.1f} words away")  # fmt: skip
+            ahead = float(np.triu(weights, 1).sum(axis=1)[:-1].mean()) if T > 1 else 0.0
+        if not mask:
+            text += f" · without the mask {ahead:.0%} would go to later words"
         return text

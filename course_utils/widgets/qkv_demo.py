@@ -21,6 +21,7 @@ import torch
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
+from course_utils.lecture import is_lecture_mode
 from course_utils.models.transformer.attention import THINKING_MACHINES, parse_runs
 from course_utils.validation import CourseInputError, check_int
 from course_utils.widgets import palette
@@ -36,7 +37,14 @@ STEP_TITLES = {
 }
 FIELDS = {"q1": "q₁", "k1": "k₁", "k2": "k₂", "v1": "v₁", "v2": "v₂"}  # control -> its name on the slide
 WORD_COLORS = (palette.BLUE, palette.ORANGE)  # Thinking, Machines
+SHORT_STEP_TITLES = {  # in lecture mode, where the picture must fit a projector's right column (about 740 px)
+    1: "score: q₁ · each key",
+    2: "scale: ÷√d_k keeps the softmax soft",
+    3: "softmax: weights that sum to 1",
+    4: "weighted sum: z₁ = Σ weight × value",
+}
 MAX_COMPONENTS = 6  # components of z₁ drawn as bars
+LECTURE_COMPONENTS = 3  # in lecture mode
 HIGHLIGHT = "#fff3b0"  # the row of the current step
 PENDING = palette.PENDING  # rows of later steps, labelled "at step n"
 
@@ -88,35 +96,59 @@ def qkv_numbers(vectors: dict[str, torch.Tensor], divide: bool) -> dict:
 
 
 class QKVPainter:
-    """Paints the slide's table (rows up to the current step), the weight bars and z₁'s components as bars."""
+    """Paints the slide's table (rows up to the current step), the weight bars and z₁'s components as bars.
 
-    def __init__(self):
+    ``compact`` (lecture mode) fits a projector (760 × 524 pixels at 22 px text): the softmax weights are bars inside
+    the table's softmax row instead of a panel beside the table, the step titles are shorter, a "Softmax × Value"
+    cell too long for its column drops its "0.88·v₁ =" (the softmax row above it gives the weight), and z₁ shows at
+    most three components as bars."""
+
+    def __init__(self, compact: bool = False):
+        self.compact = compact
         self.px = px = round(14 * text_scale())
         self.font, self.bold = pillow_font(px), pillow_font(px, "bold")
         self.big_bold = pillow_font(round(1.2 * px), "bold")
         self.colors = [rgb(c) for c in WORD_COLORS]
-        self.row_h = round(2.0 * px)
-        self.title_h = round(2.6 * px)
-        self.label_w = round(12.5 * px)  # "Divide by √d_k = 8"
-        self.col_w = round(15 * px)  # one word's column
-        self.table_top = self.title_h
         self.rows = ("Input", "Query", "Key", "Value", "Score", "Divide", "Softmax", "Softmax × Value", "Sum")
+        self.components = LECTURE_COMPONENTS if compact else MAX_COMPONENTS
+        if compact:
+            self.row_h = round(1.5 * px)
+            self.title_h = round(2.0 * px)
+            self.label_w = round(self.bold.getlength("Divide by 8 (√d_k)")) + px // 2  # the longest label, bold
+            self.col_w = round(11.4 * px)
+            self.width = px // 2 + self.label_w + 2 * self.col_w + px // 2  # no panel of weight bars beside it
+            self.sum_row = round(1.4 * px)
+        else:
+            self.row_h = round(2.0 * px)
+            self.title_h = round(2.6 * px)
+            self.label_w = round(12.5 * px)  # "Divide by √d_k = 8"
+            self.col_w = round(15 * px)  # one word's column
+            self.bars_left = px // 2 + self.label_w + 2 * self.col_w + 2 * px  # the weight bars, right of the table
+            self.bars_w = round(15 * px)
+            self.width = self.bars_left + self.bars_w + px
+            self.sum_row = round(1.6 * px)
+        self.table_top = self.title_h
         self.table_h = len(self.rows) * self.row_h
-        self.bars_left = px // 2 + self.label_w + 2 * self.col_w + 2 * px  # the weight bars, right of the table
-        self.bars_w = round(15 * px)
-        self.width = self.bars_left + self.bars_w + px
         self.sum_top = self.table_top + self.table_h + px
-        self.sum_row = round(1.6 * px)
-        self.height = self.sum_top + round(2.2 * px) + MAX_COMPONENTS * self.sum_row + round(2.4 * px)
+        if compact:  # the sum's title 1.4 px above its bars, its key one px below them
+            self.height = self.sum_top + round(3.1 * px) + self.components * self.sum_row
+        else:
+            self.height = self.sum_top + round(2.2 * px) + self.components * self.sum_row + round(2.4 * px)
 
     def paint(self, texts: dict[str, str], numbers: dict, step: int, divide: bool) -> Image.Image:
         """The whole picture: ``texts`` the five vectors in run notation, ``numbers`` from ``qkv_numbers``."""
         picture = Image.new("RGBA", (self.width, self.height), "white")
         pen = ImageDraw.Draw(picture)
-        pen.text((self.px // 2, self.title_h // 2), f"Step {step} of 4 · {STEP_TITLES[step]}", fill="black",
-                 font=self.big_bold, anchor="lm")  # fmt: skip
+        if self.compact:
+            title = fit_text(self.big_bold, f"Step {step} of 4 · {SHORT_STEP_TITLES[step]}", self.width - self.px)
+        else:
+            title = f"Step {step} of 4 · {STEP_TITLES[step]}"
+        pen.text((self.px // 2, self.title_h // 2), title, fill="black", font=self.big_bold, anchor="lm")
         self._table(pen, texts, numbers, step, divide)
-        self._weight_bars(pen, numbers, step)
+        if self.compact:
+            self._weights_in_row(pen, numbers, step)
+        else:
+            self._weight_bars(pen, numbers, step)
         self._sum_bars(pen, numbers, step)
         return picture
 
@@ -127,6 +159,10 @@ class QKVPainter:
         divide_label = f"Divide by {number_text(numbers['divisor'])} (√d_k)" if divide else "not divided (÷1)"
         parts = [", ".join(f"{x:.3g}" for x in numbers["parts"][i][:4]) + (", …" if d_v > 4 else "") for i in (0, 1)]
         z = ", ".join(f"{x:.3g}" for x in numbers["z"][:6]) + (", …" if d_v > 6 else "")
+        weighted = [f"{weight_text(w[i])}·v{'₁₂'[i]} = {parts[i]}" for i in (0, 1)]
+        if self.compact:  # a cell too long for its column keeps the numbers: the softmax row above gives the weight
+            room = self.col_w - self.px // 2
+            weighted = [text if self.bold.getlength(text) <= room else parts[i] for i, text in enumerate(weighted)]
         return [
             ("Input", WORDS[0], WORDS[1], 0),
             ("Query", f"q₁ = {texts['q1']}", "", 0),
@@ -135,7 +171,7 @@ class QKVPainter:
             ("Score", f"q₁·k₁ = {number_text(s[0])}", f"q₁·k₂ = {number_text(s[1])}", 1),
             (divide_label, number_text(c[0]), number_text(c[1]), 2),
             ("Softmax", weight_text(w[0]), weight_text(w[1]), 3),
-            ("Softmax × Value", f"{weight_text(w[0])}·v₁ = {parts[0]}", f"{weight_text(w[1])}·v₂ = {parts[1]}", 4),
+            ("Softmax × Value", weighted[0], weighted[1], 4),
             ("Sum", f"z₁ = {z}", "", 4),
         ]
 
@@ -165,8 +201,9 @@ class QKVPainter:
                     pen.text((x_cols + i * self.col_w + px // 3, middle), fit_text(cell_font, text, self.col_w - px // 2),
                              fill=colour, font=cell_font, anchor="lm")  # fmt: skip
             pen.line((x_label, y1, right, y1), fill="#c8c8c8", width=1)
-        for x in (x_cols, x_cols + self.col_w):
-            pen.line((x, top, x, top + self.table_h), fill="#c8c8c8", width=1)
+        middle_end = top + self.table_h - (self.row_h if self.compact else 0)  # compact: z₁ is wider than a column
+        for x, end in ((x_cols, top + self.table_h), (x_cols + self.col_w, middle_end)):
+            pen.line((x, top, x, end), fill="#c8c8c8", width=1)
 
     def _weight_bars(self, pen: ImageDraw.ImageDraw, numbers: dict, step: int) -> None:
         """Two upright bars, the softmax weights of Thinking and Machines on a 0..1 scale (from step 3)."""
@@ -193,15 +230,39 @@ class QKVPainter:
             pen.rectangle((x0, min(y, base - 1), x0 + bar_w, base), fill=self.colors[i])
             pen.text((x0 + bar_w // 2, y - px // 2), weight_text(weight), fill="black", font=self.bold, anchor="mb")
 
+    def _weights_in_row(self, pen: ImageDraw.ImageDraw, numbers: dict, step: int) -> None:
+        """Lecture mode: each softmax weight as a bar in its cell of the softmax row, right of its number, on one 0..1
+        scale (from step 3), where the normal picture has a panel of two upright bars."""
+        if step < 3:
+            return
+        px, row = self.px, self.rows.index("Softmax")
+        font = self.bold if step == 3 else self.font  # the cell's own font
+        texts = [weight_text(w) for w in numbers["weights"]]
+        x_cols = px // 2 + self.label_w
+        widest = max(font.getlength(text) for text in [*texts, "0.9999999"])  # one scale, but for longer numbers
+        offset = px // 3 + round(widest) + px // 2  # the bars start here
+        full = self.col_w - offset - px // 2  # pixels for weight 1
+        middle = self.table_top + row * self.row_h + self.row_h // 2
+        half = self.row_h // 4
+        for i, weight in enumerate(numbers["weights"]):
+            x0 = x_cols + i * self.col_w + offset
+            pen.rectangle((x0, middle - half, x0 + full, middle + half), outline="#c8c8c8", width=1)  # the 0..1 scale
+            if round(full * weight) > 0:
+                pen.rectangle((x0, middle - half, x0 + round(full * weight), middle + half), fill=self.colors[i])
+
     def _sum_bars(self, pen: ImageDraw.ImageDraw, numbers: dict, step: int) -> None:
         """z₁ component by component: w₁·v₁ (blue) then w₂·v₂ (orange) laid end to end; z₁ is where they end."""
         px, top = self.px, self.sum_top
         d_v = numbers["z"].size
-        shown_n = min(d_v, MAX_COMPONENTS)
-        more = f" (the first {shown_n} of {d_v})" if d_v > shown_n else ""
-        pen.text((px // 2, top + px // 2), f"z₁ = w₁·v₁ + w₂·v₂, component by component{more}", fill="black",
-                 font=self.bold, anchor="lm")  # fmt: skip
-        rows_top = top + round(1.8 * px)
+        shown_n = min(d_v, self.components)
+        if self.compact:
+            more = f" (the first {shown_n} of {d_v})" if d_v > shown_n else ", component by component"
+            title = fit_text(self.bold, f"z₁ = w₁·v₁ + w₂·v₂{more}", self.width - px)
+        else:
+            more = f" (the first {shown_n} of {d_v})" if d_v > shown_n else ""
+            title = f"z₁ = w₁·v₁ + w₂·v₂, component by component{more}"
+        pen.text((px // 2, top + px // 2), title, fill="black", font=self.bold, anchor="lm")
+        rows_top = top + round((1.4 if self.compact else 1.8) * px)
         name_w, value_w = round(3.5 * px), round(6 * px)
         left, right = px // 2 + name_w, self.width - value_w
         if step < 4:
@@ -250,7 +311,8 @@ class QKVDemo(PaintedDemo):
     def __init__(self, *, step: int = 4, divide: bool = True):
         step = check_int("step", step, minimum=1, maximum=4)
         self.shown: dict = {}
-        self.painter = QKVPainter()
+        self.lecture = is_lecture_mode()  # a projector's layout: a smaller picture, a one-line readout
+        self.painter = QKVPainter(compact=self.lecture)
         self.make_canvas(self.painter.width, self.painter.height)
         controls = {
             name: widgets.Text(
@@ -265,6 +327,10 @@ class QKVDemo(PaintedDemo):
         controls["divide"] = widgets.Checkbox(value=bool(divide), description="divide by √d_k", indent=False)
         controls["step"] = widgets.ToggleButtons(options=[(f"{n} {text}", n) for n, text in STEPS.items()],
                                                  value=step, description="step")  # fmt: skip
+        if self.lecture:  # the narrow column of a projector: a label and its field on one line, whole button labels
+            for name in FIELDS:
+                controls[name].layout.width = "15em"
+            controls["step"].style.button_width = "auto"
         super().__init__(controls, title="Self-attention, step by step: q · k, ÷√d_k, softmax, weighted sum of v")
 
     def _control_rows(self) -> widgets.Widget:
@@ -300,7 +366,8 @@ class QKVDemo(PaintedDemo):
         texts = {name: vector_text(v) for name, v in vectors.items()}
         self.layer.set_pixels(np.asarray(self.painter.paint(texts, numbers, step, bool(divide))))
         self.shown = {**numbers, "step": step}
-        self.show_readout(self.readout_text(numbers, step, bool(divide)))
+        readout = self.lecture_readout_text if self.lecture else self.readout_text
+        self.show_readout(readout(numbers, step, bool(divide)))
         return self.figure
 
     @staticmethod
@@ -316,4 +383,17 @@ class QKVDemo(PaintedDemo):
         if step >= 4:
             z = ", ".join(f"{x:.3g}" for x in numbers["z"][:6]) + (", …" if numbers["z"].size > 6 else "")
             parts.append(f"z₁ = {weight_text(w[0])}·v₁ + {weight_text(w[1])}·v₂ = [{z}]")
+        return " → ".join(parts)
+
+    @staticmethod
+    def lecture_readout_text(numbers: dict, step: int, divide: bool) -> str:
+        """Lecture mode: the chain in one line, "d_k = 64 · q₁·k = 112, 96 → ÷8 → 14, 12 → softmax 0.88, 0.12" (the
+        table's last row gives z₁)."""
+        s, c, w = numbers["scores"], numbers["scaled"], numbers["weights"]
+        parts = [f"d_k = {numbers['d_k']} · q₁·k = {number_text(s[0])}, {number_text(s[1])}"]
+        if step >= 2:
+            parts.append(f"÷{number_text(numbers['divisor'])} → {number_text(c[0])}, {number_text(c[1])}" if divide
+                         else "not divided")  # fmt: skip
+        if step >= 3:
+            parts.append(f"softmax {weight_text(w[0])}, {weight_text(w[1])}")
         return " → ".join(parts)

@@ -28,12 +28,19 @@ from PIL import Image, ImageDraw
 
 from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.language.tarevi import Translation, translate_passage
-from course_utils.lecture import font_px
+from course_utils.lecture import font_px, is_lecture_mode
 from course_utils.evaluation import translation_metrics as metrics
 from course_utils.models.recurrent.seq2seq import Seq2Seq
 from course_utils.validation import CourseInputError, check_choice, check_int
 from course_utils.widgets import palette
-from course_utils.widgets.painting import PaintedDemo, paste_colour_bar, pillow_font, text_scale, upright_words
+from course_utils.widgets.painting import (
+    PaintedDemo,
+    fit_text,
+    paste_colour_bar,
+    pillow_font,
+    text_scale,
+    upright_words,
+)
 from course_utils.widgets.widget_kit import labelled, set_range, text_box, unknown_words_message
 
 EXAMPLES = {  # passage -> what it shows
@@ -115,24 +122,59 @@ def decode(model: Seq2Seq, source_vocab: Vocab, target_vocab: Vocab, words: tupl
     return Decoding(tokens, weights, model.encoder.hidden_size)
 
 
+@dataclass(frozen=True)
+class Grid:
+    """Where one passage's attention matrix goes: the source labels' height, the grid's top, a cell's side, the label
+    size, and the rows shown (``start`` and how many: in lecture mode a long decoding shows a window of its rows)."""
+
+    label_h: int
+    top: int
+    cell: int
+    size: int
+    start: int
+    shown: int
+
+
+KEY = (("true alignment (the reference's)   ", "black"), ("row label: same word as the reference   ", RIGHT_COLOR),
+       ("different word", WRONG_COLOR))  # fmt: skip
+SHORT_KEY = (("true alignment   ", "black"), ("same word as the reference   ", RIGHT_COLOR),
+             ("different word", WRONG_COLOR))  # fmt: skip
+
+
 class TranslationPainter:
     """Paints either the attention matrix (rows = decoder steps, columns = source words) or, for a model
-    without attention, the source squeezed through one vector. One fixed canvas for both."""
+    without attention, the source squeezed through one vector. One fixed canvas for both.
 
-    def __init__(self, source_words: list[str], target_words: list[str]):
+    ``compact`` (lecture mode) fits a projector: a canvas of 770 × 528 pixels at 22 px text, where the normal one is
+    1364 × 899. The source labels take the room this passage's words need, the cells are as large as the rest allows
+    (a label as high as its cell, at most the text size), a decoding with more rows than fit at that size shows the
+    window of rows around the current step, and the key is shorter."""
+
+    def __init__(self, source_words: list[str], target_words: list[str], compact: bool = False):
+        self.compact = compact
         scale = text_scale()  # larger in lecture mode
         self.px = round(14 * scale)  # text size in pixels
+        self.smallest = self.px  # the smallest text of the last picture
         self.font, self.bold = pillow_font(self.px), pillow_font(self.px, "bold")
-        self.width = round(62 * self.px)
         self.left = round(max(self.bold.getlength(w) for w in target_words)) + self.px  # the target words
-        self.right = round(5 * self.px)  # the colour bar and its numbers
-        self.title_h = round(2.2 * self.px)
         self.label_h = round(max(self.bold.getlength(w) for w in source_words)) + self.px // 2  # source words
-        self.grid_top = self.title_h + self.label_h + 4
-        self.grid_w, self.grid_h = self.width - self.left - self.right, round(28 * self.px)
         self.max_cell = round(3 * self.px)
-        self.key_top = self.grid_top + self.grid_h + self.px
-        self.height = self.key_top + round(2.2 * self.px)
+        if compact:
+            self.width, self.height = round(35 * self.px), round(24 * self.px)
+            self.right = round(3 * self.px)  # the colour bar and its numbers
+            self.title_h = round(2.0 * self.px)
+            self.key_top = self.height - round(1.6 * self.px)
+            self.grid_w = self.width - self.left - self.right
+            self.key_entries = SHORT_KEY
+        else:
+            self.width = round(62 * self.px)
+            self.right = round(5 * self.px)  # the colour bar and its numbers
+            self.title_h = round(2.2 * self.px)
+            self.grid_top = self.title_h + self.label_h + 4
+            self.grid_w, self.grid_h = self.width - self.left - self.right, round(28 * self.px)
+            self.key_top = self.grid_top + self.grid_h + self.px
+            self.height = self.key_top + round(2.2 * self.px)
+            self.key_entries = KEY
         self.lut = matplotlib.colormaps[CMAP](np.linspace(0.0, 1.0, 256), bytes=True)  # (256, 4)
         self.blank = Image.new("RGBA", (self.width, self.height), "white")
         self.keyed = self.blank.copy()  # the key, which never changes, painted once
@@ -144,6 +186,8 @@ class TranslationPainter:
         return picture, ImageDraw.Draw(picture)
 
     def title(self, pen: ImageDraw.ImageDraw, text: str) -> None:
+        if self.compact:
+            text = fit_text(self.bold, text, self.width - self.px)
         pen.text((self.px // 2, self.px // 2), text, fill="black", font=self.bold, anchor="lt")
 
     # -- with attention
@@ -151,66 +195,90 @@ class TranslationPainter:
         """The side of a square cell so that columns × rows cells fit the grid area."""
         return max(2, min(self.max_cell, self.grid_w // columns, self.grid_h // rows))
 
+    def grid(self, source: tuple[str, ...], total: int, t: int) -> Grid:
+        """The matrix's geometry for ``source`` and ``total`` rows at step ``t``: every row in the fixed grid area
+        normally; in compact mode, cells no smaller than the text where the columns allow, and the rows that fit."""
+        columns = len(source)
+        if not self.compact:
+            cell = self.cell(columns, total)
+            return Grid(self.label_h, self.grid_top, cell, min(self.px, max(7, round(0.85 * cell))), 0, total)
+        label_h = round(max(self.bold.getlength(w) for w in source)) + self.px // 2
+        top = self.title_h + label_h + 4
+        grid_h = self.key_top - self.px // 2 - top
+        widest = max(2, min(self.max_cell, self.grid_w // columns))  # the columns' limit
+        cell = max(2, min(widest, max(grid_h // total, self.px + 2)))  # rows thinner than the text: a window
+        shown = min(total, grid_h // cell)
+        start = min(max(0, t + 1 - shown), total - shown)  # the current row second from the bottom, where it can be
+        return Grid(label_h, top, cell, min(self.px, max(7, cell - 2)), start, shown)
+
     def attention(self, picture: Image.Image, pen: ImageDraw.ImageDraw, source: tuple[str, ...],
                   rows: list[tuple[str, str]], weights: np.ndarray, t: int, marks: list[tuple[int, int]],
                   focus: tuple[int | None, int | None]) -> None:  # fmt: skip
         """The matrix: ``rows`` (label, colour) of all steps, ``weights`` (t, S) of the steps so far, step
-        ``t`` boxed, ``marks`` (source, row) hollow squares; ``focus`` = (argmax column, true column) of step t."""
+        ``t`` boxed, ``marks`` (source, row) hollow squares; ``focus`` = (argmax column, true column) of step t.
+        Only the rows ``grid`` says are shown (all of them, but in lecture mode for a long decoding)."""
         columns, total = len(source), len(rows)
-        cell = self.cell(columns, total)
-        x0, y0 = self.left, self.grid_top
+        grid = self.grid(source, total, t)
+        cell, size, start, shown = grid.cell, grid.size, grid.start, grid.shown
+        x0, y0 = self.left, grid.top
         shade = np.full((total, columns, 4), 255, dtype=np.uint8)  # (R, S, 4)
         shade[:] = (236, 236, 236, 255)  # rows not reached yet
         shade[:t] = self.lut[np.clip(np.rint(weights[:t] * 255), 0, 255).astype(np.intp)]  # (t, S, 4)
-        cells = np.repeat(np.repeat(shade, cell, axis=0), cell, axis=1)  # (R·cell, S·cell, 4)
+        shade = shade[start : start + shown]  # (shown, S, 4)
+        cells = np.repeat(np.repeat(shade, cell, axis=0), cell, axis=1)  # (shown·cell, S·cell, 4)
         if cell >= 6:  # thin white lines between cells
             cells[::cell, :, :3] = 255
             cells[:, ::cell, :3] = 255
         picture.paste(Image.fromarray(cells, "RGBA"), (x0, y0))
         line = max(2, min(3, cell // 8))
         for s, r in marks:  # the true alignment, on the rows written so far
-            inset = max(1, cell // 6)
-            pen.rectangle((x0 + s * cell + inset, y0 + r * cell + inset, x0 + (s + 1) * cell - inset,
-                           y0 + (r + 1) * cell - inset), outline=MARK_COLOR, width=line)  # fmt: skip
-        pen.rectangle((x0 - 2, y0 + (t - 1) * cell - 2, x0 + columns * cell + 1, y0 + t * cell + 1),
-                      outline="black", width=line)  # fmt: skip
-        size = min(self.px, max(7, round(0.85 * cell)))
+            if not start <= r < start + shown:
+                continue
+            inset, y = max(1, cell // 6), y0 + (r - start) * cell
+            pen.rectangle((x0 + s * cell + inset, y + inset, x0 + (s + 1) * cell - inset, y + cell - inset),
+                          outline=MARK_COLOR, width=line)  # fmt: skip
+        y = y0 + (t - 1 - start) * cell
+        pen.rectangle((x0 - 2, y - 2, x0 + columns * cell + 1, y + cell + 1), outline="black", width=line)
         font, bold = pillow_font(size), pillow_font(size, "bold")
         every = -(-8 // cell)  # rows thinner than 8 pixels: label every few rows, and the current one
         for r, (word, colour) in enumerate(rows[:t]):
-            if r % every and r != t - 1:
+            if r % every and r != t - 1 or not start <= r < start + shown:
                 continue
-            pen.text((x0 - self.px // 3, y0 + r * cell + cell // 2), word, fill=colour,
+            pen.text((x0 - self.px // 3, y0 + (r - start) * cell + cell // 2), word, fill=colour,
                      font=bold if r == t - 1 else font, anchor="rm")  # fmt: skip
-        picture.paste(self._source_labels(source, cell, size, focus), (x0, y0 - self.label_h - 4))
-        self._colour_bar(picture, pen, x0 + columns * cell + self.px, min(total * cell, self.grid_h))
+        picture.paste(self._source_labels(source, cell, size, focus, grid.label_h), (x0, y0 - grid.label_h - 4))
+        height = shown * cell if self.compact else min(shown * cell, self.grid_h)
+        self._colour_bar(picture, pen, x0 + columns * cell + self.px, y0, height)
+        self.smallest = min(self.px, size)
 
-    def _source_labels(self, source: tuple[str, ...], cell: int, size: int, focus) -> Image.Image:
+    def _source_labels(self, source: tuple[str, ...], cell: int, size: int, focus, label_h: int) -> Image.Image:
         """The source words written upwards, one per column; the step's argmax bold, its true word orange."""
-        labels = upright_words(source, cell, size, self.label_h).copy()  # cached: only focus repaints
+        labels = upright_words(source, cell, size, label_h).copy()  # cached: only focus repaints
         argmax, true = focus
         for i in dict.fromkeys(i for i in (argmax, true) if i is not None):  # repaint only these one or two words
-            word = Image.new("RGBA", (self.label_h, cell), "white")
+            word = Image.new("RGBA", (label_h, cell), "white")
             font = pillow_font(size, "bold") if i == argmax else pillow_font(size)
             ImageDraw.Draw(word).text((2, cell // 2), source[i], fill=MARK_COLOR if i == true else "black", font=font,
                                       anchor="lm")  # fmt: skip
             labels.paste(word.rotate(90, expand=True), (i * cell, 0))
         return labels
 
-    def _colour_bar(self, picture: Image.Image, pen: ImageDraw.ImageDraw, x: int, height: int) -> None:
+    def _colour_bar(self, picture: Image.Image, pen: ImageDraw.ImageDraw, x: int, top: int, height: int) -> None:
         """A vertical ramp from weight 1 (top) to 0, numbered at both ends."""
-        paste_colour_bar(picture, self.lut, x, self.grid_top, height, self.px, self.font)
+        paste_colour_bar(picture, self.lut, x, top, height, self.px, self.font)
 
     def _key(self, pen: ImageDraw.ImageDraw) -> None:
         """What the marks and colours mean, along the bottom."""
         x, y, half = self.px // 2, self.key_top + self.px // 2, self.px // 2
         pen.rectangle((x, y - half, x + self.px, y + half), outline=MARK_COLOR, width=max(2, self.px // 7))
         x += round(1.5 * self.px)
-        for text, colour in (("true alignment (the reference's)   ", "black"),
-                             ("row label: same word as the reference   ", RIGHT_COLOR),
-                             ("different word", WRONG_COLOR)):  # fmt: skip
+        for text, colour in self.key_entries:
             pen.text((x, y), text, fill=colour, font=self.font, anchor="lm")
             x += round(self.font.getlength(text))
+
+    def legend(self) -> dict[str, str]:
+        """What the key names: {its text: its colour}."""
+        return {text.strip(): MARK_COLOR if colour == "black" else colour for text, colour in self.key_entries}
 
     # -- without attention
     def bottleneck(self, pen: ImageDraw.ImageDraw, source: tuple[str, ...], rows: list[tuple[str, str]], t: int,
@@ -219,9 +287,10 @@ class TranslationPainter:
         source_boxes, bottom = self._layout(source, self.title_h + self.px, current=None)
         box_text = f"h_S: the encoder's final state, one vector of {hidden} numbers"
         box_w, box_h = round(self.font.getlength(box_text)) + 2 * self.px, 2 * self.px
-        box = ((self.width - box_w) // 2, bottom + 3 * self.px, (self.width + box_w) // 2, bottom + 3 * self.px + box_h)
+        fan = (2 if self.compact else 3) * self.px  # the lines' height, into h_S and out of it
+        box = ((self.width - box_w) // 2, bottom + fan, (self.width + box_w) // 2, bottom + fan + box_h)
         centre = (box[0] + box[2]) // 2
-        out_top = box[3] + 3 * self.px
+        out_top = box[3] + fan
         output_boxes, _ = self._layout([word for word, _ in rows[:t]], out_top + self.px // 2, current=t - 1)
         for left, _, right, lower in source_boxes:  # the lines first: the boxes cover their ends
             pen.line(((left + right) // 2, lower, centre, box[1]), fill=palette.MUTED, width=2)
@@ -230,13 +299,16 @@ class TranslationPainter:
         self._paint_boxes(pen, [(w, "black") for w in source], source_boxes, current=None)
         pen.rectangle(box, outline="black", fill="#dbe9f6", width=2)
         pen.text((centre, (box[1] + box[3]) // 2), box_text, fill="black", font=self.font, anchor="mm")
-        pen.text((self.px // 2, out_top - self.px), "the decoder writes, starting from h_S:", fill="black",
-                 font=self.font, anchor="ls")  # fmt: skip
+        caption = ((self.px // 2, out_top - self.px), "the decoder writes, starting from h_S:")
+        if self.compact:  # the lines out of h_S pass close by: the caption on white
+            pen.rectangle(pen.textbbox(*caption, font=self.font, anchor="ls"), fill="white")
+        pen.text(*caption, fill="black", font=self.font, anchor="ls")
         self._paint_boxes(pen, rows[:t], output_boxes, current=t - 1)
+        self.smallest = self.px
 
     def _layout(self, words: list[str], top: int, current: int | None) -> tuple[list[tuple[int, int, int, int]], int]:
         """Boxes for ``words`` left to right from ``top``, wrapped at the picture's width; and their bottom."""
-        gap, height = self.px // 2, round(1.8 * self.px)
+        gap, height = self.px // 2, round((1.6 if self.compact else 1.8) * self.px)
         x, y, boxes = gap, top, []
         for i, word in enumerate(words):
             width = round((self.bold if i == current else self.font).getlength(word)) + self.px
@@ -262,7 +334,9 @@ class TranslationDemo(PaintedDemo):
     with no argument, the shipped ``none_128``, ``additive_128`` and ``dot_128``. ``step`` is the step
     shown first (clipped to the number of decoder steps); a new passage starts at step 1.
     After each redraw ``shown`` holds what the picture shows: the source, the rows written so far,
-    their weights (t, S) or None, the alignment marks (source, row), the reference and the output.
+    their weights (t, S) or None, the alignment marks (source, row), the reference and the output, and the
+    rows of the matrix in the picture (``window``: (first, end); all of them but in lecture mode; None without
+    attention).
     """
 
     def __init__(self, models: dict | None = None, *, sentence: str = next(iter(EXAMPLES)), step: int = 1):
@@ -279,7 +353,8 @@ class TranslationDemo(PaintedDemo):
         self._references: dict[tuple[str, ...], Translation] = {}
         self._shown_words: tuple[str, ...] | None = None
         self.shown: dict = {}
-        self.painter = TranslationPainter(self.source_vocab.itos, [*self.target_vocab.itos, EOS])
+        self.lecture = is_lecture_mode()  # a projector's layout: a smaller picture, a two-line readout
+        self.painter = TranslationPainter(self.source_vocab.itos, [*self.target_vocab.itos, EOS], compact=self.lecture)
         self.make_canvas(self.painter.width, self.painter.height)
         self.examples = widgets.Dropdown(options=[(f"{text}   ({note})", text) for text, note in EXAMPLES.items()],
                                          value=sentence if sentence in EXAMPLES else None)  # fmt: skip
@@ -294,6 +369,8 @@ class TranslationDemo(PaintedDemo):
             ),
             "step": widgets.IntSlider(value=1, min=1, max=1, description="decoder step"),
         }
+        if self.lecture:  # the narrow column of a projector: whole button labels ("no attention")
+            controls["model"].style.button_width = "auto"
         controls["sentence"].observe(self._on_typed, names="value")
         self.examples.observe(self._on_example, names="value")
         self.next_button.on_click(self._on_next)
@@ -368,10 +445,11 @@ class TranslationDemo(PaintedDemo):
     # -- drawing
     def legends(self) -> list[dict[str, str]]:
         """The key along the bottom, drawn under an attention matrix (a model without attention has none)."""
-        if not self.key_shown:
-            return []
-        return [{"true alignment (the reference's)": MARK_COLOR, "row label: same word as the reference": RIGHT_COLOR,
-                 "different word": WRONG_COLOR}]  # fmt: skip
+        return [self.painter.legend()] if self.key_shown else []
+
+    def painted_text_px(self) -> float:
+        """The smallest text of the last picture: a passage with many words or rows has smaller labels."""
+        return self.painter.smallest
 
     def draw(self, sentence: str, model: str, step: int) -> Figure:
         model = check_choice("model", model, list(self.models))
@@ -387,12 +465,20 @@ class TranslationDemo(PaintedDemo):
         picture, pen = self.painter.canvas(key=self.key_shown)
         if decoding.weights is None:
             note = "" if "no attention" in model else " (no attention)"
-            self.painter.title(pen, f"{model}: all the decoder knows of the source is one vector, h_S{note}")
+            if self.lecture:
+                self.painter.title(pen, f"{model}: the decoder knows the source only as h_S{note}")
+            else:
+                self.painter.title(pen, f"{model}: all the decoder knows of the source is one vector, h_S{note}")
             self.painter.bottleneck(pen, words, rows, t, decoding.hidden_size)
-            marks, argmax = [], None
+            marks, argmax, window = [], None, None
         else:
-            self.painter.title(pen, f"{model} attention: decoder step {t} of {decoding.steps}")
             total = max(decoding.steps, len(target))  # the reference's rows fit even if the model stops early
+            title = f"{model} attention: decoder step {t} of {decoding.steps}"
+            grid = self.painter.grid(words, total, t)
+            window = (grid.start, grid.start + grid.shown)  # the rows in the picture
+            if grid.shown < total:  # lecture mode: a window of the rows
+                title += f" (rows {grid.start + 1}–{grid.start + grid.shown})"
+            self.painter.title(pen, title)
             rows_all = rows + [("", "black")] * (total - len(rows))
             marks = sorted((s, r) for s, r in reference.alignment if r < t)
             argmax = int(decoding.weights[t - 1].argmax())
@@ -401,10 +487,40 @@ class TranslationDemo(PaintedDemo):
         self.layer.set_pixels(np.asarray(picture))
         self._shown_words = words
         self.shown = {"source": words, "rows": decoding.tokens[:t], "reference": reference.target,
-                      "output": decoding.output, "marks": marks,
+                      "output": decoding.output, "marks": marks, "window": window,
                       "weights": None if decoding.weights is None else decoding.weights[:t]}  # fmt: skip
-        self._show_readout(words, reference, decoding, t, argmax, true_source)
+        show = self._show_lecture_readout if self.lecture else self._show_readout
+        show(words, reference, decoding, t, argmax, true_source)
         return self.figure
+
+    @staticmethod
+    def _right_words(reference: Translation, decoding: Decoding, true_source: dict[int, int]) -> tuple[int, int | None]:
+        """How many output words equal the reference's at their position, and in how many reference rows the
+        attention's argmax is the true source word (None without attention)."""
+        right = sum(a == b for a, b in zip(decoding.output, reference.target))
+        if decoding.weights is None:
+            return right, None
+        rows = min(len(reference.target), len(decoding.weights))
+        return right, sum(int(decoding.weights[r].argmax()) == true_source[r] for r in range(rows))
+
+    def _show_lecture_readout(self, words, reference: Translation, decoding: Decoding, t: int, argmax: int | None,
+                              true_source: dict[int, int]) -> None:  # fmt: skip
+        """Lecture mode: two lines, this step and the whole output's scores (the picture colours the model's words
+        against the reference's, and marks where each reference word comes from)."""
+        step = f"step {t} of {decoding.steps}: '{decoding.tokens[t - 1]}'"
+        if argmax is None:
+            step += " · no attention: h_S is all it has of the source"
+        else:
+            step += f" · looks most at '{words[argmax]}' {decoding.weights[t - 1, argmax]:.2f}"
+            true = true_source.get(t - 1)  # the reference's word t comes from there
+            step += "" if true is None else " ✓" if true == argmax else f" ✗, not '{words[true]}'"
+        output, ref = decoding.output, reference.target
+        right, hits = self._right_words(reference, decoding, true_source)
+        scores = f"exact match {'yes' if output == ref else 'no'} · token accuracy {right}/{len(ref)}"
+        if hits is not None:
+            scores += f" · argmax right {hits}/{len(ref)}"
+        lines = "<br>".join(html.escape(line) for line in (step, scores))
+        self.readout.value = f"<div style='font-size:{font_px(14)}px;line-height:1.35'>{lines}</div>"
 
     def _show_readout(self, words, reference: Translation, decoding: Decoding, t: int, argmax: int | None,
                       true_source: dict[int, int]) -> None:  # fmt: skip
@@ -425,12 +541,10 @@ class TranslationDemo(PaintedDemo):
         coloured = " ".join(f"<span style='color:{c}'>{html.escape(w)}</span>"
                             for w, c in zip(decoding.tokens, colours))  # fmt: skip
         output, ref = decoding.output, reference.target
-        right = sum(a == b for a, b in zip(output, ref))
+        right, hits = self._right_words(reference, decoding, true_source)
         scores = (f"whole output: exact match {'yes' if output == ref else 'no'} · token accuracy {right}/{len(ref)} "
                   f"({metrics.token_accuracy([output], [ref]):.0%})")  # fmt: skip
-        if decoding.weights is not None:
-            rows = min(len(ref), len(decoding.weights))
-            hits = sum(int(decoding.weights[r].argmax()) == true_source[r] for r in range(rows))
+        if hits is not None:
             scores += f" · attention argmax on the true source word in {hits}/{len(ref)} rows"
         size = font_px(16)
         lines = [html.escape(step), f"model so far: {coloured}",

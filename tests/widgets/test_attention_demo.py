@@ -1,8 +1,13 @@
 """The explorer of the course GPT's attention (notebook 08): by layer and head, heatmap or arcs, mask on or off."""
 
+import contextlib
+import io
+
 import numpy as np
 import pytest
 import torch
+from matplotlib.colors import to_rgb
+from PIL import Image
 
 from course_utils.language.vocab import course_vocab
 from course_utils.models.transformer.transformer_lm import CourseGPT, ScratchGPT, attention_maps
@@ -196,10 +201,55 @@ def test_a_scratch_model_works_too(model, vocab):
     assert np.allclose(demo.shown["weights"], attention_maps(model, ids_of(vocab, GOAT))[0, 0].numpy(), atol=1e-5)
 
 
-def test_attention_lecture_mode_makes_a_larger_picture(model, vocab):
-    normal, large = normal_and_lecture(lambda: AttentionDemo(model, vocab))
-    assert large.painter.px > normal.painter.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
+@contextlib.contextmanager
+def lecture():
+    """Lecture mode for the block's demos and their redraws."""
+    from course_utils.lecture import lecture_mode
+
+    quiet(lecture_mode)
+    try:
+        yield
+    finally:
+        quiet(lecture_mode, False)
+
+
+def picture(demo) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(demo.last_png)).convert("RGB"), dtype=int)  # (H, W, 3)
+
+
+def test_attention_lecture_mode_fits_a_projector(model, vocab):
+    """Issue 34: in lecture mode the text is 22 px in a picture of 770 × 539 (1364 × 858 before), which a projector's
+    right column (about 740 × 550 px at 1280 × 720) shows near 1:1, in both views, with the mask and without; every
+    colour of the key is in the picture, and the readout is short."""
+    normal, _ = normal_and_lecture(lambda: AttentionDemo(model, vocab))
+    assert picture(normal).shape == (550, 868, 3)  # normal mode as it was
+    with lecture():
+        demo = quiet(AttentionDemo, model, vocab, layer=1, head=3)
+        assert demo.painter.px == 22 and "'children' looks most at" in text_of(demo.readout)
+        for view in ("heatmap", "arcs"):
+            for mask in (True, False):
+                set_value(demo, "view", view)
+                set_value(demo, "mask", mask)
+                height, width, _ = picture(demo).shape
+                assert demo.last_error is None and width <= 780 and height <= 540 and demo.text_px() == 22
+                assert ("would go to later words" in text_of(demo.readout)) == (not mask)
+                for colour in demo.legends()[0].values():
+                    target = np.array([round(255 * c) for c in to_rgb(colour)])
+                    assert (np.abs(picture(demo) - target).max(axis=-1) <= 10).sum() >= 4, (view, mask, colour)
+
+
+def test_in_lecture_mode_each_example_s_labels_are_as_large_as_its_length_allows(model, vocab):
+    """The examples of up to 14 tokens have 22 px labels on the heatmap; the 18 tokens of the longest one leave
+    cells too small for them: its labels shrink, and the demo reports the smaller text (the projector test multiplies
+    it by the scale the picture is shown at)."""
+    with lecture():
+        demo = quiet(AttentionDemo, model, vocab)
+        for sentence in EXAMPLES:
+            quiet(setattr, demo.examples, "value", sentence)
+            tokens = len(demo.shown["tokens"])
+            assert demo.text_px() == demo.painter.smallest and (demo.text_px() == 22) == (tokens <= 14), tokens
+        set_value(demo, "sentence", " ".join(["the"] * (MAX_TOKENS - 1)))
+        assert demo.last_error is None and demo.text_px() < 14
 
 
 def test_the_default_demo_loads_the_shipped_gpt(vocab):

@@ -1,10 +1,12 @@
 """The slide's Q·K·V step-through (notebook 08): its numbers, its steps, the √d_k toggle, bad vectors."""
 
+import io
 import math
 
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from course_utils.models.transformer.attention import THINKING_MACHINES, parse_runs, scaled_dot_product_attention
 from course_utils.validation import CourseInputError
@@ -119,7 +121,43 @@ def test_a_bad_step_argument_raises():
         QKVDemo(step=5)
 
 
-def test_qkv_lecture_mode_makes_a_larger_picture():
+def softmax_row_pixels(demo) -> list[int]:
+    """How many pixels of Thinking's and of Machines' colour the table's softmax row holds (lecture mode's bars)."""
+    painter = demo.painter
+    top = painter.table_top + painter.rows.index("Softmax") * painter.row_h
+    right = painter.px // 2 + painter.label_w + 2 * painter.col_w  # the table's right edge
+    picture = np.asarray(Image.open(io.BytesIO(demo.last_png)).convert("RGB"), dtype=int)  # (H, W, 3)
+    picture = picture[top : top + painter.row_h, :right]
+    return [int((np.abs(picture - np.array(colour)).max(axis=-1) <= 10).sum()) for colour in painter.colors]
+
+
+def test_qkv_lecture_mode_fits_a_projector():
+    """Issue 34: in lecture mode the text is 22 px in a picture of 760 × 524 (1342 × 786 before), which a projector's
+    right column (about 740 × 550 px at 1280 × 720) shows near 1:1: the softmax weights are bars in the table's
+    softmax row instead of a panel beside it, and the readout is one line."""
     normal, large = normal_and_lecture(QKVDemo)
-    assert large.painter.px > normal.painter.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
+    assert (normal.painter.px, large.painter.px) == (14, 22) and large.text_px() == 22
+    assert Image.open(io.BytesIO(normal.last_png)).size == (854, 499)  # normal mode as it was
+    width, height = Image.open(io.BytesIO(large.last_png)).size
+    assert width <= 780 and height <= 540
+    line = text_of(large.readout)
+    assert "font-size:22px" in line and all(part in line for part in ("d_k = 64", "÷8 → 14, 12", "softmax 0.88, 0.12"))
+    assert "z₁" not in line and "z₁" in text_of(normal.readout)  # the table's last row gives z₁
+    assert softmax_row_pixels(normal) == [0, 0]
+
+
+def test_in_lecture_mode_the_softmax_row_shows_the_weights_as_bars():
+    def undivided():
+        demo = quiet(QKVDemo)
+        set_value(demo, "divide", False)
+        return demo
+
+    _, divided = normal_and_lecture(QKVDemo)
+    _, large = normal_and_lecture(undivided)
+    thinking, machines = softmax_row_pixels(divided)
+    assert machines / thinking == pytest.approx(0.12 / 0.88, rel=0.1)
+    thinking_alone, nothing = softmax_row_pixels(large)  # 0.9999999 and 1.1e-07, on the same scale
+    assert thinking_alone / thinking == pytest.approx(1 / 0.88, rel=0.1) and nothing == 0
+    assert "not divided → softmax 0.9999999, 1.1e-07" in text_of(large.readout)
+    _, early = normal_and_lecture(lambda: QKVDemo(step=2))
+    assert softmax_row_pixels(early) == [0, 0]  # the weights come at step 3

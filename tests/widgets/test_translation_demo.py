@@ -292,11 +292,63 @@ def test_bad_constructor_arguments_raise_clear_errors(models, change, words):
 # ---------------------------------------------------------------- projecting, speed, the shipped models
 
 
-def test_lecture_mode_makes_a_larger_picture(models):
+def picture_size(demo) -> tuple[int, int]:
+    return Image.open(io.BytesIO(demo.last_png)).size
+
+
+def colour_pixels(demo, colour: str) -> int:
+    """How many pixels of the last picture have ``colour`` (within 10 of 255 in each channel)."""
+    picture = np.asarray(Image.open(io.BytesIO(demo.last_png)).convert("RGB"), dtype=int)  # (H, W, 3)
+    target = np.array([round(255 * c) for c in to_rgb(colour)])
+    return int((np.abs(picture - target).max(axis=-1) <= 10).sum())
+
+
+def test_lecture_mode_fits_a_projector(models):
+    """Issue 34: in lecture mode the text is 22 px and the picture 770 × 528 (1364 × 899 before), so that a projector's
+    right column (about 740 × 520 px at 1280 × 720) shows it near 1:1; the readout is two lines (four normally)."""
     normal, large = normal_and_lecture(lambda: make_demo(models))
-    assert large.painter.px > normal.painter.px
-    assert large.figure.get_size_inches()[1] > normal.figure.get_size_inches()[1]
-    assert "font-size:26px" in large.readout.value and "font-size:16px" in normal.readout.value
+    assert (normal.painter.px, large.painter.px) == (14, 22) and large.text_px() == 22
+    assert picture_size(normal) == (868, 574)  # normal mode as it was
+    width, height = picture_size(large)
+    assert width <= 780 and height <= 540
+    assert "font-size:22px" in large.readout.value and large.readout.value.count("<br>") == 1
+    assert "font-size:16px" in normal.readout.value and normal.readout.value.count("<br>") == 3
+
+
+def test_in_lecture_mode_the_matrix_keeps_its_key_and_its_labels_at_the_text_size(models):
+    def additive():
+        demo = make_demo(models)
+        set_value(demo, "model", "additive")
+        set_value(demo, "step", 3)
+        return demo
+
+    normal, large = normal_and_lecture(additive)
+    rows = max(normal.controls["step"].max, len(normal.shown["reference"]) + 1)  # the steps, or the reference's
+    assert normal.shown["window"] == (0, rows) and large.shown["window"][0] == 0  # from the first row
+    assert large.text_px() == 22 and "looks most at" in text_of(large.readout)
+    (legend,) = large.legends()
+    assert set(legend) == {"true alignment", "same word as the reference", "different word"}
+    for colour in legend.values():
+        assert colour_pixels(large, colour) >= 4, colour
+
+
+def test_in_lecture_mode_a_long_decoding_shows_the_rows_around_its_step(models):
+    """The 24-word passage: its 24 columns fit at the text size; rows that would not are left out of the picture,
+    the current step's row second from the bottom of the window (normal mode squeezes every row in, smaller)."""
+    long = max(EXAMPLES, key=len)
+
+    def last_step():
+        demo = make_demo(models, sentence=long)
+        set_value(demo, "model", "dot")
+        set_value(demo, "step", 20)
+        return demo
+
+    normal, large = normal_and_lecture(last_step)
+    total = max(normal.controls["step"].max, len(normal.shown["reference"]) + 1)
+    first, end = large.shown["window"]
+    assert normal.shown["window"] == (0, total) and 0 < first and end - first < total and end == 20 + 1
+    assert large.text_px() == 22 and normal.text_px() < 14  # each reports the text it paints
+    assert large.shown["rows"] == normal.shown["rows"] and "step 20 of" in text_of(large.readout)
 
 
 def test_moving_the_step_only_repaints(models):
