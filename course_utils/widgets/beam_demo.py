@@ -313,10 +313,15 @@ class BeamSearchDemo(ExamplesWithAccount, PaintedDemo):
         self.readout.value = f"<div style='font-size:{font_px(16)}px;line-height:1.35'>{escaped}</div>"
 
     def _show_short_readout(self, search: Search, shown: int) -> None:
-        """Lecture mode's readout, two lines above a projector's picture: the steps shown, the winner's verdict (a
-        course model's) and what widening the beam changes; the tree boxes each finished hypothesis with its rank and
-        score."""
-        parts = [f"steps 1–{shown} of {search.steps}" + ("" if shown == search.steps else " (the winner at the last)")]
+        """Lecture mode's readout, two lines above a projector's picture: the steps shown (a wide tree: the window the
+        step slider moves), the winner's verdict (a course model's) and what widening the beam changes; the tree boxes
+        each finished hypothesis with its rank and score."""
+        first, last, _ = self.painter.window(search, self._root(search), shown)  # a wide tree: the steps that fit
+        parts = [f"steps {first}–{last} of {search.steps}"]
+        if shown < search.steps:
+            parts[0] += " (the winner: at the last)"
+        elif last < search.steps:
+            parts[0] += ", the winner's path"
         if not search.tree and not search.prompt:
             parts.append("from <s> alone")
         verdict = search.hypotheses[0].verdict if search.hypotheses else ""

@@ -19,7 +19,8 @@ from course_utils.widgets.painting import pillow_font, text_scale
 MAX_WIDTH = 8  # the widest beam the widget offers: the picture has room for 2k rows
 ALL_BRANCHES_VOCAB = 8  # a model with at most this many tokens has all its branches drawn, not only the 2k
 IDLE = -1e8  # totals below this are beam_search's idle copies, not hypotheses
-MIN_COMPACT_WIDTH_EM = 24  # a compact tree's canvas is at least this many text heights wide: its key on two lines
+MIN_COMPACT_WIDTH_EM = 24  # a compact tree's canvas is at least this many text heights wide
+COMPACT_WIDTH_PX = 740  # a wider compact tree is shown through a window of steps (a 1280 × 720 projector: 750 px)
 RUNNING, FINISHED, CUT, BEST = palette.MODEL, palette.RIGHT, palette.MUTED, palette.SECOND
 # The colour key: (colour, text, line width, dashed). A pruned branch is dashed as well as muted: never grey alone.
 KEY = ((RUNNING, "running beam", 3, False), (FINISHED, "finished, kept (#rank, score)", 3, False),
@@ -89,7 +90,7 @@ class Search:
     winner: tuple[str, ...]
     winner_logprob: float
     hypotheses: list[Hypothesis]
-    layout: dict = field(default_factory=dict)  # painter px -> Layout, made on first paint
+    layout: dict = field(default_factory=dict)  # painter px -> Layout, made on first paint (compact: its windows too)
 
 
 def unseen_children(model, prefix: list[int], step: g.BeamStep, parent: int, seen: set[int]) -> list[tuple[int, float]]:
@@ -267,10 +268,66 @@ class TreePainter:
             boxes.append(box(node.step, centre[i], columns[node.step][0]))
         return Layout(size, labels, boxes, (root, box(0, centre[-1], columns[0][0])))
 
+    # -- a compact window, once per search and first step
+    def window(self, search: Search, root: str, shown: int) -> tuple[int, int, Layout]:
+        """The first and last steps a compact painter draws when the tree is shown up to step ``shown``, and the layout.
+
+        A tree wider than ``COMPACT_WIDTH_PX`` (a course model's: up to 12 steps, about 1900 px at 22 px text) is shown
+        through a window on a canvas ``COMPACT_WIDTH_PX`` wide: the most steps that fit, after a column of their
+        parents ("… word"), up to ``shown`` (the step slider moves the window), or once every step is shown, up to the
+        winner's last, so that its path shows. Otherwise: steps 1 to ``shown`` of the whole tree."""
+        full = self.layout(search, root)
+        if not self.compact or full.canvas[0] <= COMPACT_WIDTH_PX:
+            return 1, shown, full
+        if (self.px, "window", shown) not in search.layout:
+            last = shown
+            if shown >= search.steps:
+                last = max((node.step for node in search.nodes if node.best), default=shown)
+            lefts = {node.step: box[0] for node, box in zip(search.nodes, full.boxes)}  # column -> its left edge
+            right = max(box[2] for node, box in zip(search.nodes, full.boxes) if node.step == last)
+            gap = round(2.6 * full.size)
+
+            def width(start: int) -> int:  # the picture showing steps start..last
+                return self.px + self._parents_width(search, root, start) + gap + right - lefts[start]
+
+            first = next((start for start in range(1, last + 1) if width(start) <= COMPACT_WIDTH_PX), last)
+            if (self.px, first) not in search.layout:
+                search.layout[(self.px, first)] = self._windowed(search, root, full, first, lefts[first], gap)
+            search.layout[(self.px, "window", shown)] = first, last
+        first, last = search.layout[(self.px, "window", shown)]
+        return first, last, search.layout[(self.px, first)]
+
+    def _parents_width(self, search: Search, root: str, first: int) -> int:
+        """The width of the column before step ``first``: the root's, or its running beams' "… word" labels."""
+        word, value = pillow_font(self.px), pillow_font(round(self.value_ratio * self.px))
+        if first == 1:
+            return round(word.getlength(root)) + 6
+        labels = [_parent_label(node, search.tree) for node in search.nodes if node.step == first - 1
+                  and node.status == "running"]  # fmt: skip
+        return round(max(max(word.getlength(a), value.getlength(b)) for a, b in labels)) + 6
+
+    def _windowed(self, search: Search, root: str, full: Layout, first: int, left: int, gap: int) -> Layout:
+        """``full`` moved left so that step ``first`` follows the column of its parents (step 1: the root, not moved),
+        on the fixed compact width."""
+        parents_w = self._parents_width(search, root, first)
+        shift = 0 if first == 1 else self.px // 2 + parents_w + gap - left
+        labels, boxes = list(full.labels), list(full.boxes)
+        for i, node in enumerate(search.nodes if first > 1 else ()):
+            (x0, top, x1, bottom) = full.boxes[i]
+            if node.step >= first:
+                boxes[i] = (x0 + shift, top, x1 + shift, bottom)
+            elif node.step == first - 1 and node.status == "running":
+                labels[i] = _parent_label(node, search.tree)
+                boxes[i] = (self.px // 2, top, self.px // 2 + parents_w, bottom)
+        key_lines = self._key_lines(COMPACT_WIDTH_PX)
+        height = full.canvas[1] + round(1.5 * self.px) * (len(key_lines) - len(full.key_lines))
+        return Layout(full.size, labels, boxes, full.root, (COMPACT_WIDTH_PX, height), key_lines)
+
     # -- painting, once per redraw
     def paint(self, search: Search, root: str, shown: int, title: str) -> Image.Image:
-        """The tree up to step ``shown``; the winner's path once every step is shown."""
-        layout = self.layout(search, root)
+        """The tree up to step ``shown``; the winner's path once every step is shown (a compact painter's window:
+        ``window``)."""
+        first, last, layout = self.window(search, root, shown)
         if self.compact:  # no title: the readout says what the tree is
             picture = Image.new("RGBA", layout.canvas, "white")
             pen = ImageDraw.Draw(picture)
@@ -280,7 +337,8 @@ class TreePainter:
             picture = self.static.copy()
             pen = ImageDraw.Draw(picture)
             pen.text((self.px // 2, self.px // 2), title, fill="black", font=self.bold, anchor="lt")
-        visible = [i for i, node in enumerate(search.nodes) if node.step <= shown]
+        visible = [i for i, node in enumerate(search.nodes) if first <= node.step <= last]
+        parents = sorted({search.nodes[i].parent for i in visible if search.nodes[i].step == first and first > 1})
         highlight = shown >= search.steps
         for i in sorted(visible, key=lambda i: (search.nodes[i].best and highlight, not search.nodes[i].greyed)):
             self._edge(pen, layout, search.nodes[i], layout.boxes[i], highlight)
@@ -289,16 +347,17 @@ class TreePainter:
             pillow_font(layout.size, "bold"),
             pillow_font(round(self.value_ratio * layout.size)),
         )
-        root_text, root_box = layout.root
-        pen.text((root_box[0], (root_box[1] + root_box[3]) // 2), root_text, fill="black", font=bold, anchor="lm")
-        for i in visible:
-            node, (first, second), edges = search.nodes[i], layout.labels[i], layout.boxes[i]
+        if first == 1:
+            root_text, root_box = layout.root
+            pen.text((root_box[0], (root_box[1] + root_box[3]) // 2), root_text, fill="black", font=bold, anchor="lm")
+        for i in parents + visible:
+            node, (first_line, second), edges = search.nodes[i], layout.labels[i], layout.boxes[i]
             colour = {"running": RUNNING, "finished": FINISHED}.get(node.status, CUT)
             if node.status in ("finished", "dropped"):
                 pen.rectangle((edges[0] - 3, edges[1] - 1, edges[2] + 1, edges[3] + 1), fill="white", outline=colour,
                               width=2 if node.status == "finished" else 1)  # fmt: skip
             middle = (edges[1] + edges[3]) // 2
-            pen.text((edges[0], middle), first, fill=colour, font=bold if node.best and highlight else word_font,
+            pen.text((edges[0], middle), first_line, fill=colour, font=bold if node.best and highlight else word_font,
                      anchor="ls")  # fmt: skip
             pen.text((edges[0], middle + 2), second, fill=colour, font=value_font, anchor="lt")
         return picture
@@ -321,6 +380,12 @@ def node_label(node: Node, tree: bool) -> tuple[str, str]:
     if node.rank is None:
         return node.word, value
     return f"#{node.rank} {node.word}", f"{value} s={node.score:.2f}"
+
+
+def _parent_label(node: Node, tree: bool) -> tuple[str, str]:
+    """A running beam in the column before a compact window's first step: "… word" and its value."""
+    word, value = node_label(node, tree)
+    return f"… {word}", value
 
 
 def probability_text(p: float) -> str:

@@ -14,7 +14,7 @@ from course_utils.language.vocab import course_vocab
 from course_utils.slides.slide_generation import JM_TREE
 from course_utils.zoo import load
 from course_utils.validation import CourseInputError
-from course_utils.widgets.beam_tree import MAX_WIDTH
+from course_utils.widgets.beam_tree import COMPACT_WIDTH_PX, MAX_WIDTH
 from course_utils.widgets.beam_demo import (
     EXAMPLES,
     MAX_PROMPT_WORDS,
@@ -259,7 +259,8 @@ def png_size(demo) -> tuple[int, int]:
 
 def test_lecture_mode_sizes_the_picture_to_the_tree_with_larger_text(model, vocab):
     """Issue 34: in lecture mode every text on the tree is 22 px and the canvas is the tree's (the slide's tree fits a
-    1280 × 720 projector's 750 px column about 1:1); the readout is one or two lines: the tree boxes the hypotheses."""
+    1280 × 720 projector's 750 px column about 1:1), or for a wider tree a window of steps on a canvas that fits; the
+    readout is one or two lines: the tree boxes the ranked hypotheses."""
     normal, large = normal_and_lecture(lambda: BeamSearchDemo(model, vocab))
     assert large.text_px() == 22 and normal.text_px() == 14
     assert png_size(normal) == (normal.painter.width, normal.painter.height) == (1064, 584)
@@ -272,9 +273,19 @@ def test_lecture_mode_sizes_the_picture_to_the_tree_with_larger_text(model, voca
     assert {"#1 </s>", ".28 s=-1.27", "#2 </s>", ".20 s=-1.61"} <= lines  # the ranked hypotheses, on the tree
     set_value(large, "step", 1)
     assert png_size(large) == (width, height)  # the step slider only repaints the same tree
-    choose(large, THE)  # a course model's tree is larger: the canvas follows it
-    assert large.last_error is None and png_size(large)[0] > width and large.text_px() == 22
-    assert text_of(large.readout).count(" · ") == 2 and "#1: ✓ a sentence" in text_of(large.readout)
+    choose(large, THE)  # a course model's 12 steps are wider than a projector's column: a window of the steps that fit
+    set_value(large, "step", large.controls["step"].max)
+    assert large.last_error is None and png_size(large)[0] == COMPACT_WIDTH_PX and large.text_px() == 22
+    search = large.shown_search
+    first, last, layout = large.painter.window(search, large._root(search), search.steps)
+    assert 1 < first < last == max(node.step for node in search.nodes if node.best) < search.steps  # the winner's end
+    drawn = [box for node, box in zip(search.nodes, layout.boxes)
+             if first <= node.step <= last or (node.step == first - 1 and node.status == "running")]  # fmt: skip
+    assert all(0 <= box[0] and box[2] <= COMPACT_WIDTH_PX for box in drawn)
+    assert f"steps {first}–{last} of 12, the winner's path · #1: ✓ a sentence · greedy: " in text_of(large.readout)
+    set_value(large, "step", 8)  # the step slider moves the window
+    assert png_size(large)[0] == COMPACT_WIDTH_PX and large.painter.window(search, large._root(search), 8)[1] == 8
+    assert "–8 of 12 (the winner: at the last)" in text_of(large.readout)
 
 
 @pytest.mark.slow
