@@ -52,6 +52,10 @@ COMMAND = "python -m course_utils.analysis.scaling_runs --device cuda --workers 
 GRID_SHAPES = ((1, 16), (2, 16), (2, 24), (2, 32), (2, 48), (2, 64), (4, 64), (4, 96), (4, 128))  # (n_layer, n_embd)
 HELD_OUT_SHAPE = (4, 192)
 BUDGETS = (250, 500, 1000, 2000, 4000, 8000)  # steps of BATCH_SIZE fresh sentences
+# The ladder one rung further for the six smallest shapes: within 8,000 steps every IsoFLOP profile had its lowest
+# loss at its smallest model (the most tokens per parameter), so the profiles need more data to bend upwards.
+LONGER_BUDGET, LONGER_SHAPES = 16_000, GRID_SHAPES[:6]
+LADDER = (*BUDGETS, LONGER_BUDGET)
 BATCH_SIZE = 64
 HEAD_WIDTH = 16  # channels per attention head (two heads at least)
 SPREAD_SEEDS = (1, 2)
@@ -60,7 +64,7 @@ VALIDATION_SEED, VALIDATION_BATCHES = 1_000, 16  # the fixed validation sentence
 CURVE_POINTS = 15  # validation losses per run, log-spaced
 FIRST_STEPS = 20  # the first training losses each run stores, for short_run
 DIGITS = 5  # significant digits of the stored floats
-PARTS = ("grid", "held-out", "seeds")
+PARTS = ("grid", "held-out", "seeds", "longer")
 
 
 # ---------------------------------------------------------------- the grid
@@ -129,16 +133,18 @@ def flop_diagonal(run: Run) -> int:
     """The FLOP budget's index of a run: its shape's index plus its budget's (the held-out shape counts as index 9).
     Runs with the same index have 6 N D within a factor of about 1.3 of each other."""
     shapes = (*GRID_SHAPES, HELD_OUT_SHAPE)
-    return shapes.index((run.n_layer, run.n_embd)) + BUDGETS.index(run.steps)
+    return shapes.index((run.n_layer, run.n_embd)) + LADDER.index(run.steps)
 
 
 def all_runs() -> list[Run]:
-    """Every run: the grid at seed 0, the held-out shape at every budget, then SPREAD_SEEDS on one FLOP budget."""
+    """Every run: the grid at seed 0, the held-out shape at every budget, SPREAD_SEEDS on one FLOP budget, then the
+    six smallest shapes at LONGER_BUDGET."""
     grid = [Run(n_layer, n_embd, steps) for n_layer, n_embd in GRID_SHAPES for steps in BUDGETS]
     held_out = [Run(*HELD_OUT_SHAPE, steps, part="held-out") for steps in BUDGETS]
     seeds = [Run(run.n_layer, run.n_embd, run.steps, seed, "seeds") for seed in SPREAD_SEEDS for run in grid
              if flop_diagonal(run) == SPREAD_DIAGONAL]  # fmt: skip
-    return grid + held_out + seeds
+    longer = [Run(n_layer, n_embd, LONGER_BUDGET, part="longer") for n_layer, n_embd in LONGER_SHAPES]
+    return grid + held_out + seeds + longer
 
 
 RUNS = {run.name: run for run in all_runs()}
@@ -148,7 +154,7 @@ def isoflop_groups(runs=None) -> dict[int, list[Run]]:
     """{FLOP-budget index: the seed-0 runs on it, smallest model first} (an IsoFLOP profile each), of ``runs`` or of
     the grid."""
     groups: dict[int, list[Run]] = {}
-    for run in [run for run in RUNS.values() if run.part == "grid"] if runs is None else runs:
+    for run in [run for run in RUNS.values() if run.part in ("grid", "longer")] if runs is None else runs:
         if run.seed == 0:
             groups.setdefault(flop_diagonal(run), []).append(run)
     return {k: sorted(group, key=lambda run: block_parameters(run.n_layer, run.n_embd)) for k, group in sorted(groups.items())}  # fmt: skip
