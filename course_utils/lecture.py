@@ -35,6 +35,8 @@ _DEMO_CSS = """<style>
 .jp-OutputArea .course-demo.course-lecture {{ height: calc(100vh - {chrome}px); gap: 12px; }}
 .course-demo.course-lecture > .course-side {{ flex: 0 0 32%; min-width: 0; }}
 .course-demo.course-lecture > .course-side .widget-hbox {{ flex-wrap: wrap; max-width: 100%; }}
+.course-demo.course-lecture > .course-side > *, .course-demo.course-lecture > .course-side .widget-vbox > *
+  {{ flex-shrink: 0; }}
 .course-demo.course-lecture > .course-side .widget-text, .course-demo.course-lecture > .course-side .widget-dropdown,
 .course-demo.course-lecture > .course-side .widget-slider, .course-demo.course-lecture > .course-side .widget-hslider
   {{ max-width: 100%; }}
@@ -50,7 +52,8 @@ _DEMO_CSS = """<style>
 </style>"""
 # JupyterLab's own bars above and below a notebook's page (menu, tab, toolbar, status): a demo in lecture mode fills
 # the rest of the window: its title and controls in a column on the left (``course-side``), its readout and picture
-# on the right (``course-main``), the picture scaled to the height the readout leaves.
+# on the right (``course-main``), the picture scaled to the height the readout leaves. The controls keep their height
+# (no flex shrinking): a column too tall for the window runs out of it, where the projector test sees it.
 _LAB_CHROME_PX = 110
 
 

@@ -90,6 +90,18 @@ def lab(tmp_path_factory):
     yield from served_lab(tmp_path_factory, "projector", lecture_copies)
 
 
+def settled_measure(page, index: int, *, tries: int = 20) -> dict:
+    """The demo's measure once the page has laid itself out after a resize: two measures 100 ms apart agree."""
+    measure = page.evaluate(MEASURE_JS, index)
+    for _ in range(tries):
+        page.wait_for_timeout(100)
+        again = page.evaluate(MEASURE_JS, index)
+        if again == measure:
+            return measure
+        measure = again
+    return measure
+
+
 def displayed_scale(measure: dict) -> float:
     """How much of its drawn size the picture is shown at (object-fit: contain keeps its proportions)."""
     (shown_w, shown_h), (drawn_w, drawn_h) = measure["shown"], measure["drawn"]
@@ -110,7 +122,7 @@ def check_projector(browser, lab: LabServer, path: Path) -> None:
         for size in SIZES:
             notebook.page.set_viewport_size(size)
             for index in range(notebook.demos.count()):
-                measure = notebook.page.evaluate(MEASURE_JS, index)
+                measure = settled_measure(notebook.page, index)
                 where = f"demo {index} at {size['width']}×{size['height']}"
                 notebook.page.screenshot(
                     path=ARTIFACTS / f"{path.stem}-demo{index}-{size['width']}x{size['height']}.png"
