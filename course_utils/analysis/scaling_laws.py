@@ -1,0 +1,109 @@
+"""The scaling laws of the course language: each approach fitted to the stored runs and judged against the true floor.
+
+``scaling_runs`` trained the grid (``data/scaling/runs.json``); ``scaling_fits`` holds the fits. Here they meet:
+
+- ``columns``: the runs as arrays (N non-embedding parameters, D tokens, test loss), by part and a least budget;
+- ``parametric``: approach 3 on them; ``held_out_errors``: its prediction for the held-out larger shape;
+- ``isoflop_profiles``: approach 2 on each FLOP budget, kept only where the parabola's minimum lies inside the sizes
+  the budget trained (outside them a parabola extrapolates);
+- ``envelope_floor``: approach 1 on the validation curves, judged against the validation set's own oracle;
+- ``best_on_budget``: the truth this grid can give about the compute-optimal model, the best run of each budget.
+
+The oracle's entropy of the test split (``results["test_entropy"]``) is the floor E every fit should find.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from course_utils.analysis import scaling_fits as fits
+from course_utils.analysis.scaling_runs import Run, flop_diagonal
+from course_utils.validation import CourseInputError, check_int
+
+TRAINING_PARTS = ("grid", "longer")  # the runs a fit may see; "held-out" is predicted, "seeds" measure the spread
+FAST_STARTS = [(a, b, e, alpha, beta) for a in (0.0, 10.0) for b in (0.0, 10.0) for e in (-1.0, 0.5)
+               for alpha in (0.2, 1.0) for beta in (0.2, 1.0)]  # fmt: skip  # 32 of approach 3's starts
+
+
+def rows(results: dict, parts=TRAINING_PARTS, *, min_steps: int = 0, seed: int = 0) -> list[dict]:
+    """The stored runs of ``parts`` and ``seed`` trained for at least ``min_steps`` steps."""
+    min_steps = check_int("min_steps", min_steps, minimum=0)
+    chosen = [row for row in results["runs"].values()
+              if row["part"] in parts and row["seed"] == seed and row["steps"] >= min_steps]  # fmt: skip
+    if not chosen:
+        raise CourseInputError(f"no stored run of parts {parts} with seed {seed} and at least {min_steps} steps")
+    return chosen
+
+
+def columns(chosen: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(N, D, test loss) of the runs: non-embedding parameters, tokens trained on, nats per token."""
+    pick = lambda key: np.array([row[key] for row in chosen], dtype=float)  # noqa: E731
+    return pick("non_embedding_parameters"), pick("tokens"), pick("test_loss")
+
+
+def parametric(results: dict, *, min_steps: int = 0, starts=None) -> fits.ChinchillaLaw:
+    """Approach 3 fitted to the training runs (all their budgets from ``min_steps`` on)."""
+    return fits.fit_parametric(*columns(rows(results, min_steps=min_steps)), starts=starts or fits.PARAMETRIC_STARTS)
+
+
+def held_out_errors(law, results: dict) -> dict[int, float]:
+    """{steps: the law's prediction − the measured test loss} for the held-out shape, which no fit sees."""
+    return {row["steps"]: float(law.loss(row["non_embedding_parameters"], row["tokens"])) - row["test_loss"]
+            for row in sorted(rows(results, ("held-out",)), key=lambda row: row["steps"])}  # fmt: skip
+
+
+def isoflop_profiles(results: dict) -> list[fits.IsoFlopProfile]:
+    """Approach 2 on each FLOP budget with three runs or more: only the parabolas that bend upwards with their
+    minimum inside the sizes trained on that budget. (Within 8,000 steps none did: the smallest model of every budget
+    was its best; the 16,000-step runs were added for this.)"""
+    groups: dict[int, list[dict]] = {}
+    for row in rows(results):
+        groups.setdefault(flop_diagonal(Run(row["n_layer"], row["n_embd"], row["steps"])), []).append(row)
+    profiles = []
+    for group in groups.values():
+        if len(group) < 3:
+            continue
+        n, _, loss = columns(group)
+        budget = math.exp(float(np.mean(np.log([row["flops"] for row in group]))))  # the group's geometric mean
+        try:
+            profile = fits.isoflop_profile(budget, n, loss)
+        except CourseInputError:
+            continue  # no upward bend: no minimum to read
+        if n.min() < profile.n_opt < n.max():
+            profiles.append(profile)
+    return sorted(profiles, key=lambda profile: profile.flops)
+
+
+def best_on_budget(results: dict) -> dict[int, dict]:
+    """{FLOP-budget index: its best run} among the training runs: the compute-optimal model as far as this grid can
+    tell (its sizes are about 2x apart)."""
+    best: dict[int, dict] = {}
+    for row in rows(results):
+        k = flop_diagonal(Run(row["n_layer"], row["n_embd"], row["steps"]))
+        if k not in best or row["test_loss"] < best[k]["test_loss"]:
+            best[k] = row
+    return dict(sorted(best.items()))
+
+
+def validation_curves(results: dict) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """[(N, tokens seen at each curve point, validation loss)] of the training runs, for the envelope."""
+    curves = []
+    for row in rows(results):
+        tokens_per_step = row["tokens"] / row["steps"]
+        curves.append((float(row["non_embedding_parameters"]), np.array(row["curve"]["steps"]) * tokens_per_step,
+                       np.array(row["curve"]["loss"], dtype=float)))  # fmt: skip
+    return curves
+
+
+def envelope_floor(results: dict, budgets: int = 30, *, least_flops: float = 1e10) -> tuple[fits.FloorLaw, float]:
+    """Approach 1: the lowest validation loss reached at each of ``budgets`` log-spaced budgets over all curves,
+    L*(C) = E + k C^(−γ) fitted from ``least_flops`` on; returns (the law, the validation set's own oracle entropy,
+    the floor it should find)."""
+    curves = validation_curves(results)
+    low = min(6 * n * tokens[0] for n, tokens, _ in curves)
+    high = max(6 * n * tokens[-1] for n, tokens, _ in curves)
+    c, _, loss = fits.envelope(curves, np.geomspace(low, high, check_int("budgets", budgets, minimum=3)))
+    keep = c >= least_flops
+    return fits.fit_floor_law(c[keep], loss[keep]), results["validation"]["oracle_entropy"]
