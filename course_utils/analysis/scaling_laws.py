@@ -7,18 +7,24 @@
 - ``isoflop_profiles``: approach 2 on each FLOP budget, kept only where the parabola's minimum lies inside the sizes
   the budget trained (outside them a parabola extrapolates);
 - ``envelope_floor``: approach 1 on the validation curves, judged against the validation set's own oracle;
-- ``best_on_budget``: the truth this grid can give about the compute-optimal model, the best run of each budget.
+- ``best_on_budget``: the truth this grid can give about the compute-optimal model, the best run of each budget;
+- ``bootstrap_parametric``: approach 3 on resamples of the runs, stored in ``data/scaling/bootstrap.json``.
 
 The oracle's entropy of the test split (``results["test_entropy"]``) is the floor E every fit should find.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
+import time
+from pathlib import Path
 
 import numpy as np
 
 from course_utils.analysis import scaling_fits as fits
+from course_utils.analysis import scaling_runs
 from course_utils.analysis.scaling_runs import Run, flop_diagonal
 from course_utils.validation import CourseInputError, check_int
 
@@ -107,3 +113,58 @@ def envelope_floor(results: dict, budgets: int = 30, *, least_flops: float = 1e1
     c, _, loss = fits.envelope(curves, np.geomspace(low, high, check_int("budgets", budgets, minimum=3)))
     keep = c >= least_flops
     return fits.fit_floor_law(c[keep], loss[keep]), results["validation"]["oracle_entropy"]
+
+
+# ---------------------------------------------------------------- the bootstrap of approach 3, stored
+
+BOOTSTRAP_FILE = scaling_runs.RESULTS_FILE.with_name("bootstrap.json")
+BOOTSTRAP_COMMAND = "OMP_NUM_THREADS=1 python -m course_utils.analysis.scaling_laws --write"  # about 7 minutes
+RESAMPLES, BOOTSTRAP_SEED = 100, 0
+
+
+def _law_row(law: fits.ChinchillaLaw) -> dict:
+    return {"E": round(law.E, 6), "A": float(f"{law.A:.6g}"), "alpha": round(law.alpha, 6),
+            "B": float(f"{law.B:.6g}"), "beta": round(law.beta, 6)}  # fmt: skip
+
+
+def bootstrap_parametric(results: dict, *, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                         first: int | None = None) -> list[dict]:  # fmt: skip
+    """Approach 3 fitted again to ``resamples`` resamples of the training runs (drawn with replacement, seeded),
+    each from the 32 ``FAST_STARTS``, as Besiroglu et al. (2024) bootstrap Chinchilla's fit; only the ``first``
+    resamples when given (the notebook re-runs a few)."""
+    n, d, loss = columns(rows(results))
+    generator = np.random.default_rng(check_int("seed", seed, minimum=0))
+    draws = [generator.integers(0, len(n), len(n)) for _ in range(check_int("resamples", resamples, minimum=1))]
+    return [_law_row(fits.fit_parametric(n[rows_], d[rows_], loss[rows_], starts=FAST_STARTS))
+            for rows_ in draws[:first]]  # fmt: skip
+
+
+def load_bootstrap(path=BOOTSTRAP_FILE) -> dict:
+    """The stored bootstrap: {"command", "resamples", "seed", "fits": [{E, A, alpha, B, beta}]}."""
+    path = Path(path)
+    if not path.is_file():
+        raise CourseInputError(f"{path} is missing; make it with `{BOOTSTRAP_COMMAND}`")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--write", action="store_true", help=f"write {BOOTSTRAP_FILE.name} beside the runs")
+    parser.add_argument("--resamples", type=int, default=RESAMPLES)
+    args = parser.parse_args(argv)
+    results = scaling_runs.load_results()
+    started = time.perf_counter()
+    bootstrapped = bootstrap_parametric(results, resamples=args.resamples)
+    low, high = fits.interval([row["E"] for row in bootstrapped])
+    print(
+        f"approach 3's E over {len(bootstrapped)} resamples: 95 % in [{low:.4f}, {high:.4f}]; "
+        f"true {results['test_entropy']:.4f} ({time.perf_counter() - started:.0f} s)"
+    )
+    if args.write:
+        stored = {"command": BOOTSTRAP_COMMAND, "resamples": args.resamples, "seed": BOOTSTRAP_SEED,
+                  "starts": len(FAST_STARTS), "fits": bootstrapped}  # fmt: skip
+        BOOTSTRAP_FILE.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -82,3 +82,30 @@ def test_the_envelope_s_floor_is_judged_on_the_validation_set_s_own_oracle(resul
 def test_no_matching_run_gets_a_clear_error(results):
     with pytest.raises(CourseInputError, match="no stored run"):
         laws.rows(results, min_steps=10**6)
+
+
+@pytest.fixture(scope="module")
+def bootstrap():
+    return laws.load_bootstrap()
+
+
+def test_the_stored_bootstrap_is_what_its_command_makes(results, bootstrap):
+    """The first two resamples fitted again here match the stored ones (the same draws, the same starts)."""
+    assert bootstrap["command"] == laws.BOOTSTRAP_COMMAND and len(bootstrap["fits"]) == bootstrap["resamples"]
+    again = laws.bootstrap_parametric(results, resamples=bootstrap["resamples"], first=2)
+    for stored, fitted in zip(bootstrap["fits"], again):
+        assert fitted["E"] == pytest.approx(stored["E"], abs=1e-4)
+
+
+def test_a_missing_bootstrap_names_its_command(tmp_path):
+    with pytest.raises(CourseInputError, match="make it with"):
+        laws.load_bootstrap(tmp_path / "none.json")
+
+
+def test_the_bootstrap_interval_holds_the_truth_but_cannot_pin_it(results, bootstrap):
+    """Unlike Chinchilla's implausibly narrow intervals (Besiroglu et al. 2024), this one holds the true floor; it
+    is wide: some resamples give E a fraction of the truth, the N and D terms taking up the rest."""
+    values = [row["E"] for row in bootstrap["fits"]]
+    low, high = fits.interval(values)
+    assert low < results["test_entropy"] < high and high - low > 0.5
+    assert abs(float(np.median(values)) - results["test_entropy"]) < 0.02
