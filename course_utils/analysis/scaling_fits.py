@@ -104,21 +104,43 @@ PARAMETRIC_STARTS = list(itertools.product((0.0, 5.0, 10.0), (0.0, 5.0, 10.0), (
                                            (0.2, 0.5, 1.0), (0.2, 0.5, 1.0)))  # fmt: skip
 
 
-def fit_parametric(n, d, loss, starts=None, *, delta: float = HUBER_DELTA) -> ChinchillaLaw:
-    """Approach 3: minimise Σ Huber_δ(LSE(a − α log N, b − β log D, e) − log L) over (a, b, e, α, β), the best of
-    many L-BFGS starts (A = eᵃ, B = eᵇ, E = eᵉ)."""
+def _parametric_objective(n, d, loss, delta: float, fixed_e: float | None = None):
+    """θ -> Σ Huber_δ(LSE(a − α log N, b − β log D, e) − log L); θ = (a, b, e, α, β), or (a, b, α, β) with e fixed."""
     n, d, loss = (torch.tensor(a, dtype=torch.float64) for a in _arrays(n, d, loss))
     log_n, log_d, log_l = n.log(), d.log(), loss.log()
 
     def objective(theta):
-        a, b, e, alpha, beta = theta
+        if fixed_e is None:
+            a, b, e, alpha, beta = theta
+        else:
+            (a, b, alpha, beta), e = theta, torch.tensor(fixed_e, dtype=torch.float64)
         terms = torch.stack([a - alpha * log_n, b - beta * log_d, e.expand_as(log_n)])  # (3, runs)
         return _huber(torch.logsumexp(terms, dim=0) - log_l, delta)
 
-    best = min((_minimise(objective, [a, b, e, alpha, beta]) for a, b, e, alpha, beta in
-                (starts or PARAMETRIC_STARTS)), key=lambda fit: fit[0])  # fmt: skip
+    return objective
+
+
+def fit_parametric(n, d, loss, starts=None, *, delta: float = HUBER_DELTA) -> ChinchillaLaw:
+    """Approach 3: minimise Σ Huber_δ(LSE(a − α log N, b − β log D, e) − log L) over (a, b, e, α, β), the best of
+    many L-BFGS starts (A = eᵃ, B = eᵇ, E = eᵉ)."""
+    objective = _parametric_objective(n, d, loss, delta)
+    best = min((_minimise(objective, list(start)) for start in (starts or PARAMETRIC_STARTS)), key=lambda fit: fit[0])
     a, b, e, alpha, beta = best[1]
     return ChinchillaLaw(E=math.exp(e), A=math.exp(a), alpha=float(alpha), B=math.exp(b), beta=float(beta))
+
+
+def profile_over_floor(n, d, loss, floors, starts=None, *, delta: float = HUBER_DELTA) -> np.ndarray:
+    """Approach 3's objective at each fixed floor E of ``floors``, the other four parameters refitted (the best of the
+    starts' (a, b, α, β)): how sharply the runs pin E. A flat stretch is a range of E the runs cannot tell apart."""
+    starts = [(a, b, alpha, beta) for a, b, _, alpha, beta in (starts or PARAMETRIC_STARTS)]
+    starts = list(dict.fromkeys(starts))  # the starts differ in e alone: keep each (a, b, α, β) once
+    values = []
+    for floor in np.asarray(floors, dtype=float):
+        if not floor > 0:
+            raise CourseInputError(f"a floor must be positive, got {floor}")
+        objective = _parametric_objective(n, d, loss, delta, fixed_e=math.log(floor))
+        values.append(min(_minimise(objective, list(start))[0] for start in starts))
+    return np.array(values)
 
 
 # ---------------------------------------------------------------- Kaplan's form

@@ -74,3 +74,11 @@ def test_bootstrap_intervals_cover_the_spread():
     values = sf.bootstrap(lambda rows: float(np.mean(np.arange(100)[rows])), 100, resamples=300)
     low, high = sf.interval(values)
     assert low < 49.5 < high and high - low < 15
+
+
+def test_the_profile_over_the_floor_is_lowest_at_the_true_floor(grid):
+    floors = [1.0, 1.6, 2.0, 2.4]
+    profile = sf.profile_over_floor(*grid, floors, starts=STARTS)
+    assert int(np.argmin(profile)) == floors.index(2.0) and profile[-1] > profile[2]
+    with pytest.raises(CourseInputError, match="positive"):
+        sf.profile_over_floor(*grid, [0.0], starts=STARTS)
