@@ -27,7 +27,7 @@ from course_utils.language.text_pipeline import Vocab, tokenize
 from course_utils.lecture import is_lecture_mode
 from course_utils.models.bert import bert_mlm
 from course_utils.validation import CourseInputError, check_int
-from course_utils.widgets.painting import MAX_K, PaintedDemo, Painter, Panel
+from course_utils.widgets.painting import MAX_K, PaintedDemo, Painter, Panel, wrapped
 from course_utils.widgets.widget_kit import ExamplesWithAccount, text_box, unknown_words_message
 
 EXAMPLES = {  # sentence -> the pieces of the word that was hidden
@@ -306,21 +306,6 @@ class FillMaskDemo(ExamplesWithAccount, PaintedDemo):
         self.numbers = filling.numbers
         self.show_readout(filling.readout)
         return self.figure
-
-
-def wrapped(font, text: str, width: float) -> str:
-    """``text`` with its lines broken between words so that each is at most ``width`` pixels wide in ``font``."""
-    lines = []
-    for paragraph in text.split("\n"):
-        line = ""
-        for word in paragraph.split(" "):
-            longer = f"{line} {word}" if line else word
-            if line and font.getlength(longer) > width:
-                lines.append(line)
-                longer = word
-            line = longer
-        lines.append(line)
-    return "\n".join(lines)
 
 
 def _short_readout(read: list[str], numbers: dict, no_word: bool) -> str:

@@ -60,6 +60,21 @@ def fit_text(font: ImageFont.FreeTypeFont, text: str, width: float) -> str:
 
 
 @lru_cache(maxsize=64)
+def wrapped(font: ImageFont.FreeTypeFont, text: str, width: float) -> str:
+    """``text`` with its lines broken between words so that each is at most ``width`` pixels wide in ``font``."""
+    lines = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split(" "):
+            longer = f"{line} {word}" if line else word
+            if line and font.getlength(longer) > width:
+                lines.append(line)
+                longer = word
+            line = longer
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def upright_words(words: tuple[str, ...], cell: int, size_px: int, height: int) -> Image.Image:
     """Column labels: ``words`` written upwards, one per ``cell`` pixels, each starting at the bottom edge."""
     strip = Image.new("RGBA", (height, len(words) * cell), "white")

@@ -20,9 +20,8 @@ from course_utils.widgets.fill_mask_demo import (
     ORACLE,
     FillMaskDemo,
     split_at_mask,
-    wrapped,
 )
-from course_utils.widgets.painting import MAX_K
+from course_utils.widgets.painting import MAX_K, wrapped
 
 from widget_support import assert_inline_error, normal_and_lecture, quiet, set_value, text_of  # noqa: E402
 
