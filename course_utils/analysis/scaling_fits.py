@@ -129,18 +129,32 @@ def fit_parametric(n, d, loss, starts=None, *, delta: float = HUBER_DELTA) -> Ch
     return ChinchillaLaw(E=math.exp(e), A=math.exp(a), alpha=float(alpha), B=math.exp(b), beta=float(beta))
 
 
+def parametric_objective(law: ChinchillaLaw, n, d, loss, *, delta: float = HUBER_DELTA) -> float:
+    """Approach 3's objective for ``law`` on the runs, Σ Huber_δ(log L(N, D) − log L): what its fits minimise
+    (LSE(a − α log N, b − β log D, e) is log L(N, D)), so fits compare by it."""
+    n, d, loss = _arrays(n, d, loss)
+    residual = torch.tensor(np.log(law.loss(n, d)) - np.log(loss), dtype=torch.float64)  # (runs,)
+    return float(_huber(residual, delta))
+
+
+def fit_parametric_at_floor(n, d, loss, floor: float, starts=None, *,
+                            delta: float = HUBER_DELTA) -> tuple[ChinchillaLaw, float]:  # fmt: skip
+    """Approach 3 with the floor held at E = ``floor``: the other four parameters fitted (the best of the starts'
+    (a, b, α, β), each once); returns (the law, its objective)."""
+    if not floor > 0:
+        raise CourseInputError(f"a floor must be positive, got {floor}")
+    starts = [(a, b, alpha, beta) for a, b, _, alpha, beta in (starts or PARAMETRIC_STARTS)]
+    starts = list(dict.fromkeys(starts))  # the starts differ in e alone: keep each (a, b, α, β) once
+    objective = _parametric_objective(n, d, loss, delta, fixed_e=math.log(floor))
+    value, (a, b, alpha, beta) = min((_minimise(objective, list(start)) for start in starts), key=lambda fit: fit[0])
+    return ChinchillaLaw(E=float(floor), A=math.exp(a), alpha=float(alpha), B=math.exp(b), beta=float(beta)), value
+
+
 def profile_over_floor(n, d, loss, floors, starts=None, *, delta: float = HUBER_DELTA) -> np.ndarray:
     """Approach 3's objective at each fixed floor E of ``floors``, the other four parameters refitted (the best of the
     starts' (a, b, α, β)): how sharply the runs pin E. A flat stretch is a range of E the runs cannot tell apart."""
-    starts = [(a, b, alpha, beta) for a, b, _, alpha, beta in (starts or PARAMETRIC_STARTS)]
-    starts = list(dict.fromkeys(starts))  # the starts differ in e alone: keep each (a, b, α, β) once
-    values = []
-    for floor in np.asarray(floors, dtype=float):
-        if not floor > 0:
-            raise CourseInputError(f"a floor must be positive, got {floor}")
-        objective = _parametric_objective(n, d, loss, delta, fixed_e=math.log(floor))
-        values.append(min(_minimise(objective, list(start))[0] for start in starts))
-    return np.array(values)
+    return np.array([fit_parametric_at_floor(n, d, loss, floor, starts, delta=delta)[1]
+                     for floor in np.asarray(floors, dtype=float)])  # fmt: skip
 
 
 # ---------------------------------------------------------------- Kaplan's form
@@ -237,10 +251,10 @@ class IsoFlopProfile:
 
 
 def isoflop_profile(budget: float, n, loss) -> IsoFlopProfile:
-    """Approach 2 for one budget: a parabola through loss against log N (at least three runs), and its minimum."""
+    """Approach 2 for one budget: a parabola through loss against log N (at least three model sizes), and its minimum."""
     n, loss = _arrays(n, loss)
-    if len(n) < 3:
-        raise CourseInputError(f"an IsoFLOP parabola needs at least three runs, got {len(n)}")
+    if len(np.unique(n)) < 3:
+        raise CourseInputError(f"an IsoFLOP parabola needs at least three model sizes, got {len(np.unique(n))}")
     p2, p1, p0 = np.polyfit(np.log(n), loss, 2)
     if p2 <= 0:
         raise CourseInputError(f"the runs at {budget:.3g} FLOPs do not bend upwards: no minimum")

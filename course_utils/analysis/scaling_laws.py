@@ -8,7 +8,9 @@
   the budget trained (outside them a parabola extrapolates);
 - ``envelope_floor``: approach 1 on the validation curves, judged against the validation set's own oracle;
 - ``best_on_budget``: the truth this grid can give about the compute-optimal model, the best run of each budget;
-- ``bootstrap_parametric``: approach 3 on resamples of the runs, stored in ``data/scaling/bootstrap.json``.
+- ``bootstrap_parametric``: approach 3 on resamples of the runs, stored in ``data/scaling/bootstrap.json``;
+- ``floor_profile``: approach 3 with E held at each of a ladder of floors, stored in ``data/scaling/profile.json``
+  with the free fit (``stored_fit``, ``stored_profile``: the demos open in a moment instead of fitting for seconds).
 
 The oracle's entropy of the test split (``results["test_entropy"]``) is the floor E every fit should find.
 """
@@ -16,8 +18,10 @@ The oracle's entropy of the test split (``results["test_entropy"]``) is the floo
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+import re
 import time
 from pathlib import Path
 
@@ -147,12 +151,92 @@ def load_bootstrap(path=BOOTSTRAP_FILE) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# ---------------------------------------------------------------- approach 3 at fixed floors, stored
+
+PROFILE_FILE = scaling_runs.RESULTS_FILE.with_name("profile.json")
+PROFILE_COMMAND = "OMP_NUM_THREADS=1 python -m course_utils.analysis.scaling_laws --profile"  # about 30 s
+PROFILE_FLOORS = tuple(round(0.5 + 0.05 * i, 2) for i in range(26))  # 0.50, 0.55, ..., 1.75 nats
+
+
+def runs_fingerprint(results: dict) -> str:
+    """A short hash of the training runs a fit sees (shape, steps, N, D, test loss): a stored fit belongs to these runs."""
+    chosen = sorted((row["n_layer"], row["n_embd"], row["steps"], row["non_embedding_parameters"], row["tokens"],
+                     row["test_loss"]) for row in rows(results))  # fmt: skip
+    return hashlib.sha256(json.dumps(chosen).encode()).hexdigest()[:16]
+
+
+def _objective_row(law: fits.ChinchillaLaw, objective: float) -> dict:
+    return {**_law_row(law), "objective": float(f"{objective:.6g}")}
+
+
+def floor_profile(results: dict, floors=PROFILE_FLOORS, *, starts=None) -> dict:
+    """Approach 3 on the training runs (``FAST_STARTS``), free and with E held at each of ``floors`` (the other four
+    parameters refitted): {"runs": their fingerprint, "starts", "fit": {E, A, alpha, B, beta, objective},
+    "floors": [the same at each floor]}."""
+    starts = starts or FAST_STARTS
+    n, d, loss = columns(rows(results))
+    law = fits.fit_parametric(n, d, loss, starts=starts)
+    fixed = [fits.fit_parametric_at_floor(n, d, loss, floor, starts) for floor in floors]
+    return {"runs": runs_fingerprint(results), "starts": len(starts),
+            "fit": _objective_row(law, fits.parametric_objective(law, n, d, loss)),
+            "floors": [_objective_row(*pair) for pair in fixed]}  # fmt: skip
+
+
+def chinchilla_law(row: dict) -> fits.ChinchillaLaw:
+    """The law of a stored row {E, A, alpha, B, beta, ...}."""
+    return fits.ChinchillaLaw(E=row["E"], A=row["A"], alpha=row["alpha"], B=row["B"], beta=row["beta"])
+
+
+def load_profile(path=PROFILE_FILE) -> dict:
+    """The stored fixed-floor fits: {"command", "runs", "starts", "fit", "floors"} (``floor_profile``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise CourseInputError(f"{path} is missing; make it with `{PROFILE_COMMAND}`")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _stored_for(results: dict) -> dict | None:
+    """The stored profile if ``PROFILE_FILE`` exists and was fitted to these runs, else None."""
+    if not PROFILE_FILE.is_file():
+        return None
+    stored = load_profile()
+    return stored if stored["runs"] == runs_fingerprint(results) else None
+
+
+def stored_profile(results: dict) -> dict:
+    """``floor_profile(results)``: read from ``PROFILE_FILE`` when it was fitted to these runs, else fitted here (about
+    30 s)."""
+    return _stored_for(results) or floor_profile(results)
+
+
+def stored_fit(results: dict) -> fits.ChinchillaLaw:
+    """Approach 3 on the training runs (``FAST_STARTS``): read from ``PROFILE_FILE`` when it was fitted to these runs,
+    else fitted here (about 4 s)."""
+    stored = _stored_for(results)
+    return chinchilla_law(stored["fit"]) if stored else parametric(results, starts=FAST_STARTS)
+
+
+def write_profile(results: dict, path=PROFILE_FILE) -> dict:
+    """Fit ``floor_profile`` and store it with its command, one law a line."""
+    profile = {"command": PROFILE_COMMAND, **floor_profile(results)}
+    text = re.sub(r"\{[^{}]*\}", lambda inner: json.dumps(json.loads(inner[0])), json.dumps(profile, indent=1))
+    Path(path).write_text(text + "\n", encoding="utf-8")  # each law on one line
+    return profile
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--write", action="store_true", help=f"write {BOOTSTRAP_FILE.name} beside the runs")
     parser.add_argument("--resamples", type=int, default=RESAMPLES)
+    parser.add_argument("--profile", action="store_true", help=f"write {PROFILE_FILE.name} (no bootstrap)")
     args = parser.parse_args(argv)
     results = scaling_runs.load_results()
+    if args.profile:
+        started = time.perf_counter()
+        profile = write_profile(results)
+        print(f"approach 3 at {len(profile['floors'])} fixed floors written to {PROFILE_FILE} "
+              f"({time.perf_counter() - started:.0f} s)")  # fmt: skip
+        return
     started = time.perf_counter()
     bootstrapped = bootstrap_parametric(results, resamples=args.resamples)
     low, high = fits.interval([row["E"] for row in bootstrapped])

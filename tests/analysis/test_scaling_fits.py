@@ -82,3 +82,22 @@ def test_the_profile_over_the_floor_is_lowest_at_the_true_floor(grid):
     assert int(np.argmin(profile)) == floors.index(2.0) and profile[-1] > profile[2]
     with pytest.raises(CourseInputError, match="positive"):
         sf.profile_over_floor(*grid, [0.0], starts=STARTS)
+
+
+def test_a_fit_at_a_fixed_floor_keeps_the_floor_and_reports_its_objective(grid):
+    law, objective = sf.fit_parametric_at_floor(*grid, TRUE.E, starts=STARTS)
+    assert law.E == TRUE.E and objective == pytest.approx(sf.parametric_objective(law, *grid), rel=1e-9)
+    assert law.alpha == pytest.approx(TRUE.alpha, abs=0.05) and law.beta == pytest.approx(TRUE.beta, abs=0.05)
+    wrong, worse = sf.fit_parametric_at_floor(*grid, 1.0, starts=STARTS)
+    assert wrong.E == 1.0 and worse > objective
+    with pytest.raises(CourseInputError, match="positive"):
+        sf.fit_parametric_at_floor(*grid, -1.0, starts=STARTS)
+
+
+def test_the_objective_of_the_true_law_is_its_huber_sum():
+    n, d = N[:3], D[:3]
+    exact = TRUE.loss(n, d)
+    assert sf.parametric_objective(TRUE, n, d, exact) == 0.0
+    off = exact * np.exp([0.0, 0.0005, 0.01])  # one residual inside δ = 1e-3, one beyond it
+    expected = 0.5 * 0.0005**2 + 1e-3 * (0.01 - 0.5e-3)
+    assert sf.parametric_objective(TRUE, n, d, off) == pytest.approx(expected, rel=1e-6)

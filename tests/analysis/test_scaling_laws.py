@@ -117,3 +117,43 @@ def test_the_runs_bound_the_floor_from_above_but_hardly_from_below(results):
     n, d, loss = laws.columns(laws.rows(results))
     low, best, high = fits.profile_over_floor(n, d, loss, [0.5, 1.69, 1.71], starts=laws.FAST_STARTS)
     assert best <= low < 1.03 * best and high > 1.01 * best
+
+
+@pytest.fixture(scope="module")
+def profile():
+    return laws.load_profile()
+
+
+def test_the_stored_profile_is_what_its_command_makes(results, law, profile):
+    """The stored free fit is the fit here, and the law at the lowest floor, fitted again, matches the stored one."""
+    assert profile["command"] == laws.PROFILE_COMMAND and profile["runs"] == laws.runs_fingerprint(results)
+    assert [row["E"] for row in profile["floors"]] == list(laws.PROFILE_FLOORS)
+    stored = laws.chinchilla_law(profile["fit"])
+    assert stored.E == pytest.approx(law.E, abs=1e-5) and stored.alpha == pytest.approx(law.alpha, abs=1e-5)
+    n, d, loss = laws.columns(laws.rows(results))
+    again, objective = fits.fit_parametric_at_floor(n, d, loss, laws.PROFILE_FLOORS[0], laws.FAST_STARTS)
+    row = profile["floors"][0]
+    for name in ("A", "alpha", "B", "beta"):
+        assert getattr(again, name) == pytest.approx(row[name], rel=1e-4), name
+    assert objective == pytest.approx(row["objective"], rel=1e-5)
+    assert laws.stored_fit(results) == stored and laws.stored_profile(results) == profile
+
+
+def test_the_stored_profile_is_flat_up_to_the_true_floor_and_rises_beyond_it(results, profile):
+    """Every fixed floor from 0.5 to 1.70 nats fits within 2 % of the best fit; 1.75 fits 25 % worse."""
+    best = profile["fit"]["objective"]
+    ratios = {row["E"]: row["objective"] / best for row in profile["floors"]}
+    assert all(1 <= ratio < 1.02 for floor, ratio in ratios.items() if floor <= 1.7)
+    assert ratios[1.75] > 1.25
+
+
+def test_other_runs_are_not_given_the_stored_fit(results):
+    changed = {**results, "runs": dict(results["runs"])}
+    name = next(name for name, row in changed["runs"].items() if row["part"] == "grid")
+    changed["runs"][name] = {**changed["runs"][name], "test_loss": changed["runs"][name]["test_loss"] + 0.01}
+    assert laws.runs_fingerprint(changed) != laws.runs_fingerprint(results)
+
+
+def test_a_missing_profile_names_its_command(tmp_path):
+    with pytest.raises(CourseInputError, match="make it with"):
+        laws.load_profile(tmp_path / "none.json")
