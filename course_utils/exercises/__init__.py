@@ -18,6 +18,8 @@ wing and the core, never the widgets.
 - ``attention``: notebook 08 (a causal mask, one attention head, the positional encoding).
 - ``bert``: notebook 09 (BERT's 15 % masking with 80/10/10, WordPiece encoding of a word, the last four layers as features).
 - ``generation``: notebook 10 (top-p filtering of a distribution, one beam-search step, the length-normalised score).
+- ``scaling``: notebook 11 (an IsoFLOP profile's minimum, the compute-optimal split of a budget, approach 3's
+  Huber objective).
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ def required(check) -> int:
     return sum(p.default is inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD for p in parameters)
 
 
-@pytest.mark.slow  # 33 checks × 25 draws, some of them run a model: CI runs it, the quick subset does not
+@pytest.mark.slow  # 36 checks × 25 draws, some of them run a model: CI runs it, the quick subset does not
 @pytest.mark.parametrize("check", CHECKS, ids=[f"{c.__module__.rsplit('.', 1)[-1]}.{c.__name__}" for c in CHECKS])
 @settings(max_examples=25, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])  # fmt: skip
@@ -100,7 +100,7 @@ def test_a_check_never_raises_whatever_it_is_given(capsys, check, data):
 
 
 def test_every_check_is_guarded():
-    assert len(CHECKS) == 33 and all(hasattr(check, "__wrapped__") for check in CHECKS)
+    assert len(CHECKS) == 36 and all(hasattr(check, "__wrapped__") for check in CHECKS)
 
 
 # The one coercion, on the forms of a right answer the first reading saw rejected.
