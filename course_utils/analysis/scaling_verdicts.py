@@ -1,0 +1,175 @@
+"""Each scaling-law approach judged against the truth the course language knows (notebook 11).
+
+``scaling_laws`` fits the approaches to the stored runs; here their answers meet the truth:
+
+- ``isoflop_floor``: approach 2 carried one step further, L*(C) = E + k C^(−γ) through the parabolas' minima, so that
+  it too names a floor (Hoffmann et al. read only N_opt from the parabolas);
+- ``bootstrap_floors``: approaches 1 and 2's floors on the same resamples of the runs as approach 3's stored
+  bootstrap, stored in ``data/scaling/floor_bootstrap.json`` (``FLOOR_BOOTSTRAP_COMMAND``);
+- ``compute_optimal``: per FLOP budget, the best run (the truth at the grid's resolution, sizes about 2x apart), the
+  parabola's N_opt, approach 3's N_opt and Chinchilla's "20 tokens per parameter";
+- ``parabola_bias``: Czech et al.'s test of approach 2 on a surface whose optimum is known, here approach 3's own law
+  sampled at the sizes each budget trained.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from course_utils.analysis import scaling_fits as fits
+from course_utils.analysis import scaling_laws as laws
+from course_utils.analysis import scaling_runs
+from course_utils.analysis.scaling_runs import Run, flop_diagonal
+from course_utils.validation import CourseInputError, check_int
+
+CHINCHILLA_TOKENS_PER_PARAMETER = 20  # Hoffmann et al. (2022): D_opt ≈ 20 N_opt
+
+
+def isoflop_floor(results: dict) -> fits.FloorLaw:
+    """Approach 2's floor: L*(C) = E + k C^(−γ) through the minima of the kept IsoFLOP parabolas."""
+    profiles = laws.isoflop_profiles(results)
+    if len(profiles) < 3:
+        raise CourseInputError(f"a floor through the parabolas' minima needs three budgets, got {len(profiles)}")
+    return fits.fit_floor_law([p.flops for p in profiles], [p.loss_opt for p in profiles])
+
+
+def _resampled(results: dict, picks: np.ndarray) -> dict:
+    """``results`` with its training runs replaced by the rows ``picks`` of ``laws.rows(results)`` (repeats kept)."""
+    chosen = laws.rows(results)
+    return {**results, "runs": {f"{i}": chosen[j] for i, j in enumerate(picks)}}
+
+
+def resample_draws(results: dict, resamples: int, seed: int) -> list[np.ndarray]:
+    """The rows of each resample of the training runs: the same draws as ``laws.bootstrap_parametric``."""
+    count = len(laws.rows(results))
+    generator = np.random.default_rng(check_int("seed", seed, minimum=0))
+    return [generator.integers(0, count, count) for _ in range(check_int("resamples", resamples, minimum=1))]
+
+
+def _floor_or_nan(fit, results: dict) -> float:
+    try:
+        return float(fit(results).E)
+    except CourseInputError:
+        return math.nan  # a resample with too few sizes on too few budgets for this approach
+
+
+def bootstrap_floors(results: dict, *, resamples: int = laws.RESAMPLES, seed: int = laws.BOOTSTRAP_SEED,
+                     first: int | None = None) -> dict[str, list[float]]:  # fmt: skip
+    """{"envelope": approach 1's E, "isoflop": approach 2's E} on each resample (NaN where it cannot be fitted), the
+    ``first`` resamples only when given."""
+    envelope = lambda sample: laws.envelope_floor(sample)[0]  # noqa: E731
+    draws = resample_draws(results, resamples, seed)[:first]
+    samples = [_resampled(results, picks) for picks in draws]
+    return {"envelope": [_floor_or_nan(envelope, sample) for sample in samples],
+            "isoflop": [_floor_or_nan(isoflop_floor, sample) for sample in samples]}  # fmt: skip
+
+
+FLOOR_BOOTSTRAP_FILE = scaling_runs.RESULTS_FILE.with_name("floor_bootstrap.json")
+FLOOR_BOOTSTRAP_COMMAND = "OMP_NUM_THREADS=1 python -m course_utils.analysis.scaling_verdicts --write"  # about 80 s
+
+
+def load_floor_bootstrap(path=FLOOR_BOOTSTRAP_FILE) -> dict:
+    """The stored floors: {"command", "resamples", "seed", "envelope": [E], "isoflop": [E]} (null: not fitted)."""
+    path = Path(path)
+    if not path.is_file():
+        raise CourseInputError(f"{path} is missing; make it with `{FLOOR_BOOTSTRAP_COMMAND}`")
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    for key in ("envelope", "isoflop"):
+        stored[key] = [math.nan if value is None else value for value in stored[key]]
+    return stored
+
+
+def finite_interval(values, level: float = 0.95) -> tuple[float, float, int]:
+    """(low, high, how many) of the finite ``values``: the bootstrap interval of the resamples that fitted."""
+    values = np.asarray(values, dtype=float)
+    kept = values[np.isfinite(values)]
+    if len(kept) == 0:
+        raise CourseInputError("no resample could be fitted: no interval")
+    return (*fits.interval(kept, level), len(kept))
+
+
+# ---------------------------------------------------------------- the compute-optimal model
+
+
+@dataclass(frozen=True)
+class OptimalModel:
+    """One FLOP budget's compute-optimal N by each way of telling, and the grid's sizes there."""
+
+    flops: float  # the budget's geometric mean C = 6 N D
+    smallest: float  # the smallest and largest N trained on this budget
+    largest: float
+    best_run: dict  # the run with the lowest test loss
+    parabola_n: float  # approach 2
+    law_n: float  # approach 3
+    rule_n: float  # 20 tokens per parameter: N = sqrt(C / 120)
+
+    def tokens_per_parameter(self, n: float) -> float:
+        return self.flops / (6 * n * n)
+
+
+def rule_of_thumb_n(flops) -> np.ndarray:
+    """Chinchilla's N_opt for D = 20 N: C = 6 N · 20 N, so N = sqrt(C / 120)."""
+    return np.sqrt(np.asarray(flops, dtype=float) / (6 * CHINCHILLA_TOKENS_PER_PARAMETER))
+
+
+def compute_optimal(results: dict, law: fits.ChinchillaLaw) -> list[OptimalModel]:
+    """Every budget whose parabola is kept (its minimum inside the sizes trained): the best run, the parabola's N_opt,
+    ``law``'s N_opt and the rule of thumb's."""
+    best = laws.best_on_budget(results)
+    models = []
+    for profile in laws.isoflop_profiles(results):
+        row = next(row for k, row in best.items() if row["non_embedding_parameters"] in profile.n
+                   and min(profile.loss) == row["test_loss"])  # fmt: skip
+        models.append(OptimalModel(profile.flops, float(profile.n.min()), float(profile.n.max()), row,
+                                   profile.n_opt, float(law.optimal_n(profile.flops)),
+                                   float(rule_of_thumb_n(profile.flops))))  # fmt: skip
+    return models
+
+
+def parabola_bias(results: dict, law: fits.ChinchillaLaw) -> list[tuple[float, float]]:
+    """[(C, the parabola's N_opt / the true N_opt)] on ``law`` taken as the truth: at each kept budget, the law's loss at
+    the sizes trained there (D = C / 6N), a parabola through it in log N, and its minimum against the law's own."""
+    ratios = []
+    for profile in laws.isoflop_profiles(results):
+        exact = law.loss(profile.n, profile.flops / (6 * profile.n))  # (sizes,)
+        fitted = fits.isoflop_profile(profile.flops, profile.n, exact)
+        ratios.append((profile.flops, fitted.n_opt / float(law.optimal_n(profile.flops))))
+    return ratios
+
+
+def budget_of(row: dict) -> int:
+    """The FLOP-budget index (the grid's anti-diagonal) of a stored run."""
+    return flop_diagonal(Run(row["n_layer"], row["n_embd"], row["steps"]))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--write", action="store_true", help=f"write {FLOOR_BOOTSTRAP_FILE.name} beside the runs")
+    parser.add_argument("--resamples", type=int, default=laws.RESAMPLES)
+    args = parser.parse_args(argv)
+    results = scaling_runs.load_results()
+    started = time.perf_counter()
+    floors = bootstrap_floors(results, resamples=args.resamples)
+    for key, values in floors.items():
+        low, high, kept = finite_interval(values)
+        print(f"{key}: E in [{low:.4f}, {high:.4f}] over {kept} of {len(values)} resamples")
+    print(f"({time.perf_counter() - started:.0f} s)")
+    if args.write:
+        stored = {
+            "command": FLOOR_BOOTSTRAP_COMMAND,
+            "resamples": args.resamples,
+            "seed": laws.BOOTSTRAP_SEED,
+            **{key: [None if math.isnan(v) else round(v, 6) for v in values] for key, values in floors.items()},
+        }
+        FLOOR_BOOTSTRAP_FILE.write_text(json.dumps(stored) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
