@@ -9,8 +9,9 @@ curves, the held-out larger model with the law's prediction for it; "fix the flo
 the other four parameters refitted: from E = 0.5 to 1.70 nats the curves fit the runs within 2 % of the best fit.
 
 Both open in well under a second: approach 3's fits are read from ``data/scaling/profile.json``
-(``scaling_laws.stored_fit``, ``stored_profile``), fitted here only for runs other than the stored ones. A redraw
-moves a few lines on one matplotlib figure built once; the axes never change in the surface demo.
+(``scaling_laws.stored_fit``, ``stored_profile``), fitted here only for runs other than the stored ones (4 s and
+30 s). A redraw takes about 12 ms: the IsoFLOP demo draws each budget's picture once, when it is built (each budget
+has its own y axis); the surface demo draws its axes and key once, as a bitmap, and moves the curves over it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
@@ -32,7 +34,8 @@ from course_utils.analysis.scaling_runs import Run, flop_diagonal
 from course_utils.lecture import is_lecture_mode
 from course_utils.validation import CourseInputError
 from course_utils.widgets import palette
-from course_utils.widgets.widget_kit import PNG_DPI, Demo
+from course_utils.widgets.backdrop import FrozenBackdrop, figure_rgba, overlay_axes
+from course_utils.widgets.widget_kit import PNG_DPI, Demo, smallest_figure_text_px
 
 TOKENS_PER_PARAMETER = 20  # Chinchilla's rule of thumb: D = 20 N, so C = 6 N D = 120 N²
 FIGSIZE = (9.0, 4.6)
@@ -100,11 +103,20 @@ def loss_axes(x_grid: np.ndarray, xlabel: str, ticks) -> tuple[Figure, object, b
     """A figure of one axes at a fixed place (no layout engine to run at each redraw): test loss against a log x over
     ``x_grid``'s span; and whether it is made for a projector (lecture mode)."""
     lecture = is_lecture_mode()
-    figure = Figure(figsize=LECTURE_FIGSIZE if lecture else FIGSIZE)
+    figure = Figure(figsize=LECTURE_FIGSIZE if lecture else FIGSIZE, dpi=PNG_DPI)
     ax = figure.add_axes(AXES_BOX["lecture" if lecture else "normal"])
     ax.set(xscale="log", xlim=(x_grid[0], x_grid[-1]), xlabel=xlabel, ylabel="test loss (nats)")
     _log_axis(ax.xaxis, ticks)
     return figure, ax, lecture
+
+
+def picture_frame(size) -> tuple[Figure, object]:
+    """A figure of ``size`` inches at PNG_DPI filled by one image, pixel for pixel: for pictures drawn beforehand."""
+    figure = Figure(figsize=size, dpi=PNG_DPI)
+    FigureCanvasAgg(figure)  # one canvas kept across redraws
+    back = figure.add_axes((0, 0, 1, 1))
+    back.set_axis_off()
+    return figure, back.imshow(np.zeros((1, 1, 4)), interpolation="none", aspect="auto")
 
 
 def picture_height(figure: Figure) -> str:
@@ -157,7 +169,11 @@ def isoflop_budgets(results: dict, least_runs: int = 3) -> dict[int, Budget]:
 
 class IsoFlopDemo(Demo):
     """A FLOP budget: its runs against N, approach 3's IsoFLOP curve and N_opt, approach 2's parabola, the best run,
-    the 20-tokens rule and the true floor."""
+    the 20-tokens rule and the true floor.
+
+    Each budget's picture is drawn once, at construction (its y axis is its own): ``source`` holds the artists, posed
+    for a budget by ``_pose``; a redraw poses them again (cheap) and shows that budget's picture.
+    """
 
     def __init__(self, results: dict | None = None):
         self.results = check_results(scaling_runs.load_results() if results is None else results)
@@ -165,6 +181,8 @@ class IsoFlopDemo(Demo):
         self.law = laws.stored_fit(self.results)
         self.budgets = isoflop_budgets(self.results)
         self._build_figure()
+        self.pictures = {k: self._picture(budget) for k, budget in self.budgets.items()}
+        self.figure, self.picture = picture_frame(self.source.get_size_inches())
         options = [(flops_label(budget.flops), k) for k, budget in self.budgets.items()]
         start = scaling_runs.SPREAD_DIAGONAL if scaling_runs.SPREAD_DIAGONAL in self.budgets else options[0][1]
         name = "FLOP budget C" if not self.lecture else "budget C"
@@ -173,8 +191,8 @@ class IsoFlopDemo(Demo):
 
     def _build_figure(self) -> None:
         ticks = SIZE_TICKS["lecture" if is_lecture_mode() else "normal"]
-        self.figure, ax, self.lecture = loss_axes(N_GRID, "non-embedding parameters N", ticks)
-        self.ax, self.plot_height = ax, picture_height(self.figure)
+        self.source, ax, self.lecture = loss_axes(N_GRID, "non-embedding parameters N", ticks)
+        self.ax, self.plot_height = ax, picture_height(self.source)
         key = ISOFLOP_KEY["lecture" if self.lecture else "normal"]
         (self.law_line,) = ax.plot([], [], color=palette.MODEL, label=key["law"])
         self.law_opt = ax.axvline(1.0, color=palette.MODEL, linestyle="--", label=key["n_opt"])
@@ -194,10 +212,23 @@ class IsoFlopDemo(Demo):
                  "approach 2's parabola": palette.SECOND, "20 tokens per parameter": palette.VERMILLION,
                  "true E": palette.ORACLE}]  # fmt: skip
 
+    def _picture(self, chosen: Budget) -> np.ndarray:
+        """The source posed for ``chosen``, rendered: (H, W, 4); its smallest text is kept for ``text_px``."""
+        self._pose(chosen)
+        self.static_text_px = min(self.static_text_px, smallest_figure_text_px(self.source, PNG_DPI))
+        return figure_rgba(self.source)
+
     def draw(self, budget: int) -> Figure:
         if budget not in self.budgets:
             raise CourseInputError(f"no FLOP budget {budget!r}; the budgets are {sorted(self.budgets)}")
         chosen = self.budgets[budget]
+        n_opt, n_rule = self._pose(chosen)
+        self.picture.set_data(self.pictures[budget])
+        self.show_readout(self._readout(chosen, n_opt, n_rule))
+        return self.figure
+
+    def _pose(self, chosen: Budget) -> tuple[float, float]:
+        """Set the source's artists for ``chosen``; return approach 3's N_opt and the 20-tokens rule's N."""
         c, law = chosen.flops, self.law
         self.runs.set_data(chosen.n, chosen.loss)
         self.best.set_data([chosen.best["non_embedding_parameters"]], [chosen.best["test_loss"]])
@@ -210,8 +241,7 @@ class IsoFlopDemo(Demo):
         high = float(chosen.loss.max())
         self.ax.set_ylim(low - 0.12 * (high - low), high + 0.25 * (high - low))
         self.ax.set_title(f"C = {flops_label(c)} FLOPs: {len(chosen.n)} runs", loc="left")
-        self.show_readout(self._readout(chosen, n_opt, n_rule))
-        return self.figure
+        return n_opt, n_rule
 
     def _draw_parabola(self, chosen: Budget) -> None:
         """Approach 2 over the sizes trained, its minimum marked where it lies inside them."""
@@ -297,19 +327,26 @@ class ScalingSurfaceDemo(Demo):
         super().__init__(controls, title="Approach 3's law against the runs: how sharply do they pin E?")
 
     def _build_figure(self) -> None:
-        self.figure, ax, self.lecture = loss_axes(D_GRID, "tokens trained on D", TOKEN_TICKS)
-        self.ax, self.plot_height = ax, picture_height(self.figure)
-        ax.set_ylim(*SURFACE_YLIM)
+        """The axes, the shading, the true E and the key drawn once, as a bitmap (``backdrop``); the runs, the curves,
+        the law's E and the labels on bare axes over it (``ax``)."""
+        self.backdrop, under, self.lecture = loss_axes(D_GRID, "tokens trained on D", TOKEN_TICKS)
+        self.plot_height = picture_height(self.backdrop)
+        under.set_ylim(*SURFACE_YLIM)
         trained = max(row["tokens"] for row in self.training)
-        ax.axvspan(trained, D_GRID[-1], color=palette.PENDING, zorder=0)
-        ax.text(math.sqrt(trained * D_GRID[-1]), SURFACE_YLIM[1] - 0.03, "extrapolated", color=palette.MUTED,
-                ha="center", va="top")  # fmt: skip
+        under.axvspan(trained, D_GRID[-1], color=palette.PENDING, zorder=0)
+        under.text(math.sqrt(trained * D_GRID[-1]), SURFACE_YLIM[1] - 0.03, "extrapolated", color=palette.MUTED,
+                   ha="center", va="top")  # fmt: skip
+        under.axhline(self.truth, color=palette.ORACLE, linewidth=2)
+        self.figure = Figure(figsize=self.backdrop.get_size_inches(), dpi=PNG_DPI)
+        self.figure.add_artist(FrozenBackdrop(self.backdrop))
+        self.ax = ax = overlay_axes(self.figure, under)
+        ax.set_xscale("log")
+        ax.set(xlim=under.get_xlim(), ylim=under.get_ylim())
         handles = self._draw_runs(ax)
-        ax.axhline(self.truth, color=palette.ORACLE, linewidth=2)
         self.floor_line = ax.axhline(self.truth, color=palette.MUTED, linestyle="--", linewidth=2)
         self.truth_label = beside(ax, self.truth, "true E", palette.ORACLE, fontweight="bold")
         self.floor_label = beside(ax, self.truth, "", palette.MUTED)
-        self.key = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        self.key = under.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
 
     def _draw_runs(self, ax) -> list:
         """The runs (points, those above the chart as ▲ at its top), a curve per shown size; the key's handles."""
@@ -325,8 +362,8 @@ class ScalingSurfaceDemo(Demo):
             _, d, loss = laws.columns(runs)
             fill = "none" if marker == "D" else colour
             ax.plot(d[loss <= top], loss[loss <= top], marker, color=colour, markerfacecolor=fill, markersize=8,
-                    markeredgewidth=2)  # fmt: skip
-            ax.plot(d[loss > top], np.full((loss > top).sum(), top), "^", color=colour, markersize=8)
+                    markeredgewidth=2, zorder=3)  # fmt: skip
+            ax.plot(d[loss > top], np.full((loss > top).sum(), top), "^", color=colour, markersize=8, zorder=3)
             (self.curves[n],) = ax.plot(D_GRID, np.zeros_like(D_GRID), color=colour)
             held = marker == "D"
             name = short_number(n) + (" held out" if held else "")

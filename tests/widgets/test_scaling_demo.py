@@ -172,6 +172,28 @@ def test_the_held_out_shape_is_drawn_apart(surface, results):
     assert len(surface.colours) == 4 and min(surface.colours) == 3280 and max(surface.colours) == 793088
 
 
+@pytest.mark.parametrize("lecture", [False, True])
+def test_the_moving_curves_sit_exactly_on_the_backdrop_s_axes(results, lecture):
+    """A point maps to the same place of the picture in the bare log axes and in the axes drawn once beneath them."""
+    normal, large = normal_and_lecture(lambda: ScalingSurfaceDemo(results))
+    demo = large if lecture else normal
+    under = demo.backdrop.axes[0]
+    assert demo.ax.get_xscale() == under.get_xscale() == "log"
+    assert demo.ax.get_xlim() == under.get_xlim() and demo.ax.get_ylim() == under.get_ylim()
+    points = np.array([[1.5e5, 1.7], [3e6, 2.2], [8e8, 1.65]])  # (3, 2)
+    to_fraction = lambda ax: (ax.transData + ax.figure.transFigure.inverted()).transform(points)  # noqa: E731
+    np.testing.assert_allclose(to_fraction(demo.ax), to_fraction(under), atol=1e-9)
+
+
+def test_each_budget_s_picture_is_its_posed_source(isoflop):
+    """The picture shown is the source drawn for that budget at construction; the source is posed again on a redraw."""
+    from course_utils.widgets.backdrop import figure_rgba
+
+    set_value(isoflop, "budget", 4)
+    assert np.array_equal(isoflop.picture.get_array(), isoflop.pictures[4])
+    np.testing.assert_array_equal(figure_rgba(isoflop.source), isoflop.pictures[4])
+
+
 def test_an_unstored_floor_gets_a_clear_message(surface):
     with pytest.raises(CourseInputError, match="no stored fit at E = 1.23"):
         surface.draw(floor=1.23)
@@ -202,7 +224,7 @@ def test_every_slider_position_redraws_and_fast(cls, results):
         set_value(demo, name, value)
         assert demo.last_error is None, (value, demo.last_error)
     assert demo.renders == len(options(demo, name)) + (demo.controls[name].value != options(demo, name)[-1])
-    assert statistics.median(demo.latencies) < 0.25  # about 45 ms here
+    assert statistics.median(demo.latencies) < 0.1  # about 12 ms here; the benchmarks allow 50 ms
 
 
 @pytest.mark.parametrize("cls", DEMOS, ids=lambda cls: cls.__name__)
