@@ -264,10 +264,10 @@ class IsoFlopDemo(Demo):
         best_n = best["non_embedding_parameters"]
         per_best, per_law = best["tokens"] / best_n, c / (6 * n_opt**2)
         if self.lecture:
-            return (f"C = {flops_label(c)}: best run N = {short_number(best_n)} ({per_best:.0f} tokens/N) · approach 3: N_opt = "
-                    f"{short_number(n_opt)} ({per_law:.0f} tokens/N) · 20 tokens/N: {short_number(n_rule)}")  # fmt: skip
+            return (f"C = {flops_label(c)}: best run N = {short_number(best_n)} ({per_best:,.0f} tokens/N) · approach 3: N_opt = "
+                    f"{short_number(n_opt)} ({per_law:,.0f} tokens/N) · 20 tokens/N: {short_number(n_rule)}")  # fmt: skip
         return (f"C = {flops_label(c)} FLOPs · best run: N = {best_n:,} ({best['n_layer']}x{best['n_embd']}), "
-                f"{per_best:.0f} tokens per parameter · approach 3: N_opt = {n_opt:,.0f}, {per_law:.0f} tokens per "
+                f"{per_best:,.0f} tokens per parameter · approach 3: N_opt = {n_opt:,.0f}, {per_law:,.0f} tokens per "
                 f"parameter · 20 tokens per parameter: N = {n_rule:,.0f}")  # fmt: skip
 
 

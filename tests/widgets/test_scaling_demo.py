@@ -80,10 +80,10 @@ def test_each_budget_draws_the_analysis_functions_numbers(isoflop, results):
         assert isoflop.law_opt.get_xdata()[0] == n_opt and isoflop.rule.get_xdata()[0] == n_rule
         assert n_rule == pytest.approx(math.sqrt(c / 120))
         assert f"N_opt = {n_opt:,.0f}" in readout and f"N = {n_rule:,.0f}" in readout
-        assert f"{c / (6 * n_opt**2):.0f} tokens per parameter" in readout and f"C = {flops_label(c)}" in readout
+        assert f"{c / (6 * n_opt**2):,.0f} tokens per parameter" in readout and f"C = {flops_label(c)}" in readout
         row = best[k]
         assert f"N = {row['non_embedding_parameters']:,}" in readout
-        assert f"{row['tokens'] / row['non_embedding_parameters']:.0f} tokens per parameter" in readout
+        assert f"{row['tokens'] / row['non_embedding_parameters']:,.0f} tokens per parameter" in readout
         assert list(isoflop.best.get_xydata()[0]) == [row["non_embedding_parameters"], row["test_loss"]]
         np.testing.assert_allclose(isoflop.law_line.get_ydata(), law.loss(N_GRID, c / (6 * N_GRID)))
         on_budget = [results["runs"][run.name] for run in groups[k]]
