@@ -15,6 +15,7 @@ widgets import it; the models never do.
 - ``scaling_fits``: Scaling laws fitted from scratch: Chinchilla's three approaches, Kaplan's form, and bootstrap intervals.
 - ``scaling_laws``: The scaling laws of the course language: each approach fitted to the stored runs and judged against the true floor.
 - ``scaling_runs``: Scaling laws against a known floor: a grid of GPT runs on fresh sentences, each scored against the oracle.
+- ``scaling_verdicts``: Each scaling-law approach judged against the truth the course language knows (notebook 11).
 - ``seed_runs``: Runs of one recipe over several seeds, stored and read back: run names, spreads and verdicts, tables, the command line.
 - ``seed_spread``: The course's noise rule: a comparison between two trainings stands only where its gap exceeds their spread over seeds.
 - ``stored_runs``: Results of runs too long for a notebook, stored as a small JSON file beside the checkpoints.

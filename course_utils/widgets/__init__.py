@@ -19,6 +19,7 @@ It may import the models, the language and the core; nothing outside it imports 
 - ``palette``: The course palette, one colour per meaning (Okabe and Ito's), safe for colour-blind students and projectors.
 - ``qkv_demo``: Widget: the slide's Q·K·V numbers (Thinking / Machines) step by step, with editable vectors and the √d_k toggle.
 - ``sampling_demo``: Widget: temperature, top-k and top-p sliders reshape a model's next-word distribution; sample, and the oracle judges.
+- ``scaling_demo``: Widgets of notebook 11 (scaling laws against a known floor): the FLOP-budget slider and the fitted surface.
 - ``sequence_demo``: Widget: type a sentence and watch recurrent language models read it, one token at a time.
 - ``translation_demo``: Widget: type or pick a source passage; watch a translation model write it, one decoder step at a time.
 - ``widget_kit``: The frame every projected demo shares (controls, a message line, a fixed-height plot) and the checks of its input.

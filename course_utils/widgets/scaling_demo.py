@@ -30,6 +30,7 @@ from matplotlib.transforms import blended_transform_factory
 from course_utils.analysis import scaling_fits as fits
 from course_utils.analysis import scaling_laws as laws
 from course_utils.analysis import scaling_runs
+from course_utils.analysis.scaling_verdicts import rule_of_thumb_n
 from course_utils.analysis.scaling_runs import Run, flop_diagonal
 from course_utils.lecture import is_lecture_mode
 from course_utils.validation import CourseInputError
@@ -37,7 +38,6 @@ from course_utils.widgets import palette
 from course_utils.widgets.backdrop import FrozenBackdrop, figure_rgba, overlay_axes
 from course_utils.widgets.widget_kit import PNG_DPI, Demo, smallest_figure_text_px
 
-TOKENS_PER_PARAMETER = 20  # Chinchilla's rule of thumb: D = 20 N, so C = 6 N D = 120 N²
 FIGSIZE = (9.0, 4.6)
 LECTURE_FIGSIZE = (9.4, 5.6)  # 752 × 448 px: a projector's picture column, at 1:1
 AXES_BOX = {"normal": (0.08, 0.12, 0.58, 0.8), "lecture": (0.12, 0.14, 0.5, 0.78)}  # the key goes on the right
@@ -79,11 +79,6 @@ def flops_label(c: float) -> str:
     """3.79e11 -> "3.8e11"."""
     mantissa, exponent = f"{c:.1e}".split("e")
     return f"{mantissa}e{int(exponent)}"
-
-
-def rule_of_thumb_n(c) -> np.ndarray:
-    """The N of Chinchilla's 20 tokens per parameter at C = 6 N D: √(C / 120)."""
-    return np.sqrt(np.asarray(c, dtype=float) / (6 * TOKENS_PER_PARAMETER))
 
 
 def _log_axis(axis, ticks) -> None:

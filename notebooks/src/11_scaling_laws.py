@@ -185,7 +185,7 @@ for (size, tokens, curve), colour in zip(curves, plt.cm.viridis(np.linspace(0, 0
     ax.plot(6 * size * tokens, curve, color=colour, alpha=0.35, lw=1)
 ax.plot(envelope_c, envelope_loss, "k.", label="the envelope: the lowest loss at each C")
 ax.plot(envelope_c, envelope_law.loss(envelope_c), "k--", label=f"E + k·C^−γ, E = {envelope_law.E:.3f}")
-ax.axhline(validation_truth, color="crimson", label=f"the true floor, {validation_truth:.3f}")
+ax.axhline(validation_truth, color="crimson", label=f"the true floor, {validation_truth:.4f}")
 ax.set(
     xscale="log",
     ylim=(validation_truth - 0.05, 2.6),
@@ -238,7 +238,7 @@ flops = [p.flops for p in profiles]
 axes[1].plot(flops, [p.loss_opt for p in profiles], "k*", ms=10, label="the parabolas' minima")
 axes[1].plot(flops, [p.loss.min() for p in profiles], "o", color="grey", label="the best run of each budget")
 axes[1].plot(flops, isoflop_law.loss(flops), "k--", lw=1, label=f"E + k·C^−γ, E = {isoflop_law.E:.3f}")
-axes[1].axhline(truth, color="crimson", label=f"the true floor, {truth:.3f}")
+axes[1].axhline(truth, color="crimson", label=f"the true floor, {truth:.4f}")
 axes[1].set(xscale="log", xlabel="C (FLOPs)", ylabel="test loss", title="Approach 2's floor")
 axes[1].legend(fontsize=7)
 plt.show()
@@ -287,9 +287,10 @@ print("mean residual   " + "".join(f"{residual[steps == s].mean():+8.3f}" for s 
 #
 # **How sure is E?** Besiroglu et al. (2024) refitted Chinchilla's approach 3 from the paper's own data and found
 # two things: the published fit had stopped before its optimum, and its confidence intervals were implausibly narrow
-# (they would have needed some 600,000 experiments; Chinchilla ran about 400). Their tool is the bootstrap: fit again
-# on resamples of the runs. One hundred resamples of our 60 runs, 32 starts each, take 5 minutes on one core, so they
-# are stored (`data/scaling/bootstrap.json`, with its command); the cell fits the first two again and compares:
+# (intervals that narrow would need over 600,000 experiments; Chinchilla likely ran fewer than 500). Their tool is
+# the bootstrap: fit again on resamples of the runs. One hundred resamples of our 60 runs, 32 starts each, take 5
+# minutes on one core, so they are stored (`data/scaling/bootstrap.json`, with its command); the cell fits the first
+# two again and compares:
 
 # %%
 stored = laws.load_bootstrap()
@@ -327,7 +328,7 @@ for floor, value in zip(floors, profile):
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.4))
 ax.plot(floors, 100 * (profile / best_objective - 1), "o-", color="k")
-ax.axvline(truth, color="crimson", label=f"the true floor, {truth:.3f}")
+ax.axvline(truth, color="crimson", label=f"the true floor, {truth:.4f}")
 ax.set(xlabel="E held fixed (nats)", ylabel="objective over the best (%)", title="Approach 3's profile over E")
 ax.legend()
 plt.show()
@@ -471,9 +472,10 @@ print(f"N_opt ∝ C^a: approach 3 a = {law_exponent:.2f}, the parabolas a = {par
 #
 # ## 10. Approach 2's bias, measured *(optional)*
 #
-# Czech et al. (2026, "Problems with Chinchilla Approach 2") show on synthetic loss surfaces that the IsoFLOP parabola
-# misplaces the compute-optimal N when loss is not symmetric in log N around the optimum, or when the sizes trained
-# are not centred on it. Their test can be run here on a surface whose optimum is known exactly: approach 3's own law,
+# Czech et al. (2026, "Problems with Chinchilla Approach 2") show on noise-free synthetic loss surfaces that the
+# IsoFLOP parabola misplaces the compute-optimal N, for three reasons: a wide grid of sizes (a parabola is only the
+# Taylor approximation near the minimum), a grid not centred on the optimum, and a surface that is not symmetric
+# (α ≠ β; here α = 0.61 and β = 1.24). Their test can be run here on a surface whose optimum is known exactly: approach 3's own law,
 # sampled at the sizes our budgets trained, with no noise at all.
 
 # %%
@@ -492,8 +494,8 @@ print(
 # here with no noise to blame. On the real runs the larger effect is the one section 4 showed: at the smaller budgets
 # the parabola's minimum *loss* lies well below every run it was fitted to, and its N_opt above the best run's.
 #
-# > **Paper check.** The paper (Hoffmann et al. 2022, section 3.2, "Approach 2: IsoFLOP profiles") fits "a parabola
-# > to the final loss of each model" at each budget and reads the optimum off its minimum. In fact a parabola in log N
+# > **Paper check.** The paper (Hoffmann et al. 2022, section 3.2, "Approach 2: IsoFLOP profiles") fits a parabola
+# > to the final loss against log N at each budget and reads the optimum off its minimum. In fact a parabola in log N
 # > is only an approximation near the optimum: on this grid the loss rises steeply on the big-model side and gently on
 # > the small-model side, the minima dip up to 0.017 nats below the best run of their budget, the N_opt they give is up
 # > to 3 times the best run's, and even on the exact surface of section 5 the minimum's N is up to 22 % off.
@@ -510,10 +512,12 @@ isoflop_demo = IsoFlopDemo(results)
 isoflop_demo.box
 
 # %% [markdown]
-# **The fitted surface against the runs.** Loss against tokens for each model size: the runs as points, the law as
-# lines, the held-out model as open marks, the true E solid and the fitted E dashed. Move "fix the floor E" and the
-# other four parameters are refitted (stored fits, `data/scaling/profile.json`): the curves hardly change from 0.5 to
-# 1.69. This is the flat profile of section 5, to project.
+# **The fitted surface against the runs.** Loss against tokens for four of the model sizes: the runs as points, the
+# law as lines, the held-out model as open diamonds with the law's prediction, the true E solid and the fitted E
+# dashed. Move "fix the floor E": the other four parameters are refitted at each floor (stored fits,
+# `data/scaling/profile.json`, with the command that makes them). Over the runs the curves hardly move from 0.5 to
+# 1.69, while α falls towards zero and, beyond the runs (shaded), the curves head for the floor they were given: the
+# flat profile of section 5, to project. Above the truth the curves can no longer pass through the best runs.
 
 # %%
 from course_utils.widgets.scaling_demo import ScalingSurfaceDemo
@@ -643,6 +647,6 @@ _ = check_huber_objective(huber_objective)
 # - J. Kaplan et al. (2020). Scaling Laws for Neural Language Models. arXiv:2001.08361.
 # - J. Hoffmann et al. (2022). Training Compute-Optimal Large Language Models. *NeurIPS* (Chinchilla).
 # - T. Besiroglu, E. Erdil, M. Barnett, J. You (2024). Chinchilla Scaling: A replication attempt. arXiv:2404.10102.
-# - Czech et al. (2026). Problems with Chinchilla Approach 2.
+# - Czech et al. (2026). Problems with Chinchilla Approach 2: Systematic Biases in IsoFLOP Parabola Fits. arXiv.
 # - P. J. Huber (1964). Robust Estimation of a Location Parameter. *Annals of Mathematical Statistics*.
 # - B. Efron, R. Tibshirani (1993). *An Introduction to the Bootstrap*.

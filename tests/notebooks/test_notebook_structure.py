@@ -117,6 +117,7 @@ def test_the_repository_url_is_written_from_one_place():
 # ---------------------------------------------------------------- one "slide check" convention
 
 SLIDE_CHECK_START = "> **Slide check.** The slide ("
+PAPER_CHECK_START = "> **Paper check.** The paper ("  # notebook 11 checks papers, which no slide cites
 # Places where a slide is loose or wrong, each with its callout: (notebook, words the callout must quote).
 REQUIRED_SLIDE_CHECKS = [
     ("03", r"ReLU"),  # ReLU′ = 1 at z = 0
@@ -145,6 +146,8 @@ REQUIRED_SLIDE_CHECKS = [
     ("10", r"the most probable \"is the most typical\""),  # the mode is not typical, measured exactly
     ("10", r"faster computation"),  # log probabilities are for underflow; the slide's beam multiplies raw ones
     ("10", r"score\(y\) = log P\(y \| x\) = \(1/t\)"),  # eq. 13.16's first equality is false
+    ("11", r"about 20 tokens per parameter"),  # Chinchilla's rule of thumb: 87 to 2,666 here
+    ("11", r"a parabola\s+(> )?to the final loss"),  # approach 2's parabola: steep on one side, biased on an exact surface
 ]
 
 
@@ -156,7 +159,7 @@ def slide_checks(stem: str) -> list[str]:
             continue
         lines = text(cell).splitlines()
         for i, line in enumerate(lines):
-            if "Slide check" in line:
+            if "Slide check" in line or "Paper check" in line:
                 block = [line]
                 for following in lines[i + 1 :]:
                     if not following.startswith(">"):
@@ -169,7 +172,8 @@ def slide_checks(stem: str) -> list[str]:
 @pytest.mark.parametrize("stem", SOURCE_IDS)
 def test_every_slide_check_has_the_one_format(stem):
     for callout in slide_checks(stem):
-        assert callout.startswith(SLIDE_CHECK_START), f"a slide check starts with {SLIDE_CHECK_START!r}:\n{callout}"
+        start = PAPER_CHECK_START if "Paper check" in callout.splitlines()[0] else SLIDE_CHECK_START
+        assert callout.startswith(start), f"a slide or paper check starts with {start!r}:\n{callout}"
         assert "In fact" in callout, f"a slide check says what is true, in a sentence starting 'In fact':\n{callout}"
 
 

@@ -18,6 +18,7 @@ from widget_support import normal_and_lecture, quiet, set_value, text_of
 from course_utils.analysis import scaling_fits as fits
 from course_utils.analysis import scaling_laws as laws
 from course_utils.analysis import scaling_runs
+from course_utils.analysis.scaling_verdicts import rule_of_thumb_n
 from course_utils.lecture import lecture_scale
 from course_utils.validation import CourseInputError
 from course_utils.widgets.scaling_demo import (
@@ -26,7 +27,6 @@ from course_utils.widgets.scaling_demo import (
     IsoFlopDemo,
     ScalingSurfaceDemo,
     flops_label,
-    rule_of_thumb_n,
     short_number,
 )
 from course_utils.widgets.widget_kit import PNG_DPI
