@@ -181,8 +181,8 @@ print(
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 4))
-for (size, tokens, curve), colour in zip(curves, plt.cm.viridis(np.linspace(0, 0.9, len(curves)))):
-    ax.plot(6 * size * tokens, curve, color=colour, alpha=0.35, lw=1)
+for size, tokens, curve in curves:
+    ax.plot(6 * size * tokens, curve, color="0.75", lw=0.8)  # one grey: every run's validation curve
 ax.plot(envelope_c, envelope_loss, "k.", label="the envelope: the lowest loss at each C")
 ax.plot(envelope_c, envelope_law.loss(envelope_c), "k--", label=f"E + k·C^−γ, E = {envelope_law.E:.3f}")
 ax.axhline(validation_truth, color="crimson", label=f"the true floor, {validation_truth:.4f}")
