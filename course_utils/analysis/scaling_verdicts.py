@@ -7,7 +7,8 @@
 - ``bootstrap_floors``: approaches 1 and 2's floors on the same resamples of the runs as approach 3's stored
   bootstrap, stored in ``data/scaling/floor_bootstrap.json`` (``FLOOR_BOOTSTRAP_COMMAND``);
 - ``compute_optimal``: per FLOP budget, the best run (the truth at the grid's resolution, sizes about 2x apart), the
-  parabola's N_opt, approach 3's N_opt and Chinchilla's "20 tokens per parameter";
+  envelope's N (approach 1), the parabola's N_opt (approach 2), approach 3's N_opt and Chinchilla's "20 tokens per
+  parameter";
 - ``parabola_bias``: Czech et al.'s test of approach 2 on a surface whose optimum is known, here approach 3's own law
   sampled at the sizes each budget trained.
 """
@@ -106,6 +107,7 @@ class OptimalModel:
     smallest: float  # the smallest and largest N trained on this budget
     largest: float
     best_run: dict  # the run with the lowest test loss
+    envelope_n: float  # approach 1: the N of the curve lowest at C
     parabola_n: float  # approach 2
     law_n: float  # approach 3
     rule_n: float  # 20 tokens per parameter: N = sqrt(C / 120)
@@ -120,15 +122,17 @@ def rule_of_thumb_n(flops) -> np.ndarray:
 
 
 def compute_optimal(results: dict, law: fits.ChinchillaLaw) -> list[OptimalModel]:
-    """Every budget whose parabola is kept (its minimum inside the sizes trained): the best run, the parabola's N_opt,
-    ``law``'s N_opt and the rule of thumb's."""
+    """Every budget whose parabola is kept (its minimum inside the sizes trained): the best run, the envelope's N (the
+    run whose validation curve is lowest at C), the parabola's N_opt, ``law``'s N_opt and the rule of thumb's."""
     best = laws.best_on_budget(results)
+    curves = laws.validation_curves(results)
     models = []
     for profile in laws.isoflop_profiles(results):
         row = next(row for k, row in best.items() if row["non_embedding_parameters"] in profile.n
                    and min(profile.loss) == row["test_loss"])  # fmt: skip
+        _, envelope_n, _ = fits.envelope(curves, [profile.flops])  # (1,): the N whose curve is lowest at C
         models.append(OptimalModel(profile.flops, float(profile.n.min()), float(profile.n.max()), row,
-                                   profile.n_opt, float(law.optimal_n(profile.flops)),
+                                   float(envelope_n[0]), profile.n_opt, float(law.optimal_n(profile.flops)),
                                    float(rule_of_thumb_n(profile.flops))))  # fmt: skip
     return models
 

@@ -79,8 +79,8 @@ print(f"every stored run ends above its floor: {all(row['test_loss'] > truth for
 # also for 16,000. N counts the **non-embedding parameters** (the blocks, not the word and position tables), as
 # Kaplan et al. do; D counts the tokens seen; the training cost is C ≈ 6·N·D floating-point operations. Every run has
 # its own cosine schedule to its last step and a learning rate by one rule set before any run
-# (`scaling_runs.learning_rate`, not tuned per run). A fourth part of the grid, 4 × 192 (1.78 million parameters,
-# twice the largest), is held out: no fit sees it (section 8).
+# (`scaling_runs.learning_rate`, not tuned per run). A tenth shape, 4 × 192 (1.78 million parameters, twice the
+# largest), is held out: it was trained for each of the six budgets up to 8,000 steps, and no fit sees it (section 8).
 #
 # The table gives each run's test loss minus the true floor, the **excess loss**: what is left to learn.
 
@@ -93,9 +93,11 @@ print(
 )
 
 # %% [markdown]
-# Read down a column: at a fixed number of steps, a larger model is better until it is not (at 8,000 steps the
-# excess stops falling beyond 2 × 64). Read along a row: more data always helps. The smallest excess of all, 0.0117,
-# is 2 × 64's at 16,000 steps; every larger model at 8,000 steps stays above 0.013.
+# Read down a column: at a fixed number of steps a larger model is better, by less and less; at 8,000 steps, from
+# 2 × 64 to 4 × 128 (eight times the parameters), the excess falls only from 0.0146 to 0.0136. Read along a row: more
+# data always helps. The smallest excess of all, 0.0117, is 2 × 64's at 16,000 steps; every larger model at 8,000
+# steps stays above 0.013. (4 × 64 is a little worse than 2 × 64 at 500 and 1,000 steps: within its seed range,
+# measured next.)
 #
 # A stored table is only as good as the code that made it. Each run stored its first 20 training losses and its
 # validation curve; the cell trains the 1 × 16 run of 500 steps again, here, on the CPU, and compares (the stored one
@@ -117,7 +119,7 @@ print(
 
 # %% [markdown]
 # How far apart are two runs that differ only in their seed? Seeds 1 and 2 trained the six runs of one FLOP budget
-# again (the runs with C ≈ 4·10¹¹); their range over the three seeds is the noise any difference below must beat:
+# again (the runs of the budget C ≈ 3.5·10¹¹); their range over the three seeds is the noise of a single run:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -161,8 +163,9 @@ plt.show()
 #
 # Hoffmann et al.'s first approach reads the training curves of all the models: at each compute budget C, the lowest
 # loss any run reached with C (its curve at D = C / 6N), the **envelope**. Chinchilla read N_opt(C) off it; to name a
-# floor, we fit L*(C) = E + k·C^(−γ) to the envelope (`scaling_fits.envelope`, `fit_floor_law`). The curves are
-# validation losses, so the truth here is the validation sentences' floor.
+# floor, we fit a **floor law** L*(C) = E + k·C^(−γ) to the envelope: a power law in C (its constant k and exponent γ
+# fitted) falling to a floor E (`scaling_fits.envelope`, `fit_floor_law`). The curves are validation losses, so the
+# truth here is the validation sentences' floor.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -206,17 +209,20 @@ plt.show()
 #
 # The second approach fixes a compute budget, trains models of several sizes on it (each on D = C / 6N tokens), and
 # fits a parabola to the final loss against log N; the parabola's minimum is the compute-optimal N for that budget.
-# Runs on one anti-diagonal of our grid share a budget within a factor 1.3 (N and D both step about 2×). A parabola
+# Runs on one anti-diagonal of section 2's table (one row down, one column left: twice the model, half the steps)
+# share a budget within a factor 1.3, because N and D both step about 2×. A parabola
 # is kept only when it bends upwards and its minimum lies inside the sizes trained (`laws.isoflop_profiles`):
 
 # %%
 # NBVAL_CHECK_OUTPUT
 profiles = laws.isoflop_profiles(results)
-print(f"{'C (FLOPs)':>10} {'sizes trained':>17} {'parabola N_opt':>15} {'its loss − E':>13} {'best run − E':>13}")
+print(
+    f"{'C (FLOPs)':>10} {'sizes trained':>17} {'parabola N_opt':>15} {'its loss − true E':>18} {'best run − true E':>18}"
+)
 for p in profiles:
     print(
-        f"{p.flops:10.2e} {p.n.min():8,.0f}–{p.n.max():<8,.0f} {p.n_opt:15,.0f} {p.loss_opt - truth:13.4f} "
-        f"{p.loss.min() - truth:13.4f}"
+        f"{p.flops:10.2e} {p.n.min():8,.0f}–{p.n.max():<8,.0f} {p.n_opt:15,.0f} {p.loss_opt - truth:18.4f} "
+        f"{p.loss.min() - truth:18.4f}"
     )
 isoflop_law = verdicts.isoflop_floor(results)
 print(
@@ -244,17 +250,20 @@ axes[1].legend(fontsize=7)
 plt.show()
 
 # %% [markdown]
-# Two things show. The parabolas' minima lie well below the best run of their budget: loss is not a parabola in log N
-# here, it rises steeply on the big-model side (too few tokens) and gently on the small-model side, so a parabola
-# through both sides dips below every run. And the floor fitted through those minima is again the lowest point it was
-# given: approach 2, carried on to a floor, returns the lowest parabola minimum, 0.006 above the truth.
+# Two things show. At the five smaller budgets the parabolas' minima lie below the best run of their budget, by up
+# to 0.017 nats: loss is not a parabola in log N here, it rises steeply on the big-model side (too few tokens) and
+# gently on the small-model side, so a parabola through both sides dips below the runs. And the floor law fitted
+# through those minima sits on its own limit again: approach 2, carried on to a floor, returns its lowest parabola
+# minimum, 0.006 above the truth. That is below the best run (0.012 above), so approach 2 does reach past the runs,
+# but only by the parabola's dip: the very error that section 10 measures.
 #
 # ## 5. Approach 3: the parametric fit
 #
 # The third approach fits L(N, D) = E + A/N^α + B/D^β to every run at once. Hoffmann et al. minimise the Huber loss
 # (δ = 10⁻³) between the log of the law and the log of the measured loss, with L-BFGS from a grid of starts, the law
-# written as log L = LSE(a − α log N, b − β log D, e) so that every parameter is free (A = eᵃ, B = eᵇ, E = eᵉ).
-# `scaling_fits.fit_parametric` is that, from scratch; 32 starts find what the full grid of 324 finds:
+# written as log L = LSE(a − α log N, b − β log D, e), where LSE is log-sum-exp, log(eˣ + eʸ + eᶻ), so that every
+# parameter is free (A = eᵃ, B = eᵇ, E = eᵉ). `scaling_fits.fit_parametric` is that, from scratch. The notebook uses
+# 32 starts; a slow test checks that they find what our full grid of 324 starts finds:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -267,7 +276,7 @@ print(
 print("Chinchilla's fit on MassiveText, for comparison: E = 1.69, α = 0.34, β = 0.28")
 
 # %% [markdown]
-# Approach 3 is the only one that extrapolates: its E lies below every run, as the true floor does. It overshoots,
+# Approach 3 extrapolates with a law: its E lies below every run, as the true floor does. It overshoots,
 # by 0.008 nats, two thirds as far below the truth as the best run is above it: a law that says the loss can fall below
 # what the language allows. Its exponents are far larger than Chinchilla's (our models are tiny and our "corpus" is a
 # small grammar, learned quickly).
@@ -282,11 +291,13 @@ print("steps           " + "".join(f"{s:>8}" for s in grid.LADDER))
 print("mean residual   " + "".join(f"{residual[steps == s].mean():+8.3f}" for s in grid.LADDER))
 
 # %% [markdown]
-# Short runs lie below the law and long runs above it, in order: the form, not noise, limits the fit. A law with a
-# floor and two power laws is too stiff to follow both a model's first thousand steps and its last.
+# At 250 steps the law lies below the runs (a negative residual: it is too optimistic), at 16,000 above them, and
+# the residual rises steadily in between: the form, not noise, limits the fit. A law with a floor and two power laws
+# is too stiff to follow both a model's first thousand steps and its last.
 #
-# **How sure is E?** Besiroglu et al. (2024) refitted Chinchilla's approach 3 from the paper's own data and found
-# two things: the published fit had stopped before its optimum, and its confidence intervals were implausibly narrow
+# **How sure is E?** Besiroglu et al. (2024) refitted Chinchilla's approach 3 to the paper's data, read off its
+# Figure 4, and found two things: the published fit had stopped before its optimum (their refit put E at 1.82, not
+# 1.69), and the confidence intervals the paper gives were implausibly narrow
 # (intervals that narrow would need over 600,000 experiments; Chinchilla likely ran fewer than 500). Their tool is
 # the bootstrap: fit again on resamples of the runs. One hundred resamples of our 60 runs, 32 starts each, take 5
 # minutes on one core, so they are stored (`data/scaling/bootstrap.json`, with its command); the cell fits the first
@@ -335,10 +346,10 @@ plt.show()
 
 # %% [markdown]
 # From E = 0.5 to 1.69 the fits are almost equally good, within 2 %: the A/N^α and B/D^β terms take up whatever
-# floor they are given. Just above the truth the objective climbs steeply (+2.5 % at 1.71, +8 % at 1.72), because no
-# run can lie below its floor. **The runs bound E from above, and hardly from below.** The bootstrap's long low tail is that flat profile,
-# not optimiser failures. Chinchilla's 1.69 for English had no interval worth the name; on data where we can check,
-# the honest interval is wide.
+# floor they are given. Past 1.70 the objective climbs steeply (+2.5 % at 1.71, +8 % at 1.72): a floor above the
+# best runs (1.709) would have the law miss them. **The runs bound E from above, and hardly from below.** The
+# bootstrap's long low tail is that flat profile, not optimiser failures. Chinchilla published no interval for its
+# 1.69; on data where we can check, an honest interval is wide.
 #
 # ## 6. Kaplan et al.'s form *(optional)*
 #
@@ -390,38 +401,43 @@ print(
     f"approaches 2 and 3 differ in error by {abs(abs(rows_[1][1] - truth) - abs(law.E - truth)):.4f} "
     f"(the seed range: {noise:.4f})"
 )
+closer = np.abs(np.array(floor_stored["isoflop"]) - truth) < np.abs(bootstrap_e - truth)  # (resamples,)
+print(f"on the same resamples, approach 2's E is the closer of the two in {int(closer.sum())} of {len(closer)}")
 
 # %% [markdown]
 # **The verdict.** On this language, approach 2 carried to a floor came closest to the true E, 0.006 nats above it;
-# approach 3 came 0.008 below it; approach 1, 0.015 above its own floor. The first two differ by 0.002 nats, within
-# the seed range of 0.003: on E alone, approaches 2 and 3 tie, within noise. They are not alike, though.
-# Approaches 1 and 2 return the lowest loss they were shown, an upper bound the best run already gave (0.012 above);
-# approach 3 is the only one that looked past the runs, and it is the only one that also predicts a loss for any
-# (N, D) (section 8) and a compute-optimal model for any budget (section 9). The intervals fail in two opposite
-# ways. Approach 1's is narrow and misses its truth: a resample can only move the envelope's lowest point. Approaches
-# 2 and 3's hold the truth and reach almost down to zero: these runs could not have told anyone E to better than
-# "somewhere below 1.71".
+# approach 3 came 0.008 below it; approach 1, 0.015 above its own floor. Approaches 2 and 3 differ in error by
+# 0.002 nats: less than the seed range of a single run (0.003), and nothing beside their bootstrap intervals, which
+# both reach from near zero to 1.71. On E, approaches 2 and 3 tie, within noise (on the resamples approach 2 is the
+# closer in 69 of 100). They are not alike, though. Approach 1 returns the lowest loss the envelope reached, an
+# upper bound the best run already gave; approach 2's floor is its lowest parabola minimum, below the runs only by
+# the parabola's dip, an error of the method (sections 4 and 10) that happens to point the right way here. Approach 3
+# extrapolates with a law, and it is the only one that also predicts a loss for any (N, D) (section 8). The
+# intervals fail in two opposite ways. Approach 1's is narrow and misses its truth: every resample's floor sits again
+# at about the lowest point of its envelope. Approaches 2 and 3's hold the truth and reach almost down to zero: these
+# runs could not have told anyone E to better than "somewhere below 1.71".
 #
 # ## 8. The test the literature cannot run: predict a larger model
 #
-# The held-out 4 × 192 model (N = 1.78 million, more than twice the largest the fit saw) was trained at every budget.
-# Approach 3's law predicts each run before looking:
+# The held-out 4 × 192 model (N = 1.78 million, more than twice the largest the fit saw) was trained for each of the
+# six step counts up to 8,000. Approach 3's law predicts each run before looking:
 
 # %%
 # NBVAL_CHECK_OUTPUT
 held_out = sorted(laws.rows(results, ("held-out",)), key=lambda row: row["steps"])
 errors = laws.held_out_errors(law, results)
-print(f"{'steps':>6} {'measured − E':>13} {'predicted − E':>14} {'error':>7}")
+print(f"{'steps':>6} {'measured − true E':>18} {'predicted − true E':>19} {'error':>7}")
 for row in held_out:
     print(
-        f"{row['steps']:6} {row['test_loss'] - truth:13.4f} {row['test_loss'] + errors[row['steps']] - truth:14.4f} "
+        f"{row['steps']:6} {row['test_loss'] - truth:18.4f} {row['test_loss'] + errors[row['steps']] - truth:19.4f} "
         f"{errors[row['steps']]:+7.3f}"
     )
 
 # %% [markdown]
 # From 2,000 steps on the prediction is within 0.015 nats of the measurement, and too low, as approach 3's floor is.
 # But the excess there is itself small: at 8,000 steps the error, −0.014, is as large as everything the model has
-# left to learn (0.014). Measured against the distance to the floor, the law predicts the big model's loss no better
+# left to learn (0.0136), and the predicted loss lies below the true floor (−0.0006): a loss the language does not
+# allow. Measured against the distance to the floor, the law predicts the big model's loss no better
 # than "it will be near the floor". At 250 steps, where the law's residuals were worst (section 5), it is 0.15 nats
 # too pessimistic.
 #
@@ -435,48 +451,61 @@ for row in held_out:
 # %%
 # NBVAL_CHECK_OUTPUT
 optimal = verdicts.compute_optimal(results, law)
+print(f"{'':10} {'the best run':^31}   {'N_opt ÷ the best run N':^44}")
 print(
-    f"{'C (FLOPs)':>10} {'best run N':>11} {'tokens/N':>9}   N_opt ÷ the best run's N: "
-    f"{'parabola':>9} {'approach 3':>11} {'20 tokens/N':>12}"
+    f"{'C (FLOPs)':>10} {'N':>8} {'its place':>9} {'tokens/N':>9} {'/all':>5}   "
+    f"{'envelope':>9} {'parabola':>9} {'approach 3':>11} {'20 tokens/N':>12}"
 )
 for m in optimal:
-    best_n = m.best_run["non_embedding_parameters"]
-    where = "smallest" if best_n == m.smallest else "inside"
+    best, best_n = m.best_run, m.best_run["non_embedding_parameters"]
+    place = "smallest" if best_n == m.smallest else "inside"
     print(
-        f"{m.flops:10.2e} {best_n:11,.0f} {m.best_run['tokens'] / best_n:9.0f}   ({where:8} of the sizes) "
-        f"{m.parabola_n / best_n:9.1f} {m.law_n / best_n:11.1f} {m.rule_n / best_n:12.1f}"
+        f"{m.flops:10.2e} {best_n:8,.0f} {place:>9} {best['tokens'] / best_n:9.0f} "
+        f"{best['tokens'] / best['parameters']:5.0f}   {m.envelope_n / best_n:9.1f} {m.parabola_n / best_n:9.1f} "
+        f"{m.law_n / best_n:11.1f} {m.rule_n / best_n:12.1f}"
     )
 ratios = [m.best_run["tokens"] / m.best_run["non_embedding_parameters"] for m in optimal]
+all_ratios = [m.best_run["tokens"] / m.best_run["parameters"] for m in optimal]
 smallest = sum(m.best_run["non_embedding_parameters"] == m.smallest for m in optimal)
 print(
-    f"\nthe best run saw {min(ratios):,.0f} to {max(ratios):,.0f} tokens per parameter; it was the smallest model "
-    f"trained on its budget at {smallest} of {len(optimal)} budgets"
+    f"\nthe best run saw {min(ratios):,.0f} to {max(ratios):,.0f} tokens per non-embedding parameter, "
+    f"{min(all_ratios):.0f} to {max(all_ratios):.0f} per parameter of any kind; it was the smallest model trained on "
+    f"its budget at {smallest} of {len(optimal)} budgets"
 )
 law_exponent = law.beta / (law.alpha + law.beta)
 parabola_exponent = fits.fit_power_law([m.flops for m in optimal], [m.parabola_n for m in optimal])[1]
 print(f"N_opt ∝ C^a: approach 3 a = {law_exponent:.2f}, the parabolas a = {parabola_exponent:.2f}; Chinchilla: a ≈ 0.5")
 
 # %% [markdown]
+# How to read the table. "its place" says where the best run lies among the sizes trained on that budget; "/all" is
+# tokens per parameter counting the embeddings too, as Hoffmann et al. count them (they are most of a tiny model's
+# weights). The last four columns divide each rule's N_opt by the best run's N: above 1, the rule asks for a bigger
+# model than the one that did best.
+#
 # At six of the seven budgets the best run was the smallest model trained there, so the true optimum is that size or
 # smaller, and sees at least as many tokens per parameter; only at 3.5·10¹¹ FLOPs do the sizes bracket it (303 tokens
-# per parameter). Every way of telling puts N_opt too high: the parabolas by 1.1 to 3.1×, approach 3 by 1.8 to 5.6×,
-# and Chinchilla's rule of thumb by 2.1 to 11.6×. With sizes 2× apart the best run is known to within a factor of about 1.4,
-# so all three miss by more than the grid's resolution at most budgets.
+# per parameter). Approach 1's envelope names the best run's own size at four budgets and a size 2.2 to 4.5× larger
+# at the other three (its curves are read in the middle of cosine schedules, where a run is not yet at its best). The
+# other rules put N_opt too high at every budget: the parabolas by 1.1 to 3.1×, approach 3 by 1.8 to 5.6×, and
+# Chinchilla's rule of thumb by 2.1 to 11.6×. With sizes 2× apart the best run is known to within a factor of about
+# 1.4 (and where two neighbours differ by less than the seed range, 0.003, not even that), so these miss by more than
+# the grid's resolution at most budgets.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it) gives about 20 tokens per parameter for a compute-optimal model, widely quoted as a rule.
-# > In fact the rule is a property of their data and models, not of language models: on the course language the best
-# > run of every budget saw 87 to 2,666 tokens per parameter, and the rule's N is 2 to 12 times the best run's. The
-# > exponent differs too: a ≈ 0.7 here against Chinchilla's 0.5. A language this small is learned by a small model;
-# > the budget is better spent on data.
+# > In fact the rule is a property of their data and models, not a law of language models: on the course language
+# > the best run of every budget saw 87 to 2,666 tokens per non-embedding parameter (59 to 578 counting the
+# > embeddings, as the paper does), and the rule's N is 2 to 12 times the best run's. The exponent differs too:
+# > a ≈ 0.7 here against Chinchilla's 0.5. A language this small is learned by a small model; the budget is better
+# > spent on data. One grammar is no proof about English, but it is proof that the number is not universal.
 #
 # ## 10. Approach 2's bias, measured *(optional)*
 #
 # Czech et al. (2026, "Problems with Chinchilla Approach 2") show on noise-free synthetic loss surfaces that the
 # IsoFLOP parabola misplaces the compute-optimal N, for three reasons: a wide grid of sizes (a parabola is only the
 # Taylor approximation near the minimum), a grid not centred on the optimum, and a surface that is not symmetric
-# (α ≠ β; here α = 0.61 and β = 1.24). Their test can be run here on a surface whose optimum is known exactly: approach 3's own law,
-# sampled at the sizes our budgets trained, with no noise at all.
+# (α ≠ β; here α = 0.61 and β = 1.24). Their test can be run here on a surface whose optimum is known exactly:
+# approach 3's own law, sampled at the sizes our budgets trained, with no noise at all.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -491,8 +520,10 @@ print(
 # %% [markdown]
 # On an exact surface the parabola puts N_opt up to a fifth too low on the smaller budgets, where the sizes trained
 # lie mostly above the optimum, and within a few per cent on the larger ones: the bias Czech et al. describe, present
-# here with no noise to blame. On the real runs the larger effect is the one section 4 showed: at the smaller budgets
-# the parabola's minimum *loss* lies well below every run it was fitted to, and its N_opt above the best run's.
+# here with no noise to blame. On the real runs the parabola errs the other way, its N_opt 1.1 to 3.1× the best run's
+# (section 9), and its minimum *loss* dips below the runs at the smaller budgets (section 4). The two do not
+# contradict each other: the exact surface is approach 3's law, whose own N_opt is too high; the real loss is
+# steeper on the big-model side than that law, and a parabola cannot follow either shape exactly.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, section 3.2, "Approach 2: IsoFLOP profiles") fits a parabola
 # > to the final loss against log N at each budget and reads the optimum off its minimum. In fact a parabola in log N
@@ -515,9 +546,10 @@ isoflop_demo.box
 # **The fitted surface against the runs.** Loss against tokens for four of the model sizes: the runs as points, the
 # law as lines, the held-out model as open diamonds with the law's prediction, the true E solid and the fitted E
 # dashed. Move "fix the floor E": the other four parameters are refitted at each floor (stored fits,
-# `data/scaling/profile.json`, with the command that makes them). Over the runs the curves hardly move from 0.5 to
-# 1.69, while α falls towards zero and, beyond the runs (shaded), the curves head for the floor they were given: the
-# flat profile of section 5, to project. Above the truth the curves can no longer pass through the best runs.
+# `data/scaling/profile.json`, with the command that makes them). From 1.69 down to 0.5 the curves hardly move over
+# the runs, while the readout's objective stays within a few per cent of the best and its α falls; beyond the runs
+# (shaded) the curves head for whatever floor they were given. This is section 5's flat profile, made visible. Above
+# about 1.71 the curves can no longer pass through the best runs.
 
 # %%
 from course_utils.widgets.scaling_demo import ScalingSurfaceDemo
@@ -630,17 +662,18 @@ _ = check_huber_objective(huber_objective)
 #
 # - The course language knows its floor: E = 1.6975 nats per token on the test split. Every one of 78 stored runs
 #   ends above it; the best, 2 × 64 on 8.7 million tokens, 0.012 above.
-# - Approach 1 (the envelope) and approach 2 carried to a floor (through the parabolas' minima) cannot look past the
-#   runs: their E is the lowest loss they were given, 0.015 and 0.006 above the truth.
-# - Approach 3 (the parametric Huber fit) is the only one that extrapolates; it lands 0.008 below the truth. On E,
-#   approaches 2 and 3 tie within noise; only approach 3 also predicts losses and compute-optimal models.
-# - Its bootstrap interval holds the truth and reaches from 0.03 to 1.71: the objective is flat in E below the truth.
-#   The runs bound E from above, hardly from below.
-# - It predicts a held-out model twice the largest it saw to 0.015 nats from 2,000 steps on, too low, by as much as
-#   the model has left to learn at 8,000 steps.
+# - Approach 1 (the envelope) returns the lowest loss its curves reached, 0.015 above its truth, with a narrow
+#   interval that misses it. Approach 2 carried to a floor returns its lowest parabola minimum, 0.006 above the truth,
+#   below the best run only by the parabola's dip.
+# - Approach 3 (the parametric Huber fit) extrapolates with a law and lands 0.008 below the truth. On E, approaches 2
+#   and 3 tie within noise; only approach 3 also predicts the loss of a model it has not seen.
+# - The bootstrap intervals of approaches 2 and 3 hold the truth and reach from near zero to 1.71: approach 3's
+#   objective is flat in E below the truth. The runs bound E from above, hardly from below.
+# - Approach 3 predicts a held-out model twice the largest it saw to 0.015 nats from 2,000 steps on, too low, by as
+#   much as the model has left to learn at 8,000 steps.
 # - Chinchilla's 20 tokens per parameter does not carry over: the best run of every budget saw 87 to 2,666 tokens per
-#   parameter, and the rule, the parabolas and approach 3 all put the compute-optimal N too high. IsoFLOP parabolas
-#   misplace the optimum even on an exact surface, and at the smaller budgets dip below every run they were fitted to.
+#   non-embedding parameter (59 to 578 counting the embeddings), and the rule, the parabolas and approach 3 all put
+#   the compute-optimal N too high. IsoFLOP parabolas misplace the optimum even on an exact surface.
 #
 # ## References
 #

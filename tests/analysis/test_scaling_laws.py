@@ -44,7 +44,8 @@ def test_approach_3_puts_the_floor_below_the_truth(results, law):
 
 
 def test_approach_3_s_residuals_trend_with_the_budget(results, law):
-    """Short runs lie below the law's curve and long ones above it: the form, not noise, limits the fit."""
+    """The law lies below the short runs (log law − log measured < 0 at 250 steps) and above the long ones: the form,
+    not noise, limits the fit."""
     n, d, loss = laws.columns(laws.rows(results))
     residual = np.log(law.loss(n, d)) - np.log(loss)
     steps = np.array([row["steps"] for row in laws.rows(results)])

@@ -82,6 +82,9 @@ def test_every_approach_puts_the_compute_optimal_model_above_the_best_run(result
         assert best_n < m.parabola_n < m.law_n < m.rule_n
         assert m.best_run["tokens"] / best_n > 4 * verdicts.CHINCHILLA_TOKENS_PER_PARAMETER
     assert sum(m.best_run["non_embedding_parameters"] == m.smallest for m in optimal) == 6
+    assert all(m.best_run["tokens"] / m.best_run["parameters"] > 50 for m in optimal)  # embeddings counted too
+    envelope = [m.envelope_n / m.best_run["non_embedding_parameters"] for m in optimal]
+    assert sum(ratio == 1 for ratio in envelope) == 4 and all(ratio == 1 or ratio > 2 for ratio in envelope)
 
 
 def test_the_parabola_misplaces_the_optimum_of_an_exact_surface(results, law):
