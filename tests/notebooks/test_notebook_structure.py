@@ -147,7 +147,7 @@ REQUIRED_SLIDE_CHECKS = [
     ("10", r"faster computation"),  # log probabilities are for underflow; the slide's beam multiplies raw ones
     ("10", r"score\(y\) = log P\(y \| x\) = \(1/t\)"),  # eq. 13.16's first equality is false
     ("11", r"about 20 tokens per parameter"),  # Chinchilla's rule of thumb: 87 to 2,666 here
-    ("11", r"a parabola\s+(> )?to the final loss"),  # approach 2's parabola: steep on one side, biased on an exact surface
+    ("11", r"a parabola\s+(> )?to the final loss"),  # approach 2: a parabola where loss is lopsided
 ]
 
 
