@@ -372,7 +372,7 @@ print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 # ## 7. Each fitted E against the truth
 #
 # The bootstrap gives every approach's floor an interval. Approaches 1 and 2 were refitted on the same 100 resamples
-# as approach 3 (`scaling_verdicts.bootstrap_floors`, 80 seconds, stored in `data/scaling/floor_bootstrap.json`); the
+# as approach 3 (`scaling_verdicts.bootstrap_floors`, 96 s on one core, stored in `data/scaling/floor_bootstrap.json`); the
 # cell fits the first two again and compares:
 
 # %%
