@@ -79,7 +79,7 @@ def test_widgets_appear_as_pictures_never_as_raw_text(site):
         pictures += text.count("An interactive demo: here is the picture it drew")
     demos = sum(1 for path in NOTEBOOKS for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
                 if cell["cell_type"] == "code" and "".join(cell["source"]).rstrip().endswith("demo.box"))  # fmt: skip
-    assert pictures == demos == report["pictures"] == 15  # the other widget views are training progress bars
+    assert pictures == demos == report["pictures"] == 17  # the other widget views are training progress bars
 
 
 class _FoldedText(HTMLParser):
