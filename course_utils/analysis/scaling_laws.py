@@ -4,10 +4,12 @@
 
 - ``columns``: the runs as arrays (N non-embedding parameters, D tokens, test loss), by part and a least budget;
 - ``parametric``: approach 3 on them; ``held_out_errors``: its prediction for the held-out larger shape;
+- ``budget_of``, ``flop_groups``, ``group_flops``: the runs by FLOP budget (the grid's anti-diagonals);
 - ``isoflop_profiles``: approach 2 on each FLOP budget, kept only where the parabola's minimum lies inside the sizes
   the budget trained (outside them a parabola extrapolates);
 - ``envelope_floor``: approach 1 on the validation curves, judged against the validation set's own oracle;
 - ``best_on_budget``: the truth this grid can give about the compute-optimal model, the best run of each budget;
+- ``resample_draws``: the resamples every approach's bootstrap draws;
 - ``bootstrap_parametric``: approach 3 on resamples of the runs, stored in ``data/scaling/bootstrap.json``;
 - ``floor_profile``: approach 3 with E held at each of a ladder of floors, stored in ``data/scaling/profile.json``
   with the free fit (``stored_fit``, ``stored_profile``: the demos open in a moment instead of fitting for seconds).
@@ -64,21 +66,35 @@ def held_out_errors(law, results: dict) -> dict[int, float]:
             for row in sorted(rows(results, ("held-out",)), key=lambda row: row["steps"])}  # fmt: skip
 
 
+def budget_of(row: dict) -> int:
+    """The FLOP-budget index of a stored run: the grid's anti-diagonal (``scaling_runs.flop_diagonal``)."""
+    return flop_diagonal(Run(row["n_layer"], row["n_embd"], row["steps"]))
+
+
+def flop_groups(results: dict, least_runs: int = 3) -> dict[int, list[dict]]:
+    """{FLOP-budget index: its training runs, smallest model first} for each budget with ``least_runs`` runs or
+    more."""
+    groups: dict[int, list[dict]] = {}
+    for row in rows(results):
+        groups.setdefault(budget_of(row), []).append(row)
+    return {k: sorted(group, key=lambda row: row["non_embedding_parameters"])
+            for k, group in sorted(groups.items()) if len(group) >= least_runs}  # fmt: skip
+
+
+def group_flops(group: list[dict]) -> float:
+    """One budget's C: the geometric mean of its runs' 6 N D (they spread about x1.3)."""
+    return math.exp(float(np.mean(np.log([row["flops"] for row in group]))))
+
+
 def isoflop_profiles(results: dict) -> list[fits.IsoFlopProfile]:
     """Approach 2 on each FLOP budget with three runs or more: only the parabolas that bend upwards with their
     minimum inside the sizes trained on that budget. (Within 8,000 steps none did: the smallest model of every budget
     was its best; the 16,000-step runs were added for this.)"""
-    groups: dict[int, list[dict]] = {}
-    for row in rows(results):
-        groups.setdefault(flop_diagonal(Run(row["n_layer"], row["n_embd"], row["steps"])), []).append(row)
     profiles = []
-    for group in groups.values():
-        if len(group) < 3:
-            continue
+    for group in flop_groups(results).values():
         n, _, loss = columns(group)
-        budget = math.exp(float(np.mean(np.log([row["flops"] for row in group]))))  # the group's geometric mean
         try:
-            profile = fits.isoflop_profile(budget, n, loss)
+            profile = fits.isoflop_profile(group_flops(group), n, loss)
         except CourseInputError:
             continue  # no upward bend: no minimum to read
         if n.min() < profile.n_opt < n.max():
@@ -91,7 +107,7 @@ def best_on_budget(results: dict) -> dict[int, dict]:
     tell (its sizes are about 2x apart)."""
     best: dict[int, dict] = {}
     for row in rows(results):
-        k = flop_diagonal(Run(row["n_layer"], row["n_embd"], row["steps"]))
+        k = budget_of(row)
         if k not in best or row["test_loss"] < best[k]["test_loss"]:
             best[k] = row
     return dict(sorted(best.items()))
@@ -131,16 +147,22 @@ def _law_row(law: fits.ChinchillaLaw) -> dict:
             "B": float(f"{law.B:.6g}"), "beta": round(law.beta, 6)}  # fmt: skip
 
 
+def resample_draws(results: dict, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[np.ndarray]:
+    """The rows of ``rows(results)`` in each of ``resamples`` resamples (drawn with replacement, seeded): every
+    approach's bootstrap draws these, so their intervals come from the same resamples."""
+    count = len(rows(results))
+    generator = np.random.default_rng(check_int("seed", seed, minimum=0))
+    return [generator.integers(0, count, count) for _ in range(check_int("resamples", resamples, minimum=1))]
+
+
 def bootstrap_parametric(results: dict, *, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED,
                          first: int | None = None) -> list[dict]:  # fmt: skip
     """Approach 3 fitted again to ``resamples`` resamples of the training runs (drawn with replacement, seeded),
     each from the 32 ``FAST_STARTS``, as Besiroglu et al. (2024) bootstrap Chinchilla's fit; only the ``first``
     resamples when given (the notebook re-runs a few)."""
     n, d, loss = columns(rows(results))
-    generator = np.random.default_rng(check_int("seed", seed, minimum=0))
-    draws = [generator.integers(0, len(n), len(n)) for _ in range(check_int("resamples", resamples, minimum=1))]
     return [_law_row(fits.fit_parametric(n[rows_], d[rows_], loss[rows_], starts=FAST_STARTS))
-            for rows_ in draws[:first]]  # fmt: skip
+            for rows_ in resample_draws(results, resamples, seed)[:first]]  # fmt: skip
 
 
 def load_bootstrap(path=BOOTSTRAP_FILE) -> dict:

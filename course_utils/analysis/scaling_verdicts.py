@@ -9,6 +9,7 @@
 - ``compute_optimal``: per FLOP budget, the best run (the truth at the grid's resolution, sizes about 2x apart), the
   envelope's N (approach 1), the parabola's N_opt (approach 2), approach 3's N_opt and Chinchilla's "20 tokens per
   parameter";
+- ``seed_ranges``, ``seed_noise``: the runs trained with three seeds, and the noise of a single run;
 - ``parabola_bias``: Czech et al.'s test of approach 2 on a surface whose optimum is known, here approach 3's own law
   sampled at the sizes each budget trained.
 """
@@ -27,8 +28,7 @@ import numpy as np
 from course_utils.analysis import scaling_fits as fits
 from course_utils.analysis import scaling_laws as laws
 from course_utils.analysis import scaling_runs
-from course_utils.analysis.scaling_runs import Run, flop_diagonal
-from course_utils.validation import CourseInputError, check_int
+from course_utils.validation import CourseInputError
 
 CHINCHILLA_TOKENS_PER_PARAMETER = 20  # Hoffmann et al. (2022): D_opt ≈ 20 N_opt
 
@@ -47,13 +47,6 @@ def _resampled(results: dict, picks: np.ndarray) -> dict:
     return {**results, "runs": {f"{i}": chosen[j] for i, j in enumerate(picks)}}
 
 
-def resample_draws(results: dict, resamples: int, seed: int) -> list[np.ndarray]:
-    """The rows of each resample of the training runs: the same draws as ``laws.bootstrap_parametric``."""
-    count = len(laws.rows(results))
-    generator = np.random.default_rng(check_int("seed", seed, minimum=0))
-    return [generator.integers(0, count, count) for _ in range(check_int("resamples", resamples, minimum=1))]
-
-
 def _floor_or_nan(fit, results: dict) -> float:
     try:
         return float(fit(results).E)
@@ -66,7 +59,7 @@ def bootstrap_floors(results: dict, *, resamples: int = laws.RESAMPLES, seed: in
     """{"envelope": approach 1's E, "isoflop": approach 2's E} on each resample (NaN where it cannot be fitted), the
     ``first`` resamples only when given."""
     envelope = lambda sample: laws.envelope_floor(sample)[0]  # noqa: E731
-    draws = resample_draws(results, resamples, seed)[:first]
+    draws = laws.resample_draws(results, resamples, seed)[:first]
     samples = [_resampled(results, picks) for picks in draws]
     return {"envelope": [_floor_or_nan(envelope, sample) for sample in samples],
             "isoflop": [_floor_or_nan(isoflop_floor, sample) for sample in samples]}  # fmt: skip
@@ -148,9 +141,22 @@ def parabola_bias(results: dict, law: fits.ChinchillaLaw) -> list[tuple[float, f
     return ratios
 
 
-def budget_of(row: dict) -> int:
-    """The FLOP-budget index (the grid's anti-diagonal) of a stored run."""
-    return flop_diagonal(Run(row["n_layer"], row["n_embd"], row["steps"]))
+def seed_ranges(results: dict) -> dict[tuple[int, int, int], list[float]]:
+    """{(n_layer, n_embd, steps): the test losses of seeds 0, 1, 2} for the runs trained again with other seeds (one
+    FLOP budget, ``scaling_runs.SPREAD_DIAGONAL``)."""
+    losses: dict[tuple[int, int, int], list[float]] = {}
+    for seed in (0, *scaling_runs.SPREAD_SEEDS):
+        for row in laws.rows(results, ("grid", "seeds"), seed=seed):
+            if laws.budget_of(row) == scaling_runs.SPREAD_DIAGONAL:
+                losses.setdefault((row["n_layer"], row["n_embd"], row["steps"]), []).append(row["test_loss"])
+    return dict(sorted(losses.items()))
+
+
+def seed_noise(results: dict, near: float = 0.05) -> float:
+    """The largest seed range among the runs whose best seed ends within ``near`` nats of the floor: the run-to-run
+    noise of the runs the fits lean on."""
+    floor = results["test_entropy"]
+    return max(max(v) - min(v) for v in seed_ranges(results).values() if min(v) - floor < near)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -31,7 +31,6 @@ from course_utils.analysis import scaling_fits as fits
 from course_utils.analysis import scaling_laws as laws
 from course_utils.analysis import scaling_runs
 from course_utils.analysis.scaling_verdicts import rule_of_thumb_n
-from course_utils.analysis.scaling_runs import Run, flop_diagonal
 from course_utils.lecture import is_lecture_mode
 from course_utils.validation import CourseInputError
 from course_utils.widgets import palette
@@ -126,7 +125,7 @@ def picture_height(figure: Figure) -> str:
 class Budget:
     """The training runs of one FLOP budget (an anti-diagonal of the grid) and what approach 2 makes of them."""
 
-    index: int  # the grid's anti-diagonal, flop_diagonal
+    index: int  # the grid's anti-diagonal, scaling_laws.budget_of
     flops: float  # the geometric mean of the runs' 6 N D (they spread about x1.3), as scaling_laws.isoflop_profiles
     n: np.ndarray  # (runs,) non-embedding parameters, smallest first
     loss: np.ndarray  # (runs,) test loss
@@ -141,17 +140,11 @@ class Budget:
 
 def isoflop_budgets(results: dict, least_runs: int = 3) -> dict[int, Budget]:
     """{anti-diagonal: its Budget} for each FLOP budget with ``least_runs`` training runs or more."""
-    groups: dict[int, list[dict]] = {}
-    for row in laws.rows(results):
-        groups.setdefault(flop_diagonal(Run(row["n_layer"], row["n_embd"], row["steps"])), []).append(row)
     best = laws.best_on_budget(results)
     budgets = {}
-    for k, group in sorted(groups.items()):
-        if len(group) < least_runs:
-            continue
-        group = sorted(group, key=lambda row: row["non_embedding_parameters"])
+    for k, group in laws.flop_groups(results, least_runs).items():
         n, _, loss = laws.columns(group)
-        flops = math.exp(float(np.mean(np.log([row["flops"] for row in group]))))
+        flops = laws.group_flops(group)
         try:
             parabola = fits.isoflop_profile(flops, n, loss)
         except CourseInputError:

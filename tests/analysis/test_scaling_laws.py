@@ -63,7 +63,7 @@ def test_the_best_model_of_a_budget_sees_far_more_than_20_tokens_per_parameter(r
     run is neither its smallest nor its largest model), the best run saw 80 or more."""
     for k, row in laws.best_on_budget(results).items():
         sizes = [r["non_embedding_parameters"] for r in laws.rows(results)
-                 if scaling_runs.flop_diagonal(scaling_runs.Run(r["n_layer"], r["n_embd"], r["steps"])) == k]  # fmt: skip
+                 if laws.budget_of(r) == k]  # fmt: skip
         if min(sizes) < row["non_embedding_parameters"] < max(sizes):
             assert row["tokens"] / row["non_embedding_parameters"] >= 80, (k, row)
 

@@ -22,10 +22,19 @@ def results():
 
 def test_the_floors_are_bootstrapped_on_approach_3_s_resamples(results):
     """The same seed draws the same runs, so the three approaches' intervals come from the same resamples."""
-    draws = verdicts.resample_draws(results, 3, laws.BOOTSTRAP_SEED)
+    draws = laws.resample_draws(results, 3, laws.BOOTSTRAP_SEED)
     generator = np.random.default_rng(laws.BOOTSTRAP_SEED)
     count = len(laws.rows(results))
     assert all((picks == generator.integers(0, count, count)).all() for picks in draws)
+
+
+def test_the_seed_ranges_are_three_seeds_of_one_flop_budget(results):
+    ranges = verdicts.seed_ranges(results)
+    assert len(ranges) == 6 and all(len(losses) == 3 for losses in ranges.values())
+    assert {laws.budget_of(row) for row in laws.rows(results, ("seeds",), seed=1)} == {grid.SPREAD_DIAGONAL}
+    assert verdicts.seed_noise(results) == pytest.approx(
+        max(max(v) - min(v) for v in list(ranges.values())[:3])
+    )  # the three within 0.05 of the floor
 
 
 def test_a_resample_keeps_its_repeats_and_the_rest_of_the_results(results):

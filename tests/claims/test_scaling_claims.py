@@ -28,13 +28,7 @@ def law(results):
 
 @pytest.fixture(scope="module")
 def noise(results):
-    """The largest seed range among the runs within 0.05 nats of the floor (the notebook's noise)."""
-    spread: dict = {}
-    for row in results["runs"].values():
-        if row["part"] in ("grid", "seeds") and verdicts.budget_of(row) == grid.SPREAD_DIAGONAL:
-            spread.setdefault((row["n_layer"], row["n_embd"], row["steps"]), []).append(row["test_loss"])
-    near = [max(v) - min(v) for v in spread.values() if min(v) - results["test_entropy"] < 0.05]
-    return max(near)
+    return verdicts.seed_noise(results)
 
 
 def test_approaches_1_and_2_return_the_lowest_loss_they_were_given(results):
