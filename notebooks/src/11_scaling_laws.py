@@ -28,7 +28,7 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# Nothing here downloads anything, and only one small model is trained (section 2, about 10 seconds on one CPU
+# Nothing here downloads anything, and only one small model is trained (section 2, a few seconds on one CPU
 # core). The 78 training runs the notebook reads took 25 minutes on a GPU; they are stored in `data/scaling/runs.json`
 # with the command that makes them again, `python -m course_utils.analysis.scaling_runs --device cuda --workers 12`.
 
@@ -93,11 +93,10 @@ print(
 )
 
 # %% [markdown]
-# Read down a column: at a fixed number of steps a larger model is better, by less and less; at 8,000 steps, from
+# Read down a column: at a fixed number of steps a larger model is mostly better, by less and less; at 8,000 steps, from
 # 2 × 64 to 4 × 128 (eight times the parameters), the excess falls only from 0.0146 to 0.0136. Read along a row: more
-# data always helps. The smallest excess of all, 0.0117, is 2 × 64's at 16,000 steps; every larger model at 8,000
-# steps stays above 0.013. (4 × 64 is a little worse than 2 × 64 at 500 and 1,000 steps: within its seed range,
-# measured next.)
+# data always helps. The smallest excess of all, 0.0117, is 2 × 64's at 16,000 steps; every larger model at 8,000 steps
+# stays above 0.013. (4 × 64 is no better than 2 × 64 from 500 to 2,000 steps: within its seed range, measured next.)
 #
 # A stored table is only as good as the code that made it. Each run stored its first 20 training losses and its
 # validation curve; the cell trains the 1 × 16 run of 500 steps again, here, on the CPU, and compares (the stored one
@@ -118,21 +117,18 @@ print(
 )
 
 # %% [markdown]
-# How far apart are two runs that differ only in their seed? Seeds 1 and 2 trained the six runs of one FLOP budget
-# again (the runs of the budget C ≈ 3.5·10¹¹); their range over the three seeds is the noise of a single run:
+# How far apart are two runs that differ only in their seed? Seeds 1 and 2 trained six of the seven runs of one FLOP
+# budget again (C ≈ 3.5·10¹¹; all but 2 × 16 at 16,000 steps); their range over the three seeds is the noise of a
+# single run:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-spread = {}
-for row in results["runs"].values():
-    if row["part"] in ("grid", "seeds") and verdicts.budget_of(row) == grid.SPREAD_DIAGONAL:
-        spread.setdefault((row["n_layer"], row["n_embd"], row["steps"]), []).append(row["test_loss"])
-for (layers, width, steps), losses in sorted(spread.items()):
+for (layers, width, steps), losses in verdicts.seed_ranges(results).items():  # seeds 0, 1, 2
     print(
         f"{layers}x{width:<4} {steps:>5} steps: excess {min(losses) - truth:.4f} … {max(losses) - truth:.4f}, "
         f"range {max(losses) - min(losses):.4f}"
     )
-noise = max(max(losses) - min(losses) for losses in spread.values() if min(losses) - truth < 0.05)
+noise = verdicts.seed_noise(results)
 print(f"the seed range of the runs within 0.05 of the floor: up to {noise:.4f} nats")
 
 # %% [markdown]
@@ -324,9 +320,10 @@ print(
 print(f"resamples that put E below 1.5: {int((bootstrap_e < 1.5).sum())}")
 
 # %% [markdown]
-# The interval holds the truth, and it is the opposite of Chinchilla's: far from too narrow, it reaches down to almost
-# zero. Is that the optimiser failing on some resamples? The **profile** of the objective over E answers: hold E at a
-# value, fit the other four parameters, and see how much worse the best fit gets.
+# The interval holds the truth, and it fails the opposite way to the intervals Besiroglu et al. found in Chinchilla's
+# paper: far from too narrow, it reaches down to almost zero. Is that the optimiser failing on some resamples? The
+# **profile** of the objective over E answers: hold E at a value, fit the other four parameters, and see how much worse
+# the best fit gets.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -367,7 +364,7 @@ print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 # It fits the runs about as well as approach 3, with constants that mean nothing (an exponent α_D far above any
 # published one, a critical size beyond any model): the form spends its parameters imitating a floor it does not
 # have. Its E is 0 by construction, 1.7 nats from the truth. Kaplan et al. fitted it to models far from their floor,
-# where a floor hardly shows; ours are within 1 % of it.
+# where a floor hardly shows; our best runs end within 1 % of it.
 #
 # ## 7. Each fitted E against the truth
 #
@@ -434,12 +431,12 @@ for row in held_out:
     )
 
 # %% [markdown]
-# From 2,000 steps on the prediction is within 0.015 nats of the measurement, and too low, as approach 3's floor is.
-# But the excess there is itself small: at 8,000 steps the error, −0.014, is as large as everything the model has
-# left to learn (0.0136), and the predicted loss lies below the true floor (−0.0006): a loss the language does not
-# allow. Measured against the distance to the floor, the law predicts the big model's loss no better
-# than "it will be near the floor". At 250 steps, where the law's residuals were worst (section 5), it is 0.15 nats
-# too pessimistic.
+# From 2,000 steps on the prediction is within 0.015 nats of the measurement, and too low, as approach 3's floor is. But
+# the excess there is itself small: at 8,000 steps the error, −0.014, is as large as everything the model has left to
+# learn (0.0136), and the predicted loss lies below the true floor (−0.0006): a loss the language does not allow. At
+# 8,000 steps, measured against the distance to the floor, the law predicts the big model's loss no better than "it will
+# be near the floor"; at 2,000 steps its error is a fifth of the excess. At 250 steps, where the law's residuals were
+# worst (section 5), it is 0.15 nats too pessimistic.
 #
 # ## 9. The compute-optimal model
 #
@@ -486,10 +483,10 @@ print(f"N_opt ∝ C^a: approach 3 a = {law_exponent:.2f}, the parabolas a = {par
 # smaller, and sees at least as many tokens per parameter; only at 3.5·10¹¹ FLOPs do the sizes bracket it (303 tokens
 # per parameter). Approach 1's envelope names the best run's own size at four budgets and a size 2.2 to 4.5× larger
 # at the other three (its curves are read in the middle of cosine schedules, where a run is not yet at its best). The
-# other rules put N_opt too high at every budget: the parabolas by 1.1 to 3.1×, approach 3 by 1.8 to 5.6×, and
+# other rules put N_opt higher at every budget: the parabolas by 1.1 to 3.1×, approach 3 by 1.8 to 5.6×, and
 # Chinchilla's rule of thumb by 2.1 to 11.6×. With sizes 2× apart the best run is known to within a factor of about
-# 1.4 (and where two neighbours differ by less than the seed range, 0.003, not even that), so these miss by more than
-# the grid's resolution at most budgets.
+# 1.4 (and where two neighbours differ by less than the seed range, 0.003, not even that): approach 3 and the rule of
+# thumb miss by more than that at every budget, the parabolas at four of the seven.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it) gives about 20 tokens per parameter for a compute-optimal model, widely quoted as a rule.
@@ -672,8 +669,8 @@ _ = check_huber_objective(huber_objective)
 # - Approach 3 predicts a held-out model twice the largest it saw to 0.015 nats from 2,000 steps on, too low, by as
 #   much as the model has left to learn at 8,000 steps.
 # - Chinchilla's 20 tokens per parameter does not carry over: the best run of every budget saw 87 to 2,666 tokens per
-#   non-embedding parameter (59 to 578 counting the embeddings), and the rule, the parabolas and approach 3 all put
-#   the compute-optimal N too high. IsoFLOP parabolas misplace the optimum even on an exact surface.
+#   non-embedding parameter (59 to 578 counting the embeddings); the rule and approach 3 put the compute-optimal N
+#   too high at every budget, the parabolas at most. IsoFLOP parabolas misplace the optimum even on an exact surface.
 #
 # ## References
 #
