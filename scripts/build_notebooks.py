@@ -11,6 +11,7 @@ and nbval checks that it does: the build adds nbval's ``nbval-check-output`` tag
     python scripts/build_notebooks.py 02         # only notebooks whose name starts with 02
     python scripts/build_notebooks.py --no-run   # build without executing (outputs empty)
     python scripts/build_notebooks.py 04 --prose # the Markdown and the tags into the stored notebook (code unchanged)
+    python scripts/build_notebooks.py 04 --layout  # as --prose, and code only laid out anew (ruff format) keeps outputs
     python scripts/build_notebooks.py --student  # only the student edition, from the stored notebooks
 
 Every build also writes the student edition, ``notebooks/student/``: the notebook without its solution cells
@@ -25,6 +26,7 @@ jQuery) is replaced by a one-line note; the reader re-runs the cell to see it.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -197,16 +199,40 @@ def strip_inlined_js(notebook: nbformat.NotebookNode) -> int:
     return replaced
 
 
-def copy_prose(notebook: nbformat.NotebookNode, stored: nbformat.NotebookNode) -> int:
+def same_program(source: str, stored_source: str) -> bool:
+    """Whether two code cells are one program laid out twice: the same syntax tree and the same nbval markers."""
+    markers = [[line.strip() for line in text.splitlines() if line.strip().startswith("# NBVAL_")]
+               for text in (source, stored_source)]  # fmt: skip
+    return markers[0] == markers[1] and ast.dump(ast.parse(source)) == ast.dump(ast.parse(stored_source))
+
+
+def unchanged_code(notebook: nbformat.NotebookNode, stored: nbformat.NotebookNode, *, layout: bool) -> list[int]:
+    """The prompts of the code cells whose code changed from ``stored`` (all of them when a cell was added or removed).
+
+    The first code cell, the set-up cell from ``course_utils.colab`` that prints nothing outside Colab, may differ.
+    With ``layout``, a cell whose code changed only in its layout (ruff format: the same syntax tree, the same nbval
+    markers) counts as unchanged: it runs the same program, so it prints the same outputs.
+    """
+    code = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+    stored_code = [cell.source for cell in stored.cells if cell.cell_type == "code"]
+    if len(code) != len(stored_code):
+        return list(range(1, len(code) + 1))
+    return [prompt for prompt, (new, old) in enumerate(zip(code, stored_code), 1)
+            if prompt > 1 and new != old and not (layout and same_program(new, old))]  # fmt: skip
+
+
+def copy_prose(notebook: nbformat.NotebookNode, stored: nbformat.NotebookNode, *, layout: bool = False) -> int:
     """Give ``notebook``'s code cells the outputs of ``stored``'s, whose code is the same; return how many Markdown
-    cells are new or changed. Markdown cells may be changed, added, split or removed, and tags changed.
+    cells are new or changed. Markdown cells may be changed, added, split or removed, and tags changed; with
+    ``layout``, code may be laid out anew (``unchanged_code``).
 
     Refused (``SystemExit``) when a code cell was changed, added or removed: then the notebook must run again.
     """
+    changed = unchanged_code(notebook, stored, layout=layout)
+    if changed:
+        raise SystemExit(f"the code of cells {changed} changed, not only the prose or the layout: run the notebook")
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     stored_code = [cell for cell in stored.cells if cell.cell_type == "code"]
-    if [cell.source for cell in code] != [cell.source for cell in stored_code]:
-        raise SystemExit("the code cells changed, not only the prose: build the notebook and run it")
     for new, old in zip(code, stored_code):
         new.outputs, new.execution_count = old.outputs, old.execution_count
         new.metadata = {**old.metadata, "tags": new.metadata.get("tags", [])}  # its run's timestamps, the new tags
@@ -244,6 +270,11 @@ def main() -> None:
     parser.add_argument("prefixes", nargs="*", help="only notebooks whose names start with these")
     parser.add_argument("--no-run", action="store_true", help="do not execute; write empty outputs")
     parser.add_argument("--prose", action="store_true", help="only copy the Markdown and tags into the stored notebook")
+    parser.add_argument(
+        "--layout",
+        action="store_true",
+        help="like --prose, and code laid out anew (the same syntax tree) keeps its outputs too",
+    )
     parser.add_argument("--student", action="store_true", help="only write the student edition of the stored notebooks")
     parser.add_argument("--outputs", action="store_true", help="with --student: keep the stored outputs")
     parser.add_argument("--out", type=Path, default=STUDENT, help="with --student: the folder to write into")
@@ -257,9 +288,10 @@ def main() -> None:
             print(f"wrote {write_student_edition(target, args.out, outputs=args.outputs)}")
             continue
         notebook = build(source)
-        if args.prose:
+        if args.prose or args.layout:
             stored = nbformat.read(target, as_version=4)
-            print(f"{target.relative_to(ROOT)}: {copy_prose(notebook, stored)} Markdown cell(s) new or changed")
+            changed = copy_prose(notebook, stored, layout=args.layout)
+            print(f"{target.relative_to(ROOT)}: {changed} Markdown cell(s) new or changed")
         elif not args.no_run:
             execute(notebook, NOTEBOOKS, args.timeout)
             strip_inlined_js(notebook)

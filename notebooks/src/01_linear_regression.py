@@ -85,16 +85,32 @@ def show_source(obj) -> None:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-data = make_regression_data(n_samples=100, beta=(2.0, -1.0), feature_mean=1.0, noise=0.5, seed=0)
+data = make_regression_data(
+    n_samples=100, beta=(2.0, -1.0), feature_mean=1.0, noise=0.5, seed=0
+)
 X, y = data.X, data.y  # (N, D) with a column of ones, (N,)
-print("X:", X.shape, " β:", data.beta_true.shape, " y = Xβ + noise:", y.shape, " true β:", data.beta_true)
+print(
+    "X:",
+    X.shape,
+    " β:",
+    data.beta_true.shape,
+    " y = Xβ + noise:",
+    y.shape,
+    " true β:",
+    data.beta_true,
+)
 print("first rows of X:\n", X[:3].round(3))
 
 # %%
 fig, ax = plt.subplots()
 ax.scatter(X[:, 1], y, s=12, alpha=0.7, label="data")
 grid = np.linspace(X[:, 1].min(), X[:, 1].max(), 2)
-ax.plot(grid, predict(np.column_stack([np.ones(2), grid]), data.beta_true), "k--", label="true line")
+ax.plot(
+    grid,
+    predict(np.column_stack([np.ones(2), grid]), data.beta_true),
+    "k--",
+    label="true line",
+)
 ax.set(xlabel="x", ylabel="y", title="The data")
 ax.legend()
 plt.show()
@@ -124,7 +140,9 @@ show_source(analytic_solution)
 beta_star = analytic_solution(X, y)  # (D,)
 beta_formula = np.linalg.inv(X.T @ X) @ X.T @ y  # the slide's formula, literally
 beta_lstsq = np.linalg.lstsq(X, y, rcond=None)[0]
-assert np.allclose(beta_star, beta_formula, atol=1e-10) and np.allclose(beta_star, beta_lstsq, atol=1e-10)
+assert np.allclose(beta_star, beta_formula, atol=1e-10) and np.allclose(
+    beta_star, beta_lstsq, atol=1e-10
+)
 print("β* (solve)   :", beta_star)
 print("β* (inverse) :", beta_formula)
 print("β* (lstsq)   :", beta_lstsq)
@@ -148,7 +166,10 @@ print("gradient at β*:", mse_gradient(X, y, beta_star))
 beta0 = random_start(2, seed=1)  # the random start, (D,)
 h = 1e-6
 finite_differences = np.array(
-    [(mse_loss(X, y, beta0 + h * e) - mse_loss(X, y, beta0 - h * e)) / (2 * h) for e in np.eye(2)]
+    [
+        (mse_loss(X, y, beta0 + h * e) - mse_loss(X, y, beta0 - h * e)) / (2 * h)
+        for e in np.eye(2)
+    ]
 )
 print("random start β₀     :", beta0)
 print("formula gradient    :", mse_gradient(X, y, beta0))
@@ -174,7 +195,9 @@ show_source(gradient_descent)
 
 # %%
 gd_path = gradient_descent(X, y, beta0, lr=0.3, steps=100)
-print(f"after {gd_path.steps} steps: β = {gd_path.beta}, loss = {gd_path.losses[-1]:.6f}")
+print(
+    f"after {gd_path.steps} steps: β = {gd_path.beta}, loss = {gd_path.losses[-1]:.6f}"
+)
 print(f"analytic:             β* = {beta_star}, loss = {mse_loss(X, y, beta_star):.6f}")
 print("steps until within 1e-6 of β*:", gd_path.steps_to(beta_star, 1e-6))
 
@@ -201,21 +224,27 @@ plt.show()
 
 # %%
 TOL = 1e-6
-runs = {name: gradient_descent(X, y, beta0, lr=lr, steps=100) for name, lr in
-        [("too small", 0.005), ("good", 0.3), ("too large", 0.4)]}
+runs = {
+    name: gradient_descent(X, y, beta0, lr=lr, steps=100)
+    for name, lr in [("too small", 0.005), ("good", 0.3), ("too large", 0.4)]
+}
 for name, path in runs.items():
     reached = path.steps_to(beta_star, TOL)
     if path.diverged:
         state = "diverged"
     else:
         state = "not yet" if reached is None else f"within {TOL:g} at step {reached}"
-    print(f"{name:>9}: α = {path.lr:<5}  loss after {path.steps} steps = {path.losses[-1]:10.4g}   {state}")
+    print(
+        f"{name:>9}: α = {path.lr:<5}  loss after {path.steps} steps = {path.losses[-1]:10.4g}   {state}"
+    )
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(12, 4))
 for ax, (name, path) in zip(axes, runs.items()):
     draw_loss_surface(ax, X, y, center, 1.5 * half_width)
-    inside = np.abs(path.betas - center).max(axis=1) < 5 * half_width  # hide the far end of a diverging run
+    inside = (
+        np.abs(path.betas - center).max(axis=1) < 5 * half_width
+    )  # hide the far end of a diverging run
     ax.plot(*path.betas[inside].T, ".-", markersize=4)
     ax.plot(*beta_star, "*", markersize=12, color="tab:green")
     ax.set_title(f"{name}: α = {path.lr}")
@@ -254,7 +283,9 @@ for factor in (0.5, 0.9, 0.99, 1.01, 1.1, 2.0):
     path = gradient_descent(X, y, beta0, lr=factor * lr_max, steps=5000)
     verdicts[factor] = "diverges" if path.diverged else "converges"
     print(f"α = {factor:4} × 2/λ_max: {verdicts[factor]}")
-assert all((outcome == "converges") == (factor < 1) for factor, outcome in verdicts.items())
+assert all(
+    (outcome == "converges") == (factor < 1) for factor, outcome in verdicts.items()
+)
 
 # %% [markdown]
 # The measured edge sits where the formula puts it. Below the edge, *how fast* depends on α:
@@ -265,24 +296,47 @@ assert all((outcome == "converges") == (factor < 1) for factor, outcome in verdi
 # %%
 factors = np.linspace(0.02, 1.1, budget(full=55, fast=14))
 sweep_steps = 3000
-counts = [gradient_descent(X, y, beta0, lr=f * lr_max, steps=sweep_steps).steps_to(beta_star, TOL) for f in factors]
+counts = [
+    gradient_descent(X, y, beta0, lr=f * lr_max, steps=sweep_steps).steps_to(
+        beta_star, TOL
+    )
+    for f in factors
+]
 measured = np.array([np.nan if c is None else c for c in counts], dtype=float)
 best_factor = (2 / (eigenvalues[0] + eigenvalues[-1])) / lr_max
 
 fig, ax = plt.subplots()
 ax.semilogy(factors, measured, "o-")
 ax.axvline(1.0, color="tab:red", linestyle="--", label="2/λ_max: the edge")
-ax.axvline(best_factor, color="tab:green", linestyle=":", label="2/(λ_min + λ_max): best in theory")
-ax.set(xlabel="α / (2/λ_max)", ylabel=f"steps to reach {TOL:g}", title="Gradient descent: steps against α")
+ax.axvline(
+    best_factor,
+    color="tab:green",
+    linestyle=":",
+    label="2/(λ_min + λ_max): best in theory",
+)
+ax.set(
+    xlabel="α / (2/λ_max)",
+    ylabel=f"steps to reach {TOL:g}",
+    title="Gradient descent: steps against α",
+)
 ax.legend()
 plt.show()
 fastest = np.nanargmin(measured)
 last_converging = np.flatnonzero(~np.isnan(measured))[-1]
-print(f"fewest measured steps: {measured[fastest]:.0f}, at α = {factors[fastest]:.2f} × 2/λ_max "
-      f"(theory's best: {best_factor:.2f} × 2/λ_max)")
-print(f"last α that converged: {factors[last_converging]:.2f} × 2/λ_max, in {measured[last_converging]:.0f} steps")
-assert abs(factors[fastest] - best_factor) <= factors[1] - factors[0]  # the best α is where theory puts it
-assert np.isnan(measured[factors >= 1]).all() and measured[last_converging] > 1.5 * measured[fastest]
+print(
+    f"fewest measured steps: {measured[fastest]:.0f}, at α = {factors[fastest]:.2f} × 2/λ_max "
+    f"(theory's best: {best_factor:.2f} × 2/λ_max)"
+)
+print(
+    f"last α that converged: {factors[last_converging]:.2f} × 2/λ_max, in {measured[last_converging]:.0f} steps"
+)
+assert (
+    abs(factors[fastest] - best_factor) <= factors[1] - factors[0]
+)  # the best α is where theory puts it
+assert (
+    np.isnan(measured[factors >= 1]).all()
+    and measured[last_converging] > 1.5 * measured[fastest]
+)
 
 # %% [markdown]
 # Read the curve from left to right: tiny α crawls (the step count explodes), the minimum sits
@@ -334,7 +388,9 @@ try:
 except TypeError:
     print("torch.randn(X.shape, 1) fails: TypeError")
 try:
-    torch.nn.MSELoss(y_hat, target)  # as in the sketch: the tensors land in the constructor's options
+    torch.nn.MSELoss(
+        y_hat, target
+    )  # as in the sketch: the tensors land in the constructor's options
 except RuntimeError as error:
     print("nn.MSELoss(ŷ, y) fails:", error)
 print("nn.MSELoss()(ŷ, y) =", torch.nn.MSELoss()(y_hat, target).item())
@@ -353,7 +409,9 @@ print("torch.nn β:", torch_nn.beta)
 numpy_gd = gradient_descent(X, y, beta0, lr=0.3, steps=300)
 for name, path in (("native PyTorch", native), ("torch.nn", torch_nn)):
     gap = np.abs(path.betas - numpy_gd.betas).max()
-    print(f"{name}: largest difference from the NumPy path over {path.steps} steps = {gap:.1e}")
+    print(
+        f"{name}: largest difference from the NumPy path over {path.steps} steps = {gap:.1e}"
+    )
     assert gap < 1e-10
 
 # %% [markdown]
@@ -368,15 +426,23 @@ methods = {
     "analytic: (XᵀX)⁻¹Xᵀy": beta_formula,
     "np.linalg.lstsq": beta_lstsq,
     "gradient descent (NumPy)": numpy_gd.beta,
-    "momentum (NumPy)": gradient_descent(X, y, beta0, lr=0.05, steps=800, method="momentum").beta,
-    "Adam (NumPy)": gradient_descent(X, y, beta0, lr=0.05, steps=800, method="adam").beta,
+    "momentum (NumPy)": gradient_descent(
+        X, y, beta0, lr=0.05, steps=800, method="momentum"
+    ).beta,
+    "Adam (NumPy)": gradient_descent(
+        X, y, beta0, lr=0.05, steps=800, method="adam"
+    ).beta,
     "native PyTorch (autograd)": native.beta,
     "torch.nn + optim.SGD": torch_nn.beta,
-    "torch.nn + optim.Adam": fit_torch_nn(X, y, beta0, lr=0.05, steps=800, method="adam").beta,
+    "torch.nn + optim.Adam": fit_torch_nn(
+        X, y, beta0, lr=0.05, steps=800, method="adam"
+    ).beta,
 }
 print(f"{'method':<28}{'β₀':>12}{'β₁':>12}{'max |β − β*|':>16}")
 for name, beta in methods.items():
-    print(f"{name:<28}{beta[0]:12.8f}{beta[1]:12.8f}{np.abs(beta - beta_star).max():16.1e}")
+    print(
+        f"{name:<28}{beta[0]:12.8f}{beta[1]:12.8f}{np.abs(beta - beta_star).max():16.1e}"
+    )
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -411,7 +477,9 @@ for method in ("momentum", "adam"):
     scratch = gradient_descent(X, y, beta0, lr=0.05, steps=200, method=method)
     library = fit_torch_nn(X, y, beta0, lr=0.05, steps=200, method=method)
     gap = np.abs(scratch.betas - library.betas).max()
-    print(f"{method:>8}: largest difference from torch.optim over 200 steps = {gap:.1e}")
+    print(
+        f"{method:>8}: largest difference from torch.optim over 200 steps = {gap:.1e}"
+    )
     assert gap < 1e-10
 
 # %% [markdown]
@@ -428,7 +496,9 @@ for method in ("momentum", "adam"):
 # the number of learning rates tried per method.
 
 # %%
-ill = make_regression_data(n_samples=100, beta=(2.0, -1.0), feature_mean=3.0, noise=0.5, seed=0)
+ill = make_regression_data(
+    n_samples=100, beta=(2.0, -1.0), feature_mean=3.0, noise=0.5, seed=0
+)
 problems = {"our problem": (X, y), "ill-conditioned": (ill.X, ill.y)}
 n_lrs, horizon = budget(full=16, fast=8), 3000
 
@@ -447,7 +517,9 @@ METHODS = ("gd", "momentum", "adam")
 results, counts = {}, {}
 for problem, (X_, y_) in problems.items():
     ev = np.linalg.eigvalsh(hessian(X_))
-    print(f"{problem}: κ = {ev[-1] / ev[0]:.1f}   (steps to 1e-6 at the best α, from starts {START_SEEDS})")
+    print(
+        f"{problem}: κ = {ev[-1] / ev[0]:.1f}   (steps to 1e-6 at the best α, from starts {START_SEEDS})"
+    )
     for method in METHODS:
         races = [fastest_learning_rate(X_, y_, random_start(2, seed=seed), method=method, lrs=lr_grid(method, X_),
                                        steps=horizon, tol=TOL) for seed in START_SEEDS]  # fmt: skip
@@ -455,7 +527,9 @@ for problem, (X_, y_) in problems.items():
         finished = [steps for _, steps in races if steps is not None]
         if len(finished) == len(races):
             counts[problem, method] = spread(finished)
-        outcome = " ".join("   none" if steps is None else f"{steps:5d}" for _, steps in races)
+        outcome = " ".join(
+            "   none" if steps is None else f"{steps:5d}" for _, steps in races
+        )
         print(f"   {method:>8}: {outcome}   best α from β₀: {races[0][0]:.3g}")
 
 # %%
@@ -463,8 +537,10 @@ for problem, (X_, y_) in problems.items():
 for problem in problems:
     for first, second in (("gd", "momentum"), ("gd", "adam"), ("momentum", "adam")):
         if (problem, first) in counts and (problem, second) in counts:
-            print(f"{problem}: {first} against {second}: "
-                  f"{verdict(counts[problem, first], counts[problem, second], (first, second))}")
+            print(
+                f"{problem}: {first} against {second}: "
+                f"{verdict(counts[problem, first], counts[problem, second], (first, second))}"
+            )
 
 # %% [markdown]
 # What the theory says, to read the numbers against:
@@ -498,10 +574,16 @@ for method in ("gd", "momentum", "adam"):
     path = gradient_descent(X_ill, y_ill, beta0, lr=lr, steps=horizon, method=method)
     errors = np.abs(path.betas - beta_ill).max(axis=1) + 1e-17
     ax.semilogy(errors, label=f"{method} (α = {lr:.3g})")
-    print(f"{method:>8}: smallest error {errors.min():.1e} at step {errors.argmin()}, "
-          f"error at step {horizon}: {errors[-1]:.1e}")
+    print(
+        f"{method:>8}: smallest error {errors.min():.1e} at step {errors.argmin()}, "
+        f"error at step {horizon}: {errors[-1]:.1e}"
+    )
 ax.axhline(TOL, color="0.5", linestyle=":", label=f"tolerance {TOL:g}")
-ax.set(xlabel="step", ylabel="max |β − β*|", title="Ill-conditioned problem, each method at its best α")
+ax.set(
+    xlabel="step",
+    ylabel="max |β − β*|",
+    title="Ill-conditioned problem, each method at its best α",
+)
 ax.legend()
 plt.show()
 
@@ -524,6 +606,7 @@ plt.show()
 # which is 38 for $\beta_1 = 0.9$. The run below uses the from-scratch `Adam` class, whose state we can read at
 # every step, and records $S$ too.
 
+
 # %%
 def rescaled_curvature(effective_lr, H) -> float:
     """S = λ_max(P H) with P = diag(effective_lr): the curvature Adam meets while v̂ stays put."""
@@ -538,33 +621,65 @@ for _ in range(8000):
     beta = beta - adam.step(mse_gradient(X, y, beta))
     v_hat = adam.square / (1 - adam.beta2**adam.t)  # (D,)
     adam_errors.append(np.abs(beta - beta_star).max())
-    adam_lrs.append(adam.lr / (np.sqrt(v_hat) + adam.eps))  # (D,) effective learning rate per coordinate
+    adam_lrs.append(
+        adam.lr / (np.sqrt(v_hat) + adam.eps)
+    )  # (D,) effective learning rate per coordinate
     curvature.append(rescaled_curvature(adam_lrs[-1], H_ours))
-adam_errors, adam_lrs, curvature = np.array(adam_errors) + 1e-17, np.array(adam_lrs), np.array(curvature)
+adam_errors, adam_lrs, curvature = (
+    np.array(adam_errors) + 1e-17,
+    np.array(adam_lrs),
+    np.array(curvature),
+)
 lowest = adam_errors.argmin()
-crossings = np.flatnonzero((curvature[1:] > adam_edge) & (curvature[:-1] <= adam_edge)) + 1  # S rises past 38
+crossings = (
+    np.flatnonzero((curvature[1:] > adam_edge) & (curvature[:-1] <= adam_edge)) + 1
+)  # S rises past 38
 
 fig, ax_error = plt.subplots(figsize=(8, 4))
 ax_curvature = ax_error.twinx()
 ax_error.semilogy(adam_errors, color="tab:blue", label="max |β − β*| (left axis)")
 ax_curvature.plot(curvature, color="tab:orange", label="S = λ_max(PH) (right axis)")
-ax_curvature.axhline(adam_edge, color="tab:red", linestyle="--", label=f"Adam's edge 2(1+β₁)/(1−β₁) = {adam_edge:.0f}")
+ax_curvature.axhline(
+    adam_edge,
+    color="tab:red",
+    linestyle="--",
+    label=f"Adam's edge 2(1+β₁)/(1−β₁) = {adam_edge:.0f}",
+)
 for i, step in enumerate(crossings):
-    ax_error.axvline(step, color="0.5", linestyle=":", label="S rises past the edge" if i == 0 else None)
-ax_error.set(xlabel="step", ylabel="max |β − β*|  (log scale)", title="Adam (α = 0.3) long after convergence")
+    ax_error.axvline(
+        step,
+        color="0.5",
+        linestyle=":",
+        label="S rises past the edge" if i == 0 else None,
+    )
+ax_error.set(
+    xlabel="step",
+    ylabel="max |β − β*|  (log scale)",
+    title="Adam (α = 0.3) long after convergence",
+)
 ax_curvature.set_ylabel("S, the curvature Adam meets")
-handles = [h for axis in (ax_error, ax_curvature) for h in axis.get_legend_handles_labels()[0]]
+handles = [
+    h for axis in (ax_error, ax_curvature) for h in axis.get_legend_handles_labels()[0]
+]
 ax_error.legend(handles=handles, loc="center left", fontsize="small")
 plt.show()
-print(f"lowest error {adam_errors[lowest]:.1e} at step {lowest}; effective learning rate there "
-      f"{adam_lrs[lowest].max():.2f}, S = {curvature[lowest]:.1f}")
+print(
+    f"lowest error {adam_errors[lowest]:.1e} at step {lowest}; effective learning rate there "
+    f"{adam_lrs[lowest].max():.2f}, S = {curvature[lowest]:.1f}"
+)
 print(f"S rises past {adam_edge:.0f} {len(crossings)} times. Each time:")
-print(f"{'S > 38 at step':>15} {'error > 1e-6 at step':>21} {'largest error':>14} {'S after the jump':>17}")
+print(
+    f"{'S > 38 at step':>15} {'error > 1e-6 at step':>21} {'largest error':>14} {'S after the jump':>17}"
+)
 for start, end in zip(crossings, [*crossings[1:], len(curvature)]):
     leaves = start + np.argmax(adam_errors[start:end] > TOL)
-    print(f"{start:15d} {leaves:21d} {adam_errors[start:end].max():14.1e} {curvature[leaves:end].min():17.1f}")
+    print(
+        f"{start:15d} {leaves:21d} {adam_errors[start:end].max():14.1e} {curvature[leaves:end].min():17.1f}"
+    )
 assert len(crossings) >= 3 and adam_errors[lowest:].max() > 1e3 * TOL
-assert all((adam_errors[start:start + 200] > TOL).any() for start in crossings)  # each crossing is followed by a jump
+assert all(
+    (adam_errors[start : start + 200] > TOL).any() for start in crossings
+)  # each crossing is followed by a jump
 
 # %% [markdown]
 # The growing effective learning rate carries Adam over its edge of stability, and the run leaves the
@@ -593,13 +708,19 @@ assert all((adam_errors[start:start + 200] > TOL).any() for start in crossings) 
 
 # %%
 print(f"crawl:    α = {0.01 * lr_max:.3g}   (1% of the edge)")
-print(f"converge: α = {2 / (eigenvalues[0] + eigenvalues[-1]):.3g}   (2/(λ_min + λ_max))")
-print(f"zig-zag:  α = {0.97 * lr_max:.3g}   (just below the edge 2/λ_max = {lr_max:.3g})")
+print(
+    f"converge: α = {2 / (eigenvalues[0] + eigenvalues[-1]):.3g}   (2/(λ_min + λ_max))"
+)
+print(
+    f"zig-zag:  α = {0.97 * lr_max:.3g}   (just below the edge 2/λ_max = {lr_max:.3g})"
+)
 print(f"diverge:  α = {1.05 * lr_max:.3g}   (just above the edge)")
 
 # %%
 demo = DescentDemo()
-assert np.allclose(demo.beta0, beta0) and np.allclose(demo.X, X)  # the same problem and start as above
+assert np.allclose(demo.beta0, beta0) and np.allclose(
+    demo.X, X
+)  # the same problem and start as above
 demo.box
 
 # %% [markdown]

@@ -74,15 +74,16 @@ assert (d, e, L) == (2, 5, -10)  # the slide's numbers
 
 # %%
 # NBVAL_CHECK_OUTPUT
-dL_de, dL_dc = c, e      # L = c·e
+dL_de, dL_dc = c, e  # L = c·e
 de_da, de_dd = 1.0, 1.0  # e = a + d
-dd_db = 2.0              # d = 2b
+dd_db = 2.0  # d = 2b
 by_hand = {"a": dL_de * de_da, "b": dL_de * de_dd * dd_db, "c": dL_dc}
 print("by hand:    " + "   ".join(f"∂L/∂{k} = {v:g}" for k, v in by_hand.items()))
 assert by_hand == {"a": -2, "b": -4, "c": 5}  # the slide's numbers
 
 # %% [markdown]
 # What does ∂L/∂a = −2 mean? Nudge a by a small h and L moves by about −2h:
+
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -91,7 +92,9 @@ def L_of(a, b, c):
 
 
 h = 0.01
-print(f"L(a + h) − L(a) = {L_of(a + h, b, c) - L_of(a, b, c):.4f}    h · ∂L/∂a = {h * by_hand['a']:.4f}")
+print(
+    f"L(a + h) − L(a) = {L_of(a + h, b, c) - L_of(a, b, c):.4f}    h · ∂L/∂a = {h * by_hand['a']:.4f}"
+)
 
 # %% [markdown]
 # ## 3. Backpropagation as an algorithm: a tiny autograd engine
@@ -170,7 +173,9 @@ print(to_dot(L))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-a_t, b_t, c_t = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (3.0, 1.0, -2.0))
+a_t, b_t, c_t = (
+    torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (3.0, 1.0, -2.0)
+)
 L_t = c_t * (a_t + 2 * b_t)
 L_t.backward()
 torch_grads = {"a": a_t.grad.item(), "b": b_t.grad.item(), "c": c_t.grad.item()}
@@ -203,6 +208,7 @@ plt.show()
 # The engine's ∂L/∂β against the formula, against PyTorch, and against finite differences.
 # One function serves both backends: the engine gives it `Value`s, PyTorch gives it tensors.
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def regression_loss(beta):
@@ -212,7 +218,9 @@ def regression_loss(beta):
 analytic = 2 * x.data * (beta.data * x.data - y.data)
 beta_t = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
 regression_loss(beta_t).backward()
-print(f"L = {loss.data:g}   ∂L/∂β: engine {beta.grad:g}   2x(βx − y) {analytic:g}   PyTorch {beta_t.grad.item():g}")
+print(
+    f"L = {loss.data:g}   ∂L/∂β: engine {beta.grad:g}   2x(βx − y) {analytic:g}   PyTorch {beta_t.grad.item():g}"
+)
 assert beta.grad == analytic == beta_t.grad.item()
 for backend in ("engine", "torch"):
     check = gradcheck(regression_loss, [0.5], backend=backend)
@@ -255,14 +263,15 @@ assert math.isclose(beta.grad, analytic, rel_tol=1e-12)
 # single scalar. `sum(terms, b)` adds the terms to the start value b, so the first line computes, for every
 # hidden unit j, $z^{[1]}_j = b^{[1]}_j + \sum_i W^{[1]}_{ji} x_i$.
 
+
 # %%
 def two_layer_loss(x, W1, b1, W2, b2, y):
     """Forward pass of the slides' network on one example; returns z⁽²⁾, a⁽²⁾ and the loss."""
     z1 = [sum((w * x_i for w, x_i in zip(row, x)), b) for row, b in zip(W1, b1)]  # (H,)
-    a1 = [z.relu() for z in z1]                                                    # (H,)
-    z2 = sum((w * h for w, h in zip(W2, a1)), b2)                                  # ()
-    a2 = z2.sigmoid()                                                              # ()
-    loss = -(y * a2.log() + (1 - y) * (1 - a2).log())                              # ()
+    a1 = [z.relu() for z in z1]  # (H,)
+    z2 = sum((w * h for w, h in zip(W2, a1)), b2)  # ()
+    a2 = z2.sigmoid()  # ()
+    loss = -(y * a2.log() + (1 - y) * (1 - a2).log())  # ()
     return z2, a2, loss
 
 
@@ -293,13 +302,16 @@ for label in (1.0, 0.0):
     params = [Value(p) for p in flat(W1_init, b1_init, W2_init, b2_init)]
     z2, a2, loss = two_layer_loss(X, *unflat(params), label)
     loss.backward()
-    print(f"y = {label:g}: z = {z2.data:.6f}  a = {a2.data:.6f}  L = {loss.data:.6f}  "
-          f"∂L/∂z = {z2.grad:.6f}  a − y = {a2.data - label:.6f}")
+    print(
+        f"y = {label:g}: z = {z2.data:.6f}  a = {a2.data:.6f}  L = {loss.data:.6f}  "
+        f"∂L/∂z = {z2.grad:.6f}  a − y = {a2.data - label:.6f}"
+    )
     assert math.isclose(z2.grad, a2.data - label, rel_tol=1e-12, abs_tol=1e-15)
 
 # %% [markdown]
 # And numerically: treat L as a function of z alone, L(z) = −(y log σ(z) + (1 − y) log(1 − σ(z))),
 # and take a central difference at the network's z.
+
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -312,7 +324,9 @@ for label in (1.0, 0.0):
     params = [Value(p) for p in flat(W1_init, b1_init, W2_init, b2_init)]
     z2, a2, _ = two_layer_loss(X, *unflat(params), label)
     numeric = numerical_gradient(lambda p: loss_of_z(p[0], label), [z2.data])[0]
-    print(f"y = {label:g}: finite difference {numeric:.6f}   a − y = {a2.data - label:.6f}")
+    print(
+        f"y = {label:g}: finite difference {numeric:.6f}   a − y = {a2.data - label:.6f}"
+    )
     assert math.isclose(numeric, a2.data - label, rel_tol=1e-7)
 
 # %% [markdown]
@@ -327,11 +341,18 @@ params = [Value(p) for p in flat(W1_init, b1_init, W2_init, b2_init)]
 _, _, loss = two_layer_loss(X, *unflat(params), label)
 loss.backward()
 
-params_t = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in flat(W1_init, b1_init, W2_init, b2_init)]
-z2_t, a2_t, loss_t = two_layer_loss(torch.tensor(X, dtype=torch.float64), *unflat(params_t), label)
+params_t = [
+    torch.tensor(p, dtype=torch.float64, requires_grad=True)
+    for p in flat(W1_init, b1_init, W2_init, b2_init)
+]
+z2_t, a2_t, loss_t = two_layer_loss(
+    torch.tensor(X, dtype=torch.float64), *unflat(params_t), label
+)
 z2_t.retain_grad()
 loss_t.backward()
-print(f"PyTorch: L = {loss_t.item():.6f}  ∂L/∂z = {z2_t.grad.item():.6f}  a − y = {a2_t.item() - label:.6f}")
+print(
+    f"PyTorch: L = {loss_t.item():.6f}  ∂L/∂z = {z2_t.grad.item():.6f}  a − y = {a2_t.item() - label:.6f}"
+)
 largest = max(abs(p.grad - p_t.grad.item()) for p, p_t in zip(params, params_t))
 print(f"13 parameter gradients, engine vs PyTorch: all within 1e-12: {largest < 1e-12}")
 assert largest < 1e-12
@@ -363,17 +384,32 @@ assert list(dW1[1]) == [0.0, 0.0]  # the inactive hidden unit passes no gradient
 
 # %%
 # NBVAL_CHECK_OUTPUT
-z1 = [sum(w * x_i for w, x_i in zip(row, X)) + b for row, b in zip(W1_init, b1_init)]  # (3,) z⁽¹⁾
-a1 = [max(0.0, z) for z in z1]                                                        # (3,) a⁽¹⁾
-a_out = 1 / (1 + math.exp(-(sum(w * h for w, h in zip(W2_init, a1)) + b2_init)))     # () a⁽²⁾
-delta1 = [w * (a_out - label) * (1.0 if z > 0 else 0.0) for w, z in zip(W2_init, z1)]   # (3,) W⁽²⁾ᵀ(a − y) ⊙ ReLU'(z⁽¹⁾)
-dW1_by_hand = [[d * x_i for x_i in X] for d in delta1]                              # (3, 2) δ⁽¹⁾xᵀ
+z1 = [
+    sum(w * x_i for w, x_i in zip(row, X)) + b for row, b in zip(W1_init, b1_init)
+]  # (3,) z⁽¹⁾
+a1 = [max(0.0, z) for z in z1]  # (3,) a⁽¹⁾
+a_out = 1 / (
+    1 + math.exp(-(sum(w * h for w, h in zip(W2_init, a1)) + b2_init))
+)  # () a⁽²⁾
+delta1 = [
+    w * (a_out - label) * (1.0 if z > 0 else 0.0) for w, z in zip(W2_init, z1)
+]  # (3,) W⁽²⁾ᵀ(a − y) ⊙ ReLU'(z⁽¹⁾)
+dW1_by_hand = [[d * x_i for x_i in X] for d in delta1]  # (3, 2) δ⁽¹⁾xᵀ
 db1 = unflat([p.grad for p in params])[1]
 print("z⁽¹⁾ =", [round(z, 6) for z in z1], "  δ⁽¹⁾ =", [round(d, 6) for d in delta1])
-print("∂L/∂W⁽¹⁾ by hand :", [[round(g, 6) + 0.0 for g in row] for row in dW1_by_hand])  # + 0.0 turns −0.0 into 0.0
+print(
+    "∂L/∂W⁽¹⁾ by hand :", [[round(g, 6) + 0.0 for g in row] for row in dW1_by_hand]
+)  # + 0.0 turns −0.0 into 0.0
 print("∂L/∂W⁽¹⁾ (engine):", [[round(g, 6) for g in row] for row in dW1])
-print("∂L/∂b⁽¹⁾ by hand :", [round(d, 6) for d in delta1], "  engine:", [round(g, 6) for g in db1])
-largest = max(abs(h - e) for row_h, row_e in zip(dW1_by_hand, dW1) for h, e in zip(row_h, row_e))
+print(
+    "∂L/∂b⁽¹⁾ by hand :",
+    [round(d, 6) for d in delta1],
+    "  engine:",
+    [round(g, 6) for g in db1],
+)
+largest = max(
+    abs(h - e) for row_h, row_e in zip(dW1_by_hand, dW1) for h, e in zip(row_h, row_e)
+)
 largest = max(largest, *(abs(d - g) for d, g in zip(delta1, db1)))
 print(f"by hand and engine agree within 1e-12: {largest < 1e-12}")
 assert largest < 1e-12
@@ -390,7 +426,11 @@ assert largest < 1e-12
 # with the step h = 10⁻⁶ unless its argument `eps` says otherwise.
 
 # %%
-print("gradcheck's default step h:", inspect.signature(gradcheck).parameters["eps"].default)
+print(
+    "gradcheck's default step h:",
+    inspect.signature(gradcheck).parameters["eps"].default,
+)
+
 
 def network_loss(*p):
     """The two-layer loss (y = 1) as a function of its 13 parameters."""
@@ -401,8 +441,10 @@ def network_loss(*p):
 point = flat(W1_init, b1_init, W2_init, b2_init)
 for backend in ("engine", "torch"):
     check = gradcheck(network_loss, point, backend=backend)
-    print(f"{backend:>6}: max |numerical − backprop| = {check.max_abs_error:.1e}   "
-          f"max relative error = {check.max_rel_error:.1e}   passed: {check.passed()}")
+    print(
+        f"{backend:>6}: max |numerical − backprop| = {check.max_abs_error:.1e}   "
+        f"max relative error = {check.max_rel_error:.1e}   passed: {check.passed()}"
+    )
     assert check.passed()
 
 # %% [markdown]
@@ -417,16 +459,26 @@ hs = [10.0**-k for k in range(1, 13)]
 backprop = gradcheck(network_loss, point).backprop
 errors = []
 for step in hs:
-    numeric = numerical_gradient(lambda p: network_loss(*[Value(v) for v in p]).data, point, eps=step)
+    numeric = numerical_gradient(
+        lambda p: network_loss(*[Value(v) for v in p]).data, point, eps=step
+    )
     errors.append(max(abs(n - g) for n, g in zip(numeric, backprop)))
 fig, ax = plt.subplots()
 ax.loglog(hs, errors, "o-")
-ax.set(xlabel="step h", ylabel="max |central difference − backprop|", title="Truncation (right) vs rounding (left)")
+ax.set(
+    xlabel="step h",
+    ylabel="max |central difference − backprop|",
+    title="Truncation (right) vs rounding (left)",
+)
 plt.show()
 best = min(range(len(hs)), key=errors.__getitem__)
 epsilon = sys.float_info.epsilon  # float64's machine epsilon
-print(f"smallest error {errors[best]:.1e} at h = {hs[best]:g};  ε = {epsilon:.1e}, ε^(1/3) = {epsilon ** (1 / 3):.1e}")
-print(f"at gradcheck's default h = 1e-06 the error is {errors[hs.index(1e-6)]:.1e}, as gradcheck reported above")
+print(
+    f"smallest error {errors[best]:.1e} at h = {hs[best]:g};  ε = {epsilon:.1e}, ε^(1/3) = {epsilon ** (1 / 3):.1e}"
+)
+print(
+    f"at gradcheck's default h = 1e-06 the error is {errors[hs.index(1e-6)]:.1e}, as gradcheck reported above"
+)
 
 # %% [markdown]
 # The best step on the grid, 10⁻⁵, is the power of ten nearest to ε^{1/3}. Its neighbour 10⁻⁶, gradcheck's default,
@@ -440,6 +492,7 @@ print(f"at gradcheck's default h = 1e-06 the error is {errors[hs.index(1e-6)]:.1
 # labels), each differentiated by our engine and by PyTorch. The unit tests in `tests/models/basics/test_autograd.py` do the
 # same for random expressions built from the engine's operations.
 
+
 # %%
 def random_network(rng):
     """Random sizes, parameters, input and label for ``two_layer_loss``."""
@@ -447,17 +500,32 @@ def random_network(rng):
     W1 = [[rng.gauss(0, 1) for _ in range(n_in)] for _ in range(n_hidden)]
     b1 = [rng.gauss(0, 1) for _ in range(n_hidden)]
     W2 = [rng.gauss(0, 1) for _ in range(n_hidden)]
-    return [rng.gauss(0, 1) for _ in range(n_in)], (W1, b1, W2, rng.gauss(0, 1)), float(rng.randint(0, 1))
+    return (
+        [rng.gauss(0, 1) for _ in range(n_in)],
+        (W1, b1, W2, rng.gauss(0, 1)),
+        float(rng.randint(0, 1)),
+    )
 
 
 def engine_vs_torch(x, weights, label):
     """The largest difference between the engine's and PyTorch's parameter gradients."""
     W1, b1, W2, b2 = weights
-    vals = ([[Value(w) for w in row] for row in W1], [Value(v) for v in b1], [Value(v) for v in W2], Value(b2))
-    tens = [torch.tensor(t, dtype=torch.float64, requires_grad=True) for t in (W1, b1, W2, b2)]
+    vals = (
+        [[Value(w) for w in row] for row in W1],
+        [Value(v) for v in b1],
+        [Value(v) for v in W2],
+        Value(b2),
+    )
+    tens = [
+        torch.tensor(t, dtype=torch.float64, requires_grad=True)
+        for t in (W1, b1, W2, b2)
+    ]
     two_layer_loss(x, *vals, label)[2].backward()
     two_layer_loss(torch.tensor(x, dtype=torch.float64), *tens, label)[2].backward()
-    engine_grads = [v.grad for v in (*[v for row in vals[0] for v in row], *vals[1], *vals[2], vals[3])]
+    engine_grads = [
+        v.grad
+        for v in (*[v for row in vals[0] for v in row], *vals[1], *vals[2], vals[3])
+    ]
     torch_grads = torch.cat([t.grad.reshape(-1) for t in tens]).tolist()
     return max(abs(g - t) for g, t in zip(engine_grads, torch_grads))
 
@@ -465,7 +533,9 @@ def engine_vs_torch(x, weights, label):
 rng = random.Random(0)
 trials = budget(full=200, fast=40)
 largest = max(engine_vs_torch(*random_network(rng)) for _ in range(trials))
-print(f"{trials} random networks: largest |engine − PyTorch| over all gradients = {largest:.1e}")
+print(
+    f"{trials} random networks: largest |engine − PyTorch| over all gradients = {largest:.1e}"
+)
 assert largest < 1e-10
 
 # %% [markdown]
@@ -492,7 +562,11 @@ demo.box
 # work out ∂f/∂x, ∂f/∂y and ∂f/∂z by hand. Draw the graph first: which input is used twice?
 
 # %% tags=["exercise"]
-from course_utils.exercises.backprop import check_chain_rule, check_output_layer_grads, check_softplus
+from course_utils.exercises.backprop import (
+    check_chain_rule,
+    check_output_layer_grads,
+    check_softplus,
+)
 
 my_gradients = {"x": None, "y": None, "z": None}  # replace each None by a number
 _ = check_chain_rule(my_gradients)
@@ -512,6 +586,7 @@ _ = check_chain_rule(my_gradients)
 # **Exercise 2 (a new operation).** Add softplus(x) = log(1 + eˣ) to the engine as *one* node. Its
 # local derivative is σ(x). A node is `Value(data, parents=(x,), local_grads=(local,), op="softplus")`;
 # `backward()` needs nothing else.
+
 
 # %% tags=["exercise"]
 def softplus(x: Value) -> Value:
@@ -535,6 +610,7 @@ _ = check_softplus(softplus)
 # **Exercise 3 (the output layer).** In the two-layer network, z = W⁽²⁾·h + b⁽²⁾ with h = a⁽¹⁾ the hidden
 # activations. Use ∂L/∂z = a − y to write ∂L/∂W⁽²⁾ (one number per hidden unit) and ∂L/∂b⁽²⁾. The check compares
 # your formula with PyTorch autograd on random cases.
+
 
 # %% tags=["exercise"]
 def output_layer_grads(h, a, y):

@@ -56,10 +56,10 @@ from course_utils.models.basics.activations import ACTIVATIONS
 w = torch.tensor([0.1, 0.4, 0.2], dtype=torch.float64)
 b = torch.tensor(0.4, dtype=torch.float64)
 x = torch.tensor([0.3, 0.2, 0.9], dtype=torch.float64)
-z = w @ x + b                 # z = w·x + b, a scalar
-y = activations.sigmoid(z)    # y = σ(z), our sigmoid from scratch
+z = w @ x + b  # z = w·x + b, a scalar
+y = activations.sigmoid(z)  # y = σ(z), our sigmoid from scratch
 assert round(z.item(), 2) == 0.69 and round(y.item(), 2) == 0.67  # the slide's numbers
-assert torch.isclose(y, torch.sigmoid(z))                          # PyTorch's sigmoid agrees
+assert torch.isclose(y, torch.sigmoid(z))  # PyTorch's sigmoid agrees
 print(f"z = {z.item():.2f}")
 print(f"y = σ(z) = {y.item():.2f}   (unrounded {y.item():.4f})")
 
@@ -104,7 +104,12 @@ plt.show()
 # derivative with what autograd computes from PyTorch's function, on a grid that includes z = 0 and large |z|.
 
 # %%
-z = torch.cat([torch.linspace(-8, 8, 1601, dtype=torch.float64), torch.tensor([-700.0, 700.0], dtype=torch.float64)])
+z = torch.cat(
+    [
+        torch.linspace(-8, 8, 1601, dtype=torch.float64),
+        torch.tensor([-700.0, 700.0], dtype=torch.float64),
+    ]
+)
 z.requires_grad_(True)
 print(f"{'':8s} {'max |g − torch|':>16s} {'max |g′ − autograd|':>20s}")
 for name, act in ACTIVATIONS.items():
@@ -122,7 +127,9 @@ for name, act in ACTIVATIONS.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 z = torch.linspace(-10, 10, 2001, dtype=torch.float64)
-identity_error = (torch.tanh(z) - (2 * activations.sigmoid(2 * z) - 1)).abs().max().item()
+identity_error = (
+    (torch.tanh(z) - (2 * activations.sigmoid(2 * z) - 1)).abs().max().item()
+)
 assert identity_error < 1e-12
 print(f"max |tanh(z) − (2σ(2z) − 1)| over {len(z)} points in [−10, 10] is below 1e-12")
 
@@ -137,15 +144,22 @@ print(f"measured: {identity_error:.1e} (float64 rounding)")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-z = torch.arange(-6000, 6001, dtype=torch.float64) / 1000  # steps of 0.001, with z = 0 exactly
+z = (
+    torch.arange(-6000, 6001, dtype=torch.float64) / 1000
+)  # steps of 0.001, with z = 0 exactly
 zero = torch.zeros(1, dtype=torch.float64)
 print(f"{'':8s} {'max g′(z)':>9s} {'first at z':>10s} {'min g′(z)':>9s} {'g′(0)':>6s}")
 for name, act in ACTIVATIONS.items():
     slope = act.derivative(z)
-    print(f"{name:8s} {slope.max().item():9.3f} {z[slope.argmax()].item():10.3f} {slope.min().item():9.3f} "
-          f"{act.derivative(zero).item():6.3f}")
+    print(
+        f"{name:8s} {slope.max().item():9.3f} {z[slope.argmax()].item():10.3f} {slope.min().item():9.3f} "
+        f"{act.derivative(zero).item():6.3f}"
+    )
 assert activations.sigmoid_derivative(z).max().item() == 0.25  # exactly 1/4, at z = 0
-assert activations.relu_derivative(zero).item() == 0.0 and z[activations.relu_derivative(z).argmax()].item() == 0.001
+assert (
+    activations.relu_derivative(zero).item() == 0.0
+    and z[activations.relu_derivative(z).argmax()].item() == 0.001
+)
 
 # %% [markdown]
 # > **Slide check.** The slide (CMU 11-411/611, "Backward differentiation on a two layer network") writes
@@ -160,7 +174,9 @@ assert activations.relu_derivative(zero).item() == 0.0 and z[activations.relu_de
 # NBVAL_CHECK_OUTPUT
 z0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 (autograd_slope,) = torch.autograd.grad(torch.nn.functional.relu(z0).sum(), z0)
-print(f"autograd: d relu/dz at z = 0 is {autograd_slope.item():g}; ours: {activations.relu_derivative(z0.detach()).item():g}")
+print(
+    f"autograd: d relu/dz at z = 0 is {autograd_slope.item():g}; ours: {activations.relu_derivative(z0.detach()).item():g}"
+)
 
 # %% [markdown]
 # GELU's slope goes slightly below 0 for negative z and slightly above 1 for positive z: unlike ReLU it is
@@ -173,11 +189,17 @@ print(f"autograd: d relu/dz at z = 0 is {autograd_slope.item():g}; ours: {activa
 
 # %%
 generator = torch.Generator().manual_seed(0)
-W1, b1 = torch.randn(4, 2, generator=generator), torch.randn(4, generator=generator)  # (4, 2), (4,)
-W2, b2 = torch.randn(1, 4, generator=generator), torch.randn(1, generator=generator)  # (1, 4), (1,)
-x = torch.randn(10, 2, generator=generator)                                            # (10, 2)
-two_layers = (x @ W1.T + b1) @ W2.T + b2          # (10, 1)
-one_layer = x @ (W2 @ W1).T + (W2 @ b1 + b2)      # (10, 1)
+W1, b1 = (
+    torch.randn(4, 2, generator=generator),
+    torch.randn(4, generator=generator),
+)  # (4, 2), (4,)
+W2, b2 = (
+    torch.randn(1, 4, generator=generator),
+    torch.randn(1, generator=generator),
+)  # (1, 4), (1,)
+x = torch.randn(10, 2, generator=generator)  # (10, 2)
+two_layers = (x @ W1.T + b1) @ W2.T + b2  # (10, 1)
+one_layer = x @ (W2 @ W1).T + (W2 @ b1 + b2)  # (10, 1)
 print("two linear layers equal one:", torch.allclose(two_layers, one_layer, atol=1e-5))
 
 # %% [markdown]
@@ -219,7 +241,9 @@ SEEDS = (0, 1, 2)
 
 def train_seeds(sizes, activation="relu"):
     """One model of these layer sizes per seed, trained on the XOR points; the models and their test accuracies."""
-    models = [feedforward.FeedForwardNet(sizes, activation, seed=seed) for seed in SEEDS]
+    models = [
+        feedforward.FeedForwardNet(sizes, activation, seed=seed) for seed in SEEDS
+    ]
     for model in models:
         feedforward.fit(model, x_train, y_train, steps=steps, lr=0.05)
     return models, spread(model.accuracy(x_test, y_test) for model in models)
@@ -232,9 +256,18 @@ print(f"test accuracy after {steps} steps:")
 print(f"  linear model (logistic regression)  {linear_accuracy.format(3)}")
 print(f"  best possible straight line         {best_line:.3f}")
 print(f"  2-layer ReLU net                    {net_accuracy.format(3)}")
-print("2-layer net against the linear model:", verdict(net_accuracy, linear_accuracy, ("2-layer net", "linear model"),
-                                                       higher_is_better=True))
-assert linear_accuracy.high <= best_line + 0.01 < net_accuracy.low  # no line comes close to the 2-layer net
+print(
+    "2-layer net against the linear model:",
+    verdict(
+        net_accuracy,
+        linear_accuracy,
+        ("2-layer net", "linear model"),
+        higher_is_better=True,
+    ),
+)
+assert (
+    linear_accuracy.high <= best_line + 0.01 < net_accuracy.low
+)  # no line comes close to the 2-layer net
 
 # %% [markdown]
 # The 2-layer net beats the linear model by far more than the spread over seeds. Logistic regression does even
@@ -251,14 +284,22 @@ grid = torch.linspace(-1, 1, 201)
 g1, g2 = torch.meshgrid(grid, grid, indexing="xy")
 points = torch.stack([g1.reshape(-1), g2.reshape(-1)], dim=1)  # (201·201, 2)
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.5))
-for ax, model, title in zip(axes, (linears[0], nets[0]), ("linear model", "2-layer ReLU net")):
+for ax, model, title in zip(
+    axes, (linears[0], nets[0]), ("linear model", "2-layer ReLU net")
+):
     with torch.no_grad():
         probability = torch.sigmoid(model(points)[0]).reshape(g1.shape)  # (201, 201)
     ax.contourf(g1, g2, probability, levels=[0, 0.5, 1], colors=["#c6dbef", "#fdd0a2"])
     ax.contour(g1, g2, probability, levels=[0.5], colors="black")
     ax.scatter(*x_train.T, c=y_train, cmap="coolwarm", s=8)
-    ax.set(title=f"{title}: {model.accuracy(x_test, y_test):.1%} on the test set", xlabel="x1", ylabel="x2", aspect="equal",
-           xticks=[-1, 0, 1], yticks=[-1, 0, 1])
+    ax.set(
+        title=f"{title}: {model.accuracy(x_test, y_test):.1%} on the test set",
+        xlabel="x1",
+        ylabel="x2",
+        aspect="equal",
+        xticks=[-1, 0, 1],
+        yticks=[-1, 0, 1],
+    )
 plt.show()
 
 # %% [markdown]
@@ -283,14 +324,25 @@ print(inspect.getsource(feedforward.forward))
 # NBVAL_CHECK_OUTPUT
 generator = torch.Generator().manual_seed(0)
 sizes = [3, 4, 3]
-weights = [torch.randn(n_out, n_in, generator=generator, dtype=torch.float64) for n_in, n_out in zip(sizes, sizes[1:])]
-biases = [torch.randn(n_out, generator=generator, dtype=torch.float64) for n_out in sizes[1:]]
+weights = [
+    torch.randn(n_out, n_in, generator=generator, dtype=torch.float64)
+    for n_in, n_out in zip(sizes, sizes[1:])
+]
+biases = [
+    torch.randn(n_out, generator=generator, dtype=torch.float64) for n_out in sizes[1:]
+]
 x = torch.tensor([0.3, 0.2, 0.9], dtype=torch.float64)  # a[0], shape (3,)
 trace = feedforward.forward(x, weights, biases, ["relu", "softmax"])
 for l in (1, 2):
-    print(f"layer {l}: W[{l}] {tuple(weights[l - 1].shape)}  a[{l - 1}] {tuple(trace.a[l - 1].shape)}  "
-          f"b[{l}] {tuple(biases[l - 1].shape)}  →  z[{l}] {tuple(trace.z[l - 1].shape)}  a[{l}] {tuple(trace.a[l].shape)}")
-print("ŷ = a[2] =", ", ".join(f"{p:.3f}" for p in trace.output.tolist()), f"  (sum {trace.output.sum().item():.6f})")
+    print(
+        f"layer {l}: W[{l}] {tuple(weights[l - 1].shape)}  a[{l - 1}] {tuple(trace.a[l - 1].shape)}  "
+        f"b[{l}] {tuple(biases[l - 1].shape)}  →  z[{l}] {tuple(trace.z[l - 1].shape)}  a[{l}] {tuple(trace.a[l].shape)}"
+    )
+print(
+    "ŷ = a[2] =",
+    ", ".join(f"{p:.3f}" for p in trace.output.tolist()),
+    f"  (sum {trace.output.sum().item():.6f})",
+)
 
 # %% [markdown]
 # The same network with PyTorch's layers (`nn.Linear` computes x Wᵀ + b for a row x, which is W x + b for a
@@ -298,14 +350,29 @@ print("ŷ = a[2] =", ", ".join(f"{p:.3f}" for p in trace.output.tolist()), f"  (
 # (N, 3) → (N, 3):
 
 # %%
-library_net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3), torch.nn.Softmax(dim=-1)).double()
+library_net = torch.nn.Sequential(
+    torch.nn.Linear(3, 4),
+    torch.nn.ReLU(),
+    torch.nn.Linear(4, 3),
+    torch.nn.Softmax(dim=-1),
+).double()
 with torch.no_grad():
     for layer, W, b in zip((library_net[0], library_net[2]), weights, biases):
         layer.weight.copy_(W)
         layer.bias.copy_(b)
     batch = torch.randn(5, 3, generator=generator, dtype=torch.float64)  # (5, 3)
-    ours, theirs = feedforward.forward(batch, weights, biases, ["relu", "softmax"]).output, library_net(batch)
-print("batch", tuple(batch.shape), "→", tuple(ours.shape), "| ours == nn.Sequential:", torch.allclose(ours, theirs))
+    ours, theirs = (
+        feedforward.forward(batch, weights, biases, ["relu", "softmax"]).output,
+        library_net(batch),
+    )
+print(
+    "batch",
+    tuple(batch.shape),
+    "→",
+    tuple(ours.shape),
+    "| ours == nn.Sequential:",
+    torch.allclose(ours, theirs),
+)
 assert torch.allclose(ours, theirs)
 
 # %% [markdown]
@@ -329,11 +396,19 @@ assert torch.allclose(ours, theirs)
 logits = torch.tensor([2.0, 1.0, 0.1], dtype=torch.float64)
 ours, theirs = feedforward.softmax(logits), torch.softmax(logits, dim=-1)
 print("softmax([2.0, 1.0, 0.1]) =", ", ".join(f"{p:.4f}" for p in ours.tolist()))
-print("agrees with torch.softmax:", torch.allclose(ours, theirs), "| sums to 1:", torch.isclose(ours.sum(), torch.tensor(1.0, dtype=torch.float64)).item())
+print(
+    "agrees with torch.softmax:",
+    torch.allclose(ours, theirs),
+    "| sums to 1:",
+    torch.isclose(ours.sum(), torch.tensor(1.0, dtype=torch.float64)).item(),
+)
 large = logits + 1000
 naive = torch.exp(large) / torch.exp(large).sum()
 print("naive formula at z + 1000:", naive.tolist())
-print("stable softmax at z + 1000:", ", ".join(f"{p:.4f}" for p in feedforward.softmax(large).tolist()))
+print(
+    "stable softmax at z + 1000:",
+    ", ".join(f"{p:.4f}" for p in feedforward.softmax(large).tolist()),
+)
 
 # %% [markdown]
 # ## 6. Vanishing gradients through depth
@@ -366,10 +441,26 @@ LAYERS = (1, 5, 10, 15, 20)
 print("layer       " + "".join(f"{layer:>12d}" for layer in LAYERS))
 for name, act in ACTIVATIONS.items():
     weights_stack, _ = feedforward.deep_stack(name, depth)
-    inputs = torch.randn(64, 32, generator=torch.Generator().manual_seed(1))  # the batch the gradient uses (seed + 1)
-    stack = feedforward.forward(inputs, weights_stack, [torch.zeros(32)] * depth, [name] * depth)
-    print(f"{name:8s} rms z " + "".join(f"{stack.z[layer - 1].pow(2).mean().sqrt().item():12.2f}" for layer in LAYERS))
-    print(f"{'':8s} g'(z) " + "".join(f"{act.derivative(stack.z[layer - 1]).mean().item():12.3f}" for layer in LAYERS))
+    inputs = torch.randn(
+        64, 32, generator=torch.Generator().manual_seed(1)
+    )  # the batch the gradient uses (seed + 1)
+    stack = feedforward.forward(
+        inputs, weights_stack, [torch.zeros(32)] * depth, [name] * depth
+    )
+    print(
+        f"{name:8s} rms z "
+        + "".join(
+            f"{stack.z[layer - 1].pow(2).mean().sqrt().item():12.2f}"
+            for layer in LAYERS
+        )
+    )
+    print(
+        f"{'':8s} g'(z) "
+        + "".join(
+            f"{act.derivative(stack.z[layer - 1]).mean().item():12.3f}"
+            for layer in LAYERS
+        )
+    )
 
 # %% [markdown]
 # With Glorot's gain the sigmoid's pre-activations stay near 0 (rms about 0.5 after the first layer), where its
@@ -381,14 +472,20 @@ for name, act in ACTIVATIONS.items():
 norms = {name: feedforward.layer_gradient_norms(name, depth) for name in ACTIVATIONS}
 print("layer " + "".join(f"{name:>10s}" for name in norms))
 for layer in LAYERS:
-    print(f"{layer:5d} " + "".join(f"{n[layer - 1].item():10.1e}" for n in norms.values()))
+    print(
+        f"{layer:5d} " + "".join(f"{n[layer - 1].item():10.1e}" for n in norms.values())
+    )
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4))
 for name, n in norms.items():
     ax.semilogy(range(1, depth + 1), n, "o-", markersize=3, label=name)
-ax.set(xlabel="layer l (1 = next to the input)", ylabel="‖∂L/∂W[l]‖", title=f"Gradient norm per layer, {depth} layers",
-       xticks=[1, *range(5, depth + 1, 5)])
+ax.set(
+    xlabel="layer l (1 = next to the input)",
+    ylabel="‖∂L/∂W[l]‖",
+    title=f"Gradient norm per layer, {depth} layers",
+    xticks=[1, *range(5, depth + 1, 5)],
+)
 ax.legend()
 plt.show()
 
@@ -401,17 +498,47 @@ plt.show()
 # %%
 ratios = {name: [(n[0] / n[-1]).item() for n in (feedforward.layer_gradient_norms(name, depth, seed=seed)
                                                    for seed in SEEDS)] for name in ACTIVATIONS}  # fmt: skip
-per_layer = {name: spread(r ** (1 / (depth - 1)) for r in rs) for name, rs in ratios.items()}
+per_layer = {
+    name: spread(r ** (1 / (depth - 1)) for r in rs) for name, rs in ratios.items()
+}
 for name, rs in ratios.items():
-    peak = ACTIVATIONS[name].derivative(torch.linspace(-6, 6, 12001, dtype=torch.float64)).max().item()
-    print(f"{name:8s} layer 1 / layer {depth}: " + " ".join(f"{r:8.1e}" for r in rs)
-          + f"   per layer {per_layer[name].format(3)}   max g'(z) = {peak:.3f}")
-print("factor per layer, ReLU against sigmoid:", verdict(per_layer["relu"], per_layer["sigmoid"], ("ReLU", "sigmoid"),
-                                                         higher_is_better=True))
-print("factor per layer, ReLU against tanh:   ", verdict(per_layer["relu"], per_layer["tanh"], ("ReLU", "tanh"),
-                                                         higher_is_better=True))
-assert max(ratios["sigmoid"]) < 1e-6 < 0.1 < min(ratios["relu"]) <= max(ratios["relu"]) < 10  # sigmoid vanishes
-assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3  # close to max σ' = 1/4 per layer
+    peak = (
+        ACTIVATIONS[name]
+        .derivative(torch.linspace(-6, 6, 12001, dtype=torch.float64))
+        .max()
+        .item()
+    )
+    print(
+        f"{name:8s} layer 1 / layer {depth}: "
+        + " ".join(f"{r:8.1e}" for r in rs)
+        + f"   per layer {per_layer[name].format(3)}   max g'(z) = {peak:.3f}"
+    )
+print(
+    "factor per layer, ReLU against sigmoid:",
+    verdict(
+        per_layer["relu"],
+        per_layer["sigmoid"],
+        ("ReLU", "sigmoid"),
+        higher_is_better=True,
+    ),
+)
+print(
+    "factor per layer, ReLU against tanh:   ",
+    verdict(
+        per_layer["relu"], per_layer["tanh"], ("ReLU", "tanh"), higher_is_better=True
+    ),
+)
+assert (
+    max(ratios["sigmoid"])
+    < 1e-6
+    < 0.1
+    < min(ratios["relu"])
+    <= max(ratios["relu"])
+    < 10
+)  # sigmoid vanishes
+assert (
+    0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
+)  # close to max σ' = 1/4 per layer
 
 # %% [markdown]
 # - **Sigmoid.** The first layer gets a gradient about 10⁻¹² times the last layer's, with every seed. The factor
@@ -459,19 +586,42 @@ def value_range(values) -> str:
     return f"{values.low:.1e}–{values.high:.1e}"
 
 
-print(f"{'':8s} {'test accuracy':>26s} {'‖∂L/∂W[1]‖ at start':>22s} {'layer 1 moved':>18s} {'layer 10 moved':>18s}")
+print(
+    f"{'':8s} {'test accuracy':>26s} {'‖∂L/∂W[1]‖ at start':>22s} {'layer 1 moved':>18s} {'layer 10 moved':>18s}"
+)
 for name, rs in runs.items():
-    print(f"{name:8s} {deep_accuracy[name].format(3):>26s} {value_range(r.first_gradients[0] for r in rs):>22s} "
-          f"{value_range(r.moved[0] for r in rs):>18s} {value_range(r.moved[-2] for r in rs):>18s}")
-print("ReLU against tanh:", verdict(deep_accuracy["relu"], deep_accuracy["tanh"], ("ReLU", "tanh"), higher_is_better=True))
-print(f"share of the larger class in the test set: {max(y_test.mean(), 1 - y_test.mean()).item():.3f}")
+    print(
+        f"{name:8s} {deep_accuracy[name].format(3):>26s} {value_range(r.first_gradients[0] for r in rs):>22s} "
+        f"{value_range(r.moved[0] for r in rs):>18s} {value_range(r.moved[-2] for r in rs):>18s}"
+    )
+print(
+    "ReLU against tanh:",
+    verdict(
+        deep_accuracy["relu"],
+        deep_accuracy["tanh"],
+        ("ReLU", "tanh"),
+        higher_is_better=True,
+    ),
+)
+print(
+    f"share of the larger class in the test set: {max(y_test.mean(), 1 - y_test.mean()).item():.3f}"
+)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for name in ("tanh", "relu"):
-    print(f"{name} against sigmoid:", verdict(deep_accuracy[name], deep_accuracy["sigmoid"], (name, "sigmoid"),
-                                              higher_is_better=True))
-assert all(run.moved[0] < 1e-6 for run in runs["sigmoid"])  # the sigmoid net's first layer does not move
+    print(
+        f"{name} against sigmoid:",
+        verdict(
+            deep_accuracy[name],
+            deep_accuracy["sigmoid"],
+            (name, "sigmoid"),
+            higher_is_better=True,
+        ),
+    )
+assert all(
+    run.moved[0] < 1e-6 for run in runs["sigmoid"]
+)  # the sigmoid net's first layer does not move
 
 # %% [markdown]
 # The sigmoid net does not learn: its test accuracy equals the share of the larger class, which is what
@@ -508,7 +658,11 @@ demo.box
 # autograd on a grid.
 
 # %% tags=["exercise"]
-from course_utils.exercises.activations import check_sigmoid_depth, check_tanh_derivative, check_xor_network
+from course_utils.exercises.activations import (
+    check_sigmoid_depth,
+    check_tanh_derivative,
+    check_xor_network,
+)
 
 
 def my_tanh_derivative(z):

@@ -44,9 +44,11 @@ from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.language.grammar import CourseLanguage
 
-vocab = course_vocab()                       # one fixed vocabulary for every model of the course
-lang = CourseLanguage(include_held_out=False)    # the training language, with exact probabilities
-full_lang = CourseLanguage()                     # the full language: also "the dog gets fed"
+vocab = course_vocab()  # one fixed vocabulary for every model of the course
+lang = CourseLanguage(
+    include_held_out=False
+)  # the training language, with exact probabilities
+full_lang = CourseLanguage()  # the full language: also "the dog gets fed"
 train, valid, test = (corpus.load_split(name) for name in ("train", "valid", "test"))
 
 # %% [markdown]
@@ -66,7 +68,9 @@ for sentence in lang.sample_many(6, seed=4):
     print(sentence.text())
 print()
 print(f"vocabulary: {len(vocab)} ids ({len(lang.vocabulary)} words + 5 special tokens)")
-print(f"train / valid / test: {len(train):,} / {len(valid):,} / {len(test):,} sentences")
+print(
+    f"train / valid / test: {len(train):,} / {len(valid):,} / {len(test):,} sentences"
+)
 
 # %% [markdown]
 # The oracle answers two questions exactly: what comes next, and how probable a whole sentence is. An
@@ -77,7 +81,10 @@ print(f"train / valid / test: {len(train):,} / {len(valid):,} / {len(test):,} se
 for word, p in list(lang.next_distribution("the cats near the dog").items())[:6]:
     print(f"P({word!r:9} | the cats near the dog) = {p:.4f}")
 print()
-good, bad = lang.score("the cats near the dog sleep ."), lang.score("the cats near the dog sleeps .")
+good, bad = (
+    lang.score("the cats near the dog sleep ."),
+    lang.score("the cats near the dog sleeps ."),
+)
 print(f"P(the cats near the dog sleep .)  = {good.prob:.3e}")
 print(f"P(the cats near the dog sleeps .) = {bad.prob}")
 print(bad.failure)
@@ -96,9 +103,13 @@ print(bad.failure)
 # %%
 # NBVAL_CHECK_OUTPUT
 p_day1 = {"rainy": 0.6, "cloudy": 0.3, "sunny": 0.1}
-p_day2 = {"rainy": {"rainy": 0.5, "cloudy": 0.4, "sunny": 0.1}}                # P(day 2 | day 1)
-p_day3 = {("rainy", "cloudy"): {"rainy": 0.3, "cloudy": 0.4, "sunny": 0.3}}    # P(day 3 | days 1, 2)
-joint = p_day1["rainy"] * p_day2["rainy"]["cloudy"] * p_day3[("rainy", "cloudy")]["sunny"]
+p_day2 = {"rainy": {"rainy": 0.5, "cloudy": 0.4, "sunny": 0.1}}  # P(day 2 | day 1)
+p_day3 = {
+    ("rainy", "cloudy"): {"rainy": 0.3, "cloudy": 0.4, "sunny": 0.3}
+}  # P(day 3 | days 1, 2)
+joint = (
+    p_day1["rainy"] * p_day2["rainy"]["cloudy"] * p_day3[("rainy", "cloudy")]["sunny"]
+)
 print(f"P(rainy, cloudy, sunny) = 0.6 × 0.4 × 0.3 = {joint:.3f}")
 
 # %% [markdown]
@@ -148,8 +159,12 @@ from course_utils.models.classic.ngram import NGramLM
 unigram_mle = NGramLM(vocab, 1, smoothing="none").fit(train_ids())
 for text in ("the dog chased the cats .", "cats the . chased dog the"):
     logp = sum(lm.token_logprobs(unigram_mle, vocab, text))
-    print(f"{text:28}  unigram: {math.exp(logp):.3e}   oracle: {lang.score(text).prob:.3e}")
-print("unigram sample:", " ".join(lm.generate(unigram_mle, vocab, seed=1, max_tokens=12)))
+    print(
+        f"{text:28}  unigram: {math.exp(logp):.3e}   oracle: {lang.score(text).prob:.3e}"
+    )
+print(
+    "unigram sample:", " ".join(lm.generate(unigram_mle, vocab, seed=1, max_tokens=12))
+)
 
 # %% [markdown]
 # ## 4. The bigram model
@@ -169,9 +184,14 @@ print("unigram sample:", " ".join(lm.generate(unigram_mle, vocab, seed=1, max_to
 # NBVAL_CHECK_OUTPUT
 bigram_mle = NGramLM(vocab, 2, smoothing="none").fit(train_ids())
 for previous, word in (("cat", "chased"), ("ate", "the"), ("cake", "with")):
-    pair, single = bigram_mle.count([previous, word]), bigram_mle.context_count([previous])
-    print(f"P({word} | {previous}) = count({previous} {word}) / count({previous}) = {pair} / {single} "
-          f"= {bigram_mle.prob(word, [previous]):.4f}")
+    pair, single = (
+        bigram_mle.count([previous, word]),
+        bigram_mle.context_count([previous]),
+    )
+    print(
+        f"P({word} | {previous}) = count({previous} {word}) / count({previous}) = {pair} / {single} "
+        f"= {bigram_mle.prob(word, [previous]):.4f}"
+    )
 print("bigram sample:", " ".join(lm.generate(bigram_mle, vocab, seed=1, max_tokens=20)))
 
 # %% [markdown]
@@ -185,10 +205,16 @@ print("bigram sample:", " ".join(lm.generate(bigram_mle, vocab, seed=1, max_toke
 zero_share = {}
 for order in (1, 2, 3, 4):
     mle = NGramLM(vocab, order, smoothing="none").fit(train_ids())
-    zero = sum(math.isinf(sum(lm.token_logprobs(mle, vocab, words))) for words in test[:1000])
+    zero = sum(
+        math.isinf(sum(lm.token_logprobs(mle, vocab, words))) for words in test[:1000]
+    )
     zero_share[order] = zero / 1000
-    print(f"{order}-gram, unsmoothed: {zero / 10:5.1f}% of 1,000 test sentences get probability 0")
-assert zero_share[1] == 0 < zero_share[2]  # every test word was seen in training, yet pairs of them were not
+    print(
+        f"{order}-gram, unsmoothed: {zero / 10:5.1f}% of 1,000 test sentences get probability 0"
+    )
+assert (
+    zero_share[1] == 0 < zero_share[2]
+)  # every test word was seen in training, yet pairs of them were not
 
 # %% [markdown]
 # > **Slide check.** The slide (CS109B, "Language Modelling: bigrams") writes, under "BIGRAM ISSUES?",
@@ -217,23 +243,51 @@ assert zero_share[1] == 0 < zero_share[2]  # every test word was seen in trainin
 oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
 rows = []
 for order in (2, 3):
-    for smoothing, k in (("add-k", 1.0), ("add-k", 0.1), ("add-k", 0.01), ("interpolated-kn", None)):
-        model = NGramLM(vocab, order, smoothing=smoothing, **({"k": k} if k else {})).fit(train_ids())
-        rows.append((f"{order}-gram {smoothing}" + (f" k={k}" if k else ""), lm.evaluate(model, vocab, test).perplexity))
+    for smoothing, k in (
+        ("add-k", 1.0),
+        ("add-k", 0.1),
+        ("add-k", 0.01),
+        ("interpolated-kn", None),
+    ):
+        model = NGramLM(
+            vocab, order, smoothing=smoothing, **({"k": k} if k else {})
+        ).fit(train_ids())
+        rows.append(
+            (
+                f"{order}-gram {smoothing}" + (f" k={k}" if k else ""),
+                lm.evaluate(model, vocab, test).perplexity,
+            )
+        )
 for name, ppl in rows:
     print(f"{name:28} perplexity {ppl:7.3f}   {ppl / oracle_ppl:5.2f}× the oracle's")
 print(f"{'oracle':28} perplexity {oracle_ppl:7.3f}")
-for order in (2, 3):  # add-1 adds |V| pretend counts to every context: how often were the test contexts seen?
+for order in (
+    2,
+    3,
+):  # add-1 adds |V| pretend counts to every context: how often were the test contexts seen?
     mle, seen = NGramLM(vocab, order, smoothing="none").fit(train_ids()), []
     for words in test:
-        tokens = ["<s>"] * (order - 1) + list(words) + ["</s>"]  # the padding the model reads
-        seen += [mle.context_count(tokens[t - order + 1 : t]) for t in range(order - 1, len(tokens))]  # c(h) per token
-    print(f"{order}-gram: {sum(c < len(vocab) for c in seen) / len(seen):.0%} of the test tokens' contexts were seen "
-          f"fewer than |V| = {len(vocab)} times in training")
-assert min(rows, key=lambda row: row[1])[0] == "3-gram interpolated-kn"  # Kneser–Ney, with more context, is best
+        tokens = (
+            ["<s>"] * (order - 1) + list(words) + ["</s>"]
+        )  # the padding the model reads
+        seen += [
+            mle.context_count(tokens[t - order + 1 : t])
+            for t in range(order - 1, len(tokens))
+        ]  # c(h) per token
+    print(
+        f"{order}-gram: {sum(c < len(vocab) for c in seen) / len(seen):.0%} of the test tokens' contexts were seen "
+        f"fewer than |V| = {len(vocab)} times in training"
+    )
+assert (
+    min(rows, key=lambda row: row[1])[0] == "3-gram interpolated-kn"
+)  # Kneser–Ney, with more context, is best
 uniform = torch.full((7,), 1 / 7, dtype=torch.float64)  # 7 equally likely words
-print(f"a uniform choice among 7 words: perplexity {math.exp(-(uniform * uniform.log()).sum().item()):.3f}")
-print(f"the true next-word uncertainty of the course language: about {oracle_ppl:.1f} equally likely words")
+print(
+    f"a uniform choice among 7 words: perplexity {math.exp(-(uniform * uniform.log()).sum().item()):.3f}"
+)
+print(
+    f"the true next-word uncertainty of the course language: about {oracle_ppl:.1f} equally likely words"
+)
 
 # %% [markdown]
 # Read the add-k rows first. More context helps only when the counts can carry it: with k = 1 the trigram (20.046)
@@ -274,10 +328,14 @@ print(f"the true next-word uncertainty of the course language: about {oracle_ppl
 # NBVAL_CHECK_OUTPUT
 from course_utils.models.classic.neural_lm import FeedForwardLM, bengio_forward_scratch
 
-small = FeedForwardLM(len(vocab), 3, embed_dim=8, hidden_dim=16, bos_id=vocab.bos_id, seed=0).double()
-window = torch.tensor([vocab.encode("the dog chased".split())])          # (1, N=3)
-scratch = bengio_forward_scratch(small, window)                          # (1, V) probabilities
-library = torch.softmax(small(window)[0][:, -1], dim=-1)  # model(idx) -> (logits, loss); logits (1, N, V): the last
+small = FeedForwardLM(
+    len(vocab), 3, embed_dim=8, hidden_dim=16, bos_id=vocab.bos_id, seed=0
+).double()
+window = torch.tensor([vocab.encode("the dog chased".split())])  # (1, N=3)
+scratch = bengio_forward_scratch(small, window)  # (1, V) probabilities
+library = torch.softmax(
+    small(window)[0][:, -1], dim=-1
+)  # model(idx) -> (logits, loss); logits (1, N, V): the last
 largest_gap = (scratch - library).abs().max().item()
 print(f"max |scratch − library| ≤ 1e-12: {largest_gap <= 1e-12}")
 assert largest_gap <= 1e-12
@@ -295,7 +353,9 @@ assert largest_gap <= 1e-12
 # NBVAL_IGNORE_OUTPUT
 steps = budget(full=zoo.FFNN_TRAINING["steps"], fast=100)
 ffnn_here, history = zoo.train_model("ffnn_n3", steps=steps)
-print(f"trained {steps} steps; validation perplexity {lm.evaluate(ffnn_here, vocab, valid).perplexity:.3f}")
+print(
+    f"trained {steps} steps; validation perplexity {lm.evaluate(ffnn_here, vocab, valid).perplexity:.3f}"
+)
 _ = history.plot(title="FFNN (N = 3): training loss")
 plt.show()
 
@@ -305,10 +365,12 @@ plt.show()
 # mode the model you just trained should be close to the shipped one.
 
 # %%
-ngrams = zoo.ngram_models()                                   # Kneser–Ney unigram, bigram, trigram
+ngrams = zoo.ngram_models()  # Kneser–Ney unigram, bigram, trigram
 ffnn = {n: load(f"ffnn_n{n}") for n in (2, 3, 5)}
 models = {**ngrams, **{f"FFNN N={n}": model for n, model in ffnn.items()}}
-print(f"shipped FFNN N=3: validation perplexity {lm.evaluate(ffnn[3], vocab, valid).perplexity:.3f}")
+print(
+    f"shipped FFNN N=3: validation perplexity {lm.evaluate(ffnn[3], vocab, valid).perplexity:.3f}"
+)
 
 # %% [markdown]
 # ### Perplexity against the truth
@@ -317,17 +379,28 @@ print(f"shipped FFNN N=3: validation perplexity {lm.evaluate(ffnn[3], vocab, val
 
 # %%
 # NBVAL_CHECK_OUTPUT
-perplexity = {name: lm.evaluate(model, vocab, test).perplexity for name, model in models.items()}
+perplexity = {
+    name: lm.evaluate(model, vocab, test).perplexity for name, model in models.items()
+}
 print(f"{'model':12} {'perplexity':>10} {'÷ oracle':>9}")
 for name, ppl in perplexity.items():
     print(f"{name:12} {ppl:10.3f} {ppl / oracle_ppl:9.3f}")
 print(f"{'oracle':12} {oracle_ppl:10.3f} {1:9.3f}")
 ordered = list(perplexity.values())  # unigram, bigram, trigram, FFNN N=2, 3, 5
 assert all(a > b for a, b in zip(ordered, ordered[1:])) and ordered[-1] > oracle_ppl
-over_seeds = {f"FFNN N={n}": lm_seeds.seed_spread(f"ffnn_n{n}", "perplexity") for n in (2, 3, 5)}
-over_seeds = {"trigram": spread([perplexity["trigram"]] * 3), **over_seeds}  # counted: the same on every run
-for (a, spread_a), (b, spread_b) in zip(list(over_seeds.items())[1:], over_seeds.items()):
-    print(f"{a} {spread_a.format()} against {b} {spread_b.format()}: {verdict(spread_a, spread_b, (a, b))}")
+over_seeds = {
+    f"FFNN N={n}": lm_seeds.seed_spread(f"ffnn_n{n}", "perplexity") for n in (2, 3, 5)
+}
+over_seeds = {
+    "trigram": spread([perplexity["trigram"]] * 3),
+    **over_seeds,
+}  # counted: the same on every run
+for (a, spread_a), (b, spread_b) in zip(
+    list(over_seeds.items())[1:], over_seeds.items()
+):
+    print(
+        f"{a} {spread_a.format()} against {b} {spread_b.format()}: {verdict(spread_a, spread_b, (a, b))}"
+    )
 
 # %% [markdown]
 # Each FFNN above is one training run, and a run is one draw: the **seed** of the random number generator fixes
@@ -357,8 +430,11 @@ for (a, spread_a), (b, spread_b) in zip(list(over_seeds.items())[1:], over_seeds
 # %%
 # NBVAL_CHECK_OUTPUT
 compositions = corpus.load_eval("compositions")
-table = lm_probes.composition_table({"trigram": ngrams["trigram"], "FFNN N=3": ffnn[3], "FFNN N=5": ffnn[5]},
-                                    vocab, compositions)
+table = lm_probes.composition_table(
+    {"trigram": ngrams["trigram"], "FFNN N=3": ffnn[3], "FFNN N=5": ffnn[5]},
+    vocab,
+    compositions,
+)
 print(f"{'model':10} {'held-out nouns':>15} {'seen nouns':>11}")
 for name, row in table.items():
     print(f"{name:10} {row['held out']:15.3f} {row['seen']:11.3f}")
@@ -369,7 +445,13 @@ context = "i forgot to make sure that the dog gets"
 for name in ("trigram", "FFNN N=5"):
     top = lm.top_k(lm.next_token_probs(models[name], vocab, context), vocab, 4)
     print(f"{name:9}", ", ".join(f"{w} {p:.2f}" for w, p in top))
-print(f"{'oracle':9}", ", ".join(f"{w} {p:.2f}" for w, p in list(full_lang.next_distribution(context).items())[:4]))
+print(
+    f"{'oracle':9}",
+    ", ".join(
+        f"{w} {p:.2f}"
+        for w, p in list(full_lang.next_distribution(context).items())[:4]
+    ),
+)
 
 # %% [markdown]
 # Poorly, not never: the Kneser–Ney trigram has never counted "dog gets" in this frame, so it backs off to what
@@ -392,7 +474,9 @@ print(f"{'oracle':9}", ", ".join(f"{w} {p:.2f}" for w, p in list(full_lang.next_
 from course_utils.widgets.embedding_demo import EmbeddingDemo, course_word_classes
 
 ffnn_embeddings = ffnn[5].embedding.weight.detach()  # (V, d)
-print(f"FFNN N=5 embeddings: {ffnn_embeddings.shape[0]} words × {ffnn_embeddings.shape[1]} numbers")
+print(
+    f"FFNN N=5 embeddings: {ffnn_embeddings.shape[0]} words × {ffnn_embeddings.shape[1]} numbers"
+)
 embedding_demo = EmbeddingDemo(ffnn_embeddings, vocab, course_word_classes())
 embedding_demo.box
 
@@ -407,8 +491,11 @@ embedding_demo.box
 # %%
 from course_utils.widgets.next_word_demo import NextWordDemo
 
-next_word_demo = NextWordDemo({"bigram": ngrams["bigram"], "trigram": ngrams["trigram"], "FFNN N=5": ffnn[5]},
-                              vocab, full_lang)
+next_word_demo = NextWordDemo(
+    {"bigram": ngrams["bigram"], "trigram": ngrams["trigram"], "FFNN N=5": ffnn[5]},
+    vocab,
+    full_lang,
+)
 next_word_demo.box
 
 # %% [markdown]
@@ -423,13 +510,22 @@ next_word_demo.box
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.classic.window_mlm import allowed_mass_at_mask, predict_masked, slot_similarity
+from course_utils.models.classic.window_mlm import (
+    allowed_mass_at_mask,
+    predict_masked,
+    slot_similarity,
+)
 
-masked = {name: load(name) for name in ("masked_concat_w2", "masked_bag_w2", "masked_concat_w4")}
+masked = {
+    name: load(name)
+    for name in ("masked_concat_w2", "masked_bag_w2", "masked_concat_w4")
+}
 question = "he ate the cake <mask> the fork ."
 exact = lang.masked_distribution("he ate the cake".split(), "the fork .".split())
 for name, model in masked.items():
-    print(f"{name:17} P(with) = {predict_masked(model, vocab, question)[vocab.stoi['with']]:.3f}")
+    print(
+        f"{name:17} P(with) = {predict_masked(model, vocab, question)[vocab.stoi['with']]:.3f}"
+    )
 print(f"{'oracle':17} P(with) = {exact['with']:.3f}")
 print("recipe of each:", zoo.RECIPES["masked_concat_w2"][2])
 
@@ -448,8 +544,12 @@ print("recipe of each:", zoo.RECIPES["masked_concat_w2"][2])
 # NBVAL_CHECK_OUTPUT
 reversed_question = ". fork the <mask> cake the ate he"
 for name in ("masked_bag_w2", "masked_concat_w2"):
-    change = (predict_masked(masked[name], vocab, question) - predict_masked(masked[name], vocab, reversed_question))
-    print(f"{name:17} largest change of a probability after reversing the words: {change.abs().max():.3f}")
+    change = predict_masked(masked[name], vocab, question) - predict_masked(
+        masked[name], vocab, reversed_question
+    )
+    print(
+        f"{name:17} largest change of a probability after reversing the words: {change.abs().max():.3f}"
+    )
 
 # %% [markdown]
 # Reversed, the bag model's answer does not move at all (0.000): it cannot see the order. The concat model's
@@ -463,22 +563,39 @@ for name in ("masked_bag_w2", "masked_concat_w2"):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-instrument_items = [item for item in corpus.load_eval("selection") if item["kind"] == "instrument"]
-instruments = sorted({word for item in instrument_items for word in item["allowed"]})  # every verb's instruments
+instrument_items = [
+    item for item in corpus.load_eval("selection") if item["kind"] == "instrument"
+]
+instruments = sorted(
+    {word for item in instrument_items for word in item["allowed"]}
+)  # every verb's instruments
 any_instrument = [{**item, "allowed": instruments} for item in instrument_items]
-print(f"{len(instrument_items)} items; prefix lengths {sorted({len(i['prefix']) for i in instrument_items})}; "
-      f"{len(instruments)} instruments in all")
+print(
+    f"{len(instrument_items)} items; prefix lengths {sorted({len(i['prefix']) for i in instrument_items})}; "
+    f"{len(instruments)} instruments in all"
+)
 for name in ("masked_concat_w2", "masked_concat_w4"):
-    right = allowed_mass_at_mask(masked[name], vocab, instrument_items)  # "<prefix> <mask> ." for each item
+    right = allowed_mass_at_mask(
+        masked[name], vocab, instrument_items
+    )  # "<prefix> <mask> ." for each item
     anyone = allowed_mass_at_mask(masked[name], vocab, any_instrument)
-    print(f"{name:17} sees {masked[name].width} words each side: on the right instruments {right:.3f}, "
-          f"on any instrument {anyone:.3f}")
-oracle_mass = sum(sum(lang.masked_distribution(i["prefix"], ["."]).get(w, 0.0) for w in i["allowed"])
-                  for i in instrument_items) / len(instrument_items)
+    print(
+        f"{name:17} sees {masked[name].width} words each side: on the right instruments {right:.3f}, "
+        f"on any instrument {anyone:.3f}"
+    )
+oracle_mass = sum(
+    sum(lang.masked_distribution(i["prefix"], ["."]).get(w, 0.0) for w in i["allowed"])
+    for i in instrument_items
+) / len(instrument_items)
 print(f"{'oracle':17} sees everything:    on the right instruments {oracle_mass:.3f}")
-w2, w4 = (lm_seeds.seed_spread(name, "instrument_mass") for name in ("masked_concat_w2", "masked_concat_w4"))
-print(f"right instruments over seeds: w2 {w2.format()}, w4 {w4.format()}; "
-      f"{verdict(w4, w2, ('w4', 'w2'), higher_is_better=True)}")
+w2, w4 = (
+    lm_seeds.seed_spread(name, "instrument_mass")
+    for name in ("masked_concat_w2", "masked_concat_w4")
+)
+print(
+    f"right instruments over seeds: w2 {w2.format()}, w4 {w4.format()}; "
+    f"{verdict(w4, w2, ('w4', 'w2'), higher_is_better=True)}"
+)
 
 # %% [markdown]
 # Both windows know that an instrument comes ("with the" says so: the "any instrument" mass). Neither sees the
@@ -534,8 +651,17 @@ from course_utils.models.classic.sentiment import lexicon_features
 
 review = corpus.load_eval("reviews_test")[3]
 print(" ".join(review["words"]), "→", review["label"])
-names = ["x1 positive", "x2 negative", "x3 'no'", "x4 pronouns", "x5 '!'", "x6 log(words)"]
-for name, value in zip(names, lexicon_features(review["words"], zoo.review_lexicon()).tolist()):
+names = [
+    "x1 positive",
+    "x2 negative",
+    "x3 'no'",
+    "x4 pronouns",
+    "x5 '!'",
+    "x6 log(words)",
+]
+for name, value in zip(
+    names, lexicon_features(review["words"], zoo.review_lexicon()).tolist()
+):
     print(f"  {name:14} {value:.3f}")
 
 # %% [markdown]
@@ -550,11 +676,18 @@ for name, value in zip(names, lexicon_features(review["words"], zoo.review_lexic
 # NBVAL_CHECK_OUTPUT
 print(f"{'classifier':22} {'all':>6} {'plain':>6} {'but/not':>8}")
 for name in ("sentiment_features", "sentiment_embeddings", "sentiment_pretrained"):
-    accuracy = lm_seeds.review_accuracies(load(name), zoo.RECIPES[name][0])  # {"all", "plain", "but/not"}
+    accuracy = lm_seeds.review_accuracies(
+        load(name), zoo.RECIPES[name][0]
+    )  # {"all", "plain", "but/not"}
     print(f"{name:22} " + " ".join(f"{a:6.3f}" for a in accuracy.values()))
-features, embeddings = (lm_seeds.seed_spread(name, "but/not") for name in ("sentiment_features", "sentiment_embeddings"))
-print(f"but/not over seeds: features {features.format()}, embeddings {embeddings.format()}: "
-      f"{verdict(embeddings, features, ('embeddings', 'features'), higher_is_better=True)}")
+features, embeddings = (
+    lm_seeds.seed_spread(name, "but/not")
+    for name in ("sentiment_features", "sentiment_embeddings")
+)
+print(
+    f"but/not over seeds: features {features.format()}, embeddings {embeddings.format()}: "
+    f"{verdict(embeddings, features, ('embeddings', 'features'), higher_is_better=True)}"
+)
 
 # %% [markdown]
 # All three read the plain reviews perfectly (the "plain" column); the reviews that turn are where
@@ -568,8 +701,12 @@ print(f"but/not over seeds: features {features.format()}, embeddings {embeddings
 
 # %%
 for pretrained, start_from in ((False, "random"), (True, "FFNN N=5")):
-    accuracy = lm_seeds.review_accuracies(lm_seeds.few_reviews(pretrained, seed=0), "embeddings")["all"]
-    print(f"100 training reviews, embeddings from {start_from:9}: test accuracy {accuracy:.3f}")
+    accuracy = lm_seeds.review_accuracies(
+        lm_seeds.few_reviews(pretrained, seed=0), "embeddings"
+    )["all"]
+    print(
+        f"100 training reviews, embeddings from {start_from:9}: test accuracy {accuracy:.3f}"
+    )
 
 # %% [markdown]
 # Each of these numbers is one training run. Both comparisons, retrained with five seeds each (seed 0 is the run
@@ -582,9 +719,14 @@ pairs = {"3,000 reviews": ("sentiment_embeddings", "sentiment_pretrained"),
          "100 reviews": ("few_reviews_random", "few_reviews_pretrained")}  # fmt: skip
 for data, (random_name, pretrained_name) in pairs.items():
     for column in ("all", "but/not"):
-        random_start, ffnn_start = (lm_seeds.seed_spread(name, column) for name in (random_name, pretrained_name))
-        print(f"{data:13} {column:8} random start {random_start.format()}  FFNN start {ffnn_start.format()}  "
-              f"{verdict(ffnn_start, random_start, ('FFNN start', 'random start'), higher_is_better=True)}")
+        random_start, ffnn_start = (
+            lm_seeds.seed_spread(name, column)
+            for name in (random_name, pretrained_name)
+        )
+        print(
+            f"{data:13} {column:8} random start {random_start.format()}  FFNN start {ffnn_start.format()}  "
+            f"{verdict(ffnn_start, random_start, ('FFNN start', 'random start'), higher_is_better=True)}"
+        )
 
 # %% [markdown]
 # On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100: the gaps of
@@ -603,11 +745,16 @@ for data, (random_name, pretrained_name) in pairs.items():
 from course_utils.widgets.embedding_demo import nearest_words
 
 review_words = zoo.review_lexicon()
-for word, other_side in (("good", review_words.negative), ("boring", review_words.positive)):
+for word, other_side in (
+    ("good", review_words.negative),
+    ("boring", review_words.positive),
+):
     neighbours = nearest_words(ffnn_embeddings, vocab, word, 6)
     print(f"{word:7} →", ", ".join(f"{w} ({cos:.2f})" for w, cos in neighbours))
     opposite = [w for w, _ in neighbours if w in other_side]
-    print(f"{'':9} in the lexicon's other sentiment: {len(opposite)} of {len(neighbours)} ({', '.join(opposite)})")
+    print(
+        f"{'':9} in the lexicon's other sentiment: {len(opposite)} of {len(neighbours)} ({', '.join(opposite)})"
+    )
 
 # %% [markdown]
 # The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good":
@@ -629,7 +776,9 @@ for word, other_side in (("good", review_words.negative), ("boring", review_word
 # NBVAL_CHECK_OUTPUT
 attempts = {
     "unknown word": lambda: lm.next_token_probs(ffnn[5], vocab, "the zebra"),
-    "short context": lambda: lm.next_token_probs(ffnn[5], vocab, "dog gets", from_sentence_start=False),
+    "short context": lambda: lm.next_token_probs(
+        ffnn[5], vocab, "dog gets", from_sentence_start=False
+    ),
     "ungrammatical": lambda: lang.next_distribution("the dog run"),
 }
 for what, attempt in attempts.items():
@@ -651,10 +800,19 @@ from pathlib import Path
 import course_utils
 from course_utils.language.text_pipeline import load_text_corpus
 
-own_vocab, own_sentences = load_text_corpus(Path(course_utils.__file__).parents[1] / "README.md", min_count=2)
-own_bigram = NGramLM(own_vocab, 2, smoothing="interpolated-kn").fit(lm.encode_sentences(own_vocab, own_sentences, unknown="unk"))
-print(f"{len(own_sentences)} sentences, {len(own_vocab)} vocabulary entries (words seen once became <unk>)")
-print("bigram sample:", " ".join(lm.generate(own_bigram, own_vocab, seed=0, max_tokens=25)))
+own_vocab, own_sentences = load_text_corpus(
+    Path(course_utils.__file__).parents[1] / "README.md", min_count=2
+)
+own_bigram = NGramLM(own_vocab, 2, smoothing="interpolated-kn").fit(
+    lm.encode_sentences(own_vocab, own_sentences, unknown="unk")
+)
+print(
+    f"{len(own_sentences)} sentences, {len(own_vocab)} vocabulary entries (words seen once became <unk>)"
+)
+print(
+    "bigram sample:",
+    " ".join(lm.generate(own_bigram, own_vocab, seed=0, max_tokens=25)),
+)
 
 # %% [markdown]
 # ## 14. Exercises
@@ -666,7 +824,12 @@ print("bigram sample:", " ".join(lm.generate(own_bigram, own_vocab, seed=0, max_
 # is read as `<s> w1 … wn </s>`.
 
 # %% tags=["exercise"]
-from course_utils.exercises.language_models import check_add_k, check_bigram_probability, check_ffnn_input, check_perplexity
+from course_utils.exercises.language_models import (
+    check_add_k,
+    check_bigram_probability,
+    check_ffnn_input,
+    check_perplexity,
+)
 
 
 def bigram_probability(sentences, previous, word):
@@ -694,6 +857,7 @@ _ = check_bigram_probability(bigram_probability)
 # %% [markdown]
 # **Exercise 2.** Write add-k smoothing: (c(h, w) + k) / (c(h) + k|V|).
 
+
 # %% tags=["exercise"]
 def add_k(count_hw, count_h, k, vocab_size):
     """The add-k estimate of P(w | h)."""
@@ -714,6 +878,7 @@ _ = check_add_k(add_k)
 # %% [markdown]
 # **Exercise 3.** Perplexity from the natural-log probabilities of each token.
 
+
 # %% tags=["exercise"]
 def perplexity_of(token_logprobs):
     """exp of the mean negative log-probability."""
@@ -733,6 +898,7 @@ _ = check_perplexity(perplexity_of)
 
 # %% [markdown]
 # **Exercise 4.** The FFNN's projection layer: the embeddings of the window's words, concatenated (in order).
+
 
 # %% tags=["exercise"]
 def ffnn_input(E, window):

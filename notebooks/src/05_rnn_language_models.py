@@ -54,11 +54,13 @@ from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab, train_ids
 from course_utils.language.grammar import CourseLanguage
 
-vocab = course_vocab()                       # one fixed vocabulary for every model of the course
-lang = CourseLanguage(include_held_out=False)    # the training language, with exact probabilities
-full_lang = CourseLanguage()                     # the full language (also the held-out "the dog gets fed")
+vocab = course_vocab()  # one fixed vocabulary for every model of the course
+lang = CourseLanguage(
+    include_held_out=False
+)  # the training language, with exact probabilities
+full_lang = CourseLanguage()  # the full language (also the held-out "the dog gets fed")
 train, valid, test = (corpus.load_split(name) for name in ("train", "valid", "test"))
-rnn = load("rnn_lm")                             # the shipped RNN LM (recipe zoo.RECURRENT_RECIPES["rnn_lm"])
+rnn = load("rnn_lm")  # the shipped RNN LM (recipe zoo.RECURRENT_RECIPES["rnn_lm"])
 
 # %% [markdown]
 # ## 1. The RNN language model
@@ -104,38 +106,47 @@ rnn = load("rnn_lm")                             # the shipped RNN LM (recipe zo
 
 # %%
 # NBVAL_CHECK_OUTPUT
-slide = copy.deepcopy(rnn).double()                      # float64: the two computations agree to ~1e-15
-E = slide.embedding.weight                               # (V, d)
-W, U = slide.recurrent.weight_ih_l0, slide.recurrent.weight_hh_l0                   # (H, d), (H, H)
-b1 = slide.recurrent.bias_ih_l0 + slide.recurrent.bias_hh_l0                        # (H,): torch keeps two biases
-V_out, b2 = slide.output.weight, slide.output.bias                                  # (V, H), (V,)
-
+slide = copy.deepcopy(rnn).double()  # float64: the two computations agree to ~1e-15
+E = slide.embedding.weight  # (V, d)
+W, U = slide.recurrent.weight_ih_l0, slide.recurrent.weight_hh_l0  # (H, d), (H, H)
+b1 = (
+    slide.recurrent.bias_ih_l0 + slide.recurrent.bias_hh_l0
+)  # (H,): torch keeps two biases
+V_out, b2 = slide.output.weight, slide.output.bias  # (V, H), (V,)
 
 
 @torch.no_grad()
 def slide_loop(ids: list[int], g=torch.tanh) -> torch.Tensor:
     """The slide's loop over every input id, with the nonlinearity g: the next-word distributions (T, V)."""
-    h = torch.zeros(U.shape[0], dtype=torch.float64)     # h_(0) = 0: (H,)
+    h = torch.zeros(U.shape[0], dtype=torch.float64)  # h_(0) = 0: (H,)
     outputs = []
     for i in ids:
-        h = g(U @ h + W @ E[i] + b1)                     # (H,): update hidden state
-        outputs.append(torch.softmax(V_out @ h + b2, dim=-1))   # (V,): update output
-    return torch.stack(outputs)                          # (T, V)
+        h = g(U @ h + W @ E[i] + b1)  # (H,): update hidden state
+        outputs.append(torch.softmax(V_out @ h + b2, dim=-1))  # (V,): update output
+    return torch.stack(outputs)  # (T, V)
 
 
 words = "the dog chased the cats .".split()
-ids = [vocab.bos_id] + vocab.encode(words)               # the model reads <s> first
-loop = slide_loop(ids)                                   # (T, V)
+ids = [vocab.bos_id] + vocab.encode(words)  # the model reads <s> first
+loop = slide_loop(ids)  # (T, V)
 with torch.no_grad():
-    library = torch.softmax(slide(torch.tensor([ids]))[0][0], dim=-1)   # (T, V)
-print(f"{len(ids)} steps; max |slide's loop − nn.RNN| < 1e-12: {(loop - library).abs().max().item() < 1e-12}")
-print(f"the same loop with the logistic σ instead of tanh matches nn.RNN: "
-      f"{torch.allclose(slide_loop(ids, torch.sigmoid), library, rtol=0, atol=1e-6)}")
+    library = torch.softmax(slide(torch.tensor([ids]))[0][0], dim=-1)  # (T, V)
+print(
+    f"{len(ids)} steps; max |slide's loop − nn.RNN| < 1e-12: {(loop - library).abs().max().item() < 1e-12}"
+)
+print(
+    f"the same loop with the logistic σ instead of tanh matches nn.RNN: "
+    f"{torch.allclose(slide_loop(ids, torch.sigmoid), library, rtol=0, atol=1e-6)}"
+)
 skipped = [vocab.itos[i] for k, i in enumerate(ids) if k not in range(1, len(ids))]
-print(f"range(1, len(x)) would read {len(range(1, len(ids)))} of the {len(ids)} inputs, skipping {skipped}")
-next_ids = ids[1:] + [vocab.eos_id]                      # the word that follows each step
+print(
+    f"range(1, len(x)) would read {len(range(1, len(ids)))} of the {len(ids)} inputs, skipping {skipped}"
+)
+next_ids = ids[1:] + [vocab.eos_id]  # the word that follows each step
 sentence_prob = math.prod(loop[t, i].item() for t, i in enumerate(next_ids))
-print(f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.3e}   oracle: {lang.score(words).prob:.3e}")
+print(
+    f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.3e}   oracle: {lang.score(words).prob:.3e}"
+)
 
 # %% [markdown]
 # `course_utils.models.recurrent.rnn` has the same loop as a module, `ScratchRNN` (one `elman_step` per token, named after Elman,
@@ -148,11 +159,15 @@ from course_utils.models.recurrent.rnn import ScratchRNN
 
 torch.manual_seed(0)
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
-    library_rnn = torch.nn.RNN(5, 7, batch_first=True).to(dtype)     # D = 5 inputs, H = 7 hidden units
+    library_rnn = torch.nn.RNN(5, 7, batch_first=True).to(
+        dtype
+    )  # D = 5 inputs, H = 7 hidden units
     scratch_rnn = ScratchRNN.from_torch(library_rnn)
-    x = torch.randn(3, 12, 5, dtype=dtype)                            # (B, T, D)
+    x = torch.randn(3, 12, 5, dtype=dtype)  # (B, T, D)
     difference = (scratch_rnn(x)[0] - library_rnn(x)[0]).abs().max().item()
-    print(f"{str(dtype):13}  max |ScratchRNN − nn.RNN| ≤ {tolerance:.0e}: {difference <= tolerance}")
+    print(
+        f"{str(dtype):13}  max |ScratchRNN − nn.RNN| ≤ {tolerance:.0e}: {difference <= tolerance}"
+    )
 
 # %% [markdown]
 # ### Same weights at every step, any length
@@ -176,23 +191,39 @@ def count(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-sizes = {"E (V × d)": E, "W (H × d)": W, "U (H × H)": U, "b_1, twice in torch (2H)": torch.empty(2 * len(b1)),
-         "V (|V| × H)": V_out, "b_2 (|V|)": b2}
+sizes = {
+    "E (V × d)": E,
+    "W (H × d)": W,
+    "U (H × H)": U,
+    "b_1, twice in torch (2H)": torch.empty(2 * len(b1)),
+    "V (|V| × H)": V_out,
+    "b_2 (|V|)": b2,
+}
 for name, tensor in sizes.items():
     print(f"  {name:26} {tensor.numel():7,}")
 H = U.shape[0]
-print(f"RNN LM (hidden state H = {H}), for a sentence of any length: {count(rnn):,} parameters")
+print(
+    f"RNN LM (hidden state H = {H}), for a sentence of any length: {count(rnn):,} parameters"
+)
 ffnns = {n: load(f"ffnn_n{n}") for n in (2, 3, 5)}
 for n, ffnn in ffnns.items():
-    narrow = FeedForwardLM(len(vocab), n, embed_dim=ffnn.embedding.embedding_dim, hidden_dim=H)   # untrained
-    print(f"FFNN, window of N = {n}: shipped (hidden {ffnn.hidden.out_features}) {count(ffnn):,}   "
-          f"at the RNN's width ({H}) {count(narrow):,}")
+    narrow = FeedForwardLM(
+        len(vocab), n, embed_dim=ffnn.embedding.embedding_dim, hidden_dim=H
+    )  # untrained
+    print(
+        f"FFNN, window of N = {n}: shipped (hidden {ffnn.hidden.out_features}) {count(ffnn):,}   "
+        f"at the RNN's width ({H}) {count(narrow):,}"
+    )
 d, width = ffnns[2].embedding.embedding_dim, ffnns[2].hidden.out_features
-print(f"each extra word of window adds d × hidden = {d} × {width} = {d * width:,} weights "
-      f"(shipped N = 2 → 3: {count(ffnns[3]) - count(ffnns[2]):,}); at the RNN's width, {d} × {H} = {d * H:,}")
+print(
+    f"each extra word of window adds d × hidden = {d} × {width} = {d * width:,} weights "
+    f"(shipped N = 2 → 3: {count(ffnns[3]) - count(ffnns[2]):,}); at the RNN's width, {d} × {H} = {d * H:,}"
+)
 longest = max(valid, key=len)
-print(f"the RNN reads the longest validation sentence ({len(longest)} words) with the same {count(rnn):,}: "
-      f"P = {math.exp(sum(lm.token_logprobs(rnn, vocab, longest))):.2e}")
+print(
+    f"the RNN reads the longest validation sentence ({len(longest)} words) with the same {count(rnn):,}: "
+    f"P = {math.exp(sum(lm.token_logprobs(rnn, vocab, longest))):.2e}"
+)
 
 # %% [markdown]
 # At the same width the comparison is fair: a short window costs about as much as the RNN (which pays for its
@@ -219,16 +250,26 @@ print(f"the RNN reads the longest validation sentence ({len(longest)} words) wit
 # %%
 # NBVAL_CHECK_OUTPUT
 words = "the dog chased the cats .".split()
-idx, targets = lm.make_batch([vocab.encode(words)], vocab)       # (1, T), (1, T): targets are idx shifted by one
+idx, targets = lm.make_batch(
+    [vocab.encode(words)], vocab
+)  # (1, T), (1, T): targets are idx shifted by one
 with torch.no_grad():
-    logits, loss = rnn(idx, targets)                             # (1, T, V), the mean over the T steps
-step_losses = -F.log_softmax(logits[0], dim=-1).gather(1, targets[0, :, None])[:, 0]   # (T,)
+    logits, loss = rnn(idx, targets)  # (1, T, V), the mean over the T steps
+step_losses = -F.log_softmax(logits[0], dim=-1).gather(1, targets[0, :, None])[
+    :, 0
+]  # (T,)
 print(f"{'t':>2}  {'reads':7} {'target':7} {'−log ŷ_t[target]':>17} {'oracle':>7}")
 for t, (x_t, y_t) in enumerate(zip(idx[0].tolist(), targets[0].tolist())):
     oracle = -math.log(lang.next_distribution(words[:t])[vocab.itos[y_t]])
-    print(f"{t:2}  {vocab.itos[x_t]:7} {vocab.itos[y_t]:7} {step_losses[t].item():17.3f} {oracle + 0.0:7.3f}")
-print(f"mean over the T = {len(step_losses)} steps: {step_losses.mean().item():.4f}   the model's loss: {loss.item():.4f}")
-print(f"the slide's last form, without the log: mean of −ŷ_t[target] = {-torch.exp(-step_losses).mean().item():.4f}")
+    print(
+        f"{t:2}  {vocab.itos[x_t]:7} {vocab.itos[y_t]:7} {step_losses[t].item():17.3f} {oracle + 0.0:7.3f}"
+    )
+print(
+    f"mean over the T = {len(step_losses)} steps: {step_losses.mean().item():.4f}   the model's loss: {loss.item():.4f}"
+)
+print(
+    f"the slide's last form, without the log: mean of −ŷ_t[target] = {-torch.exp(-step_losses).mean().item():.4f}"
+)
 
 # %% [markdown]
 # The loss is small where the language leaves little or no choice (after "the dog chased the cats" only "." can
@@ -244,16 +285,34 @@ print(f"the slide's last form, without the log: mean of −ŷ_t[target] = {-torc
 
 # %%
 # NBVAL_CHECK_OUTPUT
-three = [s.split() for s in ("the dog sleeps .", "he ate the cake with the fork .", "we ran .")]
-idx, targets = lm.make_batch([vocab.encode(s) for s in three], vocab)     # (3, T), (3, T)
-print("idx:    ", *[" ".join(f"{vocab.itos[i]:>6}" for i in row) for row in idx.tolist()], sep="\n  ")
-print("targets:", *[" ".join(f"{vocab.itos[i] if i >= 0 else i:>6}" for i in row) for row in targets.tolist()], sep="\n  ")
+three = [
+    s.split()
+    for s in ("the dog sleeps .", "he ate the cake with the fork .", "we ran .")
+]
+idx, targets = lm.make_batch([vocab.encode(s) for s in three], vocab)  # (3, T), (3, T)
+print(
+    "idx:    ",
+    *[" ".join(f"{vocab.itos[i]:>6}" for i in row) for row in idx.tolist()],
+    sep="\n  ",
+)
+print(
+    "targets:",
+    *[
+        " ".join(f"{vocab.itos[i] if i >= 0 else i:>6}" for i in row)
+        for row in targets.tolist()
+    ],
+    sep="\n  ",
+)
 with torch.no_grad():
     batch_loss = rnn(idx, targets)[1].item()
-    alone = [rnn(*lm.make_batch([vocab.encode(s)], vocab))[1].item() for s in three]   # one sentence at a time
+    alone = [
+        rnn(*lm.make_batch([vocab.encode(s)], vocab))[1].item() for s in three
+    ]  # one sentence at a time
 n_targets = [len(s) + 1 for s in three]
-print(f"batch loss {batch_loss:.4f} = token-weighted mean of the sentences' losses "
-      f"{sum(l * n for l, n in zip(alone, n_targets)) / sum(n_targets):.4f}")
+print(
+    f"batch loss {batch_loss:.4f} = token-weighted mean of the sentences' losses "
+    f"{sum(l * n for l, n in zip(alone, n_targets)) / sum(n_targets):.4f}"
+)
 
 # %% [markdown]
 # ### Truncated backpropagation through time
@@ -266,6 +325,7 @@ print(f"batch loss {batch_loss:.4f} = token-weighted mean of the sentences' loss
 # **detaches** it at each boundary, so that backpropagation stops there. Here is that reading, on the shipped
 # model's weights:
 
+
 # %%
 def read_in_chunks(model, x, k: int, *, carry: bool = True):
     """The RNN LM's logits (B, T, V) for embedded inputs x (B, T, d), read k steps at a time.
@@ -275,10 +335,10 @@ def read_in_chunks(model, x, k: int, *, carry: bool = True):
     """
     h, outputs = None, []
     for start in range(0, x.shape[1], k):
-        out, h = model.recurrent(x[:, start:start + k], h)     # (B, ≤k, H), (1, B, H)
+        out, h = model.recurrent(x[:, start : start + k], h)  # (B, ≤k, H), (1, B, H)
         outputs.append(out)
-        h = h.detach() if carry else None                      # gradients stop at the chunk boundary
-    return model.output(torch.cat(outputs, dim=1))             # (B, T, V)
+        h = h.detach() if carry else None  # gradients stop at the chunk boundary
+    return model.output(torch.cat(outputs, dim=1))  # (B, T, V)
 
 
 # %% [markdown]
@@ -290,28 +350,40 @@ def read_in_chunks(model, x, k: int, *, carry: bool = True):
 # %%
 # NBVAL_CHECK_OUTPUT
 print(" ".join(longest))
-idx, targets = lm.make_batch([vocab.encode(longest)], vocab)                 # (1, T)
-t_verb = longest.index("is")                                                 # the step whose target is "is"
+idx, targets = lm.make_batch([vocab.encode(longest)], vocab)  # (1, T)
+t_verb = longest.index("is")  # the step whose target is "is"
 for k in (idx.shape[1], 8):
-    x = slide.embedding(idx).detach().requires_grad_(True)                   # (1, T, d), float64
-    step_loss = F.cross_entropy(read_in_chunks(slide, x, k)[0, t_verb], targets[0, t_verb])
-    grad = torch.autograd.grad(step_loss, x)[0][0].norm(dim=-1)              # (T,): ‖∂L/∂x_j‖ for each input j
-    subject = longest.index("woman") + 1                                     # + 1 for <s>
+    x = slide.embedding(idx).detach().requires_grad_(True)  # (1, T, d), float64
+    step_loss = F.cross_entropy(
+        read_in_chunks(slide, x, k)[0, t_verb], targets[0, t_verb]
+    )
+    grad = torch.autograd.grad(step_loss, x)[0][0].norm(
+        dim=-1
+    )  # (T,): ‖∂L/∂x_j‖ for each input j
+    subject = longest.index("woman") + 1  # + 1 for <s>
     name = "full BPTT" if k == idx.shape[1] else f"truncated, k = {k}"
-    print(f"{name:17}  ‖∂L(is)/∂x‖ at 'woman' ({t_verb + 1 - subject} steps back): {grad[subject].item():.2e}   "
-          f"at the word just before: {grad[t_verb].item():.2e}")
+    print(
+        f"{name:17}  ‖∂L(is)/∂x‖ at 'woman' ({t_verb + 1 - subject} steps back): {grad[subject].item():.2e}   "
+        f"at the word just before: {grad[t_verb].item():.2e}"
+    )
 
 idx, targets = lm.make_batch(lm.encode_sentences(vocab, valid[:300]), vocab)
 print("the shipped RNN on the first 300 validation sentences:")
 with torch.no_grad():
-    x = rnn.embedding(idx)                                                  # (B, T, d)
+    x = rnn.embedding(idx)  # (B, T, d)
     for k in (4, 8):
         for carry in (True, False):
-            perplexity = math.exp(lm.lm_loss(read_in_chunks(rnn, x, k, carry=carry).double(), targets).item())
+            perplexity = math.exp(
+                lm.lm_loss(
+                    read_in_chunks(rnn, x, k, carry=carry).double(), targets
+                ).item()
+            )
             how = "state carried, detached" if carry else "state reset to 0       "
             print(f"chunks of k = {k}, {how}: perplexity {perplexity:.3f}")
-    print(f"whole sentences (as trained):               perplexity "
-          f"{math.exp(lm.lm_loss(rnn(idx)[0].double(), targets).item()):.3f}")
+    print(
+        f"whole sentences (as trained):               perplexity "
+        f"{math.exp(lm.lm_loss(rnn(idx)[0].double(), targets).item()):.3f}"
+    )
 
 # %% [markdown]
 # Backward, truncation cuts the gradient to exactly 0 beyond the boundary; full BPTT lets some through, but from
@@ -337,9 +409,13 @@ with torch.no_grad():
 # NBVAL_IGNORE_OUTPUT
 steps = budget(full=zoo.RNN_TRAINING["steps"], fast=40)
 rnn_here, history = zoo.train_model("rnn_lm", steps=steps)
-print(f"trained {steps} steps; validation perplexity {lm.evaluate(rnn_here, vocab, valid[:1000]).perplexity:.3f}")
+print(
+    f"trained {steps} steps; validation perplexity {lm.evaluate(rnn_here, vocab, valid[:1000]).perplexity:.3f}"
+)
 shipped_steps = zoo.RNN_TRAINING["steps"]
-print(f"the shipped model ({shipped_steps} steps):     {lm.evaluate(rnn, vocab, valid[:1000]).perplexity:.3f}")
+print(
+    f"the shipped model ({shipped_steps} steps):     {lm.evaluate(rnn, vocab, valid[:1000]).perplexity:.3f}"
+)
 _ = history.plot(title="RNN LM: training loss (mean over time steps and batch)")
 plt.show()
 
@@ -359,18 +435,28 @@ plt.show()
 # NBVAL_CHECK_OUTPUT
 oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
 ffnn5 = load("ffnn_n5")
-trigram = zoo.ngram_models(orders=(3,))["trigram"]          # Kneser–Ney, counted on the training split
+trigram = zoo.ngram_models(orders=(3,))[
+    "trigram"
+]  # Kneser–Ney, counted on the training split
 models = {"trigram (KN)": trigram, "FFNN N=5": ffnn5, "RNN": rnn}
-perplexity = {name: lm.evaluate(model, vocab, test).perplexity for name, model in models.items()}
+perplexity = {
+    name: lm.evaluate(model, vocab, test).perplexity for name, model in models.items()
+}
 print(f"{'model':13} {'perplexity':>10} {'÷ oracle':>9}")
 for name, ppl in perplexity.items():
     print(f"{name:13} {ppl:10.3f} {ppl / oracle_ppl:9.3f}")
 print(f"{'oracle':13} {oracle_ppl:10.3f} {1:9.3f}")
-print(f"the language itself: as uncertain as a uniform choice among {oracle_ppl:.1f} words at every step "
-      f"(a uniform guess over the whole vocabulary: {len(vocab)})")
-rnn_seeds, ffnn_seeds = (lm_seeds.seed_spread(name, "perplexity") for name in ("rnn_lm", "ffnn_n5"))
-print(f"over seeds: RNN {rnn_seeds.format()}, FFNN N=5 {ffnn_seeds.format()}: "
-      f"{verdict(rnn_seeds, ffnn_seeds, ('RNN', 'FFNN N=5'))}")
+print(
+    f"the language itself: as uncertain as a uniform choice among {oracle_ppl:.1f} words at every step "
+    f"(a uniform guess over the whole vocabulary: {len(vocab)})"
+)
+rnn_seeds, ffnn_seeds = (
+    lm_seeds.seed_spread(name, "perplexity") for name in ("rnn_lm", "ffnn_n5")
+)
+print(
+    f"over seeds: RNN {rnn_seeds.format()}, FFNN N=5 {ffnn_seeds.format()}: "
+    f"{verdict(rnn_seeds, ffnn_seeds, ('RNN', 'FFNN N=5'))}"
+)
 
 # %% [markdown]
 # Compare the RNN's row with the FFNN's. The RNN is better, and the last line, three seeds of each recipe read
@@ -402,14 +488,21 @@ for seed in range(6):
         print(f"    {score.failure}")
 greedy = lm.generate(rnn, vocab, temperature=0)
 print(f"most likely word at every step: {' '.join(greedy)}")
-print(f"    the same sentence for seeds 0..5: {all(lm.generate(rnn, vocab, temperature=0, seed=s) == greedy for s in range(6))}")
+print(
+    f"    the same sentence for seeds 0..5: {all(lm.generate(rnn, vocab, temperature=0, seed=s) == greedy for s in range(6))}"
+)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 n_samples = 50
 for name, model in models.items():
-    ok = sum(full_lang.score(lm.generate(model, vocab, seed=s)).grammatical for s in range(n_samples))
-    print(f"{name:13} {ok:3} of {n_samples} samples are sentences of the course language")
+    ok = sum(
+        full_lang.score(lm.generate(model, vocab, seed=s)).grammatical
+        for s in range(n_samples)
+    )
+    print(
+        f"{name:13} {ok:3} of {n_samples} samples are sentences of the course language"
+    )
 
 # %% [markdown]
 # Six samples are not a measurement; the rates are. On this count the RNN is about as good as the FFNN with five
@@ -454,9 +547,15 @@ print(f"{'':13}  {'P(is | the girl …)':>19}  {'P(is | the girls …)':>19}  {'
 for name, model in [*models.items(), ("oracle", "oracle")]:
     is_probs = []
     for context in (example, twin(example)):
-        probs = lm_probes.oracle_probs(lang, vocab, context) if model == "oracle" else lm.next_token_probs(model, vocab, context)
+        probs = (
+            lm_probes.oracle_probs(lang, vocab, context)
+            if model == "oracle"
+            else lm.next_token_probs(model, vocab, context)
+        )
         is_probs.append(probs[vocab.stoi["is"]].item())
-    print(f"{name:13}  {is_probs[0]:19.4f}  {is_probs[1]:19.4f}  {distance(model, example, twin(example)):5.3f}")
+    print(
+        f"{name:13}  {is_probs[0]:19.4f}  {is_probs[1]:19.4f}  {distance(model, example, twin(example)):5.3f}"
+    )
 
 # %% [markdown]
 # Now over many contexts of the agreement set, grouped by how many nouns (attractors) stand between the subject
@@ -466,10 +565,18 @@ for name, model in [*models.items(), ("oracle", "oracle")]:
 # %%
 # NBVAL_CHECK_OUTPUT
 agreement = corpus.load_eval("agreement")
-print(f"{'attractors':>10} {'words':>6} " + " ".join(f"{name:>13}" for name in [*models, "oracle"]))
+print(
+    f"{'attractors':>10} {'words':>6} "
+    + " ".join(f"{name:>13}" for name in [*models, "oracle"])
+)
 for attractors in (1, 2, 3, 5):
-    items = [item["prefix"] for item in agreement if item["attractors"] == attractors][:12]
-    row = [sum(distance(m, p, twin(p)) for p in items) / len(items) for m in [*models.values(), "oracle"]]
+    items = [item["prefix"] for item in agreement if item["attractors"] == attractors][
+        :12
+    ]
+    row = [
+        sum(distance(m, p, twin(p)) for p in items) / len(items)
+        for m in [*models.values(), "oracle"]
+    ]
     length = sum(map(len, items)) / len(items)
     print(f"{attractors:10} {length:6.1f} " + " ".join(f"{d:13.3f}" for d in row))
 
@@ -503,18 +610,28 @@ for attractors in (1, 2, 3, 5):
 # %%
 # NBVAL_CHECK_OUTPUT
 words = "the cats near the dog are happy .".split()
-idx = torch.tensor(lm.make_batch([vocab.encode(words)], vocab)[0][0].tolist() + [vocab.eos_id])   # <s> w1..wn </s>
-t = words.index("are")                                         # L_t = −log P(are | <s> the cats near the dog)
-autograd_norms = rnn_analysis.hidden_gradient_norms(slide, idx, t)            # (t+1,): k = 0..t
+idx = torch.tensor(
+    lm.make_batch([vocab.encode(words)], vocab)[0][0].tolist() + [vocab.eos_id]
+)  # <s> w1..wn </s>
+t = words.index("are")  # L_t = −log P(are | <s> the cats near the dog)
+autograd_norms = rnn_analysis.hidden_gradient_norms(slide, idx, t)  # (t+1,): k = 0..t
 with torch.no_grad():
-    states = slide.hidden_states(idx[None, : t + 1])[0]                        # (t+1, H): h_0..h_t
-    y_hat = torch.softmax(V_out @ states[t] + b2, dim=-1)                      # (V,)
-    grad_t = V_out.T @ (y_hat - F.one_hot(idx[t + 1], len(vocab)).double())    # (H,): ∂L_t/∂h_t
-product_norms = rnn_analysis.jacobian_product_norms(U.detach(), states, grad_t)   # (t+1,)
+    states = slide.hidden_states(idx[None, : t + 1])[0]  # (t+1, H): h_0..h_t
+    y_hat = torch.softmax(V_out @ states[t] + b2, dim=-1)  # (V,)
+    grad_t = V_out.T @ (
+        y_hat - F.one_hot(idx[t + 1], len(vocab)).double()
+    )  # (H,): ∂L_t/∂h_t
+product_norms = rnn_analysis.jacobian_product_norms(
+    U.detach(), states, grad_t
+)  # (t+1,)
 for k in range(t + 1):
-    print(f"k = {k} (read {vocab.itos[idx[k]]:5}), t − k = {t - k}:  ‖∂L_t/∂h_k‖ = {autograd_norms[k]:.3e}")
+    print(
+        f"k = {k} (read {vocab.itos[idx[k]]:5}), t − k = {t - k}:  ‖∂L_t/∂h_k‖ = {autograd_norms[k]:.3e}"
+    )
 relative = ((autograd_norms - product_norms).abs() / product_norms).max().item()
-print(f"autograd and the Jacobian product agree to a relative 1e-10: {relative < 1e-10}")
+print(
+    f"autograd and the Jacobian product agree to a relative 1e-10: {relative < 1e-10}"
+)
 
 # %% [markdown]
 # Read the column from k = 5 down to k = 0: in this one sentence the norm does not fall evenly. It
@@ -532,21 +649,32 @@ print(f"autograd and the Jacobian product agree to a relative 1e-10: {relative <
 # NBVAL_CHECK_OUTPUT
 from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 
-untrained = RecurrentLM(len(vocab), cell="rnn", **zoo.RNN, seed=0).double().eval()   # the recipe's size, not trained
+untrained = (
+    RecurrentLM(len(vocab), cell="rnn", **zoo.RNN, seed=0).double().eval()
+)  # the recipe's size, not trained
 long_sentences = [s for s in valid if len(s) >= 15][:24]
-curves = {name: rnn_analysis.gradient_decay_curve(model, vocab, long_sentences, distance_max=15)
-          for name, model in (("trained RNN", slide), ("untrained RNN", untrained))}
+curves = {
+    name: rnn_analysis.gradient_decay_curve(
+        model, vocab, long_sentences, distance_max=15
+    )
+    for name, model in (("trained RNN", slide), ("untrained RNN", untrained))
+}
 for name, (distances, ratio) in curves.items():
     per_step = ratio[10].item() ** (1 / 10)
-    print(f"{name:14} t − k = 1: {ratio[1]:.2f}   5: {ratio[5]:.1e}   10: {ratio[10]:.1e}   15: {ratio[15]:.1e}"
-          f"   (× {per_step:.2f} per step)")
+    print(
+        f"{name:14} t − k = 1: {ratio[1]:.2f}   5: {ratio[5]:.1e}   10: {ratio[10]:.1e}   15: {ratio[15]:.1e}"
+        f"   (× {per_step:.2f} per step)"
+    )
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3.5))
 for name, (distances, ratio) in curves.items():
     ax.semilogy(distances, ratio, "o-", label=name)
-ax.set(xlabel="distance t − k (steps back)", ylabel="‖∂L_t/∂h_k‖ / ‖∂L_t/∂h_t‖",
-       title="Vanishing gradients in the tanh RNN LM")
+ax.set(
+    xlabel="distance t − k (steps back)",
+    ylabel="‖∂L_t/∂h_k‖ / ‖∂L_t/∂h_t‖",
+    title="Vanishing gradients in the tanh RNN LM",
+)
 ax.legend()
 plt.show()
 
@@ -565,16 +693,29 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-settings = {"radius 0.9": dict(radius=0.9), "radius 1.0": dict(radius=1.0), "radius 1.1": dict(radius=1.1),
-            "radius 1.1, large inputs": dict(radius=1.1, input_scale=3.0)}
-explosions = {name: rnn_analysis.exploding_demo(**kwargs, steps=40) for name, kwargs in settings.items()}
+settings = {
+    "radius 0.9": dict(radius=0.9),
+    "radius 1.0": dict(radius=1.0),
+    "radius 1.1": dict(radius=1.1),
+    "radius 1.1, large inputs": dict(radius=1.1, input_scale=3.0),
+}
+explosions = {
+    name: rnn_analysis.exploding_demo(**kwargs, steps=40)
+    for name, kwargs in settings.items()
+}
 for name, (distances, norms) in explosions.items():
-    print(f"{name:25} ‖∂L/∂h_k‖ at t − k = 10: {norms[10]:.3e}   at 39: {norms[39]:.3e}")
+    print(
+        f"{name:25} ‖∂L/∂h_k‖ at t − k = 10: {norms[10]:.3e}   at 39: {norms[39]:.3e}"
+    )
 
 fig, ax = plt.subplots(figsize=(6, 3.5))
 for name, (distances, norms) in explosions.items():
     ax.semilogy(distances, norms, label=name)
-ax.set(xlabel="distance t − k", ylabel="‖∂L/∂h_k‖", title="Vanishing and exploding: U = radius × orthogonal")
+ax.set(
+    xlabel="distance t − k",
+    ylabel="‖∂L/∂h_k‖",
+    title="Vanishing and exploding: U = radius × orthogonal",
+)
 ax.legend()
 plt.show()
 
@@ -593,21 +734,27 @@ batch = lm.batch_stream(train_ids(), vocab, batch_size=64, seed=1)(0)
 for clip in (None, 1.0):
     model = copy.deepcopy(rnn).train()
     with torch.no_grad():
-        model.recurrent.weight_hh_l0.mul_(3)                     # a larger U: larger gradients
+        model.recurrent.weight_hh_l0.mul_(3)  # a larger U: larger gradients
     loss_before = model(*batch)[1]
     loss_before.backward()
     grads = [p.grad for p in model.parameters()]
     clipped, norm = rnn_analysis.clip_by_norm(grads, 1.0)
     if clip is not None:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)  # in place, the library's way
+        torch.nn.utils.clip_grad_norm_(
+            model.parameters(), clip
+        )  # in place, the library's way
         same = max((a - b).abs().max().item() for a, b in zip(clipped, grads)) < 1e-7
         print(f"clip_by_norm matches clip_grad_norm_: {same}")
     with torch.no_grad():
         for p in model.parameters():
-            p -= 1.0 * p.grad                                    # one SGD step, learning rate 1.0
+            p -= 1.0 * p.grad  # one SGD step, learning rate 1.0
         loss_after = model(*batch)[1].item()
-    print(f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: loss {loss_before.item():.2f} → {loss_after:.2f}")
-print(f"the clipped step is the unclipped one times 1.0 / {norm:.2f} = {1.0 / norm:.2f}")
+    print(
+        f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: loss {loss_before.item():.2f} → {loss_after:.2f}"
+    )
+print(
+    f"the clipped step is the unclipped one times 1.0 / {norm:.2f} = {1.0 / norm:.2f}"
+)
 
 # %% [markdown]
 # Without clipping the step overshoots and the loss goes up; the clipped step, same direction, goes
@@ -628,14 +775,24 @@ print(f"the clipped step is the unclipped one times 1.0 / {norm:.2f} = {1.0 / no
 # %%
 # NBVAL_IGNORE_OUTPUT
 lengths = budget(full=[8, 16, 32, 64, 128], fast=[8, 32, 128])
-timings = {"nn.RNN (C++ loop)": rnn_analysis.time_per_sequence(rnn, lengths),
-           "ScratchRNN (Python loop)": rnn_analysis.time_per_sequence(rnn.as_scratch(), lengths)}
+timings = {
+    "nn.RNN (C++ loop)": rnn_analysis.time_per_sequence(rnn, lengths),
+    "ScratchRNN (Python loop)": rnn_analysis.time_per_sequence(
+        rnn.as_scratch(), lengths
+    ),
+}
 for name, seconds in timings.items():
-    print(f"{name:25}", "  ".join(f"T={n}: {1e3 * s:.3f} ms" for n, s in seconds.items()))
+    print(
+        f"{name:25}", "  ".join(f"T={n}: {1e3 * s:.3f} ms" for n, s in seconds.items())
+    )
 fig, ax = plt.subplots(figsize=(6, 3.5))
 for name, seconds in timings.items():
     ax.loglog(list(seconds), [1e3 * s for s in seconds.values()], "o-", label=name)
-ax.set(xlabel="sequence length T", ylabel="ms per sequence", title="RNN LM: time against length")
+ax.set(
+    xlabel="sequence length T",
+    ylabel="ms per sequence",
+    title="RNN LM: time against length",
+)
 ax.legend()
 plt.show()
 
@@ -663,15 +820,22 @@ from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 from course_utils.language.text_pipeline import MASK
 
 bilstm = load("masked_bilstm")
-for question in ("he ate the cake <mask> the fork .", "the cats near the dog <mask> happy .",
-                 "the girl that saw the boys <mask> .", "kayla cut the cake with the <mask> ."):
+for question in (
+    "he ate the cake <mask> the fork .",
+    "the cats near the dog <mask> happy .",
+    "the girl that saw the boys <mask> .",
+    "kayla cut the cake with the <mask> .",
+):
     words = question.split()
     gap = words.index(MASK)
-    exact = lang.masked_distribution(words[:gap], words[gap + 1:])
+    exact = lang.masked_distribution(words[:gap], words[gap + 1 :])
     guesses = lm.top_k(predict_masked_words(bilstm, vocab, words), vocab, 3)
     print(question)
-    print("    BiLSTM", ", ".join(f"{w} {p:.2f}" for w, p in guesses),
-          f"  (the oracle allows its top guess: {exact.get(guesses[0][0], 0) > 0})")
+    print(
+        "    BiLSTM",
+        ", ".join(f"{w} {p:.2f}" for w, p in guesses),
+        f"  (the oracle allows its top guess: {exact.get(guesses[0][0], 0) > 0})",
+    )
     print("    oracle", ", ".join(f"{w} {p:.2f}" for w, p in list(exact.items())[:3]))
 
 # %% [markdown]
@@ -688,14 +852,26 @@ for question in ("he ate the cake <mask> the fork .", "the cats near the dog <ma
 
 # %%
 # NBVAL_CHECK_OUTPUT
-means = lstm_analysis.mean_side_states(bilstm, vocab, valid[:2000])   # ((H,), (H,)): the average state of each side
+means = lstm_analysis.mean_side_states(
+    bilstm, vocab, valid[:2000]
+)  # ((H,), (H,)): the average state of each side
 verb_forms = {"singular": ("is", "was"), "plural": ("are", "were")}
-for question in ("the cats near the dog <mask> happy .", "the cat near the dogs <mask> happy ."):
+for question in (
+    "the cats near the dog <mask> happy .",
+    "the cat near the dogs <mask> happy .",
+):
     print(question)
-    for side, probs in lstm_analysis.masked_word_by_side(bilstm, vocab, question, means).items():
-        mass = {number: sum(probs[vocab.stoi[w]].item() for w in forms) for number, forms in verb_forms.items()}
-        print(f"    {side:11} P(is or was) {mass['singular']:.2f}   P(are or were) {mass['plural']:.2f}   "
-              f"top guess: {lm.top_k(probs, vocab, 1)[0][0]}")
+    for side, probs in lstm_analysis.masked_word_by_side(
+        bilstm, vocab, question, means
+    ).items():
+        mass = {
+            number: sum(probs[vocab.stoi[w]].item() for w in forms)
+            for number, forms in verb_forms.items()
+        }
+        print(
+            f"    {side:11} P(is or was) {mass['singular']:.2f}   P(are or were) {mass['plural']:.2f}   "
+            f"top guess: {lm.top_k(probs, vocab, 1)[0][0]}"
+        )
 
 # %% [markdown]
 # From the right side alone the two twins get exactly the same prediction: their right sides are the same words, so
@@ -712,9 +888,14 @@ for question in ("the cats near the dog <mask> happy .", "the cat near the dogs 
 # %%
 # NBVAL_CHECK_OUTPUT
 sentences = valid[:2000]
-print(f"{sum(map(len, sentences)):,} words of validation sentences; how often the most probable word is the true one:")
-for name, model in (("RNN LM, left context only", rnn), ("LSTM LM, left context only", load("lstm_lm")),
-                    ("BiLSTM, both sides", bilstm)):
+print(
+    f"{sum(map(len, sentences)):,} words of validation sentences; how often the most probable word is the true one:"
+)
+for name, model in (
+    ("RNN LM, left context only", rnn),
+    ("LSTM LM, left context only", load("lstm_lm")),
+    ("BiLSTM, both sides", bilstm),
+):
     accuracy, _ = lstm_analysis.word_prediction_scores(model, vocab, sentences)
     print(f"  {name:26} {accuracy:.3f}")
 
@@ -768,7 +949,13 @@ from course_utils.training import NonFiniteLossError, train as train_loop
 tiny = RecurrentLM(len(vocab), cell="rnn", embed_dim=8, hidden_dim=8, seed=0)
 stopped = None
 try:
-    train_loop(tiny, lm.batch_stream(train_ids(), vocab, batch_size=8, seed=0), steps=10, lr=1e30, progress=False)
+    train_loop(
+        tiny,
+        lm.batch_stream(train_ids(), vocab, batch_size=8, seed=0),
+        steps=10,
+        lr=1e30,
+        progress=False,
+    )
 except NonFiniteLossError as error:
     stopped = error
     print(error)
@@ -779,8 +966,13 @@ except NonFiniteLossError as error:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print("training stopped with NonFiniteLossError:", isinstance(stopped, NonFiniteLossError))
-print("every loss logged before that was finite:", all(math.isfinite(loss) for loss in stopped.history.losses))
+print(
+    "training stopped with NonFiniteLossError:", isinstance(stopped, NonFiniteLossError)
+)
+print(
+    "every loss logged before that was finite:",
+    all(math.isfinite(loss) for loss in stopped.history.losses),
+)
 print("it stopped within the 10 steps asked for:", stopped.step <= 10)
 
 # %% [markdown]
@@ -792,7 +984,12 @@ print("it stopped within the 10 steps asked for:", stopped.step <= 10)
 # `x_t` (B, D) and `h_prev` (B, H) are examples; W is (H, D), U is (H, H), b is (H,).
 
 # %% tags=["exercise"]
-from course_utils.exercises.recurrent import check_clip_by_norm, check_elman_step, check_parameter_count, check_sequence_loss
+from course_utils.exercises.recurrent import (
+    check_clip_by_norm,
+    check_elman_step,
+    check_parameter_count,
+    check_sequence_loss,
+)
 
 
 def my_elman_step(x_t, h_prev, W, U, b):
@@ -814,6 +1011,7 @@ _ = check_elman_step(my_elman_step)
 # %% [markdown]
 # **Exercise 2.** The teacher-forced loss of a padded batch: the mean of −log ŷ_t[target] over every real target,
 # skipping the positions whose target is `lm.IGNORE_INDEX` (−100). `logits` is (B, T, V), `targets` (B, T).
+
 
 # %% tags=["exercise"]
 def my_sequence_loss(logits, targets):
@@ -841,6 +1039,7 @@ _ = check_sequence_loss(my_sequence_loss)
 # multiply every tensor by max_norm / norm; otherwise return them unchanged. Return new tensors (leave the inputs
 # alone).
 
+
 # %% tags=["exercise"]
 def my_clip(grads, max_norm):
     """The clipped gradients, a list of tensors."""
@@ -863,6 +1062,7 @@ _ = check_clip_by_norm(my_clip)
 # %% [markdown]
 # **Exercise 4.** The number of parameters of the CMU slide's RNN LM (E, W_e, W_h, b_1, U, b_2) for a vocabulary of
 # `V` words, embeddings of `d`, a hidden state of `H`, reading sentences of `T` words.
+
 
 # %% tags=["exercise"]
 def my_parameter_count(V, d, H, T):

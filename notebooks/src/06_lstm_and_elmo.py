@@ -56,9 +56,13 @@ from course_utils.evaluation.agreement import accuracy_by_attractors, form_probs
 from course_utils.language.grammar import CourseLanguage
 
 vocab = course_vocab()
-lang = CourseLanguage(include_held_out=False)  # the training language, with exact probabilities
+lang = CourseLanguage(
+    include_held_out=False
+)  # the training language, with exact probabilities
 test = corpus.load_split("test")
-agreement = corpus.load_eval("agreement")  # subject–verb agreement across 0..5 attractors
+agreement = corpus.load_eval(
+    "agreement"
+)  # subject–verb agreement across 0..5 attractors
 recurrent = {label: load(name) for label, name in
              (("RNN", "rnn_lm"), ("GRU", "gru_lm"), ("LSTM", "lstm_lm"), ("LSTM 2 layers", "lstm2_lm"))}  # fmt: skip
 rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
@@ -123,15 +127,25 @@ x = torch.randn(3, 7, 5)  # (B, T, D): 3 sequences of 7 steps
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
     library = nn.LSTM(input_size=5, hidden_size=4, batch_first=True).to(dtype)
     scratch = ScratchLSTM.from_torch(library)
-    out_library, (h_library, c_library) = library(x.to(dtype))  # (B, T, H), (1, B, H), (1, B, H)
-    out_scratch, (h_scratch, c_scratch) = scratch(x.to(dtype))  # (B, T, H), (B, H), (B, H)
-    diff = max((out_library - out_scratch).abs().max().item(), (c_library[0] - c_scratch).abs().max().item())
-    print(f"{str(dtype):14} max |scratch − nn.LSTM| over every h_t and c_T ≤ {tolerance:.0e}: {diff <= tolerance}")
+    out_library, (h_library, c_library) = library(
+        x.to(dtype)
+    )  # (B, T, H), (1, B, H), (1, B, H)
+    out_scratch, (h_scratch, c_scratch) = scratch(
+        x.to(dtype)
+    )  # (B, T, H), (B, H), (B, H)
+    diff = max(
+        (out_library - out_scratch).abs().max().item(),
+        (c_library[0] - c_scratch).abs().max().item(),
+    )
+    print(
+        f"{str(dtype):14} max |scratch − nn.LSTM| over every h_t and c_T ≤ {tolerance:.0e}: {diff <= tolerance}"
+    )
 
 # %% [markdown]
 # The four blocks (i, f, g, o) each have their own W, U and b, so an LSTM layer has four times the weights of an
 # RNN layer of the same size. The lecture lists this as the LSTM's first issue ("has more weights to learn").
 # The shipped models:
+
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -141,9 +155,13 @@ def count(module: nn.Module) -> int:
 
 weights = {label: count(model.recurrent) for label, model in recurrent.items()}
 for label, model in recurrent.items():
-    print(f"{label:14} recurrent layers {weights[label]:7,} weights   whole model {count(model):7,}")
-print(f"LSTM ÷ RNN, recurrent layer: {weights['LSTM'] / weights['RNN']:.0f}×   (the GRU has 3 blocks: "
-      f"{weights['GRU'] / weights['RNN']:.0f}×)")
+    print(
+        f"{label:14} recurrent layers {weights[label]:7,} weights   whole model {count(model):7,}"
+    )
+print(
+    f"LSTM ÷ RNN, recurrent layer: {weights['LSTM'] / weights['RNN']:.0f}×   (the GRU has 3 blocks: "
+    f"{weights['GRU'] / weights['RNN']:.0f}×)"
+)
 
 # %% [markdown]
 # ## 2. The gates over a sentence
@@ -155,13 +173,17 @@ print(f"LSTM ÷ RNN, recurrent layer: {weights['LSTM'] / weights['RNN']:.0f}×  
 
 # %%
 sentence = "the girl that saw the boys near the cats smiles .".split()
-gates = lstm_analysis.gate_activations(lstm, vocab, sentence)  # name -> (T, H), T = 1 + words (row 0 reads <s>)
+gates = lstm_analysis.gate_activations(
+    lstm, vocab, sentence
+)  # name -> (T, H), T = 1 + words (row 0 reads <s>)
 tokens = ["<s>", *sentence]
 
 fig, axes = plt.subplots(1, 4, figsize=(15, 5.5), sharey=True)
 for ax, name in zip(axes, ("input", "forget", "output", "cell")):
     values = gates[name].T  # (H, T)
-    limits = (-3, 3) if name == "cell" else (0, 1)  # gates are sigmoids in (0, 1); the cell is a running sum
+    limits = (
+        (-3, 3) if name == "cell" else (0, 1)
+    )  # gates are sigmoids in (0, 1); the cell is a running sum
     image = ax.imshow(values, aspect="auto", cmap="coolwarm" if name == "cell" else "viridis",
                       vmin=limits[0], vmax=limits[1], interpolation="nearest")  # fmt: skip
     ax.set_xticks(range(len(tokens)), tokens, rotation=90)
@@ -169,7 +191,9 @@ for ax, name in zip(axes, ("input", "forget", "output", "cell")):
     ax.grid(False)
     fig.colorbar(image, ax=ax, shrink=0.6)
 axes[0].set_ylabel("unit")
-fig.suptitle("The shipped LSTM reading an agreement sentence (column = the step that reads that word)")
+fig.suptitle(
+    "The shipped LSTM reading an agreement sentence (column = the step that reads that word)"
+)
 plt.tight_layout()
 plt.show()
 
@@ -195,12 +219,19 @@ probes = {"LSTM cell c": (lstm, True), "LSTM hidden h": (lstm, False), "GRU hidd
           "RNN hidden h": (rnn, False)}  # fmt: skip
 prefixes = [item["prefix"] for item in agreement]
 units = {}
-print(f"{'state':14} {'unit':>4} {'r (fit half)':>12}   held-out accuracy of that one unit, by attractors 0..5")
+print(
+    f"{'state':14} {'unit':>4} {'r (fit half)':>12}   held-out accuracy of that one unit, by attractors 0..5"
+)
 for label, (model, cell) in probes.items():
-    states = lstm_analysis.states_after_prefixes(model, vocab, prefixes, cell=cell)  # (N, H)
+    states = lstm_analysis.states_after_prefixes(
+        model, vocab, prefixes, cell=cell
+    )  # (N, H)
     unit, r, accuracy = lstm_analysis.number_unit(states, agreement)
     units[label] = (unit, accuracy)
-    print(f"{label:14} {unit:4d} {r:12.2f}   " + " ".join(f"{a:.2f}" for a in accuracy.values()))
+    print(
+        f"{label:14} {unit:4d} {r:12.2f}   "
+        + " ".join(f"{a:.2f}" for a in accuracy.values())
+    )
 
 # %% [markdown]
 # Read the rows from the bottom up. If one unit of a model separates singular from plural subjects on held-out
@@ -219,7 +250,10 @@ for label, prefix in pair.items():
     ax_cell.plot(read["cell"][:, cell_unit], marker="o", label=label)
     ax_forget.plot(read["forget"][:, cell_unit], marker="o", label=label)
 words = ["<s>", *pair["singular subject"].split()]
-for ax, title in ((ax_cell, f"cell state c of unit {cell_unit}"), (ax_forget, f"forget gate f of unit {cell_unit}")):
+for ax, title in (
+    (ax_cell, f"cell state c of unit {cell_unit}"),
+    (ax_forget, f"forget gate f of unit {cell_unit}"),
+):
     ax.set_xticks(range(len(words)), [f"{a}/{b}" if a != b else a for a, b in
                                       zip(words, ["<s>", *pair["plural subject"].split()])], rotation=60)  # fmt: skip
     ax.set_title(title)
@@ -243,14 +277,26 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 for label, prefix in pair.items():
-    read = lstm_analysis.gate_activations(lstm, vocab, prefix)  # name -> (T, H); rows: <s>=0, the=1, subject=2, ...
-    subject, last = 2, len(read["forget"]) - 1  # the subject's row and the row that reads the last prefix word
-    forget, write = (read[gate][subject + 1 : last + 1] for gate in ("forget", "input"))  # (words after it, H)
+    read = lstm_analysis.gate_activations(
+        lstm, vocab, prefix
+    )  # name -> (T, H); rows: <s>=0, the=1, subject=2, ...
+    subject, last = (
+        2,
+        len(read["forget"]) - 1,
+    )  # the subject's row and the row that reads the last prefix word
+    forget, write = (
+        read[gate][subject + 1 : last + 1] for gate in ("forget", "input")
+    )  # (words after it, H)
     kept = forget.prod(dim=0)  # (H,): Π f_j over the words after the subject
-    signs = " ".join("+" if c > 0 else "−" for c in read["cell"][subject : last + 1, cell_unit].tolist())
-    print(f"{label}: Π f over the {last - subject} words after it: unit {cell_unit} {kept[cell_unit]:.3f}, "
-          f"median unit {kept.median():.3f}; unit {cell_unit}'s smallest f {forget[:, cell_unit].min():.2f}, "
-          f"mean i {write[:, cell_unit].mean():.2f}; sign of its cell from the subject on: {signs}")
+    signs = " ".join(
+        "+" if c > 0 else "−"
+        for c in read["cell"][subject : last + 1, cell_unit].tolist()
+    )
+    print(
+        f"{label}: Π f over the {last - subject} words after it: unit {cell_unit} {kept[cell_unit]:.3f}, "
+        f"median unit {kept.median():.3f}; unit {cell_unit}'s smallest f {forget[:, cell_unit].min():.2f}, "
+        f"mean i {write[:, cell_unit].mean():.2f}; sign of its cell from the subject on: {signs}"
+    )
 
 # %% [markdown]
 # For the singular subject the number is held: 0.607 of what the cell had at "girl" still reaches the
@@ -308,12 +354,27 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 ngrams = zoo.ngram_models(orders=(2, 3))
-reference = {"bigram": ngrams["bigram"], "trigram": ngrams["trigram"], "FFNN N=5": load("ffnn_n5")}
-compared = {**reference, **{label: recurrent[label] for label in ("RNN", "GRU", "LSTM")}}
+reference = {
+    "bigram": ngrams["bigram"],
+    "trigram": ngrams["trigram"],
+    "FFNN N=5": load("ffnn_n5"),
+}
+compared = {
+    **reference,
+    **{label: recurrent[label] for label in ("RNN", "GRU", "LSTM")},
+}
 agreement_accuracy = {label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
                       for label, model in compared.items()}  # fmt: skip
 print(f"{'attractors':10} " + " ".join(f"{n:>5}" for n in agreement_accuracy["LSTM"]))
-print(f"{'items':10} " + " ".join(f"{n:5d}" for _, n in sorted(collections.Counter(i["attractors"] for i in agreement).items())))
+print(
+    f"{'items':10} "
+    + " ".join(
+        f"{n:5d}"
+        for _, n in sorted(
+            collections.Counter(i["attractors"] for i in agreement).items()
+        )
+    )
+)
 for label, accuracy in agreement_accuracy.items():
     print(f"{label:10} " + " ".join(f"{a:5.2f}" for a in accuracy.values()))
 
@@ -322,8 +383,17 @@ fig, ax = plt.subplots(figsize=(8, 4))
 markers = dict(zip(agreement_accuracy, "ovsDo^"))
 for label, accuracy in agreement_accuracy.items():
     style = "--" if label in reference else "-"
-    size = 11 if label == "GRU" else 6  # the GRU and the LSTM overlap: a larger marker shows both
-    ax.plot(list(accuracy), list(accuracy.values()), style, marker=markers[label], markersize=size, label=label)
+    size = (
+        11 if label == "GRU" else 6
+    )  # the GRU and the LSTM overlap: a larger marker shows both
+    ax.plot(
+        list(accuracy),
+        list(accuracy.values()),
+        style,
+        marker=markers[label],
+        markersize=size,
+        label=label,
+    )
 ax.axhline(0.5, color="grey", lw=0.8, ls=":")
 ax.set_xlabel("attractors between the subject and the verb")
 ax.set_ylabel("agreement accuracy")
@@ -345,11 +415,15 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 names = {"RNN": "rnn_lm", "GRU": "gru_lm", "LSTM": "lstm_lm"}
-at_five = {label: lm_seeds.seed_spread(name, "agreement", 5) for label, name in names.items()}
+at_five = {
+    label: lm_seeds.seed_spread(name, "agreement", 5) for label, name in names.items()
+}
 for label, accuracy in at_five.items():
     print(f"{label:5} agreement with 5 attractors {accuracy.format(2)}")
 for a, b in (("LSTM", "RNN"), ("GRU", "RNN"), ("GRU", "LSTM")):
-    print(f"{a} against {b}: {verdict(at_five[a], at_five[b], (a, b), higher_is_better=True)}")
+    print(
+        f"{a} against {b}: {verdict(at_five[a], at_five[b], (a, b), higher_is_better=True)}"
+    )
 
 # %% [markdown]
 # The gated cells' lead is far larger than the spread; between the GRU and the LSTM there is nothing to tell.
@@ -359,13 +433,17 @@ for a, b in (("LSTM", "RNN"), ("GRU", "RNN"), ("GRU", "LSTM")):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-ffnn_right = form_probs(reference["FFNN N=5"], vocab, agreement).argmax(1) == 0  # (N,): P(correct) > P(wrong)
+ffnn_right = (
+    form_probs(reference["FFNN N=5"], vocab, agreement).argmax(1) == 0
+)  # (N,): P(correct) > P(wrong)
 for number, name in (("sg", "singular"), ("pl", "plural")):
     for length in (5, 6):
         chosen = [i for i, item in enumerate(agreement) if item["attractors"] == 1 and item["number"] == number
                   and len(item["prefix"]) == length]  # fmt: skip
-        print(f"FFNN N=5, 1 attractor, {name:8} subject, {length}-word prefix: {len(chosen):3} items, "
-              f"right {ffnn_right[chosen].mean():.2f}")
+        print(
+            f"FFNN N=5, 1 attractor, {name:8} subject, {length}-word prefix: {len(chosen):3} items, "
+            f"right {ffnn_right[chosen].mean():.2f}"
+        )
 
 # %% [markdown]
 # The length does not matter; the subject's number does. The FFNN is right on most singular subjects and wrong on
@@ -383,24 +461,41 @@ for number, name in (("sg", "singular"), ("pl", "plural")):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-wide = {"RNN, hidden 256": load("rnn_wide_lm"), "LSTM, hidden 256": load("lstm_wide_lm")}
+wide = {
+    "RNN, hidden 256": load("rnn_wide_lm"),
+    "LSTM, hidden 256": load("lstm_wide_lm"),
+}
 wide_accuracy = {label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
                  for label, model in wide.items()}  # fmt: skip
-print(f"{'attractors':16} " + " ".join(f"{n:>5}" for n in wide_accuracy["RNN, hidden 256"]))
-for label, accuracy in {**wide_accuracy, "RNN, hidden 128": agreement_accuracy["RNN"]}.items():
+print(
+    f"{'attractors':16} "
+    + " ".join(f"{n:>5}" for n in wide_accuracy["RNN, hidden 256"])
+)
+for label, accuracy in {
+    **wide_accuracy,
+    "RNN, hidden 128": agreement_accuracy["RNN"],
+}.items():
     print(f"{label:16} " + " ".join(f"{a:5.2f}" for a in accuracy.values()))
-print(f"the longest agreement prefix has {max(len(item['prefix']) for item in agreement)} words")
-print(f"recurrent weights: RNN, hidden 256 {count(wide['RNN, hidden 256'].recurrent):,}; "
-      f"LSTM, hidden 128 {weights['LSTM']:,}")
+print(
+    f"the longest agreement prefix has {max(len(item['prefix']) for item in agreement)} words"
+)
+print(
+    f"recurrent weights: RNN, hidden 256 {count(wide['RNN, hidden 256'].recurrent):,}; "
+    f"LSTM, hidden 128 {weights['LSTM']:,}"
+)
 wide_five = {label: lm_seeds.seed_spread(name, "agreement", 5)
              for label, name in (("RNN, hidden 256", "rnn_wide_lm"), ("LSTM, hidden 256", "lstm_wide_lm"))}  # fmt: skip
 for label, accuracy in wide_five.items():
     print(f"{label:16} agreement with 5 attractors {accuracy.format(2)}")
 for label, accuracy in wide_five.items():
-    print(f"{label} against LSTM, hidden 128: "
-          f"{verdict(accuracy, at_five['LSTM'], (label, 'LSTM, hidden 128'), higher_is_better=True)}")
-print("LSTM against RNN, both hidden 256: "
-      f"{verdict(wide_five['LSTM, hidden 256'], wide_five['RNN, hidden 256'], ('LSTM', 'RNN'), higher_is_better=True)}")
+    print(
+        f"{label} against LSTM, hidden 128: "
+        f"{verdict(accuracy, at_five['LSTM'], (label, 'LSTM, hidden 128'), higher_is_better=True)}"
+    )
+print(
+    "LSTM against RNN, both hidden 256: "
+    f"{verdict(wide_five['LSTM, hidden 256'], wide_five['RNN, hidden 256'], ('LSTM', 'RNN'), higher_is_better=True)}"
+)
 
 # %% [markdown]
 # With the larger state the RNN catches up most of the way: the sentences of the course language are
@@ -432,10 +527,16 @@ for label, ppl in perplexity.items():
     print(f"{label:14} {ppl:10.3f} {ppl / oracle_ppl:9.4f}")
 print(f"{'oracle':14} {oracle_ppl:10.3f} {1:9.4f}")
 spread = [perplexity[label] for label in recurrent]
-print(f"the recurrent models differ by at most {max(spread) / min(spread) - 1:.1%}; "
-      f"LSTM − RNN: {perplexity['LSTM'] - perplexity['RNN']:+.4f}")
-print(f"the LSTM is closer to the oracle than the RNN: {perplexity['LSTM'] < perplexity['RNN']}")
-ppl_seeds = {label: lm_seeds.seed_spread(name, "perplexity") for label, name in names.items()}
+print(
+    f"the recurrent models differ by at most {max(spread) / min(spread) - 1:.1%}; "
+    f"LSTM − RNN: {perplexity['LSTM'] - perplexity['RNN']:+.4f}"
+)
+print(
+    f"the LSTM is closer to the oracle than the RNN: {perplexity['LSTM'] < perplexity['RNN']}"
+)
+ppl_seeds = {
+    label: lm_seeds.seed_spread(name, "perplexity") for label, name in names.items()
+}
 for label, values in ppl_seeds.items():
     print(f"over seeds: {label:5} {values.format()}")
 for a, b in (("LSTM", "RNN"), ("GRU", "RNN"), ("GRU", "LSTM")):
@@ -467,10 +568,18 @@ for a, b in (("LSTM", "RNN"), ("GRU", "RNN"), ("GRU", "LSTM")):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-deep_accuracy = accuracy_by_attractors(form_probs(recurrent["LSTM 2 layers"], vocab, agreement), agreement)
-for label, accuracy in (("LSTM", agreement_accuracy["LSTM"]), ("LSTM 2 layers", deep_accuracy)):
-    print(f"{label:14} weights {count(recurrent[label]):7,}  perplexity ÷ oracle {perplexity[label] / oracle_ppl:.4f}  "
-          f"agreement (0..5 attractors) " + " ".join(f"{a:.2f}" for a in accuracy.values()))
+deep_accuracy = accuracy_by_attractors(
+    form_probs(recurrent["LSTM 2 layers"], vocab, agreement), agreement
+)
+for label, accuracy in (
+    ("LSTM", agreement_accuracy["LSTM"]),
+    ("LSTM 2 layers", deep_accuracy),
+):
+    print(
+        f"{label:14} weights {count(recurrent[label]):7,}  perplexity ÷ oracle {perplexity[label] / oracle_ppl:.4f}  "
+        f"agreement (0..5 attractors) "
+        + " ".join(f"{a:.2f}" for a in accuracy.values())
+    )
 
 # %% [markdown]
 # Compare the perplexity and the agreement at many attractors of the two rows: with the same training
@@ -483,7 +592,9 @@ for label, accuracy in (("LSTM", agreement_accuracy["LSTM"]), ("LSTM 2 layers", 
 # %%
 # NBVAL_IGNORE_OUTPUT
 for label in ("RNN", "LSTM", "LSTM 2 layers"):
-    seconds = rnn_analysis.time_per_sequence(recurrent[label], [32], batch_size=16, repeats=5)[32]
+    seconds = rnn_analysis.time_per_sequence(
+        recurrent[label], [32], batch_size=16, repeats=5
+    )[32]
     print(f"{label:14} {1e3 * seconds:.2f} ms per sequence")
 
 # %% [markdown]
@@ -514,8 +625,18 @@ for label, (accuracy, nll) in masked_scores.items():
 # NBVAL_CHECK_OUTPUT
 from course_utils.language.lexicon import NOUNS
 
-plural_nouns = {noun.plural for nouns in NOUNS.values() for noun in nouns if noun.plural != noun.singular}
-singular_nouns = {noun.singular for nouns in NOUNS.values() for noun in nouns if noun.plural != noun.singular}
+plural_nouns = {
+    noun.plural
+    for nouns in NOUNS.values()
+    for noun in nouns
+    if noun.plural != noun.singular
+}
+singular_nouns = {
+    noun.singular
+    for nouns in NOUNS.values()
+    for noun in nouns
+    if noun.plural != noun.singular
+}
 left, right = ["the"], "near the tiger sleep .".split()
 answers = {
     "LSTM LM (left only)": lm.next_token_probs(lstm, vocab, left),
@@ -525,11 +646,21 @@ exact = lang.masked_distribution(left, right)
 for label, probs in answers.items():
     mass = {number: sum(probs[vocab.stoi[w]].item() for w in words if w in vocab.stoi)
             for number, words in (("plural", plural_nouns), ("singular", singular_nouns))}  # fmt: skip
-    print(f"{label:20} P(plural noun) = {mass['plural']:.3f}   P(singular noun) = {mass['singular']:.3f}")
-print(f"{'oracle (exact)':20} P(plural noun) = {sum(p for w, p in exact.items() if w in plural_nouns):.3f}   "
-      f"P(singular noun) = {sum(p for w, p in exact.items() if w in singular_nouns):.3f}")
+    print(
+        f"{label:20} P(plural noun) = {mass['plural']:.3f}   P(singular noun) = {mass['singular']:.3f}"
+    )
+print(
+    f"{'oracle (exact)':20} P(plural noun) = {sum(p for w, p in exact.items() if w in plural_nouns):.3f}   "
+    f"P(singular noun) = {sum(p for w, p in exact.items() if w in singular_nouns):.3f}"
+)
 top = torch.topk(answers["BiLSTM"], 5)
-print("BiLSTM's top 5:", ", ".join(f"{vocab.itos[i]} {p:.2f}" for p, i in zip(top.values.tolist(), top.indices.tolist())))
+print(
+    "BiLSTM's top 5:",
+    ", ".join(
+        f"{vocab.itos[i]} {p:.2f}"
+        for p, i in zip(top.values.tolist(), top.indices.tolist())
+    ),
+)
 
 # %% [markdown]
 # Reading the right side moves most of the BiLSTM's mass to plural nouns (0.765, against 0.358 from the left only),
@@ -571,7 +702,9 @@ print(f"γ = {gamma:.3f}   (the weights sum to {s.sum():.3f})")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-classifiers = {name: load(name) for name in ("sentiment_embeddings", "sentiment_pretrained")}
+classifiers = {
+    name: load(name) for name in ("sentiment_embeddings", "sentiment_pretrained")
+}
 classifiers["elmo_sentiment"] = elmo_sentiment
 sentiment = {name: tuple(lm_seeds.review_accuracies(model, zoo.ALL_RECIPES[name][0]).values())  # all, plain, but/not
              for name, model in classifiers.items()}  # fmt: skip
@@ -580,9 +713,16 @@ for name, accuracy in sentiment.items():
     print(f"{name:22} " + " ".join(f"{a:6.3f}" for a in accuracy))
 elmo_verdict = {}
 for column in ("all", "but/not"):
-    bag, elmo = (lm_seeds.seed_spread(name, column) for name in ("sentiment_embeddings", "elmo_sentiment"))
-    elmo_verdict[column] = verdict(elmo, bag, ("ELMo mix", "bag of embeddings"), higher_is_better=True)
-    print(f"over seeds, {column:7}: bag of embeddings {bag.format()}, ELMo mix {elmo.format()}: {elmo_verdict[column]}")
+    bag, elmo = (
+        lm_seeds.seed_spread(name, column)
+        for name in ("sentiment_embeddings", "elmo_sentiment")
+    )
+    elmo_verdict[column] = verdict(
+        elmo, bag, ("ELMo mix", "bag of embeddings"), higher_is_better=True
+    )
+    print(
+        f"over seeds, {column:7}: bag of embeddings {bag.format()}, ELMo mix {elmo.format()}: {elmo_verdict[column]}"
+    )
 
 # %% [markdown]
 # #### Which layers matter? (optional)
@@ -596,22 +736,35 @@ for column in ("all", "but/not"):
 # NBVAL_IGNORE_OUTPUT
 recipe = zoo.ALL_RECIPES["elmo_sentiment"][2]
 test_reviews = corpus.load_eval("reviews_test")
-turns = torch.tensor([("but" in r["words"]) or ("not" in r["words"]) for r in test_reviews])  # (N,)
-(x_train, y_train), (x_test, y_test) = (zoo.review_tensors(split, "elmo_classifier") for split in ("train", "test"))
+turns = torch.tensor(
+    [("but" in r["words"]) or ("not" in r["words"]) for r in test_reviews]
+)  # (N,)
+(x_train, y_train), (x_test, y_test) = (
+    zoo.review_tensors(split, "elmo_classifier") for split in ("train", "test")
+)
 train_pooled, test_pooled = (lstm_analysis.pooled_layers(elmo_sentiment.elmo, x, vocab.pad_id)
                               for x in (x_train, x_test))  # (L+1, N, 2d) each  # fmt: skip
 single_layer = {}
-for j, label in ((0, "embeddings only"), (elmo_sentiment.elmo.num_layers, "top layer only")):
+for j, label in (
+    (0, "embeddings only"),
+    (elmo_sentiment.elmo.num_layers, "top layer only"),
+):
     head = lstm_analysis.train_feature_head(train_pooled[j], y_train, steps=recipe["steps"], lr=recipe["lr"],
                                            batch_size=recipe["batch_size"], seed=recipe["seed"])  # fmt: skip
     with torch.no_grad():
         right = head(test_pooled[j])[0].argmax(-1) == y_test  # (N,)
-    single_layer[label] = tuple(r.double().mean().item() for r in (right, right[~turns], right[turns]))
-    print(f"{label:16} ({recipe['steps']} steps) test accuracy: all {single_layer[label][0]:.3f}, "
-          f"plain {single_layer[label][1]:.3f}, but/not {single_layer[label][2]:.3f}")
+    single_layer[label] = tuple(
+        r.double().mean().item() for r in (right, right[~turns], right[turns])
+    )
+    print(
+        f"{label:16} ({recipe['steps']} steps) test accuracy: all {single_layer[label][0]:.3f}, "
+        f"plain {single_layer[label][1]:.3f}, but/not {single_layer[label][2]:.3f}"
+    )
 mix = sentiment["elmo_sentiment"]
-print(f"the learned mix beats each single layer on all reviews: {all(mix[0] > a[0] for a in single_layer.values())}; "
-      f"on the but/not reviews: {all(mix[2] > a[2] for a in single_layer.values())}")
+print(
+    f"the learned mix beats each single layer on all reviews: {all(mix[0] > a[0] for a in single_layer.values())}; "
+    f"on the but/not reviews: {all(mix[2] > a[2] for a in single_layer.values())}"
+)
 
 # %% [markdown]
 # The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a
@@ -636,13 +789,17 @@ print(f"the learned mix beats each single layer on all reviews: {all(mix[0] > a[
 # The lecture's tables of strengths and issues, each line next to a number measured above (the table is built
 # from the variables of this notebook, not typed in).
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def agree(label: str, attractors: int) -> str:
     return f"{agreement_accuracy[label][attractors]:.2f}"
 
 
-bi_accuracy, lm_accuracy = masked_scores["BiLSTM, both sides"][0], masked_scores["LSTM LM, left only"][0]
+bi_accuracy, lm_accuracy = (
+    masked_scores["BiLSTM, both sides"][0],
+    masked_scores["LSTM LM, left only"][0],
+)
 table = [
     ("n-gram (trigram)", "basic counts; fast / fixed window, sparsity",
      f"agreement {agree('trigram', 0)} with 0 attractors (pairs it never counted), {agree('trigram', 2)} with 2"),
@@ -675,7 +832,9 @@ table = [
      f"{sentiment['sentiment_embeddings'][2]:.3f}; over seeds: {elmo_verdict['all']}, on but/not {elmo_verdict['but/not']}"),
 ]  # fmt: skip
 for model, lecture, measured in table:
-    print(f"{model}\n    lecture (strengths / issues): {lecture}\n    measured here: {measured}")
+    print(
+        f"{model}\n    lecture (strengths / issues): {lecture}\n    measured here: {measured}"
+    )
 
 # %% [markdown]
 # ## 8. Widgets
@@ -697,7 +856,9 @@ agreement_demo.box
 # %%
 from course_utils.widgets.sequence_demo import SequenceDemo
 
-sequence_demo = SequenceDemo(sentence="the girl that saw the boys near the cats smiles .")
+sequence_demo = SequenceDemo(
+    sentence="the girl that saw the boys near the cats smiles ."
+)
 sequence_demo.box
 
 # %% [markdown]
@@ -709,10 +870,16 @@ sequence_demo.box
 # %%
 # NBVAL_CHECK_OUTPUT
 attempts = {
-    "gates of an RNN": lambda: lstm_analysis.gate_activations(rnn, vocab, "the dog sleeps ."),
-    "unknown word": lambda: lstm_analysis.gate_activations(lstm, vocab, "the zebra sleeps ."),
+    "gates of an RNN": lambda: lstm_analysis.gate_activations(
+        rnn, vocab, "the dog sleeps ."
+    ),
+    "unknown word": lambda: lstm_analysis.gate_activations(
+        lstm, vocab, "the zebra sleeps ."
+    ),
     "empty sentence": lambda: lstm_analysis.gate_activations(lstm, vocab, ""),
-    "two masks": lambda: predict_masked_words(bilstm, vocab, "the <mask> near the <mask> sleep ."),
+    "two masks": lambda: predict_masked_words(
+        bilstm, vocab, "the <mask> near the <mask> sleep ."
+    ),
 }
 for what, attempt in attempts.items():
     try:
@@ -730,7 +897,12 @@ for what, attempt in attempts.items():
 # [2H:3H] for g, [3H:4H] for o. Return (h_t, c_t).
 
 # %% tags=["exercise"]
-from course_utils.exercises.lstm import check_cell_gradient, check_lstm_parameters, check_lstm_step, check_scalar_mix
+from course_utils.exercises.lstm import (
+    check_cell_gradient,
+    check_lstm_parameters,
+    check_lstm_step,
+    check_scalar_mix,
+)
 
 
 def my_lstm_step(x, h_prev, c_prev, W, U, b):
@@ -754,6 +926,7 @@ _ = check_lstm_step(my_lstm_step)
 # %% [markdown]
 # **Exercise 2.** ELMo's scalar mix: γ Σ_j s_j · layers[j] with s = softmax(w). layers is (L+1, T, D), w is
 # (L+1,), gamma a number; return (T, D).
+
 
 # %% tags=["exercise"]
 def scalar_mix(layers, w, gamma):
@@ -779,6 +952,7 @@ _ = check_scalar_mix(scalar_mix)
 # try it on the number unit of section 2: `my_cell_gradient(read["forget"], subject, last)[cell_unit]` (`read` holds
 # the plural twin, the last sentence that cell read).
 
+
 # %% tags=["exercise"]
 def my_cell_gradient(forget, k, t):
     """The diagonal of ∂c_t/∂c_k for k ≤ t: (H,)."""
@@ -799,6 +973,7 @@ _ = check_cell_gradient(my_cell_gradient)
 # %% [markdown]
 # **Exercise 4.** How many weights does `nn.LSTM(input_size, hidden_size)` learn? (Hint: torch keeps two bias
 # vectors per block, b_ih and b_hh. Check your formula against `weights` in section 1.)
+
 
 # %% tags=["exercise"]
 def lstm_parameters(input_size, hidden_size):

@@ -49,7 +49,12 @@ from course_utils.zoo import load
 from course_utils.evaluation import translation_metrics as metrics
 
 source_vocab, target_vocab = zoo.vocabularies()
-LABELS = {"no attention": None, "additive": "additive", "dot": "dot", "general": "general"}
+LABELS = {
+    "no attention": None,
+    "additive": "additive",
+    "dot": "dot",
+    "general": "general",
+}
 models = {label: load(zoo.model_name(kind, 128)) for label, kind in LABELS.items()}
 
 # %% [markdown]
@@ -66,6 +71,7 @@ models = {label: load(zoo.model_name(kind, 128)) for label, kind in LABELS.items
 # constituents and translates word by word, so it knows which source word each target word came from: the
 # alignment is exact. The slide's challenge sentence:
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def show_alignment(text: str) -> None:
@@ -73,7 +79,9 @@ def show_alignment(text: str) -> None:
     source_of = {t: s for s, t in pair.alignment}
     print(" ".join(pair.source), "→", " ".join(pair.target))
     for t, word in enumerate(pair.target):
-        print(f"    target {t}: {word:10} ← source {source_of[t]}: {pair.source[source_of[t]]}")
+        print(
+            f"    target {t}: {word:10} ← source {source_of[t]}: {pair.source[source_of[t]]}"
+        )
 
 
 show_alignment("the ball was kicked by kayla .")
@@ -92,21 +100,35 @@ show_alignment("kayla kicked the ball .")
 # %%
 # NBVAL_CHECK_OUTPUT
 train_pairs, test_pairs = parallel.load("train"), parallel.load("test")
-lengths = {name: [len(p.source) for p in parallel.load(name)] for name in parallel.set_names() if name != "voice"}
+lengths = {
+    name: [len(p.source) for p in parallel.load(name)]
+    for name in parallel.set_names()
+    if name != "voice"
+}
 train_median = sorted(lengths["train"])[len(lengths["train"]) // 2]
 for name, values in lengths.items():
-    print(f"{name:16} {len(values):6,} passages, {min(values):2}–{max(values):2} source words")
-print(f"vocabularies: {len(source_vocab)} source, {len(target_vocab)} target ids (5 special tokens each)")
-print(f"longest test passage ÷ median training passage: {max(lengths['test_long_36_42']) / train_median:.2f}")
+    print(
+        f"{name:16} {len(values):6,} passages, {min(values):2}–{max(values):2} source words"
+    )
+print(
+    f"vocabularies: {len(source_vocab)} source, {len(target_vocab)} target ids (5 special tokens each)"
+)
+print(
+    f"longest test passage ÷ median training passage: {max(lengths['test_long_36_42']) / train_median:.2f}"
+)
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 3))
 bins = range(1, 44)
-ax.hist(lengths["train"], bins=bins, density=True, alpha=0.7, label="train (≤ 14 words)")
+ax.hist(
+    lengths["train"], bins=bins, density=True, alpha=0.7, label="train (≤ 14 words)"
+)
 ax.hist([n for name, v in lengths.items() if name.startswith("test") for n in v], bins=bins, density=True,
         alpha=0.5, label="test sets")  # fmt: skip
 ax.axvline(parallel.TRAIN_MAX_LENGTH + 0.5, color="k", ls="--", lw=1)
-ax.set(xlabel="source words per passage", ylabel="share", title="Training and test lengths")
+ax.set(
+    xlabel="source words per passage", ylabel="share", title="Training and test lengths"
+)
 ax.legend()
 plt.show()
 
@@ -151,19 +173,28 @@ encoder_model = models["no attention"]
 gru = encoder_model.encoder  # the trained nn.GRU
 params = (gru.weight_ih_l0, gru.weight_hh_l0, gru.bias_ih_l0, gru.bias_hh_l0)
 with torch.no_grad():
-    passages = [torch.tensor([source_vocab.encode(list(pair.source))]) for pair in test_pairs[:200]]
+    passages = [
+        torch.tensor([source_vocab.encode(list(pair.source))])
+        for pair in test_pairs[:200]
+    ]
     largest, keeps = 0.0, []
     for ids in passages:
         x = encoder_model.source_embed(ids)  # (1, S, E)
         library, _ = gru(x)  # (1, S, H)
         h = torch.zeros(1, gru.hidden_size)  # (1, H)
         for t in range(x.shape[1]):
-            keeps.append(rnn.gru_gates(x[:, t], h, params)[1].mean().item())  # the update gate z, (1, H) averaged
+            keeps.append(
+                rnn.gru_gates(x[:, t], h, params)[1].mean().item()
+            )  # the update gate z, (1, H) averaged
             h = rnn.gru_step(x[:, t], h, params)  # (1, H)
             largest = max(largest, (h - library[:, t]).abs().max().item())
-print(f"gru_step against nn.GRU over {len(passages)} test passages: largest difference below 1e-5: {largest < 1e-5}")
-print(f"the encoder's update gate, averaged over units and words: z = {statistics.fmean(keeps):.1f} "
-      "(the share of the old state each word keeps)")
+print(
+    f"gru_step against nn.GRU over {len(passages)} test passages: largest difference below 1e-5: {largest < 1e-5}"
+)
+print(
+    f"the encoder's update gate, averaged over units and words: z = {statistics.fmean(keeps):.1f} "
+    "(the share of the old state each word keeps)"
+)
 
 # %% [markdown]
 # In training the decoder reads the *reference* target, shifted by one (`<s> y₁ … y_M` in, `y₁ … y_M </s>` out):
@@ -174,11 +205,24 @@ print(f"the encoder's update gate, averaged over units and words: z = {statistic
 # NBVAL_CHECK_OUTPUT
 batch = s2s.make_batch(test_pairs[:3], source_vocab, target_vocab)
 memory, final, mask = models["no attention"].encode(batch.source)
-print("source ids     ", tuple(batch.source.shape), "  (B, S): padded with id", source_vocab.pad_id)
+print(
+    "source ids     ",
+    tuple(batch.source.shape),
+    "  (B, S): padded with id",
+    source_vocab.pad_id,
+)
 print("encoder states ", tuple(memory.shape), "  (B, S, H): one per source word")
-print("final state    ", tuple(final.shape), "      (B, H): all the decoder gets without attention")
+print(
+    "final state    ",
+    tuple(final.shape),
+    "      (B, H): all the decoder gets without attention",
+)
 print("decoder input  ", tuple(batch.target_in.shape), "  (B, T): <s> y_1 … y_M")
-print("decoder targets", tuple(batch.target_out.shape), "  (B, T): y_1 … y_M </s>, padding = -100 (ignored)")
+print(
+    "decoder targets",
+    tuple(batch.target_out.shape),
+    "  (B, T): y_1 … y_M </s>, padding = -100 (ignored)",
+)
 
 # %% [markdown]
 # The lecture: *"It's crazy that the entire 'meaning' of the 1st sequence is expected to be packed into this one
@@ -218,11 +262,17 @@ print(inspect.getsource(s2s.Attention.scores))
 # NBVAL_CHECK_OUTPUT
 torch.manual_seed(0)
 queries, keys = torch.randn(4, 6, 16), torch.randn(4, 9, 16)  # (B, T, H), (B, S, H)
-key_mask = torch.arange(9)[None, :] < torch.tensor([9, 5, 7, 2])[:, None]  # (B, S): four source lengths
+key_mask = (
+    torch.arange(9)[None, :] < torch.tensor([9, 5, 7, 2])[:, None]
+)  # (B, S): four source lengths
 scratch, weights = s2s.attend(queries @ keys.transpose(1, 2), keys, key_mask)
 library = s2s.library_dot_attention(queries, keys, key_mask)
-print(f"max |scratch − SDPA(scale=1)| ≤ 1e-6: {(scratch - library).abs().max().item() <= 1e-6}")
-print(f"padding gets weight exactly 0: {bool((weights[~key_mask[:, None, :].expand_as(weights)] == 0).all())}")
+print(
+    f"max |scratch − SDPA(scale=1)| ≤ 1e-6: {(scratch - library).abs().max().item() <= 1e-6}"
+)
+print(
+    f"padding gets weight exactly 0: {bool((weights[~key_mask[:, None, :].expand_as(weights)] == 0).all())}"
+)
 
 # %% [markdown]
 # **One step at a time.** Training runs the decoder over the whole reference at once; decoding cannot, because it
@@ -230,6 +280,7 @@ print(f"padding gets weight exactly 0: {bool((weights[~key_mask[:, None, :].expa
 # (`rnn.gru_step` from the GRU's equations, and `attend`). Greedy decoding (section 4) and beam search (notebook
 # 10) use it: `start(source)` gives a decoder state, `step(state, previous words)` the next word's log-probabilities.
 # Fed the reference, the loop must reproduce the batched model exactly:
+
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -242,15 +293,21 @@ def step_loop_log_probs(model, batch):
     return torch.stack(outputs, dim=1)  # (B, T, V)
 
 
-batch = s2s.make_batch(test_pairs[:16], source_vocab, target_vocab)  # 16 passages of different lengths
+batch = s2s.make_batch(
+    test_pairs[:16], source_vocab, target_vocab
+)  # 16 passages of different lengths
 for dtype, tolerance in ((torch.float32, 1e-4), (torch.float64, 1e-10)):
     for label, model in models.items():
-        copy = zoo.build_model({"attention": LABELS[label], "embed_dim": 64, "hidden_dim": 128}).to(dtype)
+        copy = zoo.build_model(
+            {"attention": LABELS[label], "embed_dim": 64, "hidden_dim": 128}
+        ).to(dtype)
         copy.load_state_dict(model.state_dict())
         batched = torch.softmax(copy(batch)[0], dim=-1)  # (B, T, V)
         stepped = step_loop_log_probs(copy, batch).exp()
         ok = (batched - stepped).abs().max().item() <= tolerance
-        print(f"{str(dtype):14} {label:13} step loop = batched, every word's probability (≤ {tolerance:.0e}): {ok}")
+        print(
+            f"{str(dtype):14} {label:13} step loop = batched, every word's probability (≤ {tolerance:.0e}): {ok}"
+        )
 
 # %% [markdown]
 # ## 4. Training: teacher forcing, padding masks, greedy decoding
@@ -279,10 +336,14 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"the training loss fell by at least a quarter: {history.losses[-1] < 0.75 * history.losses[0]}")
+print(
+    f"the training loss fell by at least a quarter: {history.losses[-1] < 0.75 * history.losses[0]}"
+)
 shipped = zoo.checkpoint_config("dot_128")
-print(f"shipped dot model: {shipped['recipe']['steps']:,} steps, validation exact match ≥ 99%: "
-      f"{shipped['valid_exact_match'] >= 0.99}")
+print(
+    f"shipped dot model: {shipped['recipe']['steps']:,} steps, validation exact match ≥ 99%: "
+    f"{shipped['valid_exact_match'] >= 0.99}"
+)
 
 # %% [markdown]
 # **Greedy decoding** picks the most probable word at each step and feeds it back, until `</s>`. The shipped models
@@ -292,7 +353,9 @@ print(f"shipped dot model: {shipped['recipe']['steps']:,} steps, validation exac
 # NBVAL_CHECK_OUTPUT
 challenge = translate_passage("the ball was kicked by kayla .")
 for label, model in models.items():
-    (output,) = s2s.translate_words(model, source_vocab, target_vocab, [challenge.source])
+    (output,) = s2s.translate_words(
+        model, source_vocab, target_vocab, [challenge.source]
+    )
     print(f"{label:13} {' '.join(output):40} right: {output == challenge.target}")
 print(f"{'reference':13} {' '.join(challenge.target)}")
 
@@ -321,7 +384,10 @@ for label, hypotheses in outputs.items():
     ours = metrics.bleu(hypotheses, references)
     theirs = sacrebleu.corpus_bleu([" ".join(h) for h in hypotheses], [[" ".join(r) for r in references]],
                                    tokenize="none", force=True)  # fmt: skip
-    same = abs(ours.score - theirs.score) <= 1e-9 and ours.hypothesis_length == theirs.sys_len
+    same = (
+        abs(ours.score - theirs.score) <= 1e-9
+        and ours.hypothesis_length == theirs.sys_len
+    )
     print(f"{label:13} scratch BLEU = sacrebleu's (≤ 1e-9, same lengths): {same}")
 
 # %% [markdown]
@@ -333,11 +399,15 @@ for label, hypotheses in outputs.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 reference = challenge.target
-one_wrong = reference[:3] + (reference[4],) + reference[4:]  # word 4, the postposition "pa" (by), becomes the participle
+one_wrong = (
+    reference[:3] + (reference[4],) + reference[4:]
+)  # word 4, the postposition "pa" (by), becomes the participle
 print("reference:", " ".join(reference), "\nhypothesis:", " ".join(one_wrong))
-print(f"sentence BLEU {metrics.bleu([one_wrong], [reference]).score:.1f}   "
-      f"exact match {metrics.exact_match([one_wrong], [reference]):.0%}   "
-      f"token accuracy {metrics.token_accuracy([one_wrong], [reference]):.3f}")
+print(
+    f"sentence BLEU {metrics.bleu([one_wrong], [reference]).score:.1f}   "
+    f"exact match {metrics.exact_match([one_wrong], [reference]):.0%}   "
+    f"token accuracy {metrics.token_accuracy([one_wrong], [reference]):.3f}"
+)
 
 # %% [markdown]
 # ## 6. Claim: attention "greatly improves seq2seq results", measured against length
@@ -364,7 +434,11 @@ for label, row in table.items():
     axes[1].plot(buckets, [row[b]["exact_match"] for b in buckets], "o-", label=label)
 for ax, what in zip(axes, ("BLEU", "exact match")):
     ax.axvspan(-0.5, 2.5, color="0.92", zorder=0)
-    ax.set(xlabel="source words (shaded: the training lengths)", ylabel=what, title=f"{what} against length")
+    ax.set(
+        xlabel="source words (shaded: the training lengths)",
+        ylabel=what,
+        title=f"{what} against length",
+    )
 axes[0].legend()
 plt.show()
 
@@ -373,15 +447,23 @@ plt.show()
 attention_labels = ("additive", "dot", "general")
 within = buckets[:3]
 best = table["additive"]
-print(f"additive, within the training lengths: exact match ≥ 95% and BLEU ≥ 95 in every bucket: "
-      f"{all(best[b]['exact_match'] >= 0.95 and best[b]['bleu'] >= 95 for b in within)}")
+print(
+    f"additive, within the training lengths: exact match ≥ 95% and BLEU ≥ 95 in every bucket: "
+    f"{all(best[b]['exact_match'] >= 0.95 and best[b]['bleu'] >= 95 for b in within)}"
+)
 plain = table["no attention"]
-print(f"no attention falls with length inside the training lengths (exact match, shortest > longest bucket "
-      f"+ 20 points): {plain[within[0]]['exact_match'] > plain[within[-1]]['exact_match'] + 0.2}")
-print(f"every attention model beats no attention in BLEU in every bucket: "
-      f"{all(table[a][b]['bleu'] > plain[b]['bleu'] for a in attention_labels for b in buckets)}")
-print(f"beyond the training lengths every model's exact match falls below 50%: "
-      f"{all(row[b]['exact_match'] < 0.5 for row in table.values() for b in buckets[3:])}")
+print(
+    f"no attention falls with length inside the training lengths (exact match, shortest > longest bucket "
+    f"+ 20 points): {plain[within[0]]['exact_match'] > plain[within[-1]]['exact_match'] + 0.2}"
+)
+print(
+    f"every attention model beats no attention in BLEU in every bucket: "
+    f"{all(table[a][b]['bleu'] > plain[b]['bleu'] for a in attention_labels for b in buckets)}"
+)
+print(
+    f"beyond the training lengths every model's exact match falls below 50%: "
+    f"{all(row[b]['exact_match'] < 0.5 for row in table.values() for b in buckets[3:])}"
+)
 
 # %% [markdown]
 # **One run or a finding?** Each model above was trained once, with seed 0. Another seed (other initial weights,
@@ -396,16 +478,34 @@ print(f"beyond the training lengths every model's exact match falls below 50%: "
 from course_utils.analysis import seed_runs as seeds, translation_seeds
 
 runs = translation_seeds.load_results()
-main_names = {label: zoo.model_name(kind, 128) for label, kind in LABELS.items()}  # "no attention" -> "none_128", …
+main_names = {
+    label: zoo.model_name(kind, 128) for label, kind in LABELS.items()
+}  # "no attention" -> "none_128", …
 print(f"made by: {runs['command']}")
 print(seeds.spread_table(runs, main_names, {b: f"bleu {b}" for b in buckets}, digits=1))
-said = {(label, b): seeds.stored_comparison(runs, main_names[label], "none_128", f"bleu {b}", labels=(label, "none"))[2]
-        for label in attention_labels for b in buckets}  # (attention, bucket) -> the noise rule's verdict
-lost = [(label, b) for (label, b), verdict_said in said.items() if verdict_said != f"{label} better"]
-print(f"attention beats no attention in BLEU by more than the spread, in every bucket, except: {lost}")
+said = {
+    (label, b): seeds.stored_comparison(
+        runs, main_names[label], "none_128", f"bleu {b}", labels=(label, "none")
+    )[2]
+    for label in attention_labels
+    for b in buckets
+}  # (attention, bucket) -> the noise rule's verdict
+lost = [
+    (label, b)
+    for (label, b), verdict_said in said.items()
+    if verdict_said != f"{label} better"
+]
+print(
+    f"attention beats no attention in BLEU by more than the spread, in every bucket, except: {lost}"
+)
 print("exact match on the test split (within the training lengths):")
 for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
-    print("   ", seeds.comparison_line(runs, main_names[a], main_names[b], "test exact_match", labels=(a, b)))
+    print(
+        "   ",
+        seeds.comparison_line(
+            runs, main_names[a], main_names[b], "test exact_match", labels=(a, b)
+        ),
+    )
 
 # %% [markdown]
 # What the curves say:
@@ -429,7 +529,10 @@ for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
 # end of the source:
 
 # %%
-gradients = {label: analysis.gradient_by_distance(models[label]) for label in ("no attention", "additive")}
+gradients = {
+    label: analysis.gradient_by_distance(models[label])
+    for label in ("no attention", "additive")
+}
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for label, norms in gradients.items():
     ax.plot(range(len(norms)), [n / max(norms) for n in norms], "o-", label=label)
@@ -438,12 +541,18 @@ ax.set(xlabel="distance from the end of the source (0 = the final '.')", ylabel=
 ax.legend()
 plt.show()
 for label, norms in gradients.items():
-    print(f"{label:13} " + " ".join(f"{n:.2g}" for n in reversed(norms)) + "   (first word … last)")
+    print(
+        f"{label:13} "
+        + " ".join(f"{n:.2g}" for n in reversed(norms))
+        + "   (first word … last)"
+    )
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for label, norms in gradients.items():
-    print(f"{label:13} the first source word gets a gradient ≥ 1% of the largest: {norms[-1] / max(norms) >= 0.01}")
+    print(
+        f"{label:13} the first source word gets a gradient ≥ 1% of the largest: {norms[-1] / max(norms) >= 0.01}"
+    )
 
 # %% [markdown]
 # Both models (the shipped ones, seed 0: one model each) send gradient to the first word: training does update "all
@@ -473,13 +582,22 @@ for label, row in bottleneck.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-gain = {label: row[sizes[-1]]["exact_match"] - row[sizes[0]]["exact_match"] for label, row in bottleneck.items()}
-print(f"the shipped models (seed 0): no attention gains more from a bigger state than dot attention does: "
-      f"{gain['no attention'] > gain['dot']}")
-print(f"dot attention beats no attention at every hidden size: "
-      f"{all(bottleneck['dot'][h]['exact_match'] > bottleneck['no attention'][h]['exact_match'] for h in sizes)}")
-print(f"no attention with H = {sizes[-1]} stays below dot attention with H = 128: "
-      f"{bottleneck['no attention'][sizes[-1]]['exact_match'] < bottleneck['dot'][128]['exact_match']}")
+gain = {
+    label: row[sizes[-1]]["exact_match"] - row[sizes[0]]["exact_match"]
+    for label, row in bottleneck.items()
+}
+print(
+    f"the shipped models (seed 0): no attention gains more from a bigger state than dot attention does: "
+    f"{gain['no attention'] > gain['dot']}"
+)
+print(
+    f"dot attention beats no attention at every hidden size: "
+    f"{all(bottleneck['dot'][h]['exact_match'] > bottleneck['no attention'][h]['exact_match'] for h in sizes)}"
+)
+print(
+    f"no attention with H = {sizes[-1]} stays below dot attention with H = 128: "
+    f"{bottleneck['no attention'][sizes[-1]]['exact_match'] < bottleneck['dot'][128]['exact_match']}"
+)
 
 # %% [markdown]
 # The sweep over three seeds as well (seed 0 is the shipped model): exact match on the test split, mean (lowest–
@@ -498,12 +616,18 @@ for first, (label, kind) in enumerate(kinds.items()):
 for h in sizes:
     print(f"H = {h:3}:", seeds.comparison_line(runs, zoo.model_name("dot", h), zoo.model_name(None, h),
                                                "test exact_match", labels=("dot", "no attention")))  # fmt: skip
-print("no attention at H = 256 against dot at H = 128:",
-      seeds.comparison_line(runs, "none_256", "dot_128", "test exact_match", labels=("none_256", "dot_128")))
+print(
+    "no attention at H = 256 against dot at H = 128:",
+    seeds.comparison_line(
+        runs, "none_256", "dot_128", "test exact_match", labels=("none_256", "dot_128")
+    ),
+)
 gains = {label: seeds.paired_difference(runs, zoo.model_name(kind, sizes[-1]), zoo.model_name(kind, sizes[0]),
                                         "test exact_match") for label, kind in kinds.items()}  # fmt: skip
-print(f"gain from H = {sizes[0]} to {sizes[-1]}: no attention {gains['no attention'].format()} | dot "
-      f"{gains['dot'].format()} → {verdict(*gains.values(), tuple(gains), higher_is_better=True)}")
+print(
+    f"gain from H = {sizes[0]} to {sizes[-1]}: no attention {gains['no attention'].format()} | dot "
+    f"{gains['dot'].format()} → {verdict(*gains.values(), tuple(gains), higher_is_better=True)}"
+)
 
 # %% [markdown]
 # A bigger vector helps the model without attention a lot, in every seed, and at 256 numbers it is still behind
@@ -527,31 +651,56 @@ for label, row in voices.items():
 # NBVAL_CHECK_OUTPUT
 from course_utils.language import lexicon
 
-SAME_PAST = {verb.base for verb in lexicon.VERBS if verb.past == verb.base}  # "cut", "read", …: two readings
-print(f"every attention model translates ≥ 99% of the passives: "
-      f"{all(voices[a]['passive'] >= 0.99 for a in attention_labels)}")
-print(f"attention beats no attention in both voices: "
-      f"{all(voices[a][v] > voices['no attention'][v] for a in attention_labels for v in ('active', 'passive'))}")
+SAME_PAST = {
+    verb.base for verb in lexicon.VERBS if verb.past == verb.base
+}  # "cut", "read", …: two readings
+print(
+    f"every attention model translates ≥ 99% of the passives: "
+    f"{all(voices[a]['passive'] >= 0.99 for a in attention_labels)}"
+)
+print(
+    f"attention beats no attention in both voices: "
+    f"{all(voices[a][v] > voices['no attention'][v] for a in attention_labels for v in ('active', 'passive'))}"
+)
 actives = [item["active"] for item in parallel.load("voice")]
 missed = {a: [p for p, out in zip(actives, s2s.translate_words(models[a], source_vocab, target_vocab, [p.source for p in actives]))
               if out != p.target] for a in attention_labels}  # fmt: skip
 wrong_actives = [p for wrong in missed.values() for p in wrong]
-two_readings = sum(bool(SAME_PAST & set(p.source)) for p in wrong_actives) / len(wrong_actives)
-print(f"≥ 90% of the actives the attention models get wrong have a verb whose past is its base form "
-      f"({', '.join(sorted(SAME_PAST))}): {two_readings >= 0.9}")
+two_readings = sum(bool(SAME_PAST & set(p.source)) for p in wrong_actives) / len(
+    wrong_actives
+)
+print(
+    f"≥ 90% of the actives the attention models get wrong have a verb whose past is its base form "
+    f"({', '.join(sorted(SAME_PAST))}): {two_readings >= 0.9}"
+)
 
 # %% [markdown]
 # The same table over the three seeds of section 6, in %, and the noise rule on the gaps the prose below reads:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(seeds.spread_table(runs, main_names, {"active": "active", "passive": "passive"}, digits=1, scale=100))
-passive, active = (seeds.stored_spread(runs, "none_128", voice) for voice in ("passive", "active"))
+print(
+    seeds.spread_table(
+        runs,
+        main_names,
+        {"active": "active", "passive": "passive"},
+        digits=1,
+        scale=100,
+    )
+)
+passive, active = (
+    seeds.stored_spread(runs, "none_128", voice) for voice in ("passive", "active")
+)
 print(f"no attention: passive {passive.format()} | active {active.format()} → "
       f"{verdict(passive, active, ('passive', 'active'), higher_is_better=True)}")  # fmt: skip
 print("actives:")
 for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
-    print("   ", seeds.comparison_line(runs, main_names[a], main_names[b], "active", labels=(a, b)))
+    print(
+        "   ",
+        seeds.comparison_line(
+            runs, main_names[a], main_names[b], "active", labels=(a, b)
+        ),
+    )
 
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "Encoder-Decoder") names "The ball was kicked by kayla." as the challenge, "a
@@ -570,14 +719,19 @@ for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
 
 # %%
 unseen_pairs = parallel.load("test_unseen")
-unseen = {label: zoo.scores(model, unseen_pairs)["exact_match"] for label, model in models.items()}
+unseen = {
+    label: zoo.scores(model, unseen_pairs)["exact_match"]
+    for label, model in models.items()
+}
 for label, share in unseen.items():
     print(f"{label:13} exact match on unseen combinations {share:6.1%}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"every attention model translates ≥ 95% of the unseen combinations: "
-      f"{all(unseen[a] >= 0.95 for a in ('additive', 'dot', 'general'))}")
+print(
+    f"every attention model translates ≥ 95% of the unseen combinations: "
+    f"{all(unseen[a] >= 0.95 for a in ('additive', 'dot', 'general'))}"
+)
 
 # %% [markdown]
 # ## 9. Claim: attention "allows us to visualize the contribution each word gave"
@@ -590,22 +744,37 @@ print(f"every attention model translates ≥ 95% of the unseen combinations: "
 # below): this passage is one that the additive model still aligns, which the next cell shows is not the rule.
 
 # %%
-example = translate_passage("the old farmer fixed the car with the hammer . the ball was kicked by kayla .")
-print(f"{len(example.source)} source words: longer than any training passage (at most {parallel.TRAIN_MAX_LENGTH})")
+example = translate_passage(
+    "the old farmer fixed the car with the hammer . the ball was kicked by kayla ."
+)
+print(
+    f"{len(example.source)} source words: longer than any training passage (at most {parallel.TRAIN_MAX_LENGTH})"
+)
 fig, axes = plt.subplots(1, 3, figsize=(18, 6.5))
 example_aer = {}
 for ax, label in zip(axes, ("additive", "dot", "general")):
-    weights = s2s.forced_attention(models[label], source_vocab, target_vocab, example)  # (M, S)
+    weights = s2s.forced_attention(
+        models[label], source_vocab, target_vocab, example
+    )  # (M, S)
     ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
     for s, t in example.alignment:
-        ax.add_patch(plt.Rectangle((s - 0.5, t - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.5))
+        ax.add_patch(
+            plt.Rectangle(
+                (s - 0.5, t - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.5
+            )
+        )
     ax.set_xticks(range(len(example.source)), example.source, rotation=90)
     ax.set_yticks(range(len(example.target)), example.target)
     ax.set_title(f"{label} attention (squares: the true alignment)")
-    example_aer[label] = metrics.corpus_aer([metrics.argmax_alignment(weights)], [example.alignment])
+    example_aer[label] = metrics.corpus_aer(
+        [metrics.argmax_alignment(weights)], [example.alignment]
+    )
 plt.tight_layout()
 plt.show()
-print("AER on this passage: " + ", ".join(f"{label} {value:.2f}" for label, value in example_aer.items()))
+print(
+    "AER on this passage: "
+    + ", ".join(f"{label} {value:.2f}" for label, value in example_aer.items())
+)
 
 # %% [markdown]
 # Is the heatmap an alignment? The **alignment error rate** (Och & Ney 2003) of the attention's argmax in each row
@@ -614,13 +783,20 @@ print("AER on this passage: " + ", ".join(f"{label} {value:.2f}" for label, valu
 # AER 0.34–0.39 for their attention models, 0.32 for the Berkeley aligner.
 
 # %%
-aer = {label: analysis.attention_aer(models[label], test_pairs) for label in ("additive", "dot", "general")}
-offsets = {label: analysis.alignment_offsets(models[label], test_pairs) for label in aer}
+aer = {
+    label: analysis.attention_aer(models[label], test_pairs)
+    for label in ("additive", "dot", "general")
+}
+offsets = {
+    label: analysis.alignment_offsets(models[label], test_pairs) for label in aer
+}
 for label in aer:
     late = sum(share for offset, share in offsets[label].items() if offset > 0)
     early = sum(share for offset, share in offsets[label].items() if offset < 0)
-    print(f"{label:9} AER {aer[label]:.3f}   argmax on the true word {offsets[label].get(0, 0):.1%}, "
-          f"later {late:.1%}, earlier {early:.1%}")
+    print(
+        f"{label:9} AER {aer[label]:.3f}   argmax on the true word {offsets[label].get(0, 0):.1%}, "
+        f"later {late:.1%}, earlier {early:.1%}"
+    )
 aer_by_length = {label: {bucket: analysis.attention_aer(models[label], pairs)
                          for bucket, pairs in analysis.length_sets(200).items()} for label in aer}  # fmt: skip
 print(f"\n{'AER by length':13}" + "".join(f"{b:>7}" for b in aer_by_length["additive"]))
@@ -630,23 +806,42 @@ for label, row in aer_by_length.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 print(f"additive attention's AER ≤ 0.10: {aer['additive'] <= 0.10}")
-print(f"dot attention's AER is above 0.2 although it translates as well: {aer['dot'] > 0.2}")
+print(
+    f"dot attention's AER is above 0.2 although it translates as well: {aer['dot'] > 0.2}"
+)
 late_dot = sum(share for offset, share in offsets["dot"].items() if offset > 0)
 early_dot = sum(share for offset, share in offsets["dot"].items() if offset < 0)
 print(f"dot attention's misses land mostly on later words: {late_dot > early_dot}")
 longest_within, first_beyond = list(aer_by_length["additive"])[2:4]
-print(f"beyond the training lengths ({first_beyond} words) every model's AER rises above its AER at "
-      f"{longest_within}: {all(row[first_beyond] > row[longest_within] for row in aer_by_length.values())}")
+print(
+    f"beyond the training lengths ({first_beyond} words) every model's AER rises above its AER at "
+    f"{longest_within}: {all(row[first_beyond] > row[longest_within] for row in aer_by_length.values())}"
+)
 
 # %% [markdown]
 # The AER of the models trained with seeds 1 and 2 as well (section 6's runs), on the same test split:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(seeds.spread_table(runs, {label: main_names[label] for label in attention_labels}, {"AER": "aer"}))
+print(
+    seeds.spread_table(
+        runs, {label: main_names[label] for label in attention_labels}, {"AER": "aer"}
+    )
+)
 for a, b in (("additive", "dot"), ("additive", "general"), ("general", "dot")):
-    print(seeds.comparison_line(runs, main_names[a], main_names[b], "aer", higher_is_better=False, labels=(a, b)))
-print(f"additive attention's AER ≤ 0.10 in every seed: {seeds.stored_spread(runs, 'additive_128', 'aer').high <= 0.10}")
+    print(
+        seeds.comparison_line(
+            runs,
+            main_names[a],
+            main_names[b],
+            "aer",
+            higher_is_better=False,
+            labels=(a, b),
+        )
+    )
+print(
+    f"additive attention's AER ≤ 0.10 in every seed: {seeds.stored_spread(runs, 'additive_128', 'aer').high <= 0.10}"
+)
 
 # %% [markdown]
 # > **Slide check.** The slide (CS109B, "seq2seq + Attention") says attention "allows us to visualize the contribution
@@ -672,9 +867,13 @@ print(f"additive attention's AER ≤ 0.10 in every seed: {seeds.stored_spread(ru
 # %%
 # NBVAL_IGNORE_OUTPUT
 for label, model in models.items():
-    step_ms = 1000 * analysis.train_step_seconds(load(zoo.model_name(LABELS[label], 128)), steps=5)
+    step_ms = 1000 * analysis.train_step_seconds(
+        load(zoo.model_name(LABELS[label], 128)), steps=5
+    )
     speed = analysis.decoding_speed(model, test_pairs[:512])
-    print(f"{label:13} training step {step_ms:6.1f} ms   greedy decoding {speed:8,.0f} tokens/s")
+    print(
+        f"{label:13} training step {step_ms:6.1f} ms   greedy decoding {speed:8,.0f} tokens/s"
+    )
 
 # %% [markdown]
 # These times are not checked: they vary from machine to machine, and from run to run on a shared machine. Read them
@@ -723,7 +922,11 @@ for what, attempt in attempts.items():
 # (`mask` is True at real source words), a softmax over the source, and the weighted sum of the encoder states.
 
 # %% tags=["exercise"]
-from course_utils.exercises.translation import check_aer, check_dot_attention, check_sentence_bleu
+from course_utils.exercises.translation import (
+    check_aer,
+    check_dot_attention,
+    check_sentence_bleu,
+)
 
 
 def dot_attention(query, keys, mask):
@@ -748,6 +951,7 @@ _ = check_dot_attention(dot_attention)
 # %% [markdown]
 # **Exercise 2.** Compute BLEU (0–100) for one hypothesis against one reference, both lists of words: clipped
 # n-gram precisions for n = 1…4, their geometric mean, and the brevity penalty.
+
 
 # %% tags=["exercise"]
 def sentence_bleu(hypothesis, reference):
@@ -781,6 +985,7 @@ _ = check_sentence_bleu(sentence_bleu)
 # **Exercise 3.** Compute the alignment error rate of an attention matrix (M target rows, S source columns)
 # against the true links, a set of (source, target) pairs: take each row's argmax as a link, then
 # AER = 1 − 2|A ∩ S| / (|A| + |S|).
+
 
 # %% tags=["exercise"]
 def attention_aer(weights, true_links):

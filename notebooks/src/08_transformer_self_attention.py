@@ -59,9 +59,16 @@ from course_utils.zoo import load
 from course_utils.models.transformer import transformer_lm as tlm
 from course_utils.analysis import block_ablation
 from course_utils.analysis.block_ablation import AblatedBlock
-from course_utils.models.transformer.encoder_block import EncoderBlock, bert_layer_by_hand, bert_layer_matrices
+from course_utils.models.transformer.encoder_block import (
+    EncoderBlock,
+    bert_layer_by_hand,
+    bert_layer_matrices,
+)
 
-vocab, lang = course_vocab(), CourseLanguage(include_held_out=False)  # the training language, exact
+vocab, lang = (
+    course_vocab(),
+    CourseLanguage(include_held_out=False),
+)  # the training language, exact
 
 # %% [markdown]
 # ## 1. The slide's worked example: Thinking / Machines
@@ -98,9 +105,13 @@ scaled = scores / math.sqrt(d_k)
 weights = torch.softmax(scaled, dim=0)
 z1 = weights[0] * tm["v1"] + weights[1] * tm["v2"]  # (3,): multiply and sum
 print(f"\nscore      q1·k1 = {scores[0]:.0f}    q1·k2 = {scores[1]:.0f}")
-print(f"÷ √d_k     √{d_k} = {math.sqrt(d_k):.0f}:  {scaled[0]:.0f}  and  {scaled[1]:.0f}")
+print(
+    f"÷ √d_k     √{d_k} = {math.sqrt(d_k):.0f}:  {scaled[0]:.0f}  and  {scaled[1]:.0f}"
+)
 print(f"softmax    {weights[0]:.2f} and {weights[1]:.2f}")
-print(f"z1 = {weights[0]:.2f}·v1 + {weights[1]:.2f}·v2 = [{', '.join(f'{x:.2f}' for x in z1)}]")
+print(
+    f"z1 = {weights[0]:.2f}·v1 + {weights[1]:.2f}·v2 = [{', '.join(f'{x:.2f}' for x in z1)}]"
+)
 
 # %% [markdown]
 # The course's `scaled_dot_product_attention` does the four steps at once for every query (the weights come from
@@ -112,9 +123,16 @@ print(inspect.getsource(att.scaled_dot_product_attention))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-keys, values = torch.stack([tm["k1"], tm["k2"]]), torch.stack([tm["v1"], tm["v2"]])  # (2, 64), (2, 3)
-out, w = att.scaled_dot_product_attention(tm["q1"][None], keys, values)  # (1, 3), (1, 2)
-print(f"weights {[round(x, 2) for x in w[0].tolist()]}, output equals z1: {torch.allclose(out[0], z1)}")
+keys, values = (
+    torch.stack([tm["k1"], tm["k2"]]),
+    torch.stack([tm["v1"], tm["v2"]]),
+)  # (2, 64), (2, 3)
+out, w = att.scaled_dot_product_attention(
+    tm["q1"][None], keys, values
+)  # (1, 3), (1, 2)
+print(
+    f"weights {[round(x, 2) for x in w[0].tolist()]}, output equals z1: {torch.allclose(out[0], z1)}"
+)
 
 # %% [markdown]
 # ## 2. The slide's `SelfAttention` class, run as written
@@ -135,8 +153,14 @@ torch.manual_seed(0)
 x = torch.randn(2, 5, 8)  # (B, T, d)
 for fixed in range(len(slide.FIXES) + 1):
     run = slide.run_slide_code(fixed, x)
-    what = "as written" if fixed == 0 else f"+ fix {fixed}: {slide.FIXES[fixed - 1].bug}"
-    result = run.error.splitlines()[0] if run.error else f"runs, output {tuple(run.output.shape)}"
+    what = (
+        "as written" if fixed == 0 else f"+ fix {fixed}: {slide.FIXES[fixed - 1].bug}"
+    )
+    result = (
+        run.error.splitlines()[0]
+        if run.error
+        else f"runs, output {tuple(run.output.shape)}"
+    )
     print(f"{what}\n    → {result}")
     for warning in run.warnings:
         print(f"    ⚠ warning: {warning.split('. ')[0]}")
@@ -160,10 +184,16 @@ x_one = x[:1]
 no_dim = slide.run_slide_code(6, x_one).output  # softmax over a batch of one
 with torch.no_grad():
     sum_of_values = fixed_class.V(x_one).sum(dim=1, keepdim=True).expand(-1, 5, -1)
-print(f"softmax without dim, batch of one: output = sum of all values: {torch.allclose(no_dim, sum_of_values, atol=1e-5)}")
+print(
+    f"softmax without dim, batch of one: output = sum of all values: {torch.allclose(no_dim, sum_of_values, atol=1e-5)}"
+)
 no_scale = slide.run_slide_code(7, x).output
-print(f"without 1/√d_k: max |difference| from the formula > 0.01: {(no_scale - reference).abs().max().item() > 0.01}")
-print(f"all fixes: the output equals the corrected class: {torch.allclose(slide.run_slide_code(8, x).output, reference)}")
+print(
+    f"without 1/√d_k: max |difference| from the formula > 0.01: {(no_scale - reference).abs().max().item() > 0.01}"
+)
+print(
+    f"all fixes: the output equals the corrected class: {torch.allclose(slide.run_slide_code(8, x).output, reference)}"
+)
 
 # %% [markdown]
 # **Dropout, defined.** The slide's class calls `self.dropout(attn_probs)`, and the deck shows Srivastava et al.'s
@@ -176,9 +206,14 @@ print(f"all fixes: the output equals the corrected class: {torch.allclose(slide.
 # NBVAL_CHECK_OUTPUT
 drop = nn.Dropout(p=0.5)
 ones = torch.ones(10_000)
-thinned = drop.train()(ones)  # which values survive is random; what a survivor becomes is not
-print("training mode: every value is 0 or 1 / (1 − p) = 2:", bool(((thinned == 0) | (thinned == 2)).all()),
-      f"| mean within 0.05 of 1: {abs(thinned.mean().item() - 1) < 0.05}")
+thinned = drop.train()(
+    ones
+)  # which values survive is random; what a survivor becomes is not
+print(
+    "training mode: every value is 0 or 1 / (1 − p) = 2:",
+    bool(((thinned == 0) | (thinned == 2)).all()),
+    f"| mean within 0.05 of 1: {abs(thinned.mean().item() - 1) < 0.05}",
+)
 print("eval mode: the input unchanged:", torch.equal(drop.eval()(ones), ones))
 
 # %% [markdown]
@@ -195,10 +230,16 @@ for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
     model, xs = fixed_class.to(dtype), x.to(dtype)
     with torch.no_grad():
         library = F.scaled_dot_product_attention(model.Q(xs), model.K(xs), model.V(xs))
-        causal = F.scaled_dot_product_attention(model.Q(xs), model.K(xs), model.V(xs), is_causal=True)
+        causal = F.scaled_dot_product_attention(
+            model.Q(xs), model.K(xs), model.V(xs), is_causal=True
+        )
         ok = (model(xs) - library).abs().max().item() <= tolerance
-        ok_causal = (model(xs, att.causal_mask(5)) - causal).abs().max().item() <= tolerance
-    print(f"{str(dtype):14} corrected class = SDPA (≤ {tolerance:.0e}): {ok}; with a causal mask: {ok_causal}")
+        ok_causal = (
+            model(xs, att.causal_mask(5)) - causal
+        ).abs().max().item() <= tolerance
+    print(
+        f"{str(dtype):14} corrected class = SDPA (≤ {tolerance:.0e}): {ok}; with a causal mask: {ok_causal}"
+    )
 fixed_class = fixed_class.float()
 
 # %% [markdown]
@@ -235,16 +276,24 @@ for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
     x = torch.randn(3, 7, 32, dtype=dtype)  # (B, T, d_model)
     real = att.padding_mask(lengths)  # (B, T): True at real tokens
     with torch.no_grad():
-        lib_out, lib_weights = library(x, x, x, key_padding_mask=~real, average_attn_weights=False)
-        out, weights = scratch(x, x, x, real[:, None, None, :])  # mask (B, 1, 1, S) broadcast to (B, h, T, S)
+        lib_out, lib_weights = library(
+            x, x, x, key_padding_mask=~real, average_attn_weights=False
+        )
+        out, weights = scratch(
+            x, x, x, real[:, None, None, :]
+        )  # mask (B, 1, 1, S) broadcast to (B, h, T, S)
         fused = att.library_attention(scratch, x, x, x, real[:, None, None, :])
         lib_causal, _ = library(x, x, x, attn_mask=~att.causal_mask(7))
         causal, _ = scratch(x, x, x, att.causal_mask(7))
     checks = {"nn.MultiheadAttention output": (out, lib_out), "its weights (per head)": (weights, lib_weights),
               "SDPA kernel": (out, fused), "causal mask": (causal, lib_causal)}  # fmt: skip
     for what, (a, b) in checks.items():
-        print(f"{str(dtype):14} scratch = {what:28} (≤ {tolerance:.0e}): {(a - b).abs().max().item() <= tolerance}")
-print(f"shapes: input {tuple(x.shape)} (B, T, d_model); weights {tuple(weights.shape)} (B, h, T, S)")
+        print(
+            f"{str(dtype):14} scratch = {what:28} (≤ {tolerance:.0e}): {(a - b).abs().max().item() <= tolerance}"
+        )
+print(
+    f"shapes: input {tuple(x.shape)} (B, T, d_model); weights {tuple(weights.shape)} (B, h, T, S)"
+)
 
 # %% [markdown]
 # ## 4. Masks: causal and padding, and a trap
@@ -272,16 +321,26 @@ print(att.padding_mask([3, 1], max_len=4).int())
 torch.manual_seed(0)
 library = nn.MultiheadAttention(8, 2, batch_first=True).eval()
 x = torch.randn(2, 3, 8)
-real = att.padding_mask([3, 1])  # row 0: no padding; row 1: one real token, then two pads
+real = att.padding_mask(
+    [3, 1]
+)  # row 0: no padding; row 1: one real token, then two pads
 with torch.no_grad():
-    right, _ = library(x, x, x, key_padding_mask=att.library_key_padding_mask(real))  # ~real: True = ignore
-    wrong, wrong_weights = library(x, x, x, key_padding_mask=real)  # SDPA's convention: the trap
+    right, _ = library(
+        x, x, x, key_padding_mask=att.library_key_padding_mask(real)
+    )  # ~real: True = ignore
+    wrong, wrong_weights = library(
+        x, x, x, key_padding_mask=real
+    )  # SDPA's convention: the trap
 print(f"right convention: every output finite: {bool(torch.isfinite(right).all())}")
 # torch gives NaN where a query may read nothing; a torch with a "safe" softmax gives zero weights there instead
 reads_nothing = bool(torch.isnan(wrong[0]).all() or (wrong_weights[0] == 0).all())
-print(f"SDPA's mask given to nn.MultiheadAttention: row 0 reads nothing (NaN, or no weight at all): {reads_nothing}")
-print(f"                                            row 1 reads only its padding: "
-      f"{bool((wrong_weights[1, :, 0] == 0).all() and (wrong_weights[1, :, 1:] > 0).all())}")
+print(
+    f"SDPA's mask given to nn.MultiheadAttention: row 0 reads nothing (NaN, or no weight at all): {reads_nothing}"
+)
+print(
+    f"                                            row 1 reads only its padding: "
+    f"{bool((wrong_weights[1, :, 0] == 0).all() and (wrong_weights[1, :, 1:] > 0).all())}"
+)
 
 # %% [markdown]
 # The NaN at least shows up; reading only the padding does not, it trains a model on nonsense without a single
@@ -298,12 +357,19 @@ print(f"                                            row 1 reads only its padding
 
 # %%
 sizes = (4, 16, 64, 256, 1024)
-effect = {scaled: [att.scaling_effect(d, scaled=scaled) for d in sizes] for scaled in (False, True)}
-print(f"{'d_k':>5} | {'score std':>9} {'entropy':>8} {'max w':>6} {'‖grad‖':>7} | scaled by 1/√d_k: "
-      f"{'score std':>9} {'entropy':>8} {'max w':>6} {'‖grad‖':>7}")
+effect = {
+    scaled: [att.scaling_effect(d, scaled=scaled) for d in sizes]
+    for scaled in (False, True)
+}
+print(
+    f"{'d_k':>5} | {'score std':>9} {'entropy':>8} {'max w':>6} {'‖grad‖':>7} | scaled by 1/√d_k: "
+    f"{'score std':>9} {'entropy':>8} {'max w':>6} {'‖grad‖':>7}"
+)
 for raw, fixed in zip(effect[False], effect[True]):
-    print(f"{raw['d_k']:5} | {raw['score_std']:9.2f} {raw['entropy']:8.3f} {raw['max_weight']:6.3f} {raw['grad_norm']:7.3f} | "
-          f"{'':17} {fixed['score_std']:9.2f} {fixed['entropy']:8.3f} {fixed['max_weight']:6.3f} {fixed['grad_norm']:7.3f}")
+    print(
+        f"{raw['d_k']:5} | {raw['score_std']:9.2f} {raw['entropy']:8.3f} {raw['max_weight']:6.3f} {raw['grad_norm']:7.3f} | "
+        f"{'':17} {fixed['score_std']:9.2f} {fixed['entropy']:8.3f} {fixed['max_weight']:6.3f} {fixed['grad_norm']:7.3f}"
+    )
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
@@ -312,20 +378,38 @@ for scaled, style in ((False, "o--"), (True, "s-")):
     axes[0].plot(sizes, [r["entropy"] for r in effect[scaled]], style, label=label)
     axes[1].plot(sizes, [r["grad_norm"] for r in effect[scaled]], style, label=label)
 axes[0].axhline(math.log(16), color="grey", ls=":", lw=1)
-axes[0].set(xscale="log", xlabel="d_k", ylabel="entropy of the weights (nats)", title="Attention spread (16 keys)")
-axes[1].set(xscale="log", xlabel="d_k", ylabel="‖∂L/∂scores‖", title="Gradient through the softmax")
+axes[0].set(
+    xscale="log",
+    xlabel="d_k",
+    ylabel="entropy of the weights (nats)",
+    title="Attention spread (16 keys)",
+)
+axes[1].set(
+    xscale="log",
+    xlabel="d_k",
+    ylabel="‖∂L/∂scores‖",
+    title="Gradient through the softmax",
+)
 axes[0].legend()
 plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
 raw, fixed = effect[False], effect[True]
-print(f"unscaled score std grows like √d_k (within 10%): {all(abs(r['score_std'] / math.sqrt(r['d_k']) - 1) < 0.1 for r in raw)}")
-print(f"scaled score std stays near 1 (within 10%): {all(abs(r['score_std'] - 1) < 0.1 for r in fixed)}")
-print(f"at d_k = 1024, unscaled: entropy < 0.2 nats and the largest weight > 0.9: "
-      f"{raw[-1]['entropy'] < 0.2 and raw[-1]['max_weight'] > 0.9}")
-print(f"the unscaled gradient shrinks ≥ 5× from d_k = 4 to 1024; the scaled one stays within 20%: "
-      f"{raw[0]['grad_norm'] > 5 * raw[-1]['grad_norm'] and abs(fixed[-1]['grad_norm'] / fixed[0]['grad_norm'] - 1) < 0.2}")
+print(
+    f"unscaled score std grows like √d_k (within 10%): {all(abs(r['score_std'] / math.sqrt(r['d_k']) - 1) < 0.1 for r in raw)}"
+)
+print(
+    f"scaled score std stays near 1 (within 10%): {all(abs(r['score_std'] - 1) < 0.1 for r in fixed)}"
+)
+print(
+    f"at d_k = 1024, unscaled: entropy < 0.2 nats and the largest weight > 0.9: "
+    f"{raw[-1]['entropy'] < 0.2 and raw[-1]['max_weight'] > 0.9}"
+)
+print(
+    f"the unscaled gradient shrinks ≥ 5× from d_k = 4 to 1024; the scaled one stays within 20%: "
+    f"{raw[0]['grad_norm'] > 5 * raw[-1]['grad_norm'] and abs(fixed[-1]['grad_norm'] / fixed[0]['grad_norm'] - 1) < 0.2}"
+)
 
 # %% [markdown]
 # Without the scaling, the softmax becomes an argmax as d_k grows (entropy → 0, one weight → 1) and the gradient
@@ -343,11 +427,17 @@ print(inspect.getsource(positional.sinusoidal_positions))
 pe = positional.sinusoidal_positions(100, 64)  # (T, d_model)
 fig, axes = plt.subplots(1, 2, figsize=(12, 3.5))
 image = axes[0].imshow(pe.T, aspect="auto", cmap="RdBu", vmin=-1, vmax=1)
-axes[0].set(xlabel="position", ylabel="dimension", title="PE (100 positions × 64 dimensions)")
+axes[0].set(
+    xlabel="position", ylabel="dimension", title="PE (100 positions × 64 dimensions)"
+)
 fig.colorbar(image, ax=axes[0])
 for column in (0, 2, 10, 30):
     axes[1].plot(pe[:, column], label=f"dimension {column}")
-axes[1].set(xlabel="position", ylabel="PE", title="Each pair of dimensions turns at its own frequency")
+axes[1].set(
+    xlabel="position",
+    ylabel="PE",
+    title="Each pair of dimensions turns at its own frequency",
+)
 axes[1].legend(fontsize=8)
 plt.show()
 
@@ -360,12 +450,22 @@ plt.show()
 # NBVAL_CHECK_OUTPUT
 torch.manual_seed(0)
 block = EncoderBlock(16, 4, 32).eval()
-tokens, order = torch.randn(1, 6, 16), torch.randperm(6)  # (1, T, d), a shuffle of the 6 positions
+tokens, order = (
+    torch.randn(1, 6, 16),
+    torch.randperm(6),
+)  # (1, T, d), a shuffle of the 6 positions
 pe16 = positional.sinusoidal_positions(6, 16).float()  # (T, d)
 with torch.no_grad():
     equivariant = (block(tokens)[:, order] - block(tokens[:, order])).abs().max().item()
-    with_positions = (block(tokens + pe16)[:, order] - block(tokens[:, order] + pe16)).abs().max().item()
-print(f"no positions:   shuffle then attend = attend then shuffle (≤ 1e-5): {equivariant <= 1e-5}")
+    with_positions = (
+        (block(tokens + pe16)[:, order] - block(tokens[:, order] + pe16))
+        .abs()
+        .max()
+        .item()
+    )
+print(
+    f"no positions:   shuffle then attend = attend then shuffle (≤ 1e-5): {equivariant <= 1e-5}"
+)
 print(f"with positions: they differ (> 0.01): {with_positions > 0.01}")
 
 # %% [markdown]
@@ -381,7 +481,9 @@ pe = positional.sinusoidal_positions(200, 64)
 for k in (1, 5, 50):
     m_k = positional.shift_matrix(k, 64)  # (d, d), block-diagonal rotations
     error = (pe[: 200 - k] @ m_k - pe[k:]).abs().max().item()
-    print(f"k = {k:2}: PE(pos + k) = PE(pos) · M_k for all 0 ≤ pos < {200 - k} (≤ 1e-12): {error <= 1e-12}")
+    print(
+        f"k = {k:2}: PE(pos + k) = PE(pos) · M_k for all 0 ≤ pos < {200 - k} (≤ 1e-12): {error <= 1e-12}"
+    )
 
 # %% [markdown]
 # **Learned or fixed, and beyond the training lengths.** Vaswani et al. found learned positions "nearly identical"
@@ -396,9 +498,15 @@ for k in (1, 5, 50):
 from course_utils.analysis import transformer_seeds as tseeds
 
 position_models = {kind: load(f"positions_{kind}") for kind in positional.POSITIONS}
-excess = {kind: tseeds.excess_by_position(model) for kind, model in position_models.items()}  # kind -> (T,)
+excess = {
+    kind: tseeds.excess_by_position(model) for kind, model in position_models.items()
+}  # kind -> (T,)
 summary = {kind: tseeds.position_summary(values) for kind, values in excess.items()}
-trained, cut, sentences = tzoo.POSITION_LENGTH, tseeds.POSITION_CUT, len(tseeds.long_test_batch()[0])
+trained, cut, sentences = (
+    tzoo.POSITION_LENGTH,
+    tseeds.POSITION_CUT,
+    len(tseeds.long_test_batch()[0]),
+)
 fig, ax = plt.subplots(figsize=(9, 3.8))
 for kind, values in excess.items():
     ax.plot(range(cut), values[:cut], "o-", ms=3, label=f"{kind} positions")
@@ -408,16 +516,24 @@ ax.set(xlabel="position (shaded: seen in training)", ylabel="model NLL − oracl
 ax.legend()
 plt.show()
 for kind, row in summary.items():
-    print(f"{kind:10} excess NLL: seen positions {row['seen']:.2f}, next 5 {row['next 5']:.2f}, "
-          f"beyond {row['beyond']:.2f} nats")
+    print(
+        f"{kind:10} excess NLL: seen positions {row['seen']:.2f}, next 5 {row['next 5']:.2f}, "
+        f"beyond {row['beyond']:.2f} nats"
+    )
 
 # %%
 # NBVAL_CHECK_OUTPUT
 seen = {kind: row["seen"] for kind, row in summary.items()}
 unseen = {kind: row["unseen"] for kind, row in summary.items()}
-print(f"within the training lengths every kind is within 0.25 nats of the oracle: {all(v < 0.25 for v in seen.values())}")
-print(f"beyond them every kind gets worse: {all(unseen[k] > seen[k] + 0.2 for k in seen)}")
-print(f"sinusoidal positions extrapolate worst of the three: {unseen['sinusoidal'] > max(unseen['learned'], unseen['none'])}")
+print(
+    f"within the training lengths every kind is within 0.25 nats of the oracle: {all(v < 0.25 for v in seen.values())}"
+)
+print(
+    f"beyond them every kind gets worse: {all(unseen[k] > seen[k] + 0.2 for k in seen)}"
+)
+print(
+    f"sinusoidal positions extrapolate worst of the three: {unseen['sinusoidal'] > max(unseen['learned'], unseen['none'])}"
+)
 
 # %% [markdown]
 # Each model was trained once, with seed 0. Another seed (other initial weights, another batch order) gives another
@@ -433,8 +549,14 @@ from course_utils.analysis import seed_runs as seeds, translation_seeds
 
 seed_runs = tseeds.load_results()
 print(f"made by: {seed_runs['command']}")
-kinds = {kind: f"positions_{kind}" for kind in positional.POSITIONS}  # label -> stored run
-print(seeds.spread_table(seed_runs, kinds, {"seen": "seen", "unseen": "unseen"}, digits=2, by_run=True))
+kinds = {
+    kind: f"positions_{kind}" for kind in positional.POSITIONS
+}  # label -> stored run
+print(
+    seeds.spread_table(
+        seed_runs, kinds, {"seen": "seen", "unseen": "unseen"}, digits=2, by_run=True
+    )
+)
 for a, b in (("learned", "sinusoidal"), ("none", "sinusoidal"), ("none", "learned")):
     print(seeds.comparison_line(seed_runs, kinds[a], kinds[b], "unseen", higher_is_better=False, labels=(a, b),
                                 digits=2))  # fmt: skip
@@ -475,10 +597,15 @@ for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
         block = EncoderBlock.from_torch(library).eval()
         x, real = torch.randn(3, 6, 32, dtype=dtype), att.padding_mask([6, 3, 1])
         with torch.no_grad():
-            difference = (library(x, src_key_padding_mask=~real) - block(x, real[:, None, None, :]))[real]
+            difference = (
+                library(x, src_key_padding_mask=~real)
+                - block(x, real[:, None, None, :])
+            )[real]
         order = "pre-LN (GPT-2)" if norm_first else "post-LN (paper, BERT)"
-        print(f"{str(dtype):14} {order:22} scratch block = nn.TransformerEncoderLayer at real tokens "
-              f"(≤ {10 * tolerance:.0e}): {difference.abs().max().item() <= 10 * tolerance}")
+        print(
+            f"{str(dtype):14} {order:22} scratch block = nn.TransformerEncoderLayer at real tokens "
+            f"(≤ {10 * tolerance:.0e}): {difference.abs().max().item() <= 10 * tolerance}"
+        )
 
 # %% [markdown]
 # (Tolerances are 10× those of the attention alone: two LayerNorms and a GELU add their own rounding.)
@@ -507,19 +634,28 @@ print(inspect.getsource(AblatedBlock.after))
 # %%
 # NBVAL_IGNORE_OUTPUT
 ablation_steps = budget(full=150, fast=100)
-variants = block_ablation.variants(ablation_steps)  # name -> train_variant's arguments (warm-up: a quarter of the steps)
-ablation = {name: block_ablation.train_variant(steps=ablation_steps, **kwargs) for name, kwargs in variants.items()}
+variants = block_ablation.variants(
+    ablation_steps
+)  # name -> train_variant's arguments (warm-up: a quarter of the steps)
+ablation = {
+    name: block_ablation.train_variant(steps=ablation_steps, **kwargs)
+    for name, kwargs in variants.items()
+}
 print(f"{'6 blocks, ' + str(ablation_steps) + ' steps':28} {'first-block gradient':>21} {'signal std':>11} "
       f"{'valid ppl ÷ oracle':>19}")  # fmt: skip
 for name, row in ablation.items():
     ratio = "diverged" if row["valid_ratio"] is None else f"{row['valid_ratio']:.2f}"
-    print(f"{name:28} {row['first_layer_gradient']:21.2f} {row['block_input_std']:11.2f} {ratio:>19}")
+    print(
+        f"{name:28} {row['first_layer_gradient']:21.2f} {row['block_input_std']:11.2f} {ratio:>19}"
+    )
 
 # %%
 # NBVAL_CHECK_OUTPUT
 with_residuals = ablation["pre-LN + residuals (GPT-2)"]["valid_ratio"]
-print("without residual connections the 6-block model is at least 3× further from the oracle:",
-      ablation["no residuals"]["valid_ratio"] > 3 * with_residuals)
+print(
+    "without residual connections the 6-block model is at least 3× further from the oracle:",
+    ablation["no residuals"]["valid_ratio"] > 3 * with_residuals,
+)
 
 # %% [markdown]
 # Each variant was trained once, with seed 0. The same runs with seeds 1 and 2, stored as for the positions
@@ -532,10 +668,16 @@ ablated = {name: f"ablation: {name}" for name in variants}  # label -> stored ru
 print(seeds.spread_table(block_runs, ablated, {"valid ppl ÷ oracle": "valid_ratio", "first-block gradient":
                          "first_layer_gradient", "signal std": "block_input_std"}, digits=2, by_run=True))  # fmt: skip
 gpt2 = ablated["pre-LN + residuals (GPT-2)"]
-for name, against, labels in ((ablated["no residuals"], gpt2, ("no residuals", "GPT-2")),
-                              (ablated["no LayerNorm"], gpt2, ("no LayerNorm", "GPT-2")),
-                              (ablated["post-LN (the paper)"], gpt2, ("post-LN", "pre-LN (GPT-2)")),
-                              (ablated["post-LN + warm-up"], ablated["post-LN (the paper)"], ("post-LN + warm-up", "post-LN"))):
+for name, against, labels in (
+    (ablated["no residuals"], gpt2, ("no residuals", "GPT-2")),
+    (ablated["no LayerNorm"], gpt2, ("no LayerNorm", "GPT-2")),
+    (ablated["post-LN (the paper)"], gpt2, ("post-LN", "pre-LN (GPT-2)")),
+    (
+        ablated["post-LN + warm-up"],
+        ablated["post-LN (the paper)"],
+        ("post-LN + warm-up", "post-LN"),
+    ),
+):
     print(seeds.comparison_line(block_runs, name, against, "valid_ratio", higher_is_better=False, labels=labels,
                                 digits=2))  # fmt: skip
 
@@ -573,22 +715,35 @@ for name, against, labels in ((ablated["no residuals"], gpt2, ("no residuals", "
 # %%
 # NBVAL_IGNORE_OUTPUT
 dropout_steps = budget(full=300, fast=150)
-dropout_rows = {p: block_ablation.train_on_few_sentences(p, steps=dropout_steps) for p in (0.0, 0.1, 0.3)}
-print(f"2 × 64 GPT, 1,000 sentences, {dropout_steps} steps of 64 ({dropout_steps * 64 / 1000:.0f} passes)")
-print(f"{'dropout p':>9} {'train ppl ÷ oracle':>19} {'valid ppl ÷ oracle':>19} {'gap (valid ÷ train)':>20}")
+dropout_rows = {
+    p: block_ablation.train_on_few_sentences(p, steps=dropout_steps)
+    for p in (0.0, 0.1, 0.3)
+}
+print(
+    f"2 × 64 GPT, 1,000 sentences, {dropout_steps} steps of 64 ({dropout_steps * 64 / 1000:.0f} passes)"
+)
+print(
+    f"{'dropout p':>9} {'train ppl ÷ oracle':>19} {'valid ppl ÷ oracle':>19} {'gap (valid ÷ train)':>20}"
+)
 for p, row in dropout_rows.items():
-    print(f"{p:9.1f} {row['train_ratio']:19.2f} {row['valid_ratio']:19.2f} {row['gap']:20.2f}")
+    print(
+        f"{p:9.1f} {row['train_ratio']:19.2f} {row['valid_ratio']:19.2f} {row['gap']:20.2f}"
+    )
 shipped_gpt = load("gpt_lm")  # section 10's GPT: 60,000 sentences, no dropout
 shipped_ppl = {split: lm.evaluate(shipped_gpt, vocab, corpus.load_split(split)[:n]).perplexity
                for split, n in (("train", 1000), ("valid", 500))}  # fmt: skip
-print(f"section 10's GPT, trained on 60,000 sentences without dropout: gap "
-      f"{shipped_ppl['valid'] / shipped_ppl['train']:.2f}")
+print(
+    f"section 10's GPT, trained on 60,000 sentences without dropout: gap "
+    f"{shipped_ppl['valid'] / shipped_ppl['train']:.2f}"
+)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 gaps = [row["gap"] for row in dropout_rows.values()]
-print("each step up in dropout narrows the gap between validation and training perplexity:",
-      all(wider > narrower for wider, narrower in zip(gaps, gaps[1:])))
+print(
+    "each step up in dropout narrows the gap between validation and training perplexity:",
+    all(wider > narrower for wider, narrower in zip(gaps, gaps[1:])),
+)
 
 # %% [markdown]
 # The same three runs with seeds 1 and 2 as well (the run above is seed 0), and the noise rule on each step up in
@@ -630,8 +785,10 @@ torch.manual_seed(0)
 bert = BertModel(bert_config).eval()
 for name, shape in bert_layer_matrices(bert.encoder.layer[0]):
     print(f"{name:38} {str(shape):10}")
-print(f"(d_model = {bert_config.hidden_size}, h = {bert_config.num_attention_heads} heads of d_k = "
-      f"{bert_config.hidden_size // bert_config.num_attention_heads}, feed-forward {bert_config.intermediate_size})")
+print(
+    f"(d_model = {bert_config.hidden_size}, h = {bert_config.num_attention_heads} heads of d_k = "
+    f"{bert_config.hidden_size // bert_config.num_attention_heads}, feed-forward {bert_config.intermediate_size})"
+)
 
 # %% [markdown]
 # `nn.Linear` stores a weight as (out, in) and computes x Wᵀ + b: the slide's "Linear layer: WᵀX". The query,
@@ -640,15 +797,24 @@ print(f"(d_model = {bert_config.hidden_size}, h = {bert_config.num_attention_hea
 # %%
 # NBVAL_CHECK_OUTPUT
 sentences = [["the", "dog", "sleeps"], ["the", "cats", "near", "the", "dog", "sleep"]]
-ids = torch.tensor([[vocab.bos_id] + vocab.encode(s) + [vocab.pad_id] * (6 - len(s)) for s in sentences])  # (2, 7)
+ids = torch.tensor(
+    [
+        [vocab.bos_id] + vocab.encode(s) + [vocab.pad_id] * (6 - len(s))
+        for s in sentences
+    ]
+)  # (2, 7)
 may_attend = ids != vocab.pad_id  # (B, T): BERT's attention_mask
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
     with torch.no_grad():
-        states = bert.to(dtype)(ids, attention_mask=may_attend.long(), output_hidden_states=True).hidden_states
+        states = bert.to(dtype)(
+            ids, attention_mask=may_attend.long(), output_hidden_states=True
+        ).hidden_states
         worst = max((bert_layer_by_hand(layer, before, may_attend) - after)[may_attend].abs().max().item()
                     for layer, before, after in zip(bert.encoder.layer, states, states[1:]))  # fmt: skip
-    print(f"{str(dtype):14} both BertLayers recomputed by hand = Hugging Face's, at real tokens (≤ {tolerance:.0e}): "
-          f"{worst <= tolerance}")
+    print(
+        f"{str(dtype):14} both BertLayers recomputed by hand = Hugging Face's, at real tokens (≤ {tolerance:.0e}): "
+        f"{worst <= tolerance}"
+    )
 bert = bert.float()
 
 # %% [markdown]
@@ -675,17 +841,35 @@ print(inspect.getsource(tt.DecoderLayer.forward))
 # NBVAL_CHECK_OUTPUT
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
     torch.manual_seed(0)
-    library = nn.TransformerDecoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=True).to(dtype).eval()
+    library = (
+        nn.TransformerDecoderLayer(
+            32, 4, 64, dropout=0.0, batch_first=True, norm_first=True
+        )
+        .to(dtype)
+        .eval()
+    )
     layer = tt.DecoderLayer.from_torch(library).eval()
-    y, memory = torch.randn(3, 5, 32, dtype=dtype), torch.randn(3, 7, 32, dtype=dtype)  # (B, T, d), (B, S, d)
+    y, memory = (
+        torch.randn(3, 5, 32, dtype=dtype),
+        torch.randn(3, 7, 32, dtype=dtype),
+    )  # (B, T, d), (B, S, d)
     source_real = att.padding_mask([7, 4, 1])  # (B, S)
     with torch.no_grad():
-        expected = library(y, memory, tgt_mask=~att.causal_mask(5), memory_key_padding_mask=~source_real)
+        expected = library(
+            y,
+            memory,
+            tgt_mask=~att.causal_mask(5),
+            memory_key_padding_mask=~source_real,
+        )
         got, _, cross = layer(y, layer.cross_attention.keys_values(memory), source_real)
-    print(f"{str(dtype):14} scratch decoder layer = nn.TransformerDecoderLayer (≤ {tolerance:.0e}): "
-          f"{(got - expected).abs().max().item() <= tolerance}")
-print(f"cross-attention weights {tuple(cross.shape)} (B, h, T, S); padded source words get 0: "
-      f"{bool((cross[2, :, :, 1:] == 0).all())}")
+    print(
+        f"{str(dtype):14} scratch decoder layer = nn.TransformerDecoderLayer (≤ {tolerance:.0e}): "
+        f"{(got - expected).abs().max().item() <= tolerance}"
+    )
+print(
+    f"cross-attention weights {tuple(cross.shape)} (B, h, T, S); padded source words get 0: "
+    f"{bool((cross[2, :, :, 1:] == 0).all())}"
+)
 
 # %% [markdown]
 # **Training: the slide's "I love hiking." → "Adoro le escursioni."** The CSE538 slide "Training" shows one
@@ -700,9 +884,18 @@ print(f"cross-attention weights {tuple(cross.shape)} (B, h, T, S); padded source
 source_vocab, target_vocab = tanalysis.vocabularies()
 walk = translate_passage("she walked in the park .")
 batch = s2s.make_batch([walk], source_vocab, target_vocab)
-print(f"{'encoder reads':15} " + " ".join(source_vocab.itos[i] for i in batch.source[0].tolist()))
-print(f"{'decoder reads':15} " + " ".join(f"{target_vocab.itos[i]:>8}" for i in batch.target_in[0].tolist()))
-print(f"{'must predict':15} " + " ".join(f"{target_vocab.itos[i]:>8}" for i in batch.target_out[0].tolist()))
+print(
+    f"{'encoder reads':15} "
+    + " ".join(source_vocab.itos[i] for i in batch.source[0].tolist())
+)
+print(
+    f"{'decoder reads':15} "
+    + " ".join(f"{target_vocab.itos[i]:>8}" for i in batch.target_in[0].tolist())
+)
+print(
+    f"{'must predict':15} "
+    + " ".join(f"{target_vocab.itos[i]:>8}" for i in batch.target_out[0].tolist())
+)
 
 # %% [markdown]
 # ## 9. A transformer translates notebook 07's passages
@@ -724,8 +917,14 @@ for label, row in translation_table.items():
 print(f"\n{'BLEU':15}" + "".join(f"{b:>9}" for b in buckets))
 for label, row in translation_table.items():
     print(f"{label:15}" + "".join(f"{row[b]['bleu']:9.1f}" for b in buckets))
-best = {b: max(translation_table, key=lambda label: translation_table[label][b]["bleu"]) for b in buckets[3:]}
-print("\nthe highest BLEU beyond the training lengths: " + ", ".join(f"{b} {label}" for b, label in best.items()))
+best = {
+    b: max(translation_table, key=lambda label: translation_table[label][b]["bleu"])
+    for b in buckets[3:]
+}
+print(
+    "\nthe highest BLEU beyond the training lengths: "
+    + ", ".join(f"{b} {label}" for b, label in best.items())
+)
 print(f"\n{'output words':15}" + "".join(f"{b:>9}" for b in buckets))
 for label, row in translation_table.items():
     print(f"{label:15}" + "".join(f"{row[b]['output_length']:9.1f}" for b in buckets))
@@ -736,13 +935,22 @@ print(f"{'the references':15}" + "".join(f"{mine_row['reference_length']:9.1f}"
 # NBVAL_CHECK_OUTPUT
 within = buckets[:3]
 mine = translation_table["transformer"]
-print(f"transformer, within the training lengths: exact match ≥ 95% in every bucket: "
-      f"{all(mine[b]['exact_match'] >= 0.95 for b in within)}")
-print(f"beyond the training lengths every model's exact match falls below 50%: "
-      f"{all(row[b]['exact_match'] < 0.5 for row in translation_table.values() for b in buckets[3:])}")
+print(
+    f"transformer, within the training lengths: exact match ≥ 95% in every bucket: "
+    f"{all(mine[b]['exact_match'] >= 0.95 for b in within)}"
+)
+print(
+    f"beyond the training lengths every model's exact match falls below 50%: "
+    f"{all(row[b]['exact_match'] < 0.5 for row in translation_table.values() for b in buckets[3:])}"
+)
 longest = buckets[-1]
-half_or_less = [row[longest]["output_length"] < row[longest]["reference_length"] / 2 for row in translation_table.values()]
-print(f"at {longest} words every model writes less than half the reference's length: {all(half_or_less)}")
+half_or_less = [
+    row[longest]["output_length"] < row[longest]["reference_length"] / 2
+    for row in translation_table.values()
+]
+print(
+    f"at {longest} words every model writes less than half the reference's length: {all(half_or_less)}"
+)
 
 # %% [markdown]
 # The transformer trained with seeds 1 and 2 as well, against notebook 07's three seeds of each GRU, in the noise
@@ -752,18 +960,34 @@ print(f"at {longest} words every model writes less than half the reference's len
 # NBVAL_CHECK_OUTPUT
 from course_utils.analysis.seed_spread import WITHIN_NOISE
 
-both = {"runs": {**translation_seeds.load_results()["runs"], **seed_runs["runs"]}}  # 07's GRUs and this notebook's transformer
-translator_runs = {"transformer": "transformer_2x128", "GRU + additive": "additive_128", "GRU + dot": "dot_128"}
+both = {
+    "runs": {**translation_seeds.load_results()["runs"], **seed_runs["runs"]}
+}  # 07's GRUs and this notebook's transformer
+translator_runs = {
+    "transformer": "transformer_2x128",
+    "GRU + additive": "additive_128",
+    "GRU + dot": "dot_128",
+}
 exact_columns = {f"exact {b}": f"exact_match {b}" for b in buckets[:4]}
 bleu_columns = {f"BLEU {b}": f"bleu {b}" for b in buckets[3:]}
-print(seeds.spread_table(both, translator_runs, exact_columns, digits=1, scale=100, by_run=True))
+print(
+    seeds.spread_table(
+        both, translator_runs, exact_columns, digits=1, scale=100, by_run=True
+    )
+)
 print(seeds.spread_table(both, translator_runs, bleu_columns, digits=1, by_run=True))
 for gru in ("GRU + additive", "GRU + dot"):
     said = {column: seeds.stored_comparison(both, "transformer_2x128", translator_runs[gru], metric,
                                             labels=("transformer", gru))[2]
             for column, metric in {**exact_columns, **bleu_columns}.items()}  # fmt: skip
-    found = [f"{column}: {verdict}" for column, verdict in said.items() if verdict != WITHIN_NOISE]
-    print(f"transformer against {gru}, beyond the spread: {'; '.join(found) or 'nowhere'}")
+    found = [
+        f"{column}: {verdict}"
+        for column, verdict in said.items()
+        if verdict != WITHIN_NOISE
+    ]
+    print(
+        f"transformer against {gru}, beyond the spread: {'; '.join(found) or 'nowhere'}"
+    )
 
 # %% [markdown]
 # Within the training lengths the transformer translates nearly every passage, in every seed (at least 98.8 % exact
@@ -787,20 +1011,36 @@ from course_utils.language import parallel
 
 test_pairs = parallel.load("test")
 head_aer = head_aer(translators["transformer"], test_pairs)  # (L, H)
-rnn_aer = {label: tanalysis.attention_aer(translators[label], test_pairs) for label in ("GRU + additive", "GRU + dot")}
+rnn_aer = {
+    label: tanalysis.attention_aer(translators[label], test_pairs)
+    for label in ("GRU + additive", "GRU + dot")
+}
 for layer, row in enumerate(head_aer.tolist()):
-    print(f"decoder layer {layer + 1}: AER of heads 1–{len(row)} " + "  ".join(f"{a:.3f}" for a in row))
+    print(
+        f"decoder layer {layer + 1}: AER of heads 1–{len(row)} "
+        + "  ".join(f"{a:.3f}" for a in row)
+    )
 for label, value in rnn_aer.items():
     print(f"{label}: AER {value:.3f}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-aligned_layer, aligned_head = divmod(int(head_aer.argmin()), head_aer.shape[1])  # the translator's best-aligned head
-print(f"the best-aligned head is in the last decoder layer: {aligned_layer == head_aer.shape[0] - 1}")
-print(f"some head aligns better than 07's dot attention: {head_aer.min().item() < rnn_aer['GRU + dot']}")
-print(f"every head aligns better than 07's dot attention and worse than 07's additive attention: "
-      f"{rnn_aer['GRU + additive'] < head_aer.min().item() and head_aer.max().item() < rnn_aer['GRU + dot']}")
-print(f"the heads differ (worst AER − best ≥ 0.1): {head_aer.max().item() - head_aer.min().item() >= 0.1}")
+aligned_layer, aligned_head = divmod(
+    int(head_aer.argmin()), head_aer.shape[1]
+)  # the translator's best-aligned head
+print(
+    f"the best-aligned head is in the last decoder layer: {aligned_layer == head_aer.shape[0] - 1}"
+)
+print(
+    f"some head aligns better than 07's dot attention: {head_aer.min().item() < rnn_aer['GRU + dot']}"
+)
+print(
+    f"every head aligns better than 07's dot attention and worse than 07's additive attention: "
+    f"{rnn_aer['GRU + additive'] < head_aer.min().item() and head_aer.max().item() < rnn_aer['GRU + dot']}"
+)
+print(
+    f"the heads differ (worst AER − best ≥ 0.1): {head_aer.max().item() - head_aer.min().item() >= 0.1}"
+)
 
 # %% [markdown]
 # Over three seeds (the transformer's seeds of the table above, 07's of each GRU), lower is better:
@@ -809,11 +1049,19 @@ print(f"the heads differ (worst AER − best ≥ 0.1): {head_aer.max().item() - 
 # NBVAL_CHECK_OUTPUT
 from course_utils.analysis.seed_spread import verdict
 
-best_aer, worst_aer = (seeds.stored_spread(both, "transformer_2x128", m) for m in ("best head aer", "worst head aer"))
-gru_aer = {label: seeds.stored_spread(both, translator_runs[label], "aer") for label in ("GRU + additive", "GRU + dot")}
+best_aer, worst_aer = (
+    seeds.stored_spread(both, "transformer_2x128", m)
+    for m in ("best head aer", "worst head aer")
+)
+gru_aer = {
+    label: seeds.stored_spread(both, translator_runs[label], "aer")
+    for label in ("GRU + additive", "GRU + dot")
+}
 print(f"transformer: best head {best_aer.format()}, worst head {worst_aer.format()}")
 for label, values in gru_aer.items():
-    print(f"{label}: {values.format()}; the best head against it: {verdict(best_aer, values, ('best head', label))}")
+    print(
+        f"{label}: {values.format()}; the best head against it: {verdict(best_aer, values, ('best head', label))}"
+    )
 
 # %% [markdown]
 # In the shipped models, no transformer head aligns as well as 07's additive attention, which had nothing else to do,
@@ -833,9 +1081,15 @@ for label, values in gru_aer.items():
 # NBVAL_CHECK_OUTPUT
 for side in ("encoder_layers", "decoder_layers"):
     first, second = getattr(translators["transformer"], side)[:2]
-    same_shapes = [a.shape for a in first.parameters()] == [b.shape for b in second.parameters()]
-    shared = sum(torch.equal(a, b) for a, b in zip(first.parameters(), second.parameters()))
-    print(f"{side}: the same shapes in both layers: {same_shapes}; weight tensors shared between them: {shared}")
+    same_shapes = [a.shape for a in first.parameters()] == [
+        b.shape for b in second.parameters()
+    ]
+    shared = sum(
+        torch.equal(a, b) for a, b in zip(first.parameters(), second.parameters())
+    )
+    print(
+        f"{side}: the same shapes in both layers: {same_shapes}; weight tensors shared between them: {shared}"
+    )
 
 # %% [markdown]
 # **The paper's numbers.** The CSE538 slide "Transformer (as of 2017)" gives WMT 2014 BLEU: GNMT 24.6 (EN–DE) and
@@ -863,10 +1117,14 @@ for side in ("encoder_layers", "decoder_layers"):
 # %%
 gpt = load("gpt_lm")
 config = gpt.hf.config
-print(f"GPT2Config: {config.n_layer} layers, d_model = {config.n_embd}, {config.n_head} heads, up to {config.n_positions} "
-      f"positions (learned), vocabulary {config.vocab_size}, attention '{config._attn_implementation}'")
-print(f"the course's ids: <s> = {config.bos_token_id}, </s> = {config.eos_token_id}, <pad> = {config.pad_token_id}; "
-      f"{sum(p.numel() for p in gpt.parameters()):,} parameters (output layer tied to the embeddings)")
+print(
+    f"GPT2Config: {config.n_layer} layers, d_model = {config.n_embd}, {config.n_head} heads, up to {config.n_positions} "
+    f"positions (learned), vocabulary {config.vocab_size}, attention '{config._attn_implementation}'"
+)
+print(
+    f"the course's ids: <s> = {config.bos_token_id}, </s> = {config.eos_token_id}, <pad> = {config.pad_token_id}; "
+    f"{sum(p.numel() for p in gpt.parameters()):,} parameters (output layer tied to the embeddings)"
+)
 
 # %% [markdown]
 # **Scratch against the library.** `tlm.ScratchGPT` is the same network written from scratch (pre-LN blocks:
@@ -879,15 +1137,34 @@ print(inspect.getsource(tlm.ScratchBlock.forward))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-sentence = ["the", "goat", "behind", "the", "parks", "from", "the", "boys", "near", "the", "children", "hides", "."]
+sentence = [
+    "the",
+    "goat",
+    "behind",
+    "the",
+    "parks",
+    "from",
+    "the",
+    "boys",
+    "near",
+    "the",
+    "children",
+    "hides",
+    ".",
+]
 ids = torch.tensor([[vocab.bos_id] + vocab.encode(sentence)])  # (1, T)
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
     library = load("gpt_lm").to(dtype)
     scratch = tlm.ScratchGPT.from_hf(library)
     with torch.no_grad():
         logits_ok = (library(ids)[0] - scratch(ids)[0]).abs().max().item() <= tolerance
-    maps_ok = (tlm.attention_maps(library, ids).double() - tlm.attention_maps(scratch, ids).double()).abs().max().item() <= tolerance
-    print(f"{str(dtype):14} scratch GPT = GPT2LMHeadModel: logits (≤ {tolerance:.0e}) {logits_ok}, every head's attention {maps_ok}")
+    maps_ok = (
+        tlm.attention_maps(library, ids).double()
+        - tlm.attention_maps(scratch, ids).double()
+    ).abs().max().item() <= tolerance
+    print(
+        f"{str(dtype):14} scratch GPT = GPT2LMHeadModel: logits (≤ {tolerance:.0e}) {logits_ok}, every head's attention {maps_ok}"
+    )
 
 # %% [markdown]
 # **Training.** `tzoo.train_lm` is the shipped model's recipe (AdamW with a cosine schedule, batches of 64
@@ -903,10 +1180,17 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-first, last = sum(history.losses[:5]) / 5, sum(history.losses[-5:]) / 5  # means: one batch's loss is noisy
-print(f"the training loss fell by more than a nat (its first 5 steps against its last 5): {first - last > 1}")
-print(f"shipped model: {recipe['recipe']['steps']:,} steps of {recipe['recipe']['batch_size']} sentences, "
-      f"trained in under 5 minutes: {recipe['train_seconds'] < 300}")
+first, last = (
+    sum(history.losses[:5]) / 5,
+    sum(history.losses[-5:]) / 5,
+)  # means: one batch's loss is noisy
+print(
+    f"the training loss fell by more than a nat (its first 5 steps against its last 5): {first - last > 1}"
+)
+print(
+    f"shipped model: {recipe['recipe']['steps']:,} steps of {recipe['recipe']['batch_size']} sentences, "
+    f"trained in under 5 minutes: {recipe['train_seconds'] < 300}"
+)
 
 # %% [markdown]
 # ### Perplexity against the oracle, beside notebooks 04–06
@@ -920,7 +1204,10 @@ ngrams = zoo.ngram_models(orders=(2, 3))
 course_lms = {"bigram (KN)": ngrams["bigram"], "trigram (KN)": ngrams["trigram"], "FFNN N=5": load("ffnn_n5"),
               "RNN": load("rnn_lm"), "GRU": load("gru_lm"), "LSTM": load("lstm_lm"),
               "transformer (GPT)": gpt}  # fmt: skip
-perplexity = {label: lm.evaluate(model, vocab, test).perplexity for label, model in course_lms.items()}
+perplexity = {
+    label: lm.evaluate(model, vocab, test).perplexity
+    for label, model in course_lms.items()
+}
 parameters = {label: sum(p.numel() for p in model.parameters()) if isinstance(model, nn.Module) else None
               for label, model in course_lms.items()}  # fmt: skip
 print(f"{'model':18} {'parameters':>10} {'perplexity':>10} {'÷ oracle':>9}")
@@ -932,9 +1219,13 @@ print(f"{'oracle':18} {'':>10} {oracle_ppl:10.3f} {1:9.3f}")
 # %%
 # NBVAL_CHECK_OUTPUT
 ratio = perplexity["transformer (GPT)"] / oracle_ppl
-print(f"the transformer is the closest to the oracle of the LMs above, all trained on the split: "
-      f"{min(perplexity, key=perplexity.get) == 'transformer (GPT)'}")
-print(f"transformer perplexity ÷ oracle's: {ratio:.3f}; the LSTM's: {perplexity['LSTM'] / oracle_ppl:.3f}")
+print(
+    f"the transformer is the closest to the oracle of the LMs above, all trained on the split: "
+    f"{min(perplexity, key=perplexity.get) == 'transformer (GPT)'}"
+)
+print(
+    f"transformer perplexity ÷ oracle's: {ratio:.3f}; the LSTM's: {perplexity['LSTM'] / oracle_ppl:.3f}"
+)
 print(f"within 2% of the oracle (≤ 1.02×): {ratio <= 1.02}; within 3%: {ratio <= 1.03}")
 
 # %% [markdown]
@@ -946,7 +1237,9 @@ print(f"within 2% of the oracle (≤ 1.02×): {ratio <= 1.02}; within 3%: {ratio
 from course_utils.analysis import lm_seeds
 
 gpt_spread = seeds.stored_spread(seed_runs, "gpt_lm", "test_perplexity")
-print(f"GPT  {gpt_spread.format()}   (÷ the oracle's: {seeds.stored_spread(seed_runs, 'gpt_lm', 'test_ratio').format(4)})")
+print(
+    f"GPT  {gpt_spread.format()}   (÷ the oracle's: {seeds.stored_spread(seed_runs, 'gpt_lm', 'test_ratio').format(4)})"
+)
 for label, name in (("GRU", "gru_lm"), ("LSTM", "lstm_lm")):
     other = lm_seeds.seed_spread(name, "perplexity")
     print(f"{label:4} {other.format()} → {verdict(gpt_spread, other, ('GPT', label))}")
@@ -983,15 +1276,25 @@ from course_utils.analysis import data_or_model
 
 data_runs = data_or_model.load_results()
 print(f"made by: {data_runs['command']}")
-print(f"{'run':18} {'parameters':>10} {'sentences seen':>15} {'minutes':>8} {'test ppl ÷ oracle':>18}")
+print(
+    f"{'run':18} {'parameters':>10} {'sentences seen':>15} {'minutes':>8} {'test ppl ÷ oracle':>18}"
+)
 for name, run in data_runs["runs"].items():
     seen = f"{run['steps'] * run['batch_size']:,}"
-    print(f"{name:18} {run['parameters']:>10,} {seen:>15} {run['train_seconds'] / 60:8.1f} {run['test_ratio']:18.4f}")
+    print(
+        f"{name:18} {run['parameters']:>10,} {seen:>15} {run['train_seconds'] / 60:8.1f} {run['test_ratio']:18.4f}"
+    )
 data_ratio = {name: run["test_ratio"] for name, run in data_runs["runs"].items()}
-print(f"fresh data beats the split at the same budget: {data_ratio['2x64 stream 4500'] < data_ratio['2x64 split 4500']}")
-print(f"23 times the parameters on the split beats the small model on fresh data: "
-      f"{data_ratio['4x256 split 4500'] < data_ratio['2x64 stream 4500']}")
-print(f"9,000 batches of fresh sentences reach 1.5 % of the oracle (≤ 1.015): {data_ratio['2x64 stream 9000'] <= 1.015}")
+print(
+    f"fresh data beats the split at the same budget: {data_ratio['2x64 stream 4500'] < data_ratio['2x64 split 4500']}"
+)
+print(
+    f"23 times the parameters on the split beats the small model on fresh data: "
+    f"{data_ratio['4x256 split 4500'] < data_ratio['2x64 stream 4500']}"
+)
+print(
+    f"9,000 batches of fresh sentences reach 1.5 % of the oracle (≤ 1.015): {data_ratio['2x64 stream 9000'] <= 1.015}"
+)
 
 # %% [markdown]
 # A stored table is only as good as the code that made it. Each run also stored the training losses of its first
@@ -1001,8 +1304,12 @@ print(f"9,000 batches of fresh sentences reach 1.5 % of the oracle (≤ 1.015): 
 # NBVAL_CHECK_OUTPUT
 again = data_or_model.short_run("4x256 split 4500")
 largest_gap = max(abs(a - b) for a, b in zip(again["shipped"], again["again"]))
-print(f"{again['run']}: first-step loss {again['again'][0]:.2f}, step {again['steps']} {again['again'][-1]:.2f}")
-print(f"the same {again['steps']} losses as stored, to within 0.01: {largest_gap < 0.01}")
+print(
+    f"{again['run']}: first-step loss {again['again'][0]:.2f}, step {again['steps']} {again['again'][-1]:.2f}"
+)
+print(
+    f"the same {again['steps']} losses as stored, to within 0.01: {largest_gap < 0.01}"
+)
 
 # %% [markdown]
 # **What the runs say.** Each run was trained once. The bigger model, 23 times the parameters and more than ten times
@@ -1019,13 +1326,19 @@ print(f"the same {again['steps']} losses as stored, to within 0.01: {largest_gap
 
 # %%
 # NBVAL_CHECK_OUTPUT
-streamed = {"LSTM": (load("lstm_lm"), load("lstm_stream")), "transformer (GPT)": (gpt, load("gpt_stream"))}
+streamed = {
+    "LSTM": (load("lstm_lm"), load("lstm_stream")),
+    "transformer (GPT)": (gpt, load("gpt_stream")),
+}
 stream_ratio = {label: [lm.evaluate(model, vocab, test).perplexity / oracle_ppl for model in pair]
                 for label, pair in streamed.items()}  # fmt: skip
 print(f"{'test ppl ÷ oracle':18} {'the split':>10} {'the stream':>11}")
 for label, (on_split, on_stream) in stream_ratio.items():
     print(f"{label:18} {on_split:10.3f} {on_stream:11.3f}")
-lead = {data: stream_ratio["LSTM"][i] - stream_ratio["transformer (GPT)"][i] for i, data in enumerate(("split", "stream"))}
+lead = {
+    data: stream_ratio["LSTM"][i] - stream_ratio["transformer (GPT)"][i]
+    for i, data in enumerate(("split", "stream"))
+}
 print(f"the transformer is closer on the stream too: {lead['stream'] > 0}; by less than on the split: "
       f"{lead['stream'] < lead['split']}")  # fmt: skip
 
@@ -1042,12 +1355,20 @@ print(f"the transformer is closer on the stream too: {lead['stream'] > 0}; by le
 # checked: times differ from machine to machine):
 
 # %%
-cpu_step = data_or_model.time_steps("4x256 split 4500", "cpu", steps=budget(full=10, fast=3))
-print(f"one step of the 4 × 256 model (64 sentences): {cpu_step * 1000:.0f} ms on the CPU "
-      f"(torch threads: {torch.get_num_threads()})")
+cpu_step = data_or_model.time_steps(
+    "4x256 split 4500", "cpu", steps=budget(full=10, fast=3)
+)
+print(
+    f"one step of the 4 × 256 model (64 sentences): {cpu_step * 1000:.0f} ms on the CPU "
+    f"(torch threads: {torch.get_num_threads()})"
+)
 if torch.cuda.is_available():
-    gpu_step = data_or_model.time_steps("4x256 split 4500", "cuda", steps=budget(full=50, fast=10))
-    print(f"on the GPU ({torch.cuda.get_device_name()}): {gpu_step * 1000:.0f} ms, {cpu_step / gpu_step:.1f} times faster")
+    gpu_step = data_or_model.time_steps(
+        "4x256 split 4500", "cuda", steps=budget(full=50, fast=10)
+    )
+    print(
+        f"on the GPU ({torch.cuda.get_device_name()}): {gpu_step * 1000:.0f} ms, {cpu_step / gpu_step:.1f} times faster"
+    )
 else:
     print("no GPU here: on Colab, choose a GPU runtime and run this cell again")
 
@@ -1062,13 +1383,17 @@ else:
 from course_utils.evaluation.agreement import accuracy_by_attractors, form_probs
 
 agreement = corpus.load_eval("agreement")
-agreeing = {label: course_lms[label] for label in ("RNN", "GRU", "LSTM", "transformer (GPT)")}
+agreeing = {
+    label: course_lms[label] for label in ("RNN", "GRU", "LSTM", "transformer (GPT)")
+}
 agreement_accuracy = {label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
                       for label, model in agreeing.items()}  # fmt: skip
 print(f"{'attractors':18} " + " ".join(f"{n:>5}" for n in agreement_accuracy["LSTM"]))
 for label, accuracy in agreement_accuracy.items():
     print(f"{label:18} " + " ".join(f"{a:5.2f}" for a in accuracy.values()))
-print(f"transformer ≥ 0.95 at every attractor count: {min(agreement_accuracy['transformer (GPT)'].values()) >= 0.95}")
+print(
+    f"transformer ≥ 0.95 at every attractor count: {min(agreement_accuracy['transformer (GPT)'].values()) >= 0.95}"
+)
 
 # %% [markdown]
 # The RNN collapses towards the nearest noun as attractors pile up (notebook 06); the GRU, the LSTM and the
@@ -1090,24 +1415,38 @@ L, H = heads["subject"].shape
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.2))
 for ax, key, title in ((axes[0], "subject", "attention on the subject"),
                        (axes[1], "attractor_mean", "attention per attractor noun")):  # fmt: skip
-    image = ax.imshow(heads[key], cmap="viridis", vmin=0, vmax=float(heads["subject"].max()))
+    image = ax.imshow(
+        heads[key], cmap="viridis", vmin=0, vmax=float(heads["subject"].max())
+    )
     ax.set(xticks=range(H), xticklabels=range(1, H + 1), yticks=range(L), yticklabels=range(1, L + 1), xlabel="head",
            ylabel="layer", title=title)  # fmt: skip
     for layer in range(L):
         for head in range(H):
-            ax.text(head, layer, f"{heads[key][layer, head]:.2f}", ha="center", va="center", color="w", fontsize=9)
+            ax.text(
+                head,
+                layer,
+                f"{heads[key][layer, head]:.2f}",
+                ha="center",
+                va="center",
+                color="w",
+                fontsize=9,
+            )
 fig.colorbar(image, ax=axes)
 plt.show()
 subject_layer, subject_head = heads["best_head"]
-print(f"{heads['items']} items; best subject head: layer {subject_layer + 1}, head {subject_head + 1}: "
-      f"{heads['subject'][subject_layer, subject_head]:.2f} on the subject against "
-      f"{heads['attractor_mean'][subject_layer, subject_head]:.2f} per attractor")
+print(
+    f"{heads['items']} items; best subject head: layer {subject_layer + 1}, head {subject_head + 1}: "
+    f"{heads['subject'][subject_layer, subject_head]:.2f} on the subject against "
+    f"{heads['attractor_mean'][subject_layer, subject_head]:.2f} per attractor"
+)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 subject_mass = heads["subject"][subject_layer, subject_head].item()
 attractor_mass = heads["attractor_mean"][subject_layer, subject_head].item()
-print(f"a head puts ≥ 3× more attention on the subject than on each attractor: {subject_mass >= 3 * attractor_mass}")
+print(
+    f"a head puts ≥ 3× more attention on the subject than on each attractor: {subject_mass >= 3 * attractor_mass}"
+)
 print(f"that head is not in the first layer: {subject_layer > 0}")
 
 # %% [markdown]
@@ -1127,19 +1466,30 @@ with_attractors = [item for item in agreement if item["attractors"] >= 1]
 ablated_agreement = {(layer, head): accuracy_by_attractors(form_probs(tlm.without_head(gpt, layer, head), vocab,
                                                                       with_attractors), with_attractors)
                      for layer in range(L) for head in range(H)}  # fmt: skip
-print(f"\n{'head removed':14} {'on subject':>10}   agreement at " + " ".join(f"{n:>5}" for n in range(1, 6)))
+print(
+    f"\n{'head removed':14} {'on subject':>10}   agreement at "
+    + " ".join(f"{n:>5}" for n in range(1, 6))
+)
 for (layer, head), accuracy in ablated_agreement.items():
-    print(f"layer {layer + 1}, head {head + 1} {heads['subject'][layer, head]:10.2f}   {'':13}"
-          + " ".join(f"{a:5.2f}" for a in accuracy.values()))
+    print(
+        f"layer {layer + 1}, head {head + 1} {heads['subject'][layer, head]:10.2f}   {'':13}"
+        + " ".join(f"{a:5.2f}" for a in accuracy.values())
+    )
 
 # %%
 # NBVAL_CHECK_OUTPUT
-worst_ablation = {key: min(accuracy.values()) for key, accuracy in ablated_agreement.items()}
+worst_ablation = {
+    key: min(accuracy.values()) for key, accuracy in ablated_agreement.items()
+}
 needed_layer, needed_head = min(worst_ablation, key=worst_ablation.get)
-print(f"without the subject head (layer {subject_layer + 1}, head {subject_head + 1}), agreement stays ≥ 0.9 at every "
-      f"attractor count: {worst_ablation[heads['best_head']] >= 0.9}")
-print(f"the head agreement needs most: layer {needed_layer + 1}, head {needed_head + 1}; without it, agreement falls "
-      f"below 0.7: {worst_ablation[needed_layer, needed_head] < 0.7}")
+print(
+    f"without the subject head (layer {subject_layer + 1}, head {subject_head + 1}), agreement stays ≥ 0.9 at every "
+    f"attractor count: {worst_ablation[heads['best_head']] >= 0.9}"
+)
+print(
+    f"the head agreement needs most: layer {needed_layer + 1}, head {needed_head + 1}; without it, agreement falls "
+    f"below 0.7: {worst_ablation[needed_layer, needed_head] < 0.7}"
+)
 
 # %% [markdown]
 # The head that looks hardest at the subject is not the one the prediction depends on. Without it agreement barely
@@ -1156,7 +1506,9 @@ print(f"the head agreement needs most: layer {needed_layer + 1}, head {needed_he
 # attention head reads it directly):
 
 # %%
-by_distance = tlm.subject_attention_by_distance(gpt, vocab, agreement, head=heads["best_head"])
+by_distance = tlm.subject_attention_by_distance(
+    gpt, vocab, agreement, head=heads["best_head"]
+)
 fig, ax = plt.subplots(figsize=(7, 3.2))
 ax.plot(list(by_distance), list(by_distance.values()), "o-")
 ax.set(xlabel="tokens between the subject and the verb's position", ylabel="attention on the subject", ylim=(0, 1),
@@ -1167,8 +1519,12 @@ print("  ".join(f"d={d}: {a:.2f}" for d, a in by_distance.items()))
 # %%
 # NBVAL_CHECK_OUTPUT
 print(f"distances measured: {min(by_distance)} to {max(by_distance)} tokens")
-print(f"attention on the subject ≥ 0.8 at every distance: {min(by_distance.values()) >= 0.8}")
-print(f"no trend with distance (|correlation| < 0.3): {abs(tlm.distance_correlation(by_distance)) < 0.3}")
+print(
+    f"attention on the subject ≥ 0.8 at every distance: {min(by_distance.values()) >= 0.8}"
+)
+print(
+    f"no trend with distance (|correlation| < 0.3): {abs(tlm.distance_correlation(by_distance)) < 0.3}"
+)
 
 # %% [markdown]
 # Flat: as far as this head is concerned, a subject 20 tokens back is as easy to read as one 3 tokens back. That is
@@ -1198,13 +1554,19 @@ from course_utils.analysis import attention_cost as cost
 
 d = 64
 print(f"multiply-adds of one layer, one sequence, d = {d} (matrix products only):")
-print(f"{'n':>6} {'self-attention':>15} {'LSTM':>13} {'ratio':>6} {'sequential steps':>17}")
+print(
+    f"{'n':>6} {'self-attention':>15} {'LSTM':>13} {'ratio':>6} {'sequential steps':>17}"
+)
 for n in (16, 64, 128, 256, 512, 1024):
     flops = cost.layer_flops(n, d)
-    print(f"{n:6} {flops['attention']:15,} {flops['lstm']:13,} {flops['attention'] / flops['lstm']:6.2f} "
-          f"{flops['attention_steps']:>8} vs {flops['lstm_steps']:<5}")
-print(f"counted crossover: n = {cost.layer_flops(1, d)['crossover_n']} (= 2d: 4nd² + 2n²d = 8nd²); "
-      f"Table 1's, constants dropped: n = {cost.layer_flops(1, d)['table1_crossover_n']} (= d)")
+    print(
+        f"{n:6} {flops['attention']:15,} {flops['lstm']:13,} {flops['attention'] / flops['lstm']:6.2f} "
+        f"{flops['attention_steps']:>8} vs {flops['lstm_steps']:<5}"
+    )
+print(
+    f"counted crossover: n = {cost.layer_flops(1, d)['crossover_n']} (= 2d: 4nd² + 2n²d = 8nd²); "
+    f"Table 1's, constants dropped: n = {cost.layer_flops(1, d)['table1_crossover_n']} (= d)"
+)
 
 # %% [markdown]
 # Vaswani et al.: *"self-attention layers are faster than recurrent layers when the sequence length n is smaller
@@ -1223,14 +1585,24 @@ fig, ax = plt.subplots(figsize=(7, 3.8))
 for key, label in (("attention_s", "self-attention (SDPA)"), ("lstm_s", "nn.LSTM (fused loop)"),
                    ("lstm_cell_s", "LSTMCell, Python loop")):  # fmt: skip
     ax.plot(lengths, [1000 * row[key] for row in rows], "o-", label=label)
-ax.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="forward time (ms)", title=f"One layer, d = {d}")
+ax.set(
+    xscale="log",
+    yscale="log",
+    xlabel="sequence length n",
+    ylabel="forward time (ms)",
+    title=f"One layer, d = {d}",
+)
 ax.legend()
 plt.show()
 for row in rows:
-    print(f"n = {row['n']:5}: attention {1000 * row['attention_s']:7.2f} ms   nn.LSTM {1000 * row['lstm_s']:7.2f} ms   "
-          f"cell loop {1000 * row['lstm_cell_s']:7.2f} ms")
-print(f"measured crossover (attention slower from here on): n = {cost.measured_crossover(rows)}; "
-      f"counted: n = 2d = {2 * d}")
+    print(
+        f"n = {row['n']:5}: attention {1000 * row['attention_s']:7.2f} ms   nn.LSTM {1000 * row['lstm_s']:7.2f} ms   "
+        f"cell loop {1000 * row['lstm_cell_s']:7.2f} ms"
+    )
+print(
+    f"measured crossover (attention slower from here on): n = {cost.measured_crossover(rows)}; "
+    f"counted: n = 2d = {2 * d}"
+)
 
 # %% [markdown]
 # **Training throughput.** Notebook 06's LSTM LM against a GPT of a similar size (section 10's shape with a third
@@ -1244,8 +1616,13 @@ compared = cost.comparison_models(vocab)
 for label, model in compared.items():
     print(f"{label:26} {cost.parameter_count(model):9,} parameters")
 for threads in sorted({1, torch.get_num_threads()}):
-    speed = cost.training_throughput(compared, batches, steps=budget(full=10, fast=3), threads=threads)
-    print(f"{threads} thread(s): " + "   ".join(f"{label} {rate:,.0f} tokens/s" for label, rate in speed.items()))
+    speed = cost.training_throughput(
+        compared, batches, steps=budget(full=10, fast=3), threads=threads
+    )
+    print(
+        f"{threads} thread(s): "
+        + "   ".join(f"{label} {rate:,.0f} tokens/s" for label, rate in speed.items())
+    )
 
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "The Transformer: Take Away") says "Easy to parallelize — don't need
@@ -1277,7 +1654,9 @@ qkv_demo.box
 # causal mask off to see what the same queries and keys would do if they could read ahead.
 
 # %%
-attention_demo = AttentionDemo(layer=subject_layer, head=subject_head)  # opens on section 10's subject head
+attention_demo = AttentionDemo(
+    layer=subject_layer, head=subject_head
+)  # opens on section 10's subject head
 attention_demo.box
 
 # %% [markdown]
@@ -1305,7 +1684,11 @@ for what, attempt in attempts.items():
 # **Exercise 1.** Write the causal mask: a (T, T) boolean tensor, `True` where query t may attend to key s.
 
 # %% tags=["exercise"]
-from course_utils.exercises.attention import check_attention_head, check_causal_mask, check_positional_encoding
+from course_utils.exercises.attention import (
+    check_attention_head,
+    check_causal_mask,
+    check_positional_encoding,
+)
 
 
 def causal_mask(length):
@@ -1327,6 +1710,7 @@ _ = check_causal_mask(causal_mask)
 # %% [markdown]
 # **Exercise 2.** One attention head: project x with W_q, W_k, W_v, then softmax(q kᵀ / √d_k) over the keys (masked
 # keys at weight 0) and the weighted sum of the values.
+
 
 # %% tags=["exercise"]
 def attention_head(x, W_q, W_k, W_v, mask=None):
@@ -1353,6 +1737,7 @@ _ = check_attention_head(attention_head)
 # %% [markdown]
 # **Exercise 3.** The slide's positional encoding: PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),
 # PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
+
 
 # %% tags=["exercise"]
 def positional_encoding(length, d_model):

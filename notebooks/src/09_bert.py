@@ -91,11 +91,15 @@ bert = load("bert_mlm")
 # NBVAL_CHECK_OUTPUT
 from course_utils.analysis import bert_sizes
 
-print(f"{'':11} {'layers':>6} {'hidden':>6} {'heads':>5} {'total':>13} {'paper':>6} {'= closed form':>14}")
+print(
+    f"{'':11} {'layers':>6} {'hidden':>6} {'heads':>5} {'total':>13} {'paper':>6} {'= closed form':>14}"
+)
 for row in bert_sizes.size_table():
     config = bert_sizes.size_config(row["model"])
     same = row["total"] == bert_sizes.closed_form_total(config)
-    print(f"{row['model']:11} {row['layers']:6} {row['hidden']:6} {row['heads']:5} {row['total']:13,} {row['paper']:>6} {same!s:>14}")
+    print(
+        f"{row['model']:11} {row['layers']:6} {row['hidden']:6} {row['heads']:5} {row['total']:13,} {row['paper']:>6} {same!s:>14}"
+    )
 
 # %% [markdown]
 # Where the parameters are, in BERT-base:
@@ -121,8 +125,10 @@ for group in ("embeddings", "attention", "feed-forward", "pooler"):
 course = bert_sizes.size_config("course BERT")
 for row in bert_sizes.size_breakdown(course, head="masked_lm"):
     print(f"{row['group']:14} {row['part']:22} {row['parameters']:8,}")
-print(f"{'total (masked LM)':37} {bert_sizes.closed_form_total(course, head='masked_lm'):8,}   "
-      f"shipped model: {sum(p.numel() for p in bert.parameters()):,}")
+print(
+    f"{'total (masked LM)':37} {bert_sizes.closed_form_total(course, head='masked_lm'):8,}   "
+    f"shipped model: {sum(p.numel() for p in bert.parameters()):,}"
+)
 
 
 # %% [markdown]
@@ -144,9 +150,13 @@ print(f"{'total (masked LM)':37} {bert_sizes.closed_form_total(course, head='mas
 train_sentences = corpus.load_split("train")
 words_in_corpus = {w for s in train_sentences for w in s}
 distinct, running = wp.split_share(tokenizer, train_sentences)
-print(f"vocabulary: {len(tokenizer)} entries for {len(words_in_corpus)} words; "
-      f"{sum(t.startswith('##') for t in tokenizer.get_vocab())} entries are ## pieces")
-print(f"words split into ≥ 2 pieces: {distinct:.0%} of distinct words, {running:.1%} of running words")
+print(
+    f"vocabulary: {len(tokenizer)} entries for {len(words_in_corpus)} words; "
+    f"{sum(t.startswith('##') for t in tokenizer.get_vocab())} entries are ## pieces"
+)
+print(
+    f"words split into ≥ 2 pieces: {distinct:.0%} of distinct words, {running:.1%} of running words"
+)
 for word in ["the", "cat", "amazing", "outside", "cherries", "zebra"]:
     print(f"  {word:10} → {' '.join(tokenizer.tokenize(word))}")
 
@@ -161,13 +171,17 @@ for word in ["the", "cat", "amazing", "outside", "cherries", "zebra"]:
 fresh_tokenizer = wp.train_wordpiece(train_sentences)
 fresh_distinct, fresh_running = wp.split_share(fresh_tokenizer, train_sentences)
 shared_entries = set(fresh_tokenizer.get_vocab()) & set(tokenizer.get_vocab())
-print(f"trained again: {len(fresh_tokenizer)} entries, {len(shared_entries)} of them also in the shipped vocabulary; "
-      f"words split: {fresh_distinct:.0%} of distinct words, {fresh_running:.1%} of running words")
+print(
+    f"trained again: {len(fresh_tokenizer)} entries, {len(shared_entries)} of them also in the shipped vocabulary; "
+    f"words split: {fresh_distinct:.0%} of distinct words, {fresh_running:.1%} of running words"
+)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print("the retrained vocabulary shares at least 95% of its entries with the shipped one:",
-      len(shared_entries) >= 0.95 * len(tokenizer))
+print(
+    "the retrained vocabulary shares at least 95% of its entries with the shipped one:",
+    len(shared_entries) >= 0.95 * len(tokenizer),
+)
 
 # %% [markdown]
 # Here all 1,000 entries came back (the line before the check). That is not guaranteed, which is why the check asks
@@ -194,11 +208,15 @@ scratch = wp.WordPieceEncoder(tokenizer.get_vocab())
 entries = [t for t in tokenizer.get_vocab() if t not in wp.SPECIAL_TOKENS]
 same_entries = sum(scratch.tokenize(t) == tokenizer.tokenize(t) for t in entries)
 test_sentences = corpus.load_split("test")
-same_sentences = sum(scratch.encode(" ".join(s)) == dict(tokenizer(" ".join(s))) for s in test_sentences)
+same_sentences = sum(
+    scratch.encode(" ".join(s)) == dict(tokenizer(" ".join(s))) for s in test_sentences
+)
 print(f"vocabulary entries encoded the same: {same_entries} / {len(entries)}")
 print(f"test sentences encoded the same:     {same_sentences} / {len(test_sentences)}")
 for text in ["Zebras!!", "naïve", "a" * 120]:
-    print(f"{text[:12]!r:15} library {tokenizer.tokenize(text)}   scratch {scratch.tokenize(text)}")
+    print(
+        f"{text[:12]!r:15} library {tokenizer.tokenize(text)}   scratch {scratch.tokenize(text)}"
+    )
 
 # %% [markdown]
 # **Special tokens**, each at work (ids 0–4 in our vocabulary):
@@ -217,12 +235,21 @@ for text in ["Zebras!!", "naïve", "a" * 120]:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-batch = tokenizer(["the cat sleeps .", "the girl eats the cake ."], ["the dogs eat .", "she ate ∆ ."], padding=True)
+batch = tokenizer(
+    ["the cat sleeps .", "the girl eats the cake ."],
+    ["the dogs eat .", "she ate ∆ ."],
+    padding=True,
+)
 for row in range(2):
     tokens = tokenizer.convert_ids_to_tokens(batch["input_ids"][row])
     print(" ".join(f"{t:>7}" for t in tokens))
-    print(" ".join(f"{t:>7}" for t in batch["token_type_ids"][row]), "  ← token_type_ids")
-    print(" ".join(f"{t:>7}" for t in batch["attention_mask"][row]), "  ← attention_mask\n")
+    print(
+        " ".join(f"{t:>7}" for t in batch["token_type_ids"][row]), "  ← token_type_ids"
+    )
+    print(
+        " ".join(f"{t:>7}" for t in batch["attention_mask"][row]),
+        "  ← attention_mask\n",
+    )
 
 # %% [markdown]
 # ## 3. Masked-language modelling: 15 %, of which 80/10/10
@@ -258,8 +285,10 @@ print(f"slide:   {example['slide']}")
 print(f"correct: {example['correct']}")
 pieces = tokenizer(example["sentence"])["input_ids"]
 target = tokenizer.tokenize(example["target"])
-print(f"as the model sees it: {' '.join(tokenizer.convert_ids_to_tokens(pieces))}  →  "
-      f"[CLS] the girl was playing {' '.join(['[MASK]'] * len(target))} . [SEP]   (labels: {' '.join(target)})")
+print(
+    f"as the model sees it: {' '.join(tokenizer.convert_ids_to_tokens(pieces))}  →  "
+    f"[CLS] the girl was playing {' '.join(['[MASK]'] * len(target))} . [SEP]   (labels: {' '.join(target)})"
+)
 
 # %% [markdown]
 # **From scratch**, from the paper: `bert_masking.mask_tokens` picks the 15 % exactly (per batch here), never
@@ -270,11 +299,17 @@ print(f"as the model sees it: {' '.join(tokenizer.convert_ids_to_tokens(pieces))
 
 # %%
 train_ids = bm.encode_sentences(tokenizer, train_sentences)
-rows = bert_masking.compare_with_library(tokenizer, train_ids, n_tokens=100_000, count="batch", seed=0)
+rows = bert_masking.compare_with_library(
+    tokenizer, train_ids, n_tokens=100_000, count="batch", seed=0
+)
 print(f"{'share':20} {'paper':>6} {'library':>8} {'scratch':>8}   agree within 3 SE?")
 for row in rows:
-    print(f"{row['share']:20} {row['paper']:6.2f} {row['library']:8.3f} {row['scratch']:8.3f}   {row['agrees']}")
-print(f"(standard errors about {rows[0]['library_se']:.3f} for the first row and {rows[2]['library_se']:.3f} for the last two)")
+    print(
+        f"{row['share']:20} {row['paper']:6.2f} {row['library']:8.3f} {row['scratch']:8.3f}   {row['agrees']}"
+    )
+print(
+    f"(standard errors about {rows[0]['library_se']:.3f} for the first row and {rows[2]['library_se']:.3f} for the last two)"
+)
 
 # %% [markdown]
 # The library's shares are its own random draws: another release of transformers may draw in another order and
@@ -282,9 +317,18 @@ print(f"(standard errors about {rows[0]['library_se']:.3f} for the first row and
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print("library and scratch agree within 3 standard errors in every share:", all(row["agrees"] for row in rows))
-print("and both are within 3 standard errors of the paper's:",
-      all(abs(row[side] - row["paper"]) < 3 * row["library_se"] for row in rows for side in ("library", "scratch")))
+print(
+    "library and scratch agree within 3 standard errors in every share:",
+    all(row["agrees"] for row in rows),
+)
+print(
+    "and both are within 3 standard errors of the paper's:",
+    all(
+        abs(row[side] - row["paper"]) < 3 * row["library_se"]
+        for row in rows
+        for side in ("library", "scratch")
+    ),
+)
 
 # %% [markdown]
 # They agree, and they differ in two ways worth knowing:
@@ -296,21 +340,31 @@ print("and both are within 3 standard errors of the paper's:",
 # %%
 # NBVAL_CHECK_OUTPUT
 per_sequence = bert_masking.exact_count_share(train_ids, special_ids=list(range(5)))
-print(f"exact count per sentence (BERT's code, d2l): {per_sequence:.3f} of the tokens chosen, not 0.15")
-special = bert_masking.library_special_replacements(tokenizer, train_ids, n_tokens=100_000, seed=0)
-print(f"library random replacements that are special tokens: expected 5 of {len(tokenizer):,} = "
-      f"{special['expected']:.1%}, "
-      f"i.e. about 1 target in {1 / special['expected_per_target_80_10_10']:,.0f} under 80/10/10")
-print("the measured share is within 3 standard errors of that:",
-      abs(special["share"] - special["expected"]) < 3 * special["se"])
+print(
+    f"exact count per sentence (BERT's code, d2l): {per_sequence:.3f} of the tokens chosen, not 0.15"
+)
+special = bert_masking.library_special_replacements(
+    tokenizer, train_ids, n_tokens=100_000, seed=0
+)
+print(
+    f"library random replacements that are special tokens: expected 5 of {len(tokenizer):,} = "
+    f"{special['expected']:.1%}, "
+    f"i.e. about 1 target in {1 / special['expected_per_target_80_10_10']:,.0f} under 80/10/10"
+)
+print(
+    "the measured share is within 3 standard errors of that:",
+    abs(special["share"] - special["expected"]) < 3 * special["se"],
+)
 
 # %% [markdown]
 # The measured share, and one sentence where the library put a special token in as a "random word" (both are the
 # library's own draws, so they may differ on your machine's release):
 
 # %%
-print(f"measured: {special['share']:.2%} of {special['draws']:,} random replacements "
-      f"({', '.join(f'{token} {n}' for token, n in special['by_token'].items())})")
+print(
+    f"measured: {special['share']:.2%} of {special['draws']:,} random replacements "
+    f"({', '.join(f'{token} {n}' for token, n in special['by_token'].items())})"
+)
 print("for example:", special["examples"][0]["masked"])
 
 # %% [markdown]
@@ -337,26 +391,59 @@ for row in bert_masking.table_8_rows():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-masked, labels = bm.whole_word_batches(test_sentences[:400], tokenizer, batch_size=400, seed=1)(0)
+masked, labels = bm.whole_word_batches(
+    test_sentences[:400], tokenizer, batch_size=400, seed=1
+)(0)
 chosen = labels != -100  # (B, T): the pieces the model must predict
 original = torch.where(chosen, labels, masked)  # (B, T): the input before masking
-special = torch.tensor([tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id])
+special = torch.tensor(
+    [tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id]
+)
 piece = ~torch.isin(original, special)  # (B, T): word pieces, not [PAD], [CLS] or [SEP]
-continues = torch.tensor([[p.startswith("##") for p in tokenizer.convert_ids_to_tokens(row)] for row in original.tolist()])
+continues = torch.tensor(
+    [
+        [p.startswith("##") for p in tokenizer.convert_ids_to_tokens(row)]
+        for row in original.tolist()
+    ]
+)
 word = piece & ~continues  # (B, T): the first piece of each word
-print(f"words chosen: {(chosen & word).sum() / word.sum():.1%}   pieces chosen: {(chosen & piece).sum() / piece.sum():.1%}")
+print(
+    f"words chosen: {(chosen & word).sum() / word.sum():.1%}   pieces chosen: {(chosen & piece).sum() / piece.sum():.1%}"
+)
 
-with_split_word = [s for s in test_sentences if any(bm.piece_count(tokenizer, w) > 1 for w in s)]
-masked, labels = bm.whole_word_batches(with_split_word, tokenizer, batch_size=len(with_split_word), seed=1)(0)
+with_split_word = [
+    s for s in test_sentences if any(bm.piece_count(tokenizer, w) > 1 for w in s)
+]
+masked, labels = bm.whole_word_batches(
+    with_split_word, tokenizer, batch_size=len(with_split_word), seed=1
+)(0)
 chosen = labels != -100
-original = torch.where(chosen, labels, masked)  # the batch's rows are sorted by length: read them from the batch
+original = torch.where(
+    chosen, labels, masked
+)  # the batch's rows are sorted by length: read them from the batch
 for row in range(len(with_split_word)):
-    pieces = tokenizer.convert_ids_to_tokens(original[row][original[row] != tokenizer.pad_token_id].tolist())
-    hidden = chosen[row][: len(pieces)] & (masked[row][: len(pieces)] == tokenizer.mask_token_id)
-    if any(h and p.startswith("##") for h, p in zip(hidden.tolist(), pieces)):  # a split word became [MASK]s
+    pieces = tokenizer.convert_ids_to_tokens(
+        original[row][original[row] != tokenizer.pad_token_id].tolist()
+    )
+    hidden = chosen[row][: len(pieces)] & (
+        masked[row][: len(pieces)] == tokenizer.mask_token_id
+    )
+    if any(
+        h and p.startswith("##") for h, p in zip(hidden.tolist(), pieces)
+    ):  # a split word became [MASK]s
         print("sentence:", " ".join(pieces))
-        print("masked:  ", " ".join(tokenizer.convert_ids_to_tokens(masked[row][: len(pieces)].tolist())))
-        print("labels:  ", " ".join(tokenizer.convert_ids_to_tokens(labels[row][chosen[row]].tolist())))
+        print(
+            "masked:  ",
+            " ".join(
+                tokenizer.convert_ids_to_tokens(masked[row][: len(pieces)].tolist())
+            ),
+        )
+        print(
+            "labels:  ",
+            " ".join(
+                tokenizer.convert_ids_to_tokens(labels[row][chosen[row]].tolist())
+            ),
+        )
         break
 
 # %% [markdown]
@@ -383,9 +470,11 @@ print(f"{sum(p.numel() for p in bert.parameters()):,} parameters")
 # NBVAL_IGNORE_OUTPUT
 steps = budget(full=300, fast=20)
 retrained, history = bzoo.train_masked_lm("bert_mlm", steps=steps, tokenizer=tokenizer)
-print(f"{steps} steps: masked-piece loss {history.losses[0]:.2f} → {history.final_loss:.2f}   "
-      f"(the shipped model: {record['recipe']['steps']} steps in {record['train_seconds']:.0f} s on "
-      f"{record['torch_threads']} thread(s), final loss {record['final_train_loss']:.2f})")
+print(
+    f"{steps} steps: masked-piece loss {history.losses[0]:.2f} → {history.final_loss:.2f}   "
+    f"(the shipped model: {record['recipe']['steps']} steps in {record['train_seconds']:.0f} s on "
+    f"{record['torch_threads']} thread(s), final loss {record['final_train_loss']:.2f})"
+)
 
 # %% [markdown]
 # ### 4.1 Scored against the truth
@@ -417,18 +506,29 @@ vocab, words = course_vocab(), sorted(lang.vocabulary)
 items = bm.masked_items(test_sentences, 500, seed=1)
 truth = [item["words"][item["position"]] for item in items]
 word_models = {
-    "window, 4 each side (04)": bm.word_model_distribution(predict_masked, load("masked_concat_w4"), vocab, words),
-    "BiLSTM (05)": bm.word_model_distribution(predict_masked_words, load("masked_bilstm"), vocab, words),
+    "window, 4 each side (04)": bm.word_model_distribution(
+        predict_masked, load("masked_concat_w4"), vocab, words
+    ),
+    "BiLSTM (05)": bm.word_model_distribution(
+        predict_masked_words, load("masked_bilstm"), vocab, words
+    ),
 }
 hinted, unhinted = {}, {}  # scores (NLLs, top-1 words) told the piece count, and not
-hinted["oracle"], unhinted["oracle"] = bm.scores_with_and_without_hint(lang.masked_distribution, items, tokenizer)
-hinted["BERT 2×64 (this notebook)"] = bm.bert_scores(bm.WordScorer(bert, tokenizer, words), items)
+hinted["oracle"], unhinted["oracle"] = bm.scores_with_and_without_hint(
+    lang.masked_distribution, items, tokenizer
+)
+hinted["BERT 2×64 (this notebook)"] = bm.bert_scores(
+    bm.WordScorer(bert, tokenizer, words), items
+)
 for name, distribution in word_models.items():
-    hinted[name], unhinted[name] = bm.scores_with_and_without_hint(distribution, items, tokenizer)
+    hinted[name], unhinted[name] = bm.scores_with_and_without_hint(
+        distribution, items, tokenizer
+    )
 
 # %% [markdown]
 # Then the table: each model's mean NLL, its ratio to the oracle's, and how often its most probable word is the hidden
 # one (top-1):
+
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -469,9 +569,14 @@ over_seeds = bert_choices.seed_spreads()
 bert_seeds, bilstm_seeds = over_seeds["bert_mlm"], over_seeds["masked_bilstm"]
 print("masked NLL ÷ oracle over seeds 0 (shipped), 1, 2: mean (lowest–highest)")
 print(f"  BERT 2×64    {bert_seeds.format()}\n  BiLSTM (05)  {bilstm_seeds.format()}")
-print(f"gap between the means {abs(bert_seeds.mean - bilstm_seeds.mean):.4f}; "
-      f"the larger range {max(bert_seeds.range, bilstm_seeds.range):.4f}")
-print("the BERT against the BiLSTM:", verdict(bert_seeds, bilstm_seeds, ("BERT", "BiLSTM")))
+print(
+    f"gap between the means {abs(bert_seeds.mean - bilstm_seeds.mean):.4f}; "
+    f"the larger range {max(bert_seeds.range, bilstm_seeds.range):.4f}"
+)
+print(
+    "the BERT against the BiLSTM:",
+    verdict(bert_seeds, bilstm_seeds, ("BERT", "BiLSTM")),
+)
 print("the BERT within 10 % of the oracle at every seed:", bert_seeds.high <= 1.10)
 
 # %% [markdown]
@@ -492,10 +597,17 @@ print("the BERT within 10 % of the oracle at every seed:", bert_seeds.high <= 1.
 counts = [bm.piece_count(tokenizer, w) for w in truth]
 for k in sorted(set(counts)):
     chosen = [i for i, c in enumerate(counts) if c == k]
-    ratios = [bm.nll_ratio([hinted[name][0][i] for i in chosen], [hinted["oracle"][0][i] for i in chosen])
-              for name in ("BERT 2×64 (this notebook)", "BiLSTM (05)")]
+    ratios = [
+        bm.nll_ratio(
+            [hinted[name][0][i] for i in chosen],
+            [hinted["oracle"][0][i] for i in chosen],
+        )
+        for name in ("BERT 2×64 (this notebook)", "BiLSTM (05)")
+    ]
     # three significant digits: a row of one item can be far from 1, where two decimals would print noise
-    print(f"{k} piece(s): {len(chosen):3} items   BERT {ratios[0]:7.3g}   BiLSTM {ratios[1]:7.3g}")
+    print(
+        f"{k} piece(s): {len(chosen):3} items   BERT {ratios[0]:7.3g}   BiLSTM {ratios[1]:7.3g}"
+    )
 
 # %% [markdown]
 # **Why do split words cost so much?** Part of it is the scoring, not the model. `WordScorer` gives a word of k pieces
@@ -513,8 +625,10 @@ bert_on_split = bert_choices.score(bert, tokenizer, split_items)["multi-piece"]
 print(f"{len(split_items)} items that hide a split word; masked NLL ÷ oracle")
 print(f"  perfect predictions at each mask, one factor per mask: {scoring_cost:.2f}")
 print(f"  the BERT:                                              {bert_on_split:.2f}")
-print(f"the scoring alone costs more than 5 %: {scoring_cost > 1.05}; "
-      f"less than half of the BERT's excess NLL: {math.log(scoring_cost) < 0.5 * math.log(bert_on_split)}")
+print(
+    f"the scoring alone costs more than 5 %: {scoring_cost > 1.05}; "
+    f"less than half of the BERT's excess NLL: {math.log(scoring_cost) < 0.5 * math.log(bert_on_split)}"
+)
 
 # %% [markdown]
 # The rest is learning. The split words are the rarest of the language, so each is hidden in pretraining far less
@@ -535,16 +649,24 @@ print(f"the scoring alone costs more than 5 %: {scoring_cost > 1.05}; "
 # NBVAL_CHECK_OUTPUT
 choices = bert_choices.load_results()
 print(f"made by: {choices['command']}")
-print(f"{'run':30} {'entries':>7} {'data':>6} {'steps':>6} {'mask':>5} {'words split':>11}"
-      f" {'÷ oracle':>9} {'1 piece':>8} {'split (items)':>14}")
+print(
+    f"{'run':30} {'entries':>7} {'data':>6} {'steps':>6} {'mask':>5} {'words split':>11}"
+    f" {'÷ oracle':>9} {'1 piece':>8} {'split (items)':>14}"
+)
 
 
 def choice_row(name):
     """One stored run: its recipe, how much its tokenizer splits, and masked NLL ÷ oracle on the 500 items."""
     run, test = choices["runs"][name], choices["runs"][name]["test"]
-    split = "—" if test["multi-piece"] is None else f"{test['multi-piece']:.2f} ({test['multi-piece items']})"
-    print(f"{name:30} {run['entries']:7} {run['data']:>6} {run['steps']:6} {run['probability']:5.0%}"
-          f" {run['split']['running']:11.1%} {test['all']:9.3f} {test['one piece']:8.3f} {split:>14}")
+    split = (
+        "—"
+        if test["multi-piece"] is None
+        else f"{test['multi-piece']:.2f} ({test['multi-piece items']})"
+    )
+    print(
+        f"{name:30} {run['entries']:7} {run['data']:>6} {run['steps']:6} {run['probability']:5.0%}"
+        f" {run['split']['running']:11.1%} {test['all']:9.3f} {test['one piece']:8.3f} {split:>14}"
+    )
 
 
 rate = {name: run["test"]["all"] for name, run in choices["runs"].items()}
@@ -560,7 +682,9 @@ def change(before, after):
 for name in ("vocabulary 600", "vocabulary 800", "vocabulary 1000", "every word whole"):
     choice_row(name)
 print(f"600 → 1,000 entries: {change('vocabulary 600', 'vocabulary 1000')}")
-print(f"1,000 entries → every word whole: {change('vocabulary 1000', 'every word whole')}")
+print(
+    f"1,000 entries → every word whole: {change('vocabulary 1000', 'every word whole')}"
+)
 
 # %% [markdown]
 # *Words split* is the share of running words of the training split that the tokenizer spells in two or more
@@ -583,10 +707,17 @@ print(f"1,000 entries → every word whole: {change('vocabulary 1000', 'every wo
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for name in ("vocabulary 1000", "masking 40 %", "the stream, 8,000 steps", "the stream, 8,000 steps, 40 %"):
+for name in (
+    "vocabulary 1000",
+    "masking 40 %",
+    "the stream, 8,000 steps",
+    "the stream, 8,000 steps, 40 %",
+):
     choice_row(name)
 print(f"15 % → 40 % on the split:  {change('vocabulary 1000', 'masking 40 %')}")
-print(f"15 % → 40 % on the stream: {change('the stream, 8,000 steps', 'the stream, 8,000 steps, 40 %')}")
+print(
+    f"15 % → 40 % on the stream: {change('the stream, 8,000 steps', 'the stream, 8,000 steps, 40 %')}"
+)
 
 # %% [markdown]
 # At this size the rate makes no difference these runs can show: both changes are within the seeds' range, one a
@@ -602,12 +733,25 @@ print(f"15 % → 40 % on the stream: {change('the stream, 8,000 steps', 'the str
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for name in ("vocabulary 1000", "the stream", "the split, 8,000 steps", "the stream, 8,000 steps"):
+for name in (
+    "vocabulary 1000",
+    "the stream",
+    "the split, 8,000 steps",
+    "the stream, 8,000 steps",
+):
     choice_row(name)
-print(f"the split → fresh sentences, at 4,000 steps: {change('vocabulary 1000', 'the stream')}")
-print(f"the split → fresh sentences, at 8,000 steps: {change('the split, 8,000 steps', 'the stream, 8,000 steps')}")
-print(f"4,000 → 8,000 steps, on the split:           {change('vocabulary 1000', 'the split, 8,000 steps')}")
-print(f"4,000 → 8,000 steps, on fresh sentences:     {change('the stream', 'the stream, 8,000 steps')}")
+print(
+    f"the split → fresh sentences, at 4,000 steps: {change('vocabulary 1000', 'the stream')}"
+)
+print(
+    f"the split → fresh sentences, at 8,000 steps: {change('the split, 8,000 steps', 'the stream, 8,000 steps')}"
+)
+print(
+    f"4,000 → 8,000 steps, on the split:           {change('vocabulary 1000', 'the split, 8,000 steps')}"
+)
+print(
+    f"4,000 → 8,000 steps, on fresh sentences:     {change('the stream', 'the stream, 8,000 steps')}"
+)
 
 # %% [markdown]
 # Unlike notebook 08's GPT, this BERT was short of *steps* before it was short of data. Doubling the steps lowers the
@@ -641,7 +785,9 @@ scorer = bm.WordScorer(bert, tokenizer, words)
 def side_by_side(left, right, top=5):
     """BERT's and the oracle's one-piece answers for the gap, most probable first."""
     model = scorer.distribution(left.split(), right.split(), 1)
-    exact = bm.given_piece_count(lang.masked_distribution(left.split(), right.split()), tokenizer, 1)
+    exact = bm.given_piece_count(
+        lang.masked_distribution(left.split(), right.split()), tokenizer, 1
+    )
     print(f"{left} ___ {right}")
     print("   BERT:  ", ", ".join(f"{w} {p:.2f}" for w, p in list(model.items())[:top]))
     print("   oracle:", ", ".join(f"{w} {p:.2f}" for w, p in list(exact.items())[:top]))
@@ -649,15 +795,23 @@ def side_by_side(left, right, top=5):
 
 
 model, exact = side_by_side("he ate the cake", "the fork .")
-print(f"   P(with | he ate the cake ___ the fork .): BERT {model['with']:.2f}, oracle {exact['with']:.2f}\n")
+print(
+    f"   P(with | he ate the cake ___ the fork .): BERT {model['with']:.2f}, oracle {exact['with']:.2f}\n"
+)
 model, exact = side_by_side("lucas ate the", ".")
 edible = set(corpus.load_eval("selection")[0]["allowed"])
-print(f"   mass on things that can be eaten: BERT {sum(p for w, p in model.items() if w in edible):.2f}, "
-      f"oracle {sum(p for w, p in exact.items() if w in edible):.2f}\n")
-plural = {n.plural for ns in lexicon.NOUNS.values() for n in ns if n.plural != n.singular}
+print(
+    f"   mass on things that can be eaten: BERT {sum(p for w, p in model.items() if w in edible):.2f}, "
+    f"oracle {sum(p for w, p in exact.items() if w in edible):.2f}\n"
+)
+plural = {
+    n.plural for ns in lexicon.NOUNS.values() for n in ns if n.plural != n.singular
+}
 model, exact = side_by_side("the", "near the tiger sleep .")
-print(f"   mass on plural nouns: BERT {sum(p for w, p in model.items() if w in plural):.2f}, "
-      f"oracle {sum(p for w, p in exact.items() if w in plural):.2f}")
+print(
+    f"   mass on plural nouns: BERT {sum(p for w, p in model.items() if w in plural):.2f}, "
+    f"oracle {sum(p for w, p in exact.items() if w in plural):.2f}"
+)
 
 # %% [markdown]
 # BERT reads both sides of the gap and gets all three items nearly right: "with" before "the fork", only things that
@@ -678,8 +832,13 @@ pickles = [("Pickles are delicious.", "However, cucumbers make me burp.", "IsNex
 for a, b, label in pickles:
     pair = tokenizer(a, b)
     tokens = tokenizer.convert_ids_to_tokens(pair["input_ids"])
-    print(f"{label:8} {' '.join(tokens[:12])} …  ({len(tokens)} pieces, {sum(pair['token_type_ids'])} of them segment B)")
-print("the course tokenizer spells these English words from small pieces: 'pickles' →", " ".join(tokenizer.tokenize("pickles")))
+    print(
+        f"{label:8} {' '.join(tokens[:12])} …  ({len(tokens)} pieces, {sum(pair['token_type_ids'])} of them segment B)"
+    )
+print(
+    "the course tokenizer spells these English words from small pieces: 'pickles' →",
+    " ".join(tokenizer.tokenize("pickles")),
+)
 
 # %% [markdown]
 # The input format is all NSP needs, and the course's tokenizer handles it. But **the course language has no
@@ -736,10 +895,18 @@ test_reviews = corpus.load_eval("reviews_test")
 review_items = bm.masked_items([r["words"] for r in test_reviews], 500, seed=2)
 review_oracle = bm.oracle_scores(lang, review_items, tokenizer)
 reviews_bert = load("bert_reviews")
-general_items = items[:200]  # the first 200 of section 4.1's 500 items: a subset, so its ratio is not 4.1's
+general_items = items[
+    :200
+]  # the first 200 of section 4.1's 500 items: a subset, so its ratio is not 4.1's
 print(f"{'':34} masked NLL ratio on test reviews   on general test sentences")
-for name, model in (("bert_mlm (pretrained)", bert), ("bert_reviews (+ LM fine-tuning)", reviews_bert)):
-    on_reviews = bm.nll_ratio(bm.bert_scores(bm.WordScorer(model, tokenizer, words), review_items)[0], review_oracle[0])
+for name, model in (
+    ("bert_mlm (pretrained)", bert),
+    ("bert_reviews (+ LM fine-tuning)", reviews_bert),
+):
+    on_reviews = bm.nll_ratio(
+        bm.bert_scores(bm.WordScorer(model, tokenizer, words), review_items)[0],
+        review_oracle[0],
+    )
     on_general = bm.nll_ratio(bm.bert_scores(bm.WordScorer(model, tokenizer, words), general_items)[0],
                               hinted["oracle"][0][: len(general_items)])  # fmt: skip
     print(f"{name:34} {on_reviews:10.3f} {on_general:30.3f}")
@@ -747,6 +914,7 @@ for name, model in (("bert_mlm (pretrained)", bert), ("bert_reviews (+ LM fine-t
 # %% [markdown]
 # Each row is again one run. The seed runs of section 4.1 were each fine-tuned the same way (100 steps on the reviews,
 # with their own seed) and scored on the same items; the same rule reads the change:
+
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -757,8 +925,13 @@ def fine_tuning_spread(*keys):
 
 print("masked NLL ÷ oracle over seeds 0–2: pretrained → after LM fine-tuning")
 for column in ("reviews", "general"):
-    before, after = fine_tuning_spread("pretrained", column), fine_tuning_spread("lm fine-tuned", column)
-    print(f"  {column:8} {before.format()} → {after.format()}: {verdict(after, before, ('fine-tuned', 'pretrained'))}")
+    before, after = (
+        fine_tuning_spread("pretrained", column),
+        fine_tuning_spread("lm fine-tuned", column),
+    )
+    print(
+        f"  {column:8} {before.format()} → {after.format()}: {verdict(after, before, ('fine-tuned', 'pretrained'))}"
+    )
 
 # %% [markdown]
 # LM fine-tuning changes neither column by more than the noise: on the reviews and on general sentences the
@@ -796,7 +969,11 @@ def earlier_accuracy(name):
     """Accuracy of a notebook 04/06 review classifier: all, plain, but/not."""
     x, labels = zoo.review_tensors("test", zoo.ALL_RECIPES[name][0])
     right = load(name)(x)[0].argmax(-1) == labels
-    return right.double().mean().item(), right[~turning].double().mean().item(), right[turning].double().mean().item()
+    return (
+        right.double().mean().item(),
+        right[~turning].double().mean().item(),
+        right[turning].double().mean().item(),
+    )
 
 
 sentiment = {
@@ -804,10 +981,16 @@ sentiment = {
     "bag of embeddings (04)": earlier_accuracy("sentiment_embeddings"),
     "bag, FFNN-LM embeddings (04)": earlier_accuracy("sentiment_pretrained"),
     "ELMo mix, frozen (06)": earlier_accuracy("elmo_sentiment"),
-    "BERT, no pretraining": review_accuracy(load("bert_sentiment_scratch"), tokenizer, test_reviews),
-    "BERT fine-tuned (this notebook)": review_accuracy(load("bert_sentiment"), tokenizer, test_reviews),
+    "BERT, no pretraining": review_accuracy(
+        load("bert_sentiment_scratch"), tokenizer, test_reviews
+    ),
+    "BERT fine-tuned (this notebook)": review_accuracy(
+        load("bert_sentiment"), tokenizer, test_reviews
+    ),
 }
-print(f"{'classifier':32} {'all':>6} {'plain':>6} {'but/not':>8}   ({int(turning.sum())} of {len(test_reviews)} reviews turn)")
+print(
+    f"{'classifier':32} {'all':>6} {'plain':>6} {'but/not':>8}   ({int(turning.sum())} of {len(test_reviews)} reviews turn)"
+)
 for name, (every, plain, turn) in sentiment.items():
     print(f"{name:32} {every:6.3f} {plain:6.3f} {turn:8.3f}")
 
@@ -815,12 +998,19 @@ for name, (every, plain, turn) in sentiment.items():
 def accuracy_spreads(labels):
     """Fine-tuned against no pretraining over seeds 0–2, on all test reviews and on the but/not ones."""
     for column, index in (("all", 0), ("but/not", 2)):
-        tuned, scratch = (fine_tuning_spread(labels, start, index) for start in ("fine-tuned", "no pretraining"))
-        print(f"  {column:8} fine-tuned {tuned.format()}   no pretraining {scratch.format()}: "
-              f"{verdict(tuned, scratch, ('fine-tuned', 'no pretraining'), higher_is_better=True)}")
+        tuned, scratch = (
+            fine_tuning_spread(labels, start, index)
+            for start in ("fine-tuned", "no pretraining")
+        )
+        print(
+            f"  {column:8} fine-tuned {tuned.format()}   no pretraining {scratch.format()}: "
+            f"{verdict(tuned, scratch, ('fine-tuned', 'no pretraining'), higher_is_better=True)}"
+        )
 
 
-print("\nthe two BERTs over seeds 0–2 (each seed's own pretraining and fine-tuning), accuracy:")
+print(
+    "\nthe two BERTs over seeds 0–2 (each seed's own pretraining and fine-tuning), accuracy:"
+)
 accuracy_spreads("sentiment")
 
 # %% [markdown]
@@ -842,7 +1032,9 @@ starts = {"from bert_reviews": lambda: SentimentBERT.from_masked_lm(reviews_bert
 for name, start in starts.items():
     classifier = bert_choices.few_label_classifier(start(), tokenizer)
     every, plain, turn = review_accuracy(classifier, tokenizer, test_reviews)
-    print(f"100 labels, {name:20} all {every:.3f}   plain {plain:.3f}   but/not {turn:.3f}")
+    print(
+        f"100 labels, {name:20} all {every:.3f}   plain {plain:.3f}   but/not {turn:.3f}"
+    )
 
 # %% [markdown]
 # The same two starts over the three seeds (stored with the seed runs):
@@ -887,20 +1079,33 @@ from course_utils.analysis import contextual_embeddings as ce
 from course_utils.evaluation import linear_probe
 
 deep = load("bert_deep")
-deep_record, mlm_record = bzoo.training_record("bert_deep"), bzoo.training_record("bert_mlm")
+deep_record, mlm_record = (
+    bzoo.training_record("bert_deep"),
+    bzoo.training_record("bert_mlm"),
+)
 deep_recipe = deep_record["recipe"]
-print(f"validation masked NLL ÷ oracle: bert_deep ({deep_recipe['layers']} layers, {deep_recipe['steps']:,} steps) "
-      f"{deep_record['valid_masked_ratio']:.2f}, bert_mlm ({mlm_record['recipe']['layers']} layers, "
-      f"{mlm_record['recipe']['steps']:,} steps) {mlm_record['valid_masked_ratio']:.2f}\n")
+print(
+    f"validation masked NLL ÷ oracle: bert_deep ({deep_recipe['layers']} layers, {deep_recipe['steps']:,} steps) "
+    f"{deep_record['valid_masked_ratio']:.2f}, bert_mlm ({mlm_record['recipe']['layers']} layers, "
+    f"{mlm_record['recipe']['steps']:,} steps) {mlm_record['valid_masked_ratio']:.2f}\n"
+)
 senses = corpus.load_eval("senses")
 by_layer = ce.sense_probe_by_layer(deep, tokenizer, senses)
-print(f"{'representation':22} {'probe':>6} {'nearest neighbour':>18}   (chance {linear_probe.majority_accuracy([s['sense'] for s in senses], [s['word'] for s in senses]):.2f})")
+print(
+    f"{'representation':22} {'probe':>6} {'nearest neighbour':>18}   (chance {linear_probe.majority_accuracy([s['sense'] for s in senses], [s['word'] for s in senses]):.2f})"
+)
 for row in by_layer:
     nn = "" if row["nearest_neighbour"] is None else f"{row['nearest_neighbour']:.2f}"
     print(f"{row['representation']:22} {row['per_word']:6.2f} {nn:>18}")
-fine = collections.Counter((item["sense"], item["position"] + 1) for item in senses if item["word"] == "fine")
-print("\n'fine', by sense and word position:", ", ".join(f"{sense} word {position}: {n}"
-                                                      for (sense, position), n in sorted(fine.items())))
+fine = collections.Counter(
+    (item["sense"], item["position"] + 1) for item in senses if item["word"] == "fine"
+)
+print(
+    "\n'fine', by sense and word position:",
+    ", ".join(
+        f"{sense} word {position}: {n}" for (sense, position), n in sorted(fine.items())
+    ),
+)
 
 # %% [markdown]
 # Layer 0 is the word type plus its position, and position alone already leaks the sense (the position-only row):
@@ -914,13 +1119,20 @@ print("\n'fine', by sense and word position:", ", ".join(f"{sense} word {positio
 # %%
 shape = {k: deep_recipe[k] for k in ("layers", "hidden", "heads", "max_len")}
 untrained = bm.CourseBERT(bm.bert_config(tokenizer, **shape), seed=0).eval()
-random_rows = {row["representation"]: row for row in ce.sense_probe_by_layer(untrained, tokenizer, senses)}
+random_rows = {
+    row["representation"]: row
+    for row in ce.sense_probe_by_layer(untrained, tokenizer, senses)
+}
 print(f"{'':22} {'probe accuracy':>19}   {'nearest neighbour':>19}")
-print(f"{'representation':22} {'trained':>9} {'untrained':>9}   {'trained':>9} {'untrained':>9}")
+print(
+    f"{'representation':22} {'trained':>9} {'untrained':>9}   {'trained':>9} {'untrained':>9}"
+)
 for row in by_layer[2:]:
     untrained_row = random_rows[row["representation"]]
-    print(f"{row['representation']:22} {row['per_word']:9.2f} {untrained_row['per_word']:9.2f}   "
-          f"{row['nearest_neighbour']:9.2f} {untrained_row['nearest_neighbour']:9.2f}")
+    print(
+        f"{row['representation']:22} {row['per_word']:9.2f} {untrained_row['per_word']:9.2f}   "
+        f"{row['nearest_neighbour']:9.2f} {untrained_row['nearest_neighbour']:9.2f}"
+    )
 
 # %% [markdown]
 # The untrained weights are a draw from the library's initialisation, which a release of transformers may change, so
@@ -929,10 +1141,17 @@ for row in by_layer[2:]:
 # %%
 # NBVAL_CHECK_OUTPUT
 context_layers = [row["representation"] for row in by_layer[3:]]  # layer 1 on
-print("random weights already mix in enough context to beat chance (0.5) by 0.2 at every layer from 1 on:",
-      all(random_rows[name]["per_word"] > 0.7 for name in context_layers))
-print("training adds more: the trained model is ahead at each of them:",
-      all(row["per_word"] > random_rows[row["representation"]]["per_word"] for row in by_layer[3:]))
+print(
+    "random weights already mix in enough context to beat chance (0.5) by 0.2 at every layer from 1 on:",
+    all(random_rows[name]["per_word"] > 0.7 for name in context_layers),
+)
+print(
+    "training adds more: the trained model is ahead at each of them:",
+    all(
+        row["per_word"] > random_rows[row["representation"]]["per_word"]
+        for row in by_layer[3:]
+    ),
+)
 
 # %% [markdown]
 # The nearest-neighbour columns carry the stronger caution. By that measure the untrained BERT is as good as the
@@ -962,13 +1181,19 @@ print("training adds more: the trained model is ahead at each of them:",
 # %%
 # NBVAL_CHECK_OUTPUT
 number_items = ce.agreement_token_items(corpus.load_eval("agreement"))
-tables = {"sense": ce.strategy_table(deep, tokenizer, senses),
-          "subject number": ce.strategy_table(deep, tokenizer, number_items, per_word=False)}
-print(f"{'strategy':26} {'layers':>10} {'sense':>6} {'number':>7}   Devlin et al. NER dev F1")
+tables = {
+    "sense": ce.strategy_table(deep, tokenizer, senses),
+    "subject number": ce.strategy_table(deep, tokenizer, number_items, per_word=False),
+}
+print(
+    f"{'strategy':26} {'layers':>10} {'sense':>6} {'number':>7}   Devlin et al. NER dev F1"
+)
 for sense_row, number_row in zip(tables["sense"], tables["subject number"]):
     layers = ",".join(map(str, sense_row["layers"]))
-    print(f"{sense_row['strategy']:26} {layers:>10} {sense_row['accuracy']:6.2f} {number_row['accuracy']:7.2f}   "
-          f"{sense_row['devlin_dev_f1']:.1f}")
+    print(
+        f"{sense_row['strategy']:26} {layers:>10} {sense_row['accuracy']:6.2f} {number_row['accuracy']:7.2f}   "
+        f"{sense_row['devlin_dev_f1']:.1f}"
+    )
 
 # %% [markdown]
 # Devlin et al.'s spread is 5 F1 points, and the combinations of the top layers win. On the course's tasks the
@@ -1027,14 +1252,25 @@ bert_tokenizer = PreTrainedTokenizerFast.from_pretrained(local)
 hf_logging.set_verbosity_error()  # BertModel has no masked-LM head: its 5 saved matrices are left out, as they should be
 bert_model = BertModel.from_pretrained(local, add_pooling_layer=False)
 hf_logging.set_verbosity_warning()
-pipe = pipeline("feature-extraction", model=bert_model, tokenizer=bert_tokenizer, device="cpu")
+pipe = pipeline(
+    "feature-extraction", model=bert_model, tokenizer=bert_tokenizer, device="cpu"
+)
 text = "he ate the cake with the fork ."
 emb = pipe(text)  # [texts][pieces][hidden]: the last layer only
-print(f"{len(emb[0])} pieces × {len(emb[0][0])} numbers; emb[0][0] is [CLS]'s vector: {[round(x, 2) for x in emb[0][0][:4]]} …")
+print(
+    f"{len(emb[0])} pieces × {len(emb[0][0])} numbers; emb[0][0] is [CLS]'s vector: {[round(x, 2) for x in emb[0][0][:4]]} …"
+)
 with torch.no_grad():
-    every_layer = bert_model(**bert_tokenizer(text, return_tensors="pt"), output_hidden_states=True).hidden_states
-print(f"output_hidden_states: {len(every_layer)} layers (embeddings + {len(every_layer) - 1}), each {tuple(every_layer[0].shape)}")
-print("the pipeline's vectors are the last layer:", torch.allclose(torch.tensor(emb[0]), every_layer[-1][0], atol=1e-4))
+    every_layer = bert_model(
+        **bert_tokenizer(text, return_tensors="pt"), output_hidden_states=True
+    ).hidden_states
+print(
+    f"output_hidden_states: {len(every_layer)} layers (embeddings + {len(every_layer) - 1}), each {tuple(every_layer[0].shape)}"
+)
+print(
+    "the pipeline's vectors are the last layer:",
+    torch.allclose(torch.tensor(emb[0]), every_layer[-1][0], atol=1e-4),
+)
 
 # %% [markdown]
 # ## 7. BERT: attention by layers, with bertviz, offline
@@ -1076,7 +1312,9 @@ from IPython.display import Image
 
 from course_utils.widgets.widget_kit import figure_png
 
-Image(figure_png(bertviz_offline.attention_figure(attentions, tokens, layer=1)))  # layer index 1: the second layer
+Image(
+    figure_png(bertviz_offline.attention_figure(attentions, tokens, layer=1))
+)  # layer index 1: the second layer
 
 # %% [markdown]
 # Unlike notebook 08's GPT, no triangle is masked out: every word attends to words on both sides. One row read in
@@ -1085,11 +1323,17 @@ Image(figure_png(bertviz_offline.attention_figure(attentions, tokens, layer=1)))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-verb, subject, nearer = tokens.index("sleep"), tokens.index("dogs"), tokens.index("tiger")
+verb, subject, nearer = (
+    tokens.index("sleep"),
+    tokens.index("dogs"),
+    tokens.index("tiger"),
+)
 layer_2 = attentions[1][0]  # (heads, T, T)
 for head in range(layer_2.shape[0]):
     weights = layer_2[head, verb]  # (T,): where 'sleep' attends
-    print(f"layer 2, head {head + 1}: from 'sleep', {weights[subject]:.2f} on 'dogs', {weights[nearer]:.2f} on 'tiger'")
+    print(
+        f"layer 2, head {head + 1}: from 'sleep', {weights[subject]:.2f} on 'dogs', {weights[nearer]:.2f} on 'tiger'"
+    )
 
 # %% [markdown]
 # Head 3 of layer 2 puts most of the verb's attention on its subject and almost none on the nearer noun: the link the
@@ -1109,8 +1353,12 @@ for head in range(layer_2.shape[0]):
 # NBVAL_IGNORE_OUTPUT
 from course_utils.models.bert.pretrained_bert import load_pretrained
 
-real, real_tokenizer, message = load_pretrained("bert-base-uncased", kind="masked_lm", fallback=lambda: (bert.hf, tokenizer),
-                                                quiet=True)
+real, real_tokenizer, message = load_pretrained(
+    "bert-base-uncased",
+    kind="masked_lm",
+    fallback=lambda: (bert.hf, tokenizer),
+    quiet=True,
+)
 print(message)
 
 # %% [markdown]
@@ -1128,9 +1376,15 @@ for guess in fill_mask("he ate the cake [MASK] the fork .", top_k=5):
 # %%
 # NBVAL_IGNORE_OUTPUT
 with torch.no_grad():
-    real_inputs = real_tokenizer("the keys near the cabinet are on the table .", return_tensors="pt")
-    real_attentions = real(**real_inputs, output_attentions=True).attentions  # per layer, (1, heads, T, T)
-bertviz_offline.head_view(real_attentions, real_tokenizer.convert_ids_to_tokens(real_inputs["input_ids"][0]))
+    real_inputs = real_tokenizer(
+        "the keys near the cabinet are on the table .", return_tensors="pt"
+    )
+    real_attentions = real(
+        **real_inputs, output_attentions=True
+    ).attentions  # per layer, (1, heads, T, T)
+bertviz_offline.head_view(
+    real_attentions, real_tokenizer.convert_ids_to_tokens(real_inputs["input_ids"][0])
+)
 
 # %% [markdown]
 # The slides' Person A and Person B (CSE538, "Word Vectors") use the same words in different senses: *fine*, *game*,
@@ -1145,18 +1399,27 @@ PERSON_A = ("i feel fine , even great ! earlier , i played the game yahtzee with
 PERSON_B = ("my life is a great mess ! my business partner was lying to me . he was trying to game the system and played "
             "me . i think i am going to die , he left and now i have to pay the rest of his fine .").split()  # fmt: skip
 slide_words = ["fine", "game", "partner", "lying", "die", "rest"]
-if real is bert.hf:  # offline: course sentences with the same words in two senses, and in one (the baseline)
+if (
+    real is bert.hf
+):  # offline: course sentences with the same words in two senses, and in one (the baseline)
     pairs, same_sense = ce.use_pairs(senses, slide_words)
 else:  # the slides' own texts (no baseline: each word appears once in each)
     pairs = [[{"words": PERSON_A, "position": PERSON_A.index(w)}, {"words": PERSON_B, "position": PERSON_B.index(w)}]
              for w in slide_words]  # fmt: skip
     same_sense = None
 cosine = ce.pair_cosines(real, real_tokenizer, pairs)  # (L+1, 6)
-baseline = None if same_sense is None else ce.pair_cosines(real, real_tokenizer, same_sense)[-1]  # (6,)
+baseline = (
+    None
+    if same_sense is None
+    else ce.pair_cosines(real, real_tokenizer, same_sense)[-1]
+)  # (6,)
 print(f"{'word':8} {'two senses: layer 0':>20} {'last layer':>11}" + ("" if baseline is None else "   one sense: last layer")
       + "   the two uses")  # fmt: skip
 for i, (w, pair) in enumerate(zip(slide_words, pairs)):
-    shown_uses = " | ".join(" ".join(item["words"][max(0, item["position"] - 3): item["position"] + 3]) for item in pair)
+    shown_uses = " | ".join(
+        " ".join(item["words"][max(0, item["position"] - 3) : item["position"] + 3])
+        for item in pair
+    )
     same = "" if baseline is None else f"{baseline[i]:24.2f}"
     print(f"{w:8} {cosine[0, i]:20.2f} {cosine[-1, i]:11.2f}{same}   {shown_uses}")
 
@@ -1200,13 +1463,19 @@ contextual_demo.box
 # %%
 # NBVAL_CHECK_OUTPUT
 attempts = {
-    "a word the language does not have": lambda: lang.masked_distribution(["the", "zebra"], ["sleeps", "."]),
+    "a word the language does not have": lambda: lang.masked_distribution(
+        ["the", "zebra"], ["sleeps", "."]
+    ),
     "no word fits the gap": lambda: lang.masked_distribution(["the", "the"], ["."]),
     "a piece count no word has": lambda: scorer.log_probs(["the"], ["sleeps", "."], 9),
-    "hidden size not a multiple of heads": lambda: bm.bert_config(tokenizer, layers=2, hidden=10, heads=3),
+    "hidden size not a multiple of heads": lambda: bm.bert_config(
+        tokenizer, layers=2, hidden=10, heads=3
+    ),
     "unknown checkpoint": lambda: load("bert_huge"),
     "attentions from an sdpa model": lambda: bertviz_offline.head_view((), tokens),
-    "a layer the model does not have": lambda: ce.sentence_vectors(bert, tokenizer, ["the cat sleeps ."], layer=9),
+    "a layer the model does not have": lambda: ce.sentence_vectors(
+        bert, tokenizer, ["the cat sleeps ."], layer=9
+    ),
 }
 for what, attempt in attempts.items():
     try:
@@ -1221,7 +1490,11 @@ for what, attempt in attempts.items():
 # random non-special token, 10 % stay. Labels are the original ids at the chosen positions and −100 elsewhere.
 
 # %% tags=["exercise"]
-from course_utils.exercises.bert import check_layer_strategy, check_mask_batch, check_wordpiece_encode
+from course_utils.exercises.bert import (
+    check_layer_strategy,
+    check_mask_batch,
+    check_wordpiece_encode,
+)
 
 
 def mask_batch(input_ids, mask_id, vocab_size, special_ids, generator):
@@ -1253,6 +1526,7 @@ _ = check_mask_batch(mask_batch)
 # **Exercise 2.** WordPiece-encode one word, greedy longest-match-first: the longest vocabulary entry that starts the
 # word, then the longest `##` entry that starts the rest, …; `["[UNK]"]` if some rest matches nothing.
 
+
 # %% tags=["exercise"]
 def encode_word(word, vocab):
     """word (str), vocab (a set of strings) → list of pieces."""
@@ -1283,6 +1557,7 @@ _ = check_wordpiece_encode(encode_word)
 # %% [markdown]
 # **Exercise 3.** Devlin et al.'s best feature: concatenate the last four hidden layers. `hidden` is (L+1, N, C) with
 # layer 0 the embeddings; return (N, 4·C), layers L−3, L−2, L−1, L in that order.
+
 
 # %% tags=["exercise"]
 def concat_last_four(hidden):

@@ -59,11 +59,14 @@ from course_utils.zoo import translation_checkpoints as tc
 lang = CourseLanguage(include_held_out=False)  # the training language, exact
 vocab = course_vocab()
 gpt = load("gpt_lm")
-reference = ga.language_reference(lang)  # 20,000 oracle samples: the entropy rate and the length distribution
+reference = ga.language_reference(
+    lang
+)  # 20,000 oracle samples: the entropy rate and the length distribution
 
 # %% [markdown]
 # Three small helpers for the tables below: a generation's words, the oracle's verdict on them, and a sentence cut to
 # fit a column.
+
 
 # %%
 def words_of(generation, prompt=()):
@@ -74,13 +77,17 @@ def words_of(generation, prompt=()):
 def verdict(words):
     """The oracle's verdict on a sentence: ✓ with its log-probability, or ✗."""
     score = lang.score(words)
-    return f"✓ log p = {score.logprob:6.2f}" if score.grammatical else "✗ not in the language"
+    return (
+        f"✓ log p = {score.logprob:6.2f}"
+        if score.grammatical
+        else "✗ not in the language"
+    )
 
 
 def shown(words, width=58):
     """A sentence cut to ``width`` characters for a table."""
     text = " ".join(words)
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 # %% [markdown]
@@ -102,7 +109,9 @@ paths = sg.enumerate_paths()
 for words, p in paths:
     print(f"  <s> {' '.join(words):14} p = {p:.2f}")
 print(f"the {len(paths)} paths sum to {sum(p for _, p in paths):.2f}, not 1")
-print(f"greedy:         <s> {' '.join(sg.greedy(sg.jm_tree_lm).words)}   p = {sg.greedy(sg.jm_tree_lm).prob:.2f}")
+print(
+    f"greedy:         <s> {' '.join(sg.greedy(sg.jm_tree_lm).words)}   p = {sg.greedy(sg.jm_tree_lm).prob:.2f}"
+)
 for k in (1, 2):
     best = sg.beam_search(sg.jm_tree_lm, k).best
     print(f"beam, width {k}:  <s> {' '.join(best.words)}   p = {best.prob:.2f}")
@@ -126,16 +135,27 @@ for k in (1, 2):
 # %%
 print(sg.GREEDY_SOURCE)
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def show(run):
     """What running the slide's code did."""
-    return run.error if run.error else f"returned {run.result} after {run.calls} model calls"
+    return (
+        run.error
+        if run.error
+        else f"returned {run.result} after {run.calls} model calls"
+    )
 
 
 print("on the tree, history = ('<s>',):     ", show(sg.run_slide_greedy()))
-print("the default history='<s>' (a string):", show(sg.run_slide_greedy(history="<s>", max_steps=50)))
-print("a model that never puts </s> first:  ", show(sg.run_slide_greedy(sg.never_ending_lm, max_steps=50)))
+print(
+    "the default history='<s>' (a string):",
+    show(sg.run_slide_greedy(history="<s>", max_steps=50)),
+)
+print(
+    "a model that never puts </s> first:  ",
+    show(sg.run_slide_greedy(sg.never_ending_lm, max_steps=50)),
+)
 
 # %% [markdown]
 # On the tree it works. But `generateGreedy` stops only when `</s>` is the *argmax*: on a model that always prefers
@@ -151,15 +171,22 @@ print(sg.BEAM_SOURCES[0])
 # %%
 # NBVAL_CHECK_OUTPUT
 print("as written:", show(sg.run_slide_beam(k=2, fixed=0)))
-print("the second slide's version, loop fixed:", show(sg.run_slide_beam(k=2, version=1, fixed=1)))
+print(
+    "the second slide's version, loop fixed:",
+    show(sg.run_slide_beam(k=2, version=1, fixed=1)),
+)
 for fix in sg.BEAM_FIXES:
     print(f"- fix: {fix.bug}")
 print("\nboth fixes, on the tree:", show(sg.run_slide_beam(k=2)))
 depth = 8
 print(f"\na tree {depth} words deep (bounded_lm({depth})), k = 2:")
-print(f"  the slide's code expands {sg.run_slide_beam(sg.bounded_lm(depth), k=2).calls} nodes "
-      f"(the whole binary tree: {sg.full_tree_expansions(sg.bounded_lm(depth), 2)})")
-print(f"  a real beam of width 2 expands {sg.beam_search(sg.bounded_lm(depth), 2).expansions}")
+print(
+    f"  the slide's code expands {sg.run_slide_beam(sg.bounded_lm(depth), k=2).calls} nodes "
+    f"(the whole binary tree: {sg.full_tree_expansions(sg.bounded_lm(depth), 2)})"
+)
+print(
+    f"  a real beam of width 2 expands {sg.beam_search(sg.bounded_lm(depth), 2).expansions}"
+)
 
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "Beam Search") says "Restrict to consider the top k (beam width) most
@@ -248,10 +275,17 @@ import inspect
 
 from course_utils.models.generation import beam, sampling
 
-for function in (sampling._walk, sampling.greedy, sampling.sample, sampling.warped_scores):
+for function in (
+    sampling._walk,
+    sampling.greedy,
+    sampling.sample,
+    sampling.warped_scores,
+):
     print(inspect.getsource(function))
 fifty = torch.full((50,), 1e-3)  # 50 words at P = 0.001
-print(f"product of the probabilities in float32: {float(fifty.prod()):g}; sum of their logs: {float(fifty.log().sum()):.1f}")
+print(
+    f"product of the probabilities in float32: {float(fifty.prod()):g}; sum of their logs: {float(fifty.log().sum()):.1f}"
+)
 
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "Practical Points") says "Use log probs for faster computation tracking
@@ -277,8 +311,15 @@ print(inspect.getsource(beam.beam_search))
 # NBVAL_CHECK_OUTPUT
 prompt = ("my", "friend")
 for name, model in left_to_right.items():
-    for label, run in (("greedy", g.greedy(model, g.encode_prompt(vocab, prompt), 30)),
-                       ("beam 4", g.beam_search(model, g.encode_prompt(vocab, prompt), width=4, max_new_tokens=30))):
+    for label, run in (
+        ("greedy", g.greedy(model, g.encode_prompt(vocab, prompt), 30)),
+        (
+            "beam 4",
+            g.beam_search(
+                model, g.encode_prompt(vocab, prompt), width=4, max_new_tokens=30
+            ),
+        ),
+    ):
         sentence = words_of(run, prompt)
         print(f"{name:10} {label:7} {shown(sentence):58} {verdict(sentence)}")
 
@@ -294,7 +335,9 @@ for name, model in left_to_right.items():
 print(CourseLanguage().score("my friend gets paid .".split()).failure)
 with_gets = [" ".join(s) for s in corpus.load_split("train") if "gets" in s]
 frames = sum(("sure that" in s or "check that" in s) for s in with_gets)
-print(f"training sentences with 'gets': {len(with_gets):,}; inside 'make sure that …' or 'check that …': {frames:,}")
+print(
+    f"training sentences with 'gets': {len(with_gets):,}; inside 'make sure that …' or 'check that …': {frames:,}"
+)
 
 # %% [markdown]
 # The same models, drawing at T = 1 and with top-p = 0.9 (seeded: change the seed for other sentences):
@@ -304,7 +347,13 @@ print(f"training sentences with 'gets': {len(with_gets):,}; inside 'make sure th
 generator = torch.Generator().manual_seed(0)
 for name, model in left_to_right.items():
     for label, settings in (("T = 1", {}), ("top-p .9", {"top_p": 0.9})):
-        run = g.sample(model, g.encode_prompt(vocab, prompt), max_new_tokens=30, generator=generator, **settings)
+        run = g.sample(
+            model,
+            g.encode_prompt(vocab, prompt),
+            max_new_tokens=30,
+            generator=generator,
+            **settings,
+        )
         sentence = words_of(run, prompt)
         print(f"{name:10} {label:8} {shown(sentence):58} {verdict(sentence)}")
 
@@ -327,10 +376,19 @@ print("reference:", " ".join(pair.target))
 for name, model in translators.items():
     conditioned = g.SourceConditioned(model, source_vocab.encode(list(pair.source)))
     own, _ = model.greedy(torch.tensor([conditioned.source_ids]))
-    for label, run in (("greedy", g.greedy(conditioned, conditioned.target_prefix, 40)),
-                       ("beam 4", g.beam_search(conditioned, conditioned.target_prefix, width=4, max_new_tokens=40))):
+    for label, run in (
+        ("greedy", g.greedy(conditioned, conditioned.target_prefix, 40)),
+        (
+            "beam 4",
+            g.beam_search(
+                conditioned, conditioned.target_prefix, width=4, max_new_tokens=40
+            ),
+        ),
+    ):
         same = "= model.greedy" if label == "greedy" and run.content == own[0] else ""
-        print(f"  {name:29} {label:7} {' '.join(target_vocab.decode(run.content))}  {same}")
+        print(
+            f"  {name:29} {label:7} {' '.join(target_vocab.decode(run.content))}  {same}"
+        )
 
 # %% [markdown]
 # ## 5. Parity with Hugging Face `generate()` *(optional)*
@@ -346,17 +404,27 @@ for name, model in translators.items():
 # keeps the token that crosses p). Four checks follow, one per cell: greedy, beam search, the warpers, and sampling.
 # First greedy, on four prompts (the first is `<s>` alone):
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
 def hf_generate(ids, **kwargs):
     """generate()'s sequence (prompt and generated ids) for one prompt."""
     idx = torch.tensor([ids])  # (1, T)
     with torch.no_grad():
-        return gpt.hf.generate(idx, attention_mask=torch.ones_like(idx), **kwargs)[0].tolist()
+        return gpt.hf.generate(idx, attention_mask=torch.ones_like(idx), **kwargs)[
+            0
+        ].tolist()
 
 
-prompts = [g.encode_prompt(vocab, words) for words in ((), ("the",), ("the", "movie", "was"), ("my", "friend"))]
-same = sum(g.greedy(gpt, ids, 30).sequence == hf_generate(ids, max_new_tokens=30, do_sample=False) for ids in prompts)
+prompts = [
+    g.encode_prompt(vocab, words)
+    for words in ((), ("the",), ("the", "movie", "was"), ("my", "friend"))
+]
+same = sum(
+    g.greedy(gpt, ids, 30).sequence
+    == hf_generate(ids, max_new_tokens=30, do_sample=False)
+    for ids in prompts
+)
 print(f"greedy: identical tokens on {same}/{len(prompts)} prompts")
 
 # %% [markdown]
@@ -370,7 +438,9 @@ for width, alpha, early in ((4, 1.0, False), (8, 2.0, "never"), (4, 0.5, True)):
                == hf_generate(ids, max_new_tokens=25, num_beams=width, length_penalty=alpha, early_stopping=early,
                               do_sample=False)
                for ids in prompts)  # fmt: skip
-    print(f"beam {width}, length_penalty={alpha}, early_stopping={early!s:5}: identical on {same}/{len(prompts)}")
+    print(
+        f"beam {width}, length_penalty={alpha}, early_stopping={early!s:5}: identical on {same}/{len(prompts)}"
+    )
 
 # %% [markdown]
 # The warpers: at every step of four sampled sentences, our warped distribution against the one Hugging Face's
@@ -379,13 +449,27 @@ for width, alpha, early in ((4, 1.0, False), (8, 2.0, "never"), (4, 0.5, True)):
 # %%
 # NBVAL_CHECK_OUTPUT
 worst = 0.0
-for settings in ({"temperature": 0.7}, {"top_k": 5}, {"top_p": 0.9}, {"temperature": 1.3, "top_k": 40, "top_p": 0.95}):
-    run = g.sample(gpt, prompts[1], max_new_tokens=20, generator=torch.Generator().manual_seed(1), **settings)
+for settings in (
+    {"temperature": 0.7},
+    {"top_k": 5},
+    {"top_p": 0.9},
+    {"temperature": 1.3, "top_k": 40, "top_p": 0.95},
+):
+    run = g.sample(
+        gpt,
+        prompts[1],
+        max_new_tokens=20,
+        generator=torch.Generator().manual_seed(1),
+        **settings,
+    )
     for n in range(len(run.ids)):  # every step of a sampled sentence
         prefix = prompts[1] + run.ids[:n]
         logits = g.next_logits(gpt, prefix)  # (V,)
         ours = g.warp(logits, **settings).exp()  # (V,)
-        theirs = torch.softmax(g.hf_warpers(**settings)(torch.tensor([prefix]), logits[None].clone()), dim=-1)[0]
+        theirs = torch.softmax(
+            g.hf_warpers(**settings)(torch.tensor([prefix]), logits[None].clone()),
+            dim=-1,
+        )[0]
         worst = max(worst, float((ours - theirs).abs().max()))
 print(f"warped distributions, every step: max |ours - HF| ≤ 1e-6: {worst <= 1e-6}")
 
@@ -397,7 +481,9 @@ print(f"warped distributions, every step: max |ours - HF| ≤ 1e-6: {worst <= 1e
 same = 0
 for seed in range(5):
     torch.manual_seed(seed)
-    theirs = hf_generate(prompts[1], max_new_tokens=30, do_sample=True, top_p=0.9, top_k=0)
+    theirs = hf_generate(
+        prompts[1], max_new_tokens=30, do_sample=True, top_p=0.9, top_k=0
+    )
     torch.manual_seed(seed)
     same += g.sample(gpt, prompts[1], max_new_tokens=30, top_p=0.9).sequence == theirs
 print(f"sampling with top_p=0.9 under the same seed: identical on {same}/5 seeds")
@@ -424,8 +510,10 @@ print(f"sampling with top_p=0.9 under the same seed: identical on {same}/5 seeds
 # %%
 import transformers
 
-print(f"transformers {transformers.__version__}: beam sampling sorts its draws: {g.SORTS_DRAWN_BEAMS}; "
-      f"the cache is passed as {g.cache_argument(gpt.hf)}=")
+print(
+    f"transformers {transformers.__version__}: beam sampling sorts its draws: {g.SORTS_DRAWN_BEAMS}; "
+    f"the cache is passed as {g.cache_argument(gpt.hf)}="
+)
 
 # %% [markdown]
 # **Speed.** Our loops against `generate()`'s, best of 3, 40 new tokens (`time_generation`), and the KV cache:
@@ -435,13 +523,25 @@ print(f"transformers {transformers.__version__}: beam sampling sorts its draws: 
 # NBVAL_IGNORE_OUTPUT
 timing = speed.time_generation(gpt, prompts[1], max_new_tokens=40, width=4)
 for kind, (ours, theirs, ratio) in timing.items():
-    print(f"{kind:7} ours {1000 * ours:6.1f} ms, generate() {1000 * theirs:6.1f} ms: ratio {ratio:.2f}")
-per_token = speed.time_per_token(gpt, prompts[1], lengths=budget(full=(8, 16, 32, 64, 120), fast=(8, 32)))
+    print(
+        f"{kind:7} ours {1000 * ours:6.1f} ms, generate() {1000 * theirs:6.1f} ms: ratio {ratio:.2f}"
+    )
+per_token = speed.time_per_token(
+    gpt, prompts[1], lengths=budget(full=(8, 16, 32, 64, 120), fast=(8, 32))
+)
 fig, ax = plt.subplots(figsize=(6, 3.2))
 lengths = list(per_token)
-ax.plot(lengths, [1000 * per_token[n][0] for n in lengths], "o-", label="use_cache=True")
-ax.plot(lengths, [1000 * per_token[n][1] for n in lengths], "s--", label="use_cache=False")
-ax.set(xlabel="tokens generated", ylabel="ms per token", title="generate() on the course GPT, with and without KV cache")
+ax.plot(
+    lengths, [1000 * per_token[n][0] for n in lengths], "o-", label="use_cache=True"
+)
+ax.plot(
+    lengths, [1000 * per_token[n][1] for n in lengths], "s--", label="use_cache=False"
+)
+ax.set(
+    xlabel="tokens generated",
+    ylabel="ms per token",
+    title="generate() on the course GPT, with and without KV cache",
+)
 ax.legend()
 plt.show()
 
@@ -479,12 +579,16 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 test_prompts = ga.prompts_from_test(40)
-example_prompt, pool, order = ga.ranking_example(gpt, vocab, test_prompts, width=16, alpha=0.6)
+example_prompt, pool, order = ga.ranking_example(
+    gpt, vocab, test_prompts, width=16, alpha=0.6
+)
 print("prompt:", " ".join(example_prompt))
 for name, ranked in order.items():
     best = pool[ranked[0]]
-    print(f"  {name:10} best: {' '.join(words_of(g.Generation([], best[0], 0, 0, True), example_prompt)):36} "
-          f"(|Y| = {len(best[0])}, Σ log P = {best[1]:.2f})")
+    print(
+        f"  {name:10} best: {' '.join(words_of(g.Generation([], best[0], 0, 0, True), example_prompt)):36} "
+        f"(|Y| = {len(best[0])}, Σ log P = {best[1]:.2f})"
+    )
 
 # %% [markdown]
 # The raw sum picks the shortest sentence; eq. 13.16 divides by t and picks a long one; |Y|^0.6 and GNMT's gentler
@@ -502,8 +606,10 @@ for name, ranked in order.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"entropy rate {reference['entropy_rate']:.2f} nats/token (perplexity {reference['perplexity']:.1f}); "
-      f"sentences have {reference['mean_length']:.1f} words on average")
+print(
+    f"entropy rate {reference['entropy_rate']:.2f} nats/token (perplexity {reference['perplexity']:.1f}); "
+    f"sentences have {reference['mean_length']:.1f} words on average"
+)
 
 # %% [markdown]
 # For each strategy of the lecture, and the settings people use: 40 prompts (the first one or two words of test
@@ -527,20 +633,31 @@ print(f"entropy rate {reference['entropy_rate']:.2f} nats/token (perplexity {ref
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-rows = ga.strategy_table(gpt, vocab, lang, test_prompts, samples_per_prompt=5, reference=reference)
+rows = ga.strategy_table(
+    gpt, vocab, lang, test_prompts, samples_per_prompt=5, reference=reference
+)
 rows.append(ga.oracle_samples(lang, 2000, reference=reference))
 by_name = {row["name"]: row for row in rows}
 print(ga.format_table(rows))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-oracle_by_size = {n: ga.oracle_samples(lang, n, reference=reference) for n in (40, 200, 2000)}
+oracle_by_size = {
+    n: ga.oracle_samples(lang, n, reference=reference) for n in (40, 200, 2000)
+}
 print("the oracle's own sentences, by sample size:")
 for n, row in oracle_by_size.items():
-    print(f"  n = {n:5}: d-1 {row['distinct_1']:.2f}  d-2 {row['distinct_2']:.2f}  d-3 {row['distinct_3']:.2f}")
+    print(
+        f"  n = {n:5}: d-1 {row['distinct_1']:.2f}  d-2 {row['distinct_2']:.2f}  d-3 {row['distinct_3']:.2f}"
+    )
 small, medium, large = oracle_by_size.values()
-print("the same language, more sentences, lower distinct-n at every n-gram size:",
-      all(small[f"distinct_{k}"] > medium[f"distinct_{k}"] > large[f"distinct_{k}"] for k in (1, 2, 3)))
+print(
+    "the same language, more sentences, lower distinct-n at every n-gram size:",
+    all(
+        small[f"distinct_{k}"] > medium[f"distinct_{k}"] > large[f"distinct_{k}"]
+        for k in (1, 2, 3)
+    ),
+)
 
 # %% [markdown]
 # What the table says, as verdicts that hold on every machine (the exact sampled numbers can move by a sentence or
@@ -549,44 +666,94 @@ print("the same language, more sentences, lower distinct-n at every n-gram size:
 # %%
 # NBVAL_CHECK_OUTPUT
 search = [by_name[n] for n in ("greedy", "beam 4", "beam 16")]
-sampled = [by_name[n] for n in ("pure sampling", "T=1.2", "top-k 40", "top-p 0.9", "top-p 0.95")]
+sampled = [
+    by_name[n]
+    for n in ("pure sampling", "T=1.2", "top-k 40", "top-p 0.9", "top-p 0.95")
+]
 language = reference["entropy_rate"]
-print("greedy and beam search write text more probable than the language's (nll/t < entropy rate - 0.2):",
-      all(row["nll_per_token"] < language - 0.2 for row in search))
-print("sampling at T ≥ 1, top-k 40 and top-p ≥ .9 does not (nll/t ≥ entropy rate - 0.2, the same cut):",
-      all(row["nll_per_token"] >= language - 0.2 for row in sampled))
-print("the wider the beam, the shorter the sentence (greedy > beam 4 > beam 16):",
-      by_name["greedy"]["mean_length"] > by_name["beam 4"]["mean_length"] > by_name["beam 16"]["mean_length"])
-print("eq. 13.16 makes beam 16 write longer sentences:",
-      by_name["beam 16 (norm)"]["mean_length"] > by_name["beam 16"]["mean_length"] + 1)
-print("sampled lengths are closer to the language's than beam 16's (TV):",
-      all(row["length_tv"] < by_name["beam 16"]["length_tv"] for row in sampled))
-print("greedy repeats more than the language:", by_name["greedy"]["repetition"] > 2 * by_name["oracle (T=1)"]["repetition"])
-print("lower temperature: more probable, less diverse:",
-      by_name["T=0.5"]["nll_per_token"] < by_name["T=1.2"]["nll_per_token"]
-      and by_name["T=0.5"]["distinct_2"] < by_name["T=1.2"]["distinct_2"])
-print("beam 16 writes only grammatical sentences:", by_name["beam 16"]["grammatical"] == 1.0)
-print("the oracle's own samples reproduce the entropy rate (within 0.05):",
-      abs(by_name["oracle (T=1)"]["nll_per_token"] - language) < 0.05)
+print(
+    "greedy and beam search write text more probable than the language's (nll/t < entropy rate - 0.2):",
+    all(row["nll_per_token"] < language - 0.2 for row in search),
+)
+print(
+    "sampling at T ≥ 1, top-k 40 and top-p ≥ .9 does not (nll/t ≥ entropy rate - 0.2, the same cut):",
+    all(row["nll_per_token"] >= language - 0.2 for row in sampled),
+)
+print(
+    "the wider the beam, the shorter the sentence (greedy > beam 4 > beam 16):",
+    by_name["greedy"]["mean_length"]
+    > by_name["beam 4"]["mean_length"]
+    > by_name["beam 16"]["mean_length"],
+)
+print(
+    "eq. 13.16 makes beam 16 write longer sentences:",
+    by_name["beam 16 (norm)"]["mean_length"] > by_name["beam 16"]["mean_length"] + 1,
+)
+print(
+    "sampled lengths are closer to the language's than beam 16's (TV):",
+    all(row["length_tv"] < by_name["beam 16"]["length_tv"] for row in sampled),
+)
+print(
+    "greedy repeats more than the language:",
+    by_name["greedy"]["repetition"] > 2 * by_name["oracle (T=1)"]["repetition"],
+)
+print(
+    "lower temperature: more probable, less diverse:",
+    by_name["T=0.5"]["nll_per_token"] < by_name["T=1.2"]["nll_per_token"]
+    and by_name["T=0.5"]["distinct_2"] < by_name["T=1.2"]["distinct_2"],
+)
+print(
+    "beam 16 writes only grammatical sentences:",
+    by_name["beam 16"]["grammatical"] == 1.0,
+)
+print(
+    "the oracle's own samples reproduce the entropy rate (within 0.05):",
+    abs(by_name["oracle (T=1)"]["nll_per_token"] - language) < 0.05,
+)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
 for row in rows:
     marker = {"greedy": "s", "beam": "D", "sample": "o", "oracle": "*"}[row["kind"]]
-    left.scatter(row["nll_per_token"], row["grammatical"], marker=marker, s=70 if marker == "*" else 40)
-    left.annotate(row["name"], (row["nll_per_token"], row["grammatical"]), fontsize=8, xytext=(3, 3),
-                  textcoords="offset points")
+    left.scatter(
+        row["nll_per_token"],
+        row["grammatical"],
+        marker=marker,
+        s=70 if marker == "*" else 40,
+    )
+    left.annotate(
+        row["name"],
+        (row["nll_per_token"], row["grammatical"]),
+        fontsize=8,
+        xytext=(3, 3),
+        textcoords="offset points",
+    )
 left.axvline(language, color="k", ls=":", label=f"entropy rate {language:.2f}")
-left.set(xlabel="oracle's NLL per token (nats) of the grammatical sentences", ylabel="share grammatical",
-         title="probable (left) or like the language (the dotted line)?")
+left.set(
+    xlabel="oracle's NLL per token (nats) of the grammatical sentences",
+    ylabel="share grammatical",
+    title="probable (left) or like the language (the dotted line)?",
+)
 left.legend(loc="lower left")
 lengths = sorted(reference["lengths"])
-right.plot(lengths, [reference["lengths"][n] for n in lengths], "k-", lw=3, alpha=0.4, label="the language")
+right.plot(
+    lengths,
+    [reference["lengths"][n] for n in lengths],
+    "k-",
+    lw=3,
+    alpha=0.4,
+    label="the language",
+)
 for name in ("greedy", "beam 16", "beam 16 (norm)", "pure sampling"):
     histogram = by_name[name]["length_histogram"]
     right.plot(lengths, [histogram.get(n, 0) for n in lengths], "o-", ms=3, label=name)
-right.set(xlabel="sentence length (words)", ylabel="share", title="lengths against the language's", xlim=(0, 20))
+right.set(
+    xlabel="sentence length (words)",
+    ylabel="share",
+    title="lengths against the language's",
+    xlim=(0, 20),
+)
 right.legend()
 plt.tight_layout()
 plt.show()
@@ -605,10 +772,18 @@ for method, theirs, ours in ga.holtzman_comparison(rows):
 # %%
 # NBVAL_CHECK_OUTPUT
 repetition = {method: ours for method, _, ours in ga.holtzman_comparison(rows)}
-print("greedy repeats most, as in Holtzman et al.:", repetition["greedy"] == max(repetition.values()))
-print("nucleus (0.95) repeats about as often as the reference text (within 3 points):",
-      abs(repetition["nucleus (p=0.95)"] - repetition["human"]) < 3)
-print("beam 16 repeats less than greedy:", repetition["beam (b=16)"] < repetition["greedy"])
+print(
+    "greedy repeats most, as in Holtzman et al.:",
+    repetition["greedy"] == max(repetition.values()),
+)
+print(
+    "nucleus (0.95) repeats about as often as the reference text (within 3 points):",
+    abs(repetition["nucleus (p=0.95)"] - repetition["human"]) < 3,
+)
+print(
+    "beam 16 repeats less than greedy:",
+    repetition["beam (b=16)"] < repetition["greedy"],
+)
 
 # %% [markdown]
 # Two of Holtzman's findings carry over: greedy decoding loops (section 4's "my friend that eats the cake that eats
@@ -641,26 +816,48 @@ def rank_key(sentence):
     return -round(sentence.logprob, 9), sentence.text()
 
 
-ranked = sorted(found.sentences, key=rank_key)  # the search's own order among equals depends on float rounding
+ranked = sorted(
+    found.sentences, key=rank_key
+)  # the search's own order among equals depends on float rounding
 print(f"the 5 most probable sentences ({found.expansions} prefixes expanded):")
 for sentence in ranked:
-    print(f"  p = {sentence.prob:.4f}  {sentence.text():48} {sentence.length} words, "
-          f"{-sentence.logprob_per_token:.2f} nats/token")
-print("the first two tie (their log-probabilities agree to 9 digits):",
-      math.isclose(ranked[0].logprob, ranked[1].logprob, rel_tol=1e-9))
-mode = ranked[0]  # one of the two modes; the other differs by one letter and has the same probability
+    print(
+        f"  p = {sentence.prob:.4f}  {sentence.text():48} {sentence.length} words, "
+        f"{-sentence.logprob_per_token:.2f} nats/token"
+    )
+print(
+    "the first two tie (their log-probabilities agree to 9 digits):",
+    math.isclose(ranked[0].logprob, ranked[1].logprob, rel_tol=1e-9),
+)
+mode = ranked[
+    0
+]  # one of the two modes; the other differs by one letter and has the same probability
 typical = bs.typicality(lang, mode, n=20_000, seed=0)
 print(typical.summary())
-print(f"the median sentence is {math.exp(mode.logprob - typical.median_logprob):,.0f} times less probable than the mode")
+print(
+    f"the median sentence is {math.exp(mode.logprob - typical.median_logprob):,.0f} times less probable than the mode"
+)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 samples, sample_logprobs = bs.sample_logprobs(lang, 20_000, 0)
-per_token = [-lp / (len(words) + 1) for words, lp in zip(samples, sample_logprobs)]  # nats per token, </s> counted
+per_token = [
+    -lp / (len(words) + 1) for words, lp in zip(samples, sample_logprobs)
+]  # nats per token, </s> counted
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.2))
-left.hist(sample_logprobs, bins=80, color="tab:blue", alpha=0.7, label="20,000 sentences of the language")
+left.hist(
+    sample_logprobs,
+    bins=80,
+    color="tab:blue",
+    alpha=0.7,
+    label="20,000 sentences of the language",
+)
 left.axvline(mode.logprob, color="tab:red", lw=2, label="the most probable sentence")
-left.set(xlabel="log P(sentence)", ylabel="count", title="per sentence: the mode is in the bulk's upper tail")
+left.set(
+    xlabel="log P(sentence)",
+    ylabel="count",
+    title="per sentence: the mode is in the bulk's upper tail",
+)
 left.legend(fontsize=8)
 right.hist(per_token, bins=80, color="tab:blue", alpha=0.7)
 right.axvline(-mode.logprob_per_token, color="tab:red", lw=2)
@@ -669,12 +866,20 @@ right.set(xlabel="nats per token", title="per token: far below the entropy rate"
 right.legend(fontsize=8)
 plt.show()
 for band in (0.1, 0.5):
-    near = sum(abs(x - typical.entropy_rate) <= band for x in per_token) / len(per_token)
+    near = sum(abs(x - typical.entropy_rate) <= band for x in per_token) / len(
+        per_token
+    )
     print(f"sentences within ±{band} nats/token of the entropy rate: {near:.0%}")
-cheap = [x <= -mode.logprob_per_token + 1e-9 for x in per_token]  # 1e-9: the two tied modes differ in the last digit
-print(f"sentences at or below the mode's {-mode.logprob_per_token:.2f} nats/token: {sum(cheap) / len(cheap):.1%}")
-print(f"nats/token per sentence: mean {statistics.fmean(per_token):.2f}, median {statistics.median(per_token):.2f}, "
-      f"sd {statistics.stdev(per_token):.2f}")
+cheap = [
+    x <= -mode.logprob_per_token + 1e-9 for x in per_token
+]  # 1e-9: the two tied modes differ in the last digit
+print(
+    f"sentences at or below the mode's {-mode.logprob_per_token:.2f} nats/token: {sum(cheap) / len(cheap):.1%}"
+)
+print(
+    f"nats/token per sentence: mean {statistics.fmean(per_token):.2f}, median {statistics.median(per_token):.2f}, "
+    f"sd {statistics.stdev(per_token):.2f}"
+)
 
 # %% [markdown]
 # Two sentences tie for the most probable, "the hunter …" and "the hunters …", at p = 0.0073 and 0.49 nats per token
@@ -709,7 +914,9 @@ print(f"nats/token per sentence: mean {statistics.fmean(per_token):.2f}, median 
 for label, sentence in (("the language's modes:", mode), ("(tied)", ranked[1])):
     print(f"{label:22}{sentence.text():48} p = {sentence.prob:.4f}")
 for width in (1, 4, 16, 64):
-    run = g.beam_search(gpt, [vocab.bos_id], width=width, max_new_tokens=30, normalisation="none")
+    run = g.beam_search(
+        gpt, [vocab.bos_id], width=width, max_new_tokens=30, normalisation="none"
+    )
     sentence = words_of(run)
     print(f"GPT, beam {width:2}:        {' '.join(sentence):48} {verdict(sentence)}")
 
@@ -731,7 +938,9 @@ for width in (1, 4, 16, 64):
 # %%
 # NBVAL_CHECK_OUTPUT
 widths = (1, 2, 4, 8, 16)
-curve = ga.beam_length_curve(gpt, vocab, test_prompts, widths=widths, normalisation=("none", "mean"))
+curve = ga.beam_length_curve(
+    gpt, vocab, test_prompts, widths=widths, normalisation=("none", "mean")
+)
 print(f"{'width':>22} " + " ".join(f"{w:>5}" for w in widths))
 for norm, label in (("none", "Σ log P"), ("mean", "eq. 13.16")):
     print(f"{label:>22} " + " ".join(f"{curve[norm][w]:5.1f}" for w in widths))
@@ -749,23 +958,36 @@ translation_widths = (1, 4, 16)
 gru_32 = translators["GRU-32, no attention (07)"]
 within = ga.translation_length_curve(gru_32, source_vocab, parallel.load("test")[:20], widths=translation_widths,
                                      normalisation="none")  # fmt: skip
-print(f"test passages, GRU-32 without attention, Σ log P: reference {within['reference']:.1f}, widths 1/4/16: "
-      + " / ".join(f"{within['none'][w]:.1f}" for w in translation_widths))
-print(f"{'mean output length (reference ' + format(statistics.fmean(len(p.target) for p in long_pairs), '.1f') + ')':44}"
-      + " ".join(f"{'width ' + str(w):>9}" for w in translation_widths))
+print(
+    f"test passages, GRU-32 without attention, Σ log P: reference {within['reference']:.1f}, widths 1/4/16: "
+    + " / ".join(f"{within['none'][w]:.1f}" for w in translation_widths)
+)
+print(
+    f"{'mean output length (reference ' + format(statistics.fmean(len(p.target) for p in long_pairs), '.1f') + ')':44}"
+    + " ".join(f"{'width ' + str(w):>9}" for w in translation_widths)
+)
 translation_curves = {}
 for name, model in translators.items():
-    translation_curves[name] = ga.translation_length_curve(model, source_vocab, long_pairs, widths=translation_widths)
+    translation_curves[name] = ga.translation_length_curve(
+        model, source_vocab, long_pairs, widths=translation_widths
+    )
     for norm, label in (("none", "Σ log P"), ("mean", "eq. 13.16")):
         values = translation_curves[name][norm]
-        print(f"{name + ', ' + label:44}" + " ".join(f"{values[w]:9.1f}" for w in translation_widths))
+        print(
+            f"{name + ', ' + label:44}"
+            + " ".join(f"{values[w]:9.1f}" for w in translation_widths)
+        )
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 for name in translators:
-    changed = translation_curves[name]["changed"]  # normalisation -> passages whose output changes with the width
-    print(f"{name:30} passages whose translation changes with the width (of {len(long_pairs)}): "
-          f"Σ log P {changed['none']}, eq. 13.16 {changed['mean']}")
+    changed = translation_curves[name][
+        "changed"
+    ]  # normalisation -> passages whose output changes with the width
+    print(
+        f"{name:30} passages whose translation changes with the width (of {len(long_pairs)}): "
+        f"Σ log P {changed['none']}, eq. 13.16 {changed['mean']}"
+    )
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -773,14 +995,33 @@ fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
 for norm, label in (("none", "Σ log P"), ("mean", "eq. 13.16")):
     left.plot(widths, [curve[norm][w] for w in widths], "o-", label=label)
 left.axhline(reference["mean_length"], color="k", ls=":", label="the language")
-left.set(xscale="log", xticks=widths, xticklabels=widths, xlabel="beam width", ylabel="mean length (words)",
-         title="GPT (08), 40 prompts")
+left.set(
+    xscale="log",
+    xticks=widths,
+    xticklabels=widths,
+    xlabel="beam width",
+    ylabel="mean length (words)",
+    title="GPT (08), 40 prompts",
+)
 left.legend()
 for name in translators:
-    right.plot(translation_widths, [translation_curves[name]["none"][w] for w in translation_widths], "o-", label=name)
-right.axhline(translation_curves[name]["reference"], color="k", ls=":", label="references")
-right.set(xscale="log", xticks=translation_widths, xticklabels=translation_widths, xlabel="beam width",
-          ylabel="mean output length", title="translation, long passages, Σ log P")
+    right.plot(
+        translation_widths,
+        [translation_curves[name]["none"][w] for w in translation_widths],
+        "o-",
+        label=name,
+    )
+right.axhline(
+    translation_curves[name]["reference"], color="k", ls=":", label="references"
+)
+right.set(
+    xscale="log",
+    xticks=translation_widths,
+    xticklabels=translation_widths,
+    xlabel="beam width",
+    ylabel="mean output length",
+    title="translation, long passages, Σ log P",
+)
 right.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -810,28 +1051,44 @@ oracle_row = ga.oracle_samples(lang, 500, seed=2, reference=reference)
 print(ga.format_table([oracle_row, model_row]))
 bad = [s for s in model_row["sentences"] if not lang.score(s).grammatical]
 good = [s for s in model_row["sentences"] if lang.score(s).grammatical]
-print(f"\nthe GPT's ungrammatical samples: {len(bad)}, {statistics.fmean(map(len, bad)):.1f} words on average "
-      f"(its grammatical ones: {statistics.fmean(map(len, good)):.1f}); failing by word 4: "
-      f"{sum(lang.score(s).failure.position < 4 for s in bad)}")
+print(
+    f"\nthe GPT's ungrammatical samples: {len(bad)}, {statistics.fmean(map(len, bad)):.1f} words on average "
+    f"(its grammatical ones: {statistics.fmean(map(len, good)):.1f}); failing by word 4: "
+    f"{sum(lang.score(s).failure.position < 4 for s in bad)}"
+)
 print("some of them:")
 for sentence in bad[:4]:
     print("  ", " ".join(sentence), "—", lang.score(sentence).failure)
-prompted = by_name["pure sampling"]  # section 7: the same sampling, after one or two words of a test sentence
+prompted = by_name[
+    "pure sampling"
+]  # section 7: the same sampling, after one or two words of a test sentence
 gap, gap_se = ga.share_difference(prompted, model_row)
-print(f"\ngrammatical: section 7's pure sampling {prompted['grammatical']:.1%} of {prompted['n']}, here "
-      f"{model_row['grammatical']:.1%} of {model_row['n']}; difference {100 * gap:+.1f} points, standard error "
-      f"{100 * gap_se:.1f}")
+print(
+    f"\ngrammatical: section 7's pure sampling {prompted['grammatical']:.1%} of {prompted['n']}, here "
+    f"{model_row['grammatical']:.1%} of {model_row['n']}; difference {100 * gap:+.1f} points, standard error "
+    f"{100 * gap_se:.1f}"
+)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print("the oracle's samples: all grammatical, entropy rate within 0.1:",
-      oracle_row["grammatical"] == 1.0 and abs(oracle_row["nll_per_token"] - language) < 0.1)
-print("the GPT's samples: between 80 % and 95 % grammatical:", 0.8 < model_row["grammatical"] < 0.95)
-print("its grammatical samples have the language's entropy rate, within 0.1:",
-      abs(model_row["nll_per_token"] - language) < 0.1)
+print(
+    "the oracle's samples: all grammatical, entropy rate within 0.1:",
+    oracle_row["grammatical"] == 1.0
+    and abs(oracle_row["nll_per_token"] - language) < 0.1,
+)
+print(
+    "the GPT's samples: between 80 % and 95 % grammatical:",
+    0.8 < model_row["grammatical"] < 0.95,
+)
+print(
+    "its grammatical samples have the language's entropy rate, within 0.1:",
+    abs(model_row["nll_per_token"] - language) < 0.1,
+)
 print("its lengths are the language's (TV < 0.1):", model_row["length_tv"] < 0.1)
-print("section 7's pure sampling and this differ in grammaticality by less than two standard errors:",
-      abs(gap) < 2 * gap_se)
+print(
+    "section 7's pure sampling and this differ in grammaticality by less than two standard errors:",
+    abs(gap) < 2 * gap_se,
+)
 
 # %% [markdown]
 # The oracle's samples reproduce the language: every sentence grammatical and nll/t within 0.1 nats/token of the
@@ -885,9 +1142,13 @@ attempts = {
     "top-p outside (0, 1]": lambda: g.sample(gpt, prompts[1], top_p=0.0),
     "a negative temperature": lambda: g.warp(torch.zeros(5), temperature=-1.0),
     "a beam of width 0": lambda: g.beam_search(gpt, prompts[1], width=0),
-    "an unknown normalisation": lambda: g.beam_search(gpt, prompts[1], normalisation="average"),
+    "an unknown normalisation": lambda: g.beam_search(
+        gpt, prompts[1], normalisation="average"
+    ),
     "more tokens than the GPT's context": lambda: g.greedy(gpt, prompts[1], 500),
-    "an empty source sentence": lambda: g.SourceConditioned(translators["transformer (08)"], []),
+    "an empty source sentence": lambda: g.SourceConditioned(
+        translators["transformer (08)"], []
+    ),
     "a node the slide's tree does not have": lambda: sg.jm_tree_lm(("ok", "ok", "ok")),
 }
 for what, attempt in attempts.items():
@@ -903,9 +1164,21 @@ for what, attempt in attempts.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-cold = g.sample(gpt, prompts[1], max_new_tokens=30, temperature=0.0, generator=torch.Generator().manual_seed(0))
-print("sampling at T = 0 gives greedy's sentence:", cold.ids == g.greedy(gpt, prompts[1], 30).ids)
-print("and at T = 1e-6 too:", g.sample(gpt, prompts[1], max_new_tokens=30, temperature=1e-6).ids == cold.ids)
+cold = g.sample(
+    gpt,
+    prompts[1],
+    max_new_tokens=30,
+    temperature=0.0,
+    generator=torch.Generator().manual_seed(0),
+)
+print(
+    "sampling at T = 0 gives greedy's sentence:",
+    cold.ids == g.greedy(gpt, prompts[1], 30).ids,
+)
+print(
+    "and at T = 1e-6 too:",
+    g.sample(gpt, prompts[1], max_new_tokens=30, temperature=1e-6).ids == cold.ids,
+)
 
 # %% [markdown]
 # ## 13. Exercises
@@ -914,7 +1187,11 @@ print("and at T = 1e-6 too:", g.sample(gpt, prompts[1], max_new_tokens=30, tempe
 # mass reaches p (the word that crosses p is kept), set the others to 0, renormalise.
 
 # %% tags=["exercise"]
-from course_utils.exercises.generation import check_beam_step, check_length_normalised_score, check_top_p
+from course_utils.exercises.generation import (
+    check_beam_step,
+    check_length_normalised_score,
+    check_top_p,
+)
 
 
 def top_p_filter(probs, p):
@@ -942,6 +1219,7 @@ _ = check_top_p(top_p_filter)
 # **Exercise 2.** One step of beam search: given each running beam's log-probability (k,) and each beam's
 # next-word log-probabilities (k, V), return the `width` best continuations of all k·V: beam index, word and total.
 
+
 # %% tags=["exercise"]
 def beam_step(beam_logprobs, next_logprobs, width):
     """(k,), (k, V), int → beam_index (width,), token (width,), total (width,)."""
@@ -965,6 +1243,7 @@ _ = check_beam_step(beam_step)
 # %% [markdown]
 # **Exercise 3.** The length-normalised score of a finished hypothesis from its t log-probabilities: eq. 13.16
 # (`"mean"`), Hugging Face's `length_penalty` (`"hf"`) and GNMT's (`"gnmt"`).
+
 
 # %% tags=["exercise"]
 def normalised_score(logprobs, kind, alpha):

@@ -45,7 +45,9 @@ from course_utils.analysis import scaling_verdicts as verdicts
 results = grid.load_results()
 truth = results["test_entropy"]  # nats per token: the floor every fit should find
 training = laws.rows(results)  # the runs a fit may see
-n, d, loss = laws.columns(training)  # (runs,) each: non-embedding parameters, tokens, test loss
+n, d, loss = laws.columns(
+    training
+)  # (runs,) each: non-embedding parameters, tokens, test loss
 
 # %% [markdown]
 # ## 1. The floor that no corpus has
@@ -61,12 +63,16 @@ n, d, loss = laws.columns(training)  # (runs,) each: non-embedding parameters, t
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"the true floor E on the test split: {truth:.4f} nats per token ({results['test_tokens']:,} tokens)")
+print(
+    f"the true floor E on the test split: {truth:.4f} nats per token ({results['test_tokens']:,} tokens)"
+)
 print(
     f"on the validation sentences (the curves of section 3): {results['validation']['oracle_entropy']:.4f} nats "
     f"per token ({results['validation']['tokens']:,} tokens)"
 )
-print(f"every stored run ends above its floor: {all(row['test_loss'] > truth for row in results['runs'].values())}")
+print(
+    f"every stored run ends above its floor: {all(row['test_loss'] > truth for row in results['runs'].values())}"
+)
 
 # %% [markdown]
 # The two floors differ by 0.06 nats because the test split and the validation sentences are different samples of
@@ -123,7 +129,9 @@ print(
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for (layers, width, steps), losses in verdicts.seed_ranges(results).items():  # seeds 0, 1, 2
+for (layers, width, steps), losses in verdicts.seed_ranges(
+    results
+).items():  # seeds 0, 1, 2
     print(
         f"{layers}x{width:<4} {steps:>5} steps: excess {min(losses) - truth:.4f} … {max(losses) - truth:.4f}, "
         f"range {max(losses) - min(losses):.4f}"
@@ -138,11 +146,17 @@ print(f"the seed range of the runs within 0.05 of the floor: up to {noise:.4f} n
 # The picture: each model size's excess loss against the tokens it saw (both axes logarithmic).
 
 # %%
-shapes = sorted({(row["n_layer"], row["n_embd"]) for row in training}, key=lambda shape: grid.block_parameters(*shape))
+shapes = sorted(
+    {(row["n_layer"], row["n_embd"]) for row in training},
+    key=lambda shape: grid.block_parameters(*shape),
+)
 colours = plt.cm.viridis(np.linspace(0, 0.9, len(shapes)))
 fig, ax = plt.subplots(figsize=(8, 4))
 for colour, shape in zip(colours, shapes):
-    own = sorted((row for row in training if (row["n_layer"], row["n_embd"]) == shape), key=lambda row: row["tokens"])
+    own = sorted(
+        (row for row in training if (row["n_layer"], row["n_embd"]) == shape),
+        key=lambda row: row["tokens"],
+    )
     ax.loglog(
         [row["tokens"] for row in own],
         [row["test_loss"] - truth for row in own],
@@ -150,7 +164,11 @@ for colour, shape in zip(colours, shapes):
         color=colour,
         label=f"{shape[0]}x{shape[1]} (N = {grid.block_parameters(*shape):,})",
     )
-ax.set(xlabel="tokens seen D", ylabel="test loss − true E (nats)", title="The grid: excess loss over the true floor")
+ax.set(
+    xlabel="tokens seen D",
+    ylabel="test loss − true E (nats)",
+    title="The grid: excess loss over the true floor",
+)
 ax.legend(fontsize=8, ncol=2)
 plt.show()
 
@@ -167,7 +185,11 @@ plt.show()
 # NBVAL_CHECK_OUTPUT
 envelope_law, validation_truth = laws.envelope_floor(results)
 curves = laws.validation_curves(results)
-budgets = np.geomspace(min(6 * n_ * t[0] for n_, t, _ in curves), max(6 * n_ * t[-1] for n_, t, _ in curves), 30)
+budgets = np.geomspace(
+    min(6 * n_ * t[0] for n_, t, _ in curves),
+    max(6 * n_ * t[-1] for n_, t, _ in curves),
+    30,
+)
 envelope_c, envelope_n, envelope_loss = fits.envelope(curves, budgets)
 print(
     f"approach 1: E = {envelope_law.E:.4f}, against the validation floor {validation_truth:.4f}: "
@@ -181,10 +203,21 @@ print(
 # %%
 fig, ax = plt.subplots(figsize=(8, 4))
 for size, tokens, curve in curves:
-    ax.plot(6 * size * tokens, curve, color="0.75", lw=0.8)  # one grey: every run's validation curve
-ax.plot(envelope_c, envelope_loss, "k.", label="the envelope: the lowest loss at each C")
-ax.plot(envelope_c, envelope_law.loss(envelope_c), "k--", label=f"E + k·C^−γ, E = {envelope_law.E:.3f}")
-ax.axhline(validation_truth, color="crimson", label=f"the true floor, {validation_truth:.4f}")
+    ax.plot(
+        6 * size * tokens, curve, color="0.75", lw=0.8
+    )  # one grey: every run's validation curve
+ax.plot(
+    envelope_c, envelope_loss, "k.", label="the envelope: the lowest loss at each C"
+)
+ax.plot(
+    envelope_c,
+    envelope_law.loss(envelope_c),
+    "k--",
+    label=f"E + k·C^−γ, E = {envelope_law.E:.3f}",
+)
+ax.axhline(
+    validation_truth, color="crimson", label=f"the true floor, {validation_truth:.4f}"
+)
 ax.set(
     xscale="log",
     ylim=(validation_truth - 0.05, 2.6),
@@ -234,14 +267,36 @@ for p, colour in zip(profiles, plt.cm.plasma(np.linspace(0, 0.85, len(profiles))
     axes[0].plot(p.n, p.loss - truth, "o", color=colour, label=f"C = {p.flops:.1e}")
     axes[0].plot(x, parabola - truth, "-", color=colour, lw=1)
     axes[0].plot(p.n_opt, p.loss_opt - truth, "*", color=colour, ms=12)
-axes[0].set(xscale="log", yscale="log", xlabel="N", ylabel="test loss − true E", title="IsoFLOP parabolas (★: minimum)")
+axes[0].set(
+    xscale="log",
+    yscale="log",
+    xlabel="N",
+    ylabel="test loss − true E",
+    title="IsoFLOP parabolas (★: minimum)",
+)
 axes[0].legend(fontsize=7)
 flops = [p.flops for p in profiles]
-axes[1].plot(flops, [p.loss_opt for p in profiles], "k*", ms=10, label="the parabolas' minima")
-axes[1].plot(flops, [p.loss.min() for p in profiles], "o", color="grey", label="the best run of each budget")
-axes[1].plot(flops, isoflop_law.loss(flops), "k--", lw=1, label=f"E + k·C^−γ, E = {isoflop_law.E:.3f}")
+axes[1].plot(
+    flops, [p.loss_opt for p in profiles], "k*", ms=10, label="the parabolas' minima"
+)
+axes[1].plot(
+    flops,
+    [p.loss.min() for p in profiles],
+    "o",
+    color="grey",
+    label="the best run of each budget",
+)
+axes[1].plot(
+    flops,
+    isoflop_law.loss(flops),
+    "k--",
+    lw=1,
+    label=f"E + k·C^−γ, E = {isoflop_law.E:.3f}",
+)
 axes[1].axhline(truth, color="crimson", label=f"the true floor, {truth:.4f}")
-axes[1].set(xscale="log", xlabel="C (FLOPs)", ylabel="test loss", title="Approach 2's floor")
+axes[1].set(
+    xscale="log", xlabel="C (FLOPs)", ylabel="test loss", title="Approach 2's floor"
+)
 axes[1].legend(fontsize=7)
 plt.show()
 
@@ -264,7 +319,9 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 law = laws.parametric(results, starts=laws.FAST_STARTS)
-print(f"L(N, D) = {law.E:.3f} + {law.A:.1f} / N^{law.alpha:.2f} + {law.B:.3g} / D^{law.beta:.2f}")
+print(
+    f"L(N, D) = {law.E:.3f} + {law.A:.1f} / N^{law.alpha:.2f} + {law.B:.3g} / D^{law.beta:.2f}"
+)
 print(
     f"approach 3: E = {law.E:.4f}, {law.E - truth:+.4f} from the truth "
     f"(the best run is {loss.min() - truth:.4f} above it)"
@@ -284,7 +341,10 @@ print("Chinchilla's fit on MassiveText, for comparison: E = 1.69, α = 0.34, β 
 residual = np.log(law.loss(n, d)) - np.log(loss)  # (runs,) log law − log measured
 steps = np.array([row["steps"] for row in training])
 print("steps           " + "".join(f"{s:>8}" for s in grid.LADDER))
-print("mean residual   " + "".join(f"{residual[steps == s].mean():+8.3f}" for s in grid.LADDER))
+print(
+    "mean residual   "
+    + "".join(f"{residual[steps == s].mean():+8.3f}" for s in grid.LADDER)
+)
 
 # %% [markdown]
 # At 250 steps the law lies below the runs (a negative residual: it is too optimistic), at 16,000 above them, and
@@ -304,7 +364,10 @@ stored = laws.load_bootstrap()
 first_two = laws.bootstrap_parametric(results, first=2)
 print(
     "E of the first two resamples, stored and again:",
-    [(row["E"], round(again_["E"], 6)) for row, again_ in zip(stored["fits"], first_two)],
+    [
+        (row["E"], round(again_["E"], 6))
+        for row, again_ in zip(stored["fits"], first_two)
+    ],
 )
 
 # %%
@@ -331,13 +394,19 @@ floors = [0.5, 1.0, 1.5, 1.6, 1.69, 1.70, 1.71, 1.72]
 profile = fits.profile_over_floor(n, d, loss, floors, starts=laws.FAST_STARTS)
 best_objective = fits.parametric_objective(law, n, d, loss)
 for floor, value in zip(floors, profile):
-    print(f"E held at {floor:.2f}: objective {100 * (value / best_objective - 1):+5.1f} % over the free fit's")
+    print(
+        f"E held at {floor:.2f}: objective {100 * (value / best_objective - 1):+5.1f} % over the free fit's"
+    )
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.4))
 ax.plot(floors, 100 * (profile / best_objective - 1), "o-", color="k")
 ax.axvline(truth, color="crimson", label=f"the true floor, {truth:.4f}")
-ax.set(xlabel="E held fixed (nats)", ylabel="objective over the best (%)", title="Approach 3's profile over E")
+ax.set(
+    xlabel="E held fixed (nats)",
+    ylabel="objective over the best (%)",
+    title="Approach 3's profile over E",
+)
 ax.legend()
 plt.show()
 
@@ -357,7 +426,9 @@ plt.show()
 kaplan = fits.fit_kaplan(n, d, loss)
 kaplan_rms = float(np.sqrt(np.mean((np.log(kaplan.loss(n, d)) - np.log(loss)) ** 2)))
 law_rms = float(np.sqrt(np.mean(residual**2)))
-print(f"Kaplan: N_c = {kaplan.n_c:.2g}, α_N = {kaplan.alpha_n:.3g}, D_c = {kaplan.d_c:.3g}, α_D = {kaplan.alpha_d:.3g}")
+print(
+    f"Kaplan: N_c = {kaplan.n_c:.2g}, α_N = {kaplan.alpha_n:.3g}, D_c = {kaplan.d_c:.3g}, α_D = {kaplan.alpha_d:.3g}"
+)
 print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 
 # %% [markdown]
@@ -375,12 +446,23 @@ print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 # %%
 floor_stored = verdicts.load_floor_bootstrap()
 floor_again = verdicts.bootstrap_floors(results, first=2)
-print({key: (floor_stored[key][:2], [round(v, 6) for v in floor_again[key]]) for key in floor_again})
+print(
+    {
+        key: (floor_stored[key][:2], [round(v, 6) for v in floor_again[key]])
+        for key in floor_again
+    }
+)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-same = all(abs(a - b) < 1e-3 for key in floor_again for a, b in zip(floor_stored[key], floor_again[key]))
-print(f"the first two resamples fitted again give the stored floors (within 0.001): {same}\n")
+same = all(
+    abs(a - b) < 1e-3
+    for key in floor_again
+    for a, b in zip(floor_stored[key], floor_again[key])
+)
+print(
+    f"the first two resamples fitted again give the stored floors (within 0.001): {same}\n"
+)
 rows_ = [
     ("1: envelope", envelope_law.E, floor_stored["envelope"], validation_truth),
     ("2: IsoFLOP minima", isoflop_law.E, floor_stored["isoflop"], truth),
@@ -389,17 +471,25 @@ rows_ = [
 print(f"{'approach':20} {'E':>7} {'95 % interval':>17} {'true E':>7} {'error':>7}")
 for name, e, sample, floor in rows_:
     low, high, kept = verdicts.finite_interval(sample)
-    print(f"{name:20} {e:7.4f} [{low:6.3f}, {high:6.3f}] {floor:7.4f} {e - floor:+7.4f}")
+    print(
+        f"{name:20} {e:7.4f} [{low:6.3f}, {high:6.3f}] {floor:7.4f} {e - floor:+7.4f}"
+    )
 print(f"{'Kaplan':20} {0:7.4f} {'(no floor)':>17} {truth:7.4f} {-truth:+7.4f}")
-print(f"{'(the best run)':20} {loss.min():7.4f} {'':>17} {truth:7.4f} {loss.min() - truth:+7.4f}")
+print(
+    f"{'(the best run)':20} {loss.min():7.4f} {'':>17} {truth:7.4f} {loss.min() - truth:+7.4f}"
+)
 closest = min(rows_, key=lambda row: abs(row[1] - row[3]))
 print(
     f"\nclosest to the truth: approach {closest[0]}, by {abs(closest[1] - closest[3]):.4f} nats; "
     f"approaches 2 and 3 differ in error by {abs(abs(rows_[1][1] - truth) - abs(law.E - truth)):.4f} "
     f"(the seed range: {noise:.4f})"
 )
-closer = np.abs(np.array(floor_stored["isoflop"]) - truth) < np.abs(bootstrap_e - truth)  # (resamples,)
-print(f"on the same resamples, approach 2's E is the closer of the two in {int(closer.sum())} of {len(closer)}")
+closer = np.abs(np.array(floor_stored["isoflop"]) - truth) < np.abs(
+    bootstrap_e - truth
+)  # (resamples,)
+print(
+    f"on the same resamples, approach 2's E is the closer of the two in {int(closer.sum())} of {len(closer)}"
+)
 
 # %% [markdown]
 # **The verdict.** On this language, approach 2 carried to a floor came closest to the true E, 0.006 nats above it;
@@ -461,7 +551,9 @@ for m in optimal:
         f"{best['tokens'] / best['parameters']:5.0f}   {m.envelope_n / best_n:9.1f} {m.parabola_n / best_n:9.1f} "
         f"{m.law_n / best_n:11.1f} {m.rule_n / best_n:12.1f}"
     )
-ratios = [m.best_run["tokens"] / m.best_run["non_embedding_parameters"] for m in optimal]
+ratios = [
+    m.best_run["tokens"] / m.best_run["non_embedding_parameters"] for m in optimal
+]
 all_ratios = [m.best_run["tokens"] / m.best_run["parameters"] for m in optimal]
 smallest = sum(m.best_run["non_embedding_parameters"] == m.smallest for m in optimal)
 print(
@@ -470,8 +562,12 @@ print(
     f"its budget at {smallest} of {len(optimal)} budgets"
 )
 law_exponent = law.beta / (law.alpha + law.beta)
-parabola_exponent = fits.fit_power_law([m.flops for m in optimal], [m.parabola_n for m in optimal])[1]
-print(f"N_opt ∝ C^a: approach 3 a = {law_exponent:.2f}, the parabolas a = {parabola_exponent:.2f}; Chinchilla: a ≈ 0.5")
+parabola_exponent = fits.fit_power_law(
+    [m.flops for m in optimal], [m.parabola_n for m in optimal]
+)[1]
+print(
+    f"N_opt ∝ C^a: approach 3 a = {law_exponent:.2f}, the parabolas a = {parabola_exponent:.2f}; Chinchilla: a ≈ 0.5"
+)
 
 # %% [markdown]
 # How to read the table. "its place" says where the best run lies among the sizes trained on that budget; "/all" is
@@ -508,7 +604,9 @@ print(f"N_opt ∝ C^a: approach 3 a = {law_exponent:.2f}, the parabolas a = {par
 # NBVAL_CHECK_OUTPUT
 for flops, ratio in verdicts.parabola_bias(results, law):
     print(f"C = {flops:.2e}: the parabola's N_opt is {ratio:.2f} × the law's exact one")
-dips = [p.loss.min() - p.loss_opt for p in profiles]  # how far each parabola's minimum lies below its best run
+dips = [
+    p.loss.min() - p.loss_opt for p in profiles
+]  # how far each parabola's minimum lies below its best run
 print(
     f"on the runs, the parabola's minimum lies below the best run of its budget at {sum(x > 0 for x in dips)} "
     f"of {len(dips)} budgets, by up to {max(dips):.4f} nats"
@@ -577,7 +675,11 @@ for attempt in (
 # (N_opt, L_opt).
 
 # %% tags=["exercise"]
-from course_utils.exercises.scaling import check_huber_objective, check_isoflop_minimum, check_optimal_allocation
+from course_utils.exercises.scaling import (
+    check_huber_objective,
+    check_isoflop_minimum,
+    check_optimal_allocation,
+)
 
 
 def isoflop_minimum(n, loss):
