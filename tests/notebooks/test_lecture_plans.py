@@ -1,5 +1,5 @@
-"""The instructor at the projector (issue 34): every slow cell is marked in its notebook, and every notebook has a
-lecture plan on the teaching page.
+"""The instructor at the projector (issues 34 and 42): every slow cell is marked in its notebook, and every notebook
+has a lecture plan on the teaching page that fits a real 75-minute slot.
 
 BENCHMARKS.md's Notebooks table lists the long cells, over 10 s in full mode, by their prompt [n] (their number among
 the notebook's code cells, which is their stored ``execution_count``); ``benchmarks/notebook_times.py`` reads the
@@ -9,11 +9,20 @@ from run to run: 08's ablation took 18 s in one quiet run and 29 s on a busy mac
 cell stored and lists it under **Slow cells**.
 
 Each notebook's section of ``docs/teaching.md`` has a ``### Lecture plan``: a table ``| min | project | cells | how |``
-whose minute ranges follow each other from 0 to 75 (one slot) or to 150 (two, "Slot 1" and "Slot 2"), each row
-naming a section of the notebook by its heading (a note may follow " · ") and the prompts it shows, ``live`` (run in
-class) or ``stored`` (shown as stored, as every slow cell is); then **Skip:**, **Slow cells:** (each slow cell with
-its seconds, or "none") and **Predict, then reveal:**, two or three questions that each end "(answered by [n]: …)"
-with numbers that cell's stored output prints.
+whose minute ranges follow each other from 0 to 75 (one slot) or to 150 (two, "Slot 1" and "Slot 2"). A row is one of:
+
+- ``live`` (run in class) or ``stored`` (shown as stored, as every slow cell is): a section of the notebook by its
+  heading (a note may follow " · ") and the prompts it shows. It projects the Markdown right before each named cell,
+  the cell's code and its printed text; at most ``DENSITY`` characters of that a minute (``projected``, measured on
+  the stored notebook when the test runs). What a slot has no time for is listed under **Read at home:**.
+- ``ask``: "Predict, then reveal · question k", 2–4 minutes, naming the cell that answers question k; it comes before
+  any row that shows that cell.
+- ``slack``: start-up, questions from the floor, a demo that runs long; each slot has one of ``SLACK_MINUTES``.
+
+Then **Read at home:** (what the students read instead; the prompts it names are shown by no row), **Slow cells:**
+(each slow cell with its seconds, or "none") and **Predict, then reveal:**, two or three questions that each end
+"(answered by [n]: …)" with numbers that cell's stored output prints. The teaching page's "How to present" lists every
+answer that nbval does not check or that fast mode changes (``moving_answers``).
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import notebook_times  # noqa: E402  (benchmarks/notebook_times.py)
 
+from course_utils.cell_slices import needed_cells  # noqa: E402
+
 STEMS = sorted(path.stem for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 BENCHMARKS = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
 TEACHING = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
@@ -40,6 +51,14 @@ MARK = re.compile(
 )
 TOLERANCE = 0.4  # a mark's or the plan's seconds against the benchmark's: run-to-run noise, not a stale number
 SLOT_MINUTES = 75
+SLACK_MINUTES = 5  # one row per slot: start-up, questions from the floor, a demo that runs long
+QUESTION_MINUTES = (2, 4)  # think, vote, reveal, with 120 students
+# Characters of prose, code and printed text a row may project per minute. The second instructor's reading measured
+# 230-407 characters of prose and code a minute on average per plan, about one screenful in 5-6 minutes, and called
+# rows of ~700 too dense; printed text added 29 % over all rows when this was set: 450 × 1.3 ≈ 600.
+DENSITY = 600
+SHOWN, ASK, SLACK = ("live", "stored"), "ask", "slack"
+FRONTEND = {"text/html", "image/png", "application/vnd.jupyter.widget-view+json"}  # not read as text on screen
 MINUTES = re.compile(r"(\d+)–(\d+)")  # an en dash
 PROMPTS = re.compile(r"\[(\d+)\](?:–\[(\d+)\])?")  # [n] or [a]–[b]
 ANSWERED = re.compile(r"\(answered by \[(\d+)\]: (.+)\)\s*$")
@@ -130,7 +149,7 @@ def rows(stem: str) -> list[dict]:
                 f"{stem}: a plan's table is | min | project | cells | how |"
             )
             continue
-        prompts = []
+        prompts = []  # none for a slack row, whose cells are "—"
         for first, last in PROMPTS.findall(cells[2]):
             prompts += range(int(first), int(last or first) + 1)
         found.append({"start": int(minutes[1]), "end": int(minutes[2]), "project": cells[1], "cells": cells[2],
@@ -143,6 +162,64 @@ def field(stem: str, name: str) -> str:
     match = re.search(rf"^\*\*{re.escape(name)}:\*\*(.*?)(?:\n\n|\Z)", plan(stem), flags=re.M | re.S)
     assert match, f"{stem}: the lecture plan has no **{name}:**"
     return match[1].strip()
+
+
+def printed_text(cell: nbformat.NotebookNode) -> str:
+    """What a cell prints as text: streams and plain-text results, not widgets, HTML or pictures."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.output_type == "stream":
+            parts.append(output.text)
+        elif not FRONTEND & set(output.get("data", {})):
+            parts.append(output.get("data", {}).get("text/plain", ""))
+    return "".join(parts)
+
+
+def projected(stem: str) -> dict[int, int]:
+    """Prompt -> the characters a plan row projects for that cell: the Markdown right before it (since the code cell
+    before), its code and its printed text, read from the stored notebook."""
+    sizes, prose, prompt = {}, 0, 0
+    for cell in notebook(stem).cells:
+        if cell.cell_type == "markdown":
+            prose += len(cell.source)
+        elif cell.cell_type == "code":
+            prompt += 1
+            sizes[prompt], prose = prose + len(cell.source) + len(printed_text(cell)), 0
+    return sizes
+
+
+def slots(stem: str) -> list[list[dict]]:
+    """The plan's rows, slot by slot."""
+    table = rows(stem)
+    return [[row for row in table if slot * SLOT_MINUTES <= row["start"] < (slot + 1) * SLOT_MINUTES]
+            for slot in range(table[-1]["end"] // SLOT_MINUTES)]  # fmt: skip
+
+
+def questions(stem: str) -> list[tuple[int, str]]:
+    """The plan's predict-then-reveal questions: (the prompt that answers it, the answer)."""
+    items = re.split(r"^- ", field(stem, "Predict, then reveal"), flags=re.M)[1:]  # a bullet may wrap
+    found = []
+    for item in items:
+        answered = ANSWERED.search(" ".join(item.split()))
+        assert answered, f"{stem}: a question ends '(answered by [n]: …)': {item!r}"
+        found.append((int(answered[1]), answered[2]))
+    return found
+
+
+def moving_answers() -> set[str]:
+    """ "NN [n]" for every plan answer that can differ on the instructor's screen: its cell is not checked by nbval
+    (no ``NBVAL_CHECK_OUTPUT``, or ``NBVAL_IGNORE_OUTPUT``), or it or a cell it needs calls ``budget(``, so fast
+    mode changes it."""
+    found = set()
+    for stem in STEMS:
+        sources = [cell.source for cell in code_cells(stem).values()]
+        for prompt, _ in questions(stem):
+            source = sources[prompt - 1]
+            checked = "NBVAL_CHECK_OUTPUT" in source and "NBVAL_IGNORE_OUTPUT" not in source
+            needs = needed_cells(sources, {prompt - 1}) - {0}
+            if not checked or any("budget(" in sources[index] for index in needs):
+                found.add(f"{stem[:2]} [{prompt}]")
+    return found
 
 
 def output_text(cell: nbformat.NotebookNode) -> str:
@@ -191,15 +268,67 @@ def test_the_plan_names_real_sections_and_cells_and_shows_slow_cells_stored(stem
     cells, known, slow = code_cells(stem), headings(stem), marked_cells(stem)
     for row in rows(stem):
         where = f"{stem}, {row['start']}–{row['end']}"
-        heading = row["project"].split(" · ")[0]  # a note may follow: "12. Widgets · `QKVDemo`"
-        assert heading in known, f"{where}: {heading!r} is not a heading of the notebook"
+        assert row["how"] in (*SHOWN, ASK, SLACK), f"{where}: how is live, stored, ask or slack, not {row['how']!r}"
+        if row["how"] == SLACK:
+            assert not row["prompts"], f"{where}: a slack row names no cell"
+            continue
         assert row["prompts"], f"{where}: no cell named"
         assert all(prompt in cells for prompt in row["prompts"]), (
             f"{where}: {row['cells']} (the notebook has [1]–[{len(cells)}])"
         )
-        assert row["how"] in ("live", "stored"), f"{where}: how is live or stored, not {row['how']!r}"
+        if row["how"] == ASK:
+            continue
+        heading = row["project"].split(" · ")[0]  # a note may follow: "12. Widgets · `QKVDemo`"
+        assert heading in known, f"{where}: {heading!r} is not a heading of the notebook"
         if row["how"] == "live":
             assert not set(row["prompts"]) & set(slow), f"{where}: a marked (⏱) cell shown live ({sorted(slow)})"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_each_slot_keeps_its_slack_and_times_its_questions(stem):
+    plan_questions = questions(stem)
+    asked = [row for row in rows(stem) if row["how"] == ASK]
+    assert [row["prompts"] for row in asked] == [[prompt] for prompt, _ in plan_questions], (
+        f"{stem}: one 'ask' row per question, in the questions' order, naming the cell that answers it"
+    )
+    for number, row in enumerate(asked, 1):
+        where = f"{stem}, {row['start']}–{row['end']}"
+        assert row["project"] == f"Predict, then reveal · question {number}", where
+        assert QUESTION_MINUTES[0] <= row["end"] - row["start"] <= QUESTION_MINUTES[1], f"{where}: 2–4 minutes"
+        shown = [other for other in rows(stem) if other["how"] in SHOWN and row["prompts"][0] in other["prompts"]]
+        assert shown, f"{where}: no row shows [{row['prompts'][0]}], the answer"
+        assert row["end"] <= shown[0]["start"], f"{where}: asked after its answer is shown ({shown[0]['start']})"
+    for number, slot in enumerate(slots(stem), 1):
+        slack = [row for row in slot if row["how"] == SLACK]
+        assert [row["end"] - row["start"] for row in slack] == [SLACK_MINUTES], (
+            f"{stem}, slot {number}: one 'slack' row of {SLACK_MINUTES} minutes"
+        )
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_no_row_projects_more_than_a_screenful_in_five_minutes(stem):
+    sizes = projected(stem)
+    dense = {}
+    for row in rows(stem):
+        if row["how"] in SHOWN:
+            characters = sum(sizes[prompt] for prompt in row["prompts"])
+            if characters > DENSITY * (row["end"] - row["start"]):
+                dense[f"{row['start']}–{row['end']} {row['project']}"] = round(characters / (row["end"] - row["start"]))
+    assert not dense, (
+        f"{stem}: rows over {DENSITY} characters of prose, code and printed text a minute (per minute): {dense}; "
+        "give them minutes, or move cells to **Read at home:**"
+    )
+
+
+def test_projected_counts_the_prose_before_a_cell_its_code_and_its_printed_text():
+    sizes, cells = projected("02_computation_graphs"), notebook("02_computation_graphs").cells
+    code = [index for index, cell in enumerate(cells) if cell.cell_type == "code"]
+    before = sum(
+        len(cells[index].source) for index in range(code[3] + 1, code[4]) if cells[index].cell_type == "markdown"
+    )
+    assert before > 0
+    assert sizes[5] == before + len(cells[code[4]].source) + len(printed_text(cells[code[4]]))
+    assert len(sizes) == len(code)
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -213,20 +342,30 @@ def test_the_plan_lists_the_slow_cells_and_what_to_skip(stem):
         assert close(said[prompt], long[prompt]), (
             f"{stem} [{prompt}]: the plan says {said[prompt]} s, BENCHMARKS {long[prompt]} s"
         )
-    assert field(stem, "Skip"), f"{stem}: say which sections are left for reading"
+    home = field(stem, "Read at home")
+    assert home, f"{stem}: say which sections and cells are left for reading"
+    shown = {prompt for row in rows(stem) if row["how"] in SHOWN for prompt in row["prompts"]}
+    named = {prompt for first, last in PROMPTS.findall(home) for prompt in range(int(first), int(last or first) + 1)}
+    assert named <= set(code_cells(stem)), f"{stem}: **Read at home:** names {sorted(named - set(code_cells(stem)))}"
+    assert not named & shown, f"{stem}: **Read at home:** names {sorted(named & shown)}, which a row shows"
 
 
 @pytest.mark.parametrize("stem", STEMS)
 def test_two_or_three_questions_each_answered_by_a_stored_output(stem):
-    cells = code_cells(stem)
-    items = re.split(r"^- ", field(stem, "Predict, then reveal"), flags=re.M)[1:]  # a bullet may wrap
-    questions = [" ".join(item.split()) for item in items]
-    assert 2 <= len(questions) <= 3, f"{stem}: {len(questions)} questions"
-    for question in questions:
-        answered = ANSWERED.search(question)
-        assert answered, f"{stem}: a question ends '(answered by [n]: …)': {question!r}"
-        prompt, answer = int(answered[1]), answered[2]
+    cells, plan_questions = code_cells(stem), questions(stem)
+    assert 2 <= len(plan_questions) <= 3, f"{stem}: {len(plan_questions)} questions"
+    for prompt, answer in plan_questions:
         assert prompt in cells, f"{stem}: [{prompt}] is not a cell of the notebook"
         printed = numbers(output_text(cells[prompt]))
         missing = numbers(answer) - printed
         assert numbers(answer) and not missing, f"{stem}: [{prompt}]'s stored output does not print {sorted(missing)}"
+
+
+def test_the_teaching_page_lists_the_answers_that_can_move():
+    match = re.search(r"^- \*\*Answers that can move\.\*\*(.*?)(?=^- |^#|\Z)", TEACHING, flags=re.M | re.S)
+    assert match, "docs/teaching.md's How to present has no '- **Answers that can move.**' item"
+    listed = set(re.findall(r"\b\d\d \[\d+\]", " ".join(match[1].split())))
+    expected = moving_answers()
+    assert listed == expected, (
+        f"listed but not moving: {sorted(listed - expected)}; moving but not listed: {sorted(expected - listed)}"
+    )
