@@ -7,6 +7,7 @@ the corpus on disk, the translation target and the text pipeline. It imports onl
 - ``lexicon``: The words of the course language, grouped by what they mean (their class).
 - ``parallel``: The parallel corpus of notebook 07: course-language passages, their Tarevi translations, exact alignments.
 - ``phenomena``: Labelled evaluation sets for the phenomena planted in the course language.
+- ``stored_text``: Text data files stored compressed: ``train.jsonl`` lies on disk as ``train.jsonl.bz2``.
 - ``stream``: Fresh sentences, batch after batch: the stream a data-bound model learns from instead of the fixed
   training split.
 - ``tarevi``: Tarevi, a second, invented "target language": translation with reordering and known word alignments.

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 
 from course_utils.language import lexicon as lx
-from course_utils.language import phenomena
+from course_utils.language import phenomena, stored_text
 from course_utils.language.grammar import CourseLanguage
 from course_utils.validation import CourseInputError
 
@@ -38,8 +38,8 @@ def load_split(name: str, directory: Path | str = CORPUS_DIR) -> list[list[str]]
     """The sentences of split ``name`` ("train", "valid" or "test") as lists of words."""
     if name not in SPLITS:
         raise CourseInputError(f"unknown split {name!r}; the splits are {', '.join(SPLITS)}")
-    path = _existing(Path(directory) / f"{name}.txt")
-    return [line.split() for line in path.read_text(encoding="utf-8").splitlines()]
+    text = _read(Path(directory) / f"{name}.txt")
+    return [line.split() for line in text.splitlines()]
 
 
 def load_eval(name: str, directory: Path | str = CORPUS_DIR) -> list[dict]:
@@ -47,14 +47,15 @@ def load_eval(name: str, directory: Path | str = CORPUS_DIR) -> list[dict]:
     known = list(EVAL_SETS) + [f"reviews_{s}" for s in REVIEW_SPLITS]
     if name not in known:
         raise CourseInputError(f"unknown evaluation set {name!r}; there are {', '.join(known)}")
-    path = _existing(Path(directory) / "eval" / f"{name}.jsonl")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    text = _read(Path(directory) / "eval" / f"{name}.jsonl")
+    return [json.loads(line) for line in text.splitlines()]
 
 
-def _existing(path: Path) -> Path:
-    if not path.is_file():
-        raise CourseInputError(f"{path} is missing; regenerate the corpus with `{REGENERATE}`")
-    return path
+def _read(path: Path) -> str:
+    """The text of ``path`` (stored as ``path.bz2``), or an error that says how to regenerate it."""
+    if stored_text.stored_file(path) is None:
+        raise CourseInputError(f"{stored_text.compressed(path)} is missing; regenerate the corpus with `{REGENERATE}`")
+    return stored_text.read_text(path)
 
 
 # ---------------------------------------------------------------- writing
@@ -85,7 +86,7 @@ def generate_corpus(directory: Path | str = CORPUS_DIR, *, plots: bool = True) -
 
 
 def _write_lines(path: Path, lines) -> None:
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    stored_text.write_text(path, "".join(line + "\n" for line in lines))
 
 
 def _write_jsonl(path: Path, items: list[dict]) -> None:
@@ -174,9 +175,10 @@ regenerates it and checks that every file here matches.
   passives, the "... make sure that the cat gets fed" frame, short reviews, and frames for
   polysemous words. Words are chosen within their class with Zipf weights (1/rank).
 - The splits are sampled from the *training language*: the "gets" frame never has these
-  held-out nouns in it: {held}. They appear everywhere else. `eval/compositions.jsonl` asks
+  held-out nouns in it: {held}. They appear everywhere else. `eval/compositions.jsonl.bz2` asks
   about them; the full language (`CourseLanguage(include_held_out=True)`) gives their probability.
-- Seeds: {", ".join(f"{n} {seed}" for n, (_, seed) in SPLITS.items())}. One sentence per line,
+- Seeds: {", ".join(f"{n} {seed}" for n, (_, seed) in SPLITS.items())}. The splits are `train.txt.bz2`, `valid.txt.bz2`
+  and `test.txt.bz2`: text compressed with bz2 (`bzcat` shows it; `load_split` reads it). One sentence per line,
   words separated by single spaces; `</s>` is not written but counts as a token below.
 
 ## Sizes, vocabulary and the oracle's entropy
@@ -193,7 +195,7 @@ min {min(lengths)}, max {max(lengths)}. Most frequent words: {top}.
 
 ![Zipf plot](zipf.png) ![Sentence lengths](lengths.png)
 
-## Evaluation sets (`eval/*.jsonl`, one JSON object per line)
+## Evaluation sets (`eval/*.jsonl.bz2`, one JSON object per line, bz2-compressed; `load_eval` reads them)
 | set | items |
 |---|---|
 {evals}

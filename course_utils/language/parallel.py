@@ -20,6 +20,7 @@ import random
 import statistics
 from pathlib import Path
 
+from course_utils.language import stored_text
 from course_utils.language.grammar import CourseLanguage, rules
 from course_utils.language.tarevi import (
     TAREVI,
@@ -192,9 +193,10 @@ def load(name: str, directory: Path | str = PARALLEL_DIR) -> list:
     if name not in set_names():
         raise CourseInputError(f"unknown set {name!r}; the sets are {', '.join(set_names())}")
     path = Path(directory) / f"{name}.jsonl"
-    if not path.is_file():
-        raise CourseInputError(f"{path} is missing; regenerate the parallel corpus with `{REGENERATE}`")
-    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    if stored_text.stored_file(path) is None:
+        missing = stored_text.compressed(path)
+        raise CourseInputError(f"{missing} is missing; regenerate the parallel corpus with `{REGENERATE}`")
+    items = [json.loads(line) for line in stored_text.read_text(path).splitlines()]
     if name == "voice":
         return [{voice: _from_json(item[voice]) for voice in ("active", "passive")} for item in items]
     return [_from_json(item) for item in items]
@@ -298,13 +300,14 @@ regenerates it and checks that every file here matches.
 - **Unseen combinations.** {HELD_OUT_SHARE:.0%} of the (verb, theme noun) pairs, picked by a fixed hash
   (`is_held_out`), never occur in training, valid or test. Every passage of `test_unseen` has one
   ("the bread was eaten by ..." when eat + bread is held out). The words themselves all occur in training.
-- **Voice.** `voice.jsonl` has {VOICE_SIZE} events in both voices (`phenomena.voice_pairs`, seed
+- **Voice.** `voice.jsonl.bz2` has {VOICE_SIZE} events in both voices (`phenomena.voice_pairs`, seed
   {VOICE_SEED}): "kayla kicked the ball ." and "the ball was kicked by kayla .", each with its translation.
   Tarevi keeps the voice, so the two targets differ; the passive reorders more. Some events are held-out
   combinations (in both voices alike), so the two voices stay comparable.
 - valid and test hold no passage that is in train. Seeds: {", ".join(f"{n} {seed}" for n, (_, seed) in SPLITS.items())},
   long {LONG_SEED}, unseen {UNSEEN_SEED}.
-- Files: one JSON object per line, `source` and `target` as words separated by single spaces,
+- Files: `<set>.jsonl.bz2`, bz2-compressed text (`bzcat` shows it; `parallel.load` reads it): one JSON object
+  per line, `source` and `target` as words separated by single spaces,
   `alignment` as "source-target" index pairs (the Pharaoh format of fast_align and Moses).
 
 ## Sizes, lengths, reordering, passives
@@ -329,7 +332,7 @@ def generate(directory: Path | str = PARALLEL_DIR, *, plots: bool = True) -> dic
     sets = build_corpus()
     for name, items in sets.items():
         lines = (json.dumps(item if name == "voice" else _as_json(item), separators=(",", ":")) for item in items)
-        (directory / f"{name}.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        stored_text.write_text(directory / f"{name}.jsonl", "".join(line + "\n" for line in lines))
     parsed = {name: (load(name, directory) if name == "voice" else items) for name, items in sets.items()}
     stats = statistics_of(parsed)
     if plots:

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from course_utils.language import corpus
+from course_utils.language import corpus, stored_text
 from course_utils.language import lexicon as lx
 from course_utils.language.grammar import CourseLanguage
 from course_utils.validation import CourseInputError
 
 ALL_NOUNS = {n.form(num) for nouns in lx.NOUNS.values() for n in nouns for num in ("sg", "pl")}
-TEXT_FILES = ["train.txt", "valid.txt", "test.txt", "datasheet.md"] + [
-    f"eval/{name}.jsonl" for name in list(corpus.EVAL_SETS) + [f"reviews_{s}" for s in corpus.REVIEW_SPLITS]
+TEXT_FILES = ["train.txt.bz2", "valid.txt.bz2", "test.txt.bz2", "datasheet.md"] + [
+    f"eval/{name}.jsonl.bz2" for name in list(corpus.EVAL_SETS) + [f"reviews_{s}" for s in corpus.REVIEW_SPLITS]
 ]
 
 
@@ -27,10 +27,15 @@ def regenerated(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", TEXT_FILES)
 def test_regenerating_gives_the_shipped_files(regenerated, name):
-    shipped = (corpus.CORPUS_DIR / name).read_text(encoding="utf-8")
-    assert (regenerated / name).read_text(encoding="utf-8") == shipped, (
+    shipped = (corpus.CORPUS_DIR / name).read_bytes()
+    assert (regenerated / name).read_bytes() == shipped, (
         f"{name} differs from a fresh run: run `{corpus.REGENERATE}` and commit the result"
     )
+
+
+def test_only_the_compressed_text_is_shipped():
+    shipped = {str(p.relative_to(corpus.CORPUS_DIR)) for p in corpus.CORPUS_DIR.rglob("*") if p.is_file()}
+    assert shipped == set(TEXT_FILES) | {"zipf.png", "lengths.png"}
 
 
 def test_plots_are_shipped():
@@ -134,10 +139,10 @@ def test_unknown_split_or_set_is_a_clear_error(tmp_path):
         corpus.load_split("training")
     with pytest.raises(CourseInputError, match="evaluation set"):
         corpus.load_eval("agreements")
-    with pytest.raises(CourseInputError, match="python -m course_utils.language.corpus"):
+    with pytest.raises(CourseInputError, match=r"train\.txt\.bz2 is missing.*python -m course_utils.language.corpus"):
         corpus.load_split("train", directory=tmp_path)
 
 
 def test_reviews_lines_are_json(tmp_path):
-    line = (corpus.CORPUS_DIR / "eval" / "reviews_test.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    line = stored_text.read_text(corpus.CORPUS_DIR / "eval" / "reviews_test.jsonl").splitlines()[0]
     assert set(json.loads(line)) == {"words", "label"}

@@ -10,7 +10,7 @@ from course_utils.language import parallel
 from course_utils.language.tarevi import split_sentences, translate_passage
 from course_utils.validation import CourseInputError
 
-TEXT_FILES = [f"{name}.jsonl" for name in parallel.set_names()] + ["datasheet.md"]
+TEXT_FILES = [f"{name}.jsonl.bz2" for name in parallel.set_names()] + ["datasheet.md"]
 WITHIN = ("train", "valid", "test")
 LONG = [f"test_long_{low}_{high}" for low, high in parallel.LONG_BUCKETS]
 
