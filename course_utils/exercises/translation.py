@@ -3,7 +3,7 @@
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
 unfinished (``None``) or crashing answer. The references are the course's own code:
 ``course_utils.models.recurrent.seq2seq.attend`` for dot attention, ``translation_metrics.bleu`` (sacrebleu's
-corpus BLEU) on real pairs of ``data/translation/test.jsonl``, and ``argmax_alignment`` with
+corpus BLEU) on real pairs of ``data/translation/test.jsonl.bz2``, and ``argmax_alignment`` with
 ``alignment_error_rate`` for the AER.
 """
 
