@@ -1,10 +1,26 @@
-"""Lecture mode: one call makes plots and widgets readable from the back of a lecture hall."""
+"""Lecture mode: one call makes code, prose, printed output, plots and widgets readable from the back of a hall."""
 
 from __future__ import annotations
 
 from course_utils.validation import check_positive
 
 _STATE = {"on": False, "scale": 1.0}
+
+# The house rule for what a lecture projects: at most HOUSE_WIDTH characters in every code line (ruff's default line
+# length) and every printed line of a cell a lecture plan shows; lecture mode sizes code and printed text so that
+# HOUSE_WIDTH columns fit a 1280 px window at SMALLEST_TEXT_PX or more (tests/notebooks/test_projection.py).
+HOUSE_WIDTH = 88
+SMALLEST_TEXT_PX = 20  # on a 1280 × 720 projector
+PROJECTOR_SIZES = ((1280, 720), (1024, 768))  # width × height of the windows the projector tests use
+# A monospace column is 0.60 of the font size in DejaVu Sans Mono, Menlo and Liberation Mono (Consolas: 0.55); 0.61
+# leaves a few pixels for the editor's padding.
+MONO_COLUMN_EM = 0.61
+# What JupyterLab takes beside a code line, at any window width (measured in JupyterLab 4.6: its two side bars, the
+# notebook's padding, the cell's collapser, its prompt [n] of 64 px and the editor's padding, 182 px), plus 15 px for a
+# vertical scroll bar. Lecture mode keeps all of them, the prompts too: the lecture plans name cells by their [n].
+CELL_CHROME_PX = 200
+_TEXT_PX_MIN = 12  # a phone-sized window: no smaller than this
+_PROMPT_PX = 16  # the prompts [n]: "[74]:" fits JupyterLab's 64 px prompt column at 16 px
 
 # Base sizes, multiplied by the scale in lecture mode.
 _BASE_FONT_PX = 14
@@ -84,8 +100,10 @@ def lecture_mode(on: bool = True, *, scale: float = 1.6) -> None:
     """Enlarge fonts, lines and figures (``on=True``) or go back to the defaults (``on=False``).
 
     Affects matplotlib figures drawn afterwards and the titles, labels and readouts of course
-    widgets made afterwards; a stylesheet this call displays also enlarges the standard widget
-    text (slider readouts, dropdowns, buttons) of widgets already on screen.
+    widgets made afterwards. A stylesheet this call displays (JupyterLab) also enlarges the standard
+    widget text (slider readouts, dropdowns, buttons) of widgets already on screen, and all code,
+    printed output and Markdown: HOUSE_WIDTH columns of code or output fit the window's width
+    (``code_font_css``), 20 px or more at 1280 px. ``on=False`` displays JupyterLab's own sizes.
     """
     import matplotlib as mpl
 
@@ -123,7 +141,7 @@ def _apply_notebook_defaults() -> None:
 
 
 def _display_css(*, font: int, scale: float) -> None:
-    """Show the widget stylesheet in the notebook (does nothing outside IPython)."""
+    """Show the widget and text stylesheets in the notebook (does nothing outside IPython)."""
     try:
         from IPython import get_ipython
         from IPython.display import HTML, display
@@ -131,4 +149,47 @@ def _display_css(*, font: int, scale: float) -> None:
         return
     if get_ipython() is None:
         return
-    display(HTML(_LECTURE_CSS.format(font=font, scale=scale, row=round(28 * scale))))
+    display(HTML(_LECTURE_CSS.format(font=font, scale=scale, row=round(28 * scale)) + text_css()))
+
+
+# JupyterLab's code editors (CodeMirror 6), the cells' own text outputs (stream, text/plain and HTML <pre>; not those
+# inside a widget, which the widget stylesheets size), rendered Markdown and HTML outputs, and code cells' prompts.
+# In lecture mode a printed line does not wrap (JupyterLab breaks it anywhere, tables too): one wider than the window
+# scrolls, where the projection test sees it. Outside lecture mode the same rules carry JupyterLab's own values, so
+# lecture_mode(False) undoes lecture_mode(True) (the later stylesheet in the page wins).
+_TEXT_CSS = """<style id="course-lecture-text">
+.jp-Notebook .jp-Cell .cm-editor, .jp-Notebook .jp-Cell .cm-content, .jp-Notebook .jp-Cell .cm-gutters,
+.jp-Notebook .jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output pre {{ font-size: {code} !important; }}
+.jp-Notebook .jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output pre {{ white-space: {space} !important;
+  word-break: {words} !important; overflow-wrap: {wrap} !important; }}
+.jp-Notebook .jp-RenderedMarkdown,
+.jp-Notebook .jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output.jp-RenderedHTML
+  {{ font-size: {prose} !important; }}
+.jp-Notebook .jp-CodeCell .jp-InputPrompt, .jp-Notebook .jp-OutputPrompt {{ font-size: {prompt} !important; }}
+</style>"""
+# JupyterLab's own values: its variables, and prompts that inherit the cell's font.
+_TEXT_DEFAULTS = {"code": "var(--jp-code-font-size)", "prose": "var(--jp-content-font-size1)", "prompt": "inherit",
+                  "space": "pre-wrap", "words": "break-all", "wrap": "break-word"}  # fmt: skip
+
+
+def code_font_css() -> str:
+    """The CSS font size of code and printed text in lecture mode: HOUSE_WIDTH columns fill the window's width less
+    JupyterLab's (CELL_CHROME_PX), up to the widgets' font (22 px at the scale 1.6)."""
+    columns = HOUSE_WIDTH * MONO_COLUMN_EM
+    return f"clamp({_TEXT_PX_MIN}px, calc((100vw - {CELL_CHROME_PX}px) / {columns:.2f}), {font_px()}px)"
+
+
+def code_font_px(window_width: float) -> float:
+    """The font size, in px, that ``code_font_css()`` gives in a window ``window_width`` px wide."""
+    fitted = (window_width - CELL_CHROME_PX) / round(HOUSE_WIDTH * MONO_COLUMN_EM, 2)
+    return min(max(fitted, _TEXT_PX_MIN), font_px())
+
+
+def text_css() -> str:
+    """The stylesheet for code, printed output, Markdown and prompts: enlarged in lecture mode, JupyterLab's own
+    sizes outside it."""
+    if not _STATE["on"]:
+        return _TEXT_CSS.format(**_TEXT_DEFAULTS)
+    prose = f"calc(1.1 * {code_font_css()})"  # prose wraps: a little larger than code
+    return _TEXT_CSS.format(code=code_font_css(), prose=prose, prompt=f"{_PROMPT_PX}px", space="pre",
+                            words="normal", wrap="normal")  # fmt: skip

@@ -69,8 +69,11 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def launched_chromium():
-    """Yield headless Debian chromium driven by Playwright (Playwright's own browser download is not used)."""
+def launched_chromium(*, scrollbars: bool = False):
+    """Yield headless Debian chromium driven by Playwright (Playwright's own browser download is not used).
+
+    ``scrollbars``: show scroll bars as a desktop browser does (Playwright hides them in headless mode), so that a
+    width measured in the page is the width a projector's window leaves beside its vertical scroll bar."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         unavailable("Debian's chromium is not installed (apt-get install chromium)")
@@ -79,7 +82,8 @@ def launched_chromium():
     except ImportError:
         unavailable("playwright is not installed (pip install -e '.[test]')")
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        hidden = ["--hide-scrollbars"] if scrollbars else None
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, ignore_default_args=hidden)
         yield launched
         launched.close()
 
