@@ -17,13 +17,17 @@
 #                          transformers that pyproject admits (requirements/floor.txt; part of "test")
 #   bash course.sh lock    refresh requirements/lock.txt to today's newest releases, if they pass (scripts/lock.py)
 #
-# Set-up installs into the active virtual or conda environment, else into the python3 on PATH,
-# or, where that one is managed by the system (Debian, Ubuntu), into ./.venv made with
-# --system-site-packages. It installs the exact versions that CI tested, requirements/lock.txt
-# (COURSE_UNLOCKED=1: the newest releases within pyproject's ranges instead). Either way a torch
-# you already have is used, never replaced: torch is installed only when none is importable, the
-# CUDA build where nvidia-smi finds a GPU, the CPU build everywhere else (no multi-GB CUDA
-# download on a machine without a GPU). It also installs a JupyterLab settings override, scripts/lab_settings.py:
+# Set-up installs into the active virtual or conda environment; with none active, into ./.venv, which it makes on
+# first use (python3 -m venv, or $PYTHON -m venv) and uses from then on. Never into the python3 on PATH itself:
+# there the course's pins would replace those of the other tools that Python holds, and pip would print their
+# conflicts as red ERRORs. .venv is made without --system-site-packages, so pip there sees none of those tools (it
+# still would, and print their conflicts, in a venv that shares the system's packages); the price is a torch of its
+# own. Set-up installs the exact versions that CI tested, requirements/lock.txt (COURSE_UNLOCKED=1: the newest
+# releases within pyproject's ranges instead). A torch you already have is never replaced: one in the active
+# environment is used as it is, and python3's own stays untouched beside .venv. Torch is installed only where none
+# is importable: the CUDA build where nvidia-smi finds a GPU, the CPU build everywhere else (a wheel the machine
+# holds first; no multi-GB CUDA download on a machine without a GPU). Run "source .venv/bin/activate" to use .venv
+# by hand. It also installs a JupyterLab settings override, scripts/lab_settings.py:
 # no "official Jupyter news?" toast over a projected notebook, no update check.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -33,24 +37,21 @@ shift || true
 log() { printf '\033[1m[course]\033[0m %s\n' "$*"; }
 
 choose_python() {
-    # The active virtual/conda environment; else ./.venv if made before; else the python on PATH,
-    # unless it is "externally managed" (Debian's, Ubuntu's), where pip may not install: then a new .venv.
+    # The active virtual/conda environment; else ./.venv, made now if it is not there yet (see the header).
     if [ -n "${VIRTUAL_ENV:-}" ] || [ -n "${CONDA_PREFIX:-}" ]; then
         PY=$(command -v python)
         return
     fi
-    if [ -x .venv/bin/python ]; then
-        PY=$PWD/.venv/bin/python
-        return
+    if [ ! -x .venv/bin/python ]; then
+        local base=${PYTHON:-python3}
+        log "no active virtual or conda environment: making ./.venv with $("$base" --version) ($(command -v "$base"))"
+        "$base" -m venv .venv || {
+            rm -rf .venv
+            log "could not make ./.venv: install Python's venv module (Debian, Ubuntu: apt install python3-venv)"
+            exit 1
+        }
     fi
-    local base=${PYTHON:-python3}
-    if "$base" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
-        log "$($base --version) is managed by the system: making .venv (with system site-packages)"
-        "$base" -m venv --system-site-packages .venv
-        PY=$PWD/.venv/bin/python
-    else
-        PY=$(command -v "$base")
-    fi
+    PY=$PWD/.venv/bin/python
 }
 
 widgets_visible_to_jupyterlab() {
@@ -118,8 +119,10 @@ install_course() {
         "$PY" -m pip install -q -e ".[lab,test]"
         return
     fi
-    log "installing the course with JupyterLab and the test tools, the versions CI tested (requirements/lock.txt), into $prefix"
-    "$PY" -m pip install -q -r requirements/lock.txt
+    # COURSE_REQUIREMENTS: another file in the lock's place, and no torch (tests/project/test_install.py, a small one).
+    local lock=${COURSE_REQUIREMENTS:-requirements/lock.txt}
+    log "installing the course with JupyterLab and the test tools, the versions CI tested ($lock), into $prefix"
+    "$PY" -m pip install -q -r "$lock"
     "$PY" -m pip install -q --no-deps -e .
 }
 
@@ -137,7 +140,7 @@ install_lab_settings() {
 setup() {
     choose_python
     "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-    install_torch_if_missing
+    [ -n "${COURSE_REQUIREMENTS:-}" ] || install_torch_if_missing
     install_course
     ensure_widget_extension
     install_lab_settings

@@ -5,8 +5,8 @@ The package is organised in wings; imports run one way, from the top of this lis
 - ``widgets/`` and ``exercises/``: the projected demos and the exercises' self-checks;
 - ``models/``: every model, from scratch and with torch, and the tools that train and ship them;
 - ``language/``: the course language, its exact oracle, corpus and evaluation sets;
-- the core, here at the top level: ``budget``, ``cell_slices``, ``checkpoints``, ``colab``, ``device``,
-  ``lecture``, ``notebook``, ``offline``, ``threads``, ``training``, ``validation``. The core imports no wing.
+- the core, here at the top level: ``budget``, ``cell_slices``, ``checkpoints``, ``colab``, ``colab_install``,
+  ``device``, ``lecture``, ``notebook``, ``offline``, ``threads``, ``training``, ``validation``. The core imports no wing.
 
 Importing the package is cheap: it loads only the small core (device, seeds, fast mode,
 offline set-up). Everything else is imported on first use: ``course_utils.models.basics.autograd``.

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from course_utils.colab import colab_requirements  # noqa: E402
+from course_utils.colab_install import colab_requirements, lacking  # noqa: E402
 
 MODEL = ROOT / "requirements" / "colab-runtime.metadata"
 COLAB_LOCK = ROOT / "requirements" / "colab.txt"
@@ -325,15 +325,6 @@ def tested_pins(python_version: str) -> dict[str, str]:
     """The release CI tested of each package, for Colab's Python: the floor's transformers, tokenizers and hub,
     the lock's for the rest."""
     return {**pins_of(LOCK, colab_markers(python_version)), **pins_of(FLOOR)}
-
-
-def lacking(requirement: str, versions: dict[str, str]) -> bool:
-    """As the set-up cell decides: not installed, or not in the range the course needs."""
-    from packaging.requirements import Requirement
-
-    parsed = Requirement(requirement)
-    version = versions.get(canonical(parsed.name))
-    return version is None or not parsed.specifier.contains(version, prereleases=True)
 
 
 def dry_run(python: Path, request: list[str], constraints: dict[str, str]) -> dict[str, dict]:

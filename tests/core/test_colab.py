@@ -1,14 +1,17 @@
-"""The Colab set-up cell and badges are generated from REPO_URL; sync rewrites stale copies; the cell installs on
-Colab what CI tested and breaks nothing of Colab's.
+"""The Colab set-up cell and badges are generated from REPO_URL; sync rewrites stale copies; the cell (at most 8
+lines) runs the installer, ``course_utils/colab_install.py``, which installs on Colab what CI tested and breaks nothing
+of Colab's.
 
-The last part is tested for real (the tests marked slow). A Python 3.13 venv replicates Colab's runtime from
-``requirements/colab-runtime.metadata`` (every package of googlecolab/backend-info's pip freeze at a named commit):
-pip 24.1.2 and packaging installed for real, every other package a dist-info holding its real Requires-Dist and
-Requires-Python (``scripts/colab_lock.py``'s ``runtime_venv``). The notebooks' own set-up cell (``setup_cell_source()``)
-runs there twice, with ``google.colab`` a module in ``sys.modules`` and ``/content/course`` replaced by this checkout,
-and the real pip installs from PyPI. It fails on a pip ``ERROR``, a new ``pip check`` problem, a changed torch,
-ipykernel, ipywidgets, numpy, matplotlib or pillow, a transformers CI does not test, or anything installed that the
-Colab lock (``requirements/colab.txt``) does not pin. Without PyPI or a Python 3.13 it is skipped, saying so.
+The installer's decisions are tested on real files: dist-info folders written from the model of Colab's runtime, the
+repository's pyproject.toml and Colab lock. The install itself is tested for real (the tests marked slow). A Python
+3.13 venv replicates Colab's runtime from ``requirements/colab-runtime.metadata`` (every package of
+googlecolab/backend-info's pip freeze at a named commit): pip 24.1.2 and packaging installed for real, every other
+package a dist-info holding its real Requires-Dist and Requires-Python (``scripts/colab_lock.py``'s ``runtime_venv``).
+The notebooks' own set-up cell (``setup_cell_source()``) runs there twice, with ``google.colab`` a module in
+``sys.modules`` and ``/content/course`` replaced by this checkout, and the real pip installs from PyPI. It fails on a
+pip ``ERROR``, a new ``pip check`` problem, a changed torch, ipykernel, ipywidgets, numpy, matplotlib or pillow, a
+transformers CI does not test, or anything installed that the Colab lock (``requirements/colab.txt``) does not pin.
+Without PyPI or a Python 3.13 it is skipped, saying so.
 """
 
 import json
@@ -23,7 +26,7 @@ from urllib.request import urlopen
 
 import pytest
 
-from course_utils import colab
+from course_utils import colab, colab_install
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -70,9 +73,30 @@ def colab_lock_lines() -> dict[str, tuple[str, list[str]]]:
 
 def test_the_cell_may_install_exactly_the_core_less_colabs_own():
     core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert colab.colab_requirements() == [r for r in core if not r.startswith(tuple(COLABS_OWN))]
-    assert all(json.dumps(r) in colab.setup_cell_source() for r in colab.colab_requirements())
+    assert colab_install.colab_requirements() == [r for r in core if not r.startswith(tuple(COLABS_OWN))]
+    assert set(colab_install.KEPT_ON_COLAB) == COLABS_OWN
     assert {"torch", "ipywidgets"} <= {re.match(r"[\w-]+", r).group() for r in core}, "the core still names them"
+
+
+def test_the_cell_is_at_most_8_lines_and_runs_the_installer_of_its_clone():
+    source = colab.setup_cell_source()
+    assert len(source.splitlines()) <= 8, source
+    assert source.startswith(colab.SETUP_CELL_MARKER)
+    installer = re.search(r'run_path\("/content/course/([\w/]+\.py)"\)\["(\w+)"\]\(\)', source)
+    assert installer and (ROOT / installer[1]) == Path(colab_install.__file__), "the cell runs colab_install.py"
+    assert callable(getattr(colab_install, installer[2]))
+    assert source.rstrip().endswith('os.chdir("/content/course/notebooks")'), "it ends where the notebooks are"
+
+
+def test_the_installer_needs_only_the_standard_library_and_packaging():
+    # The cell runs it before the course's dependencies are installed, without importing course_utils (torch).
+    import ast
+
+    tree = ast.parse(Path(colab_install.__file__).read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}  # fmt: skip
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported - set(sys.stdlib_module_names) == {"packaging"}, imported
 
 
 def test_setup_cell_is_colab_only_and_uses_no_drive_or_login():
@@ -143,7 +167,7 @@ def test_every_pin_of_the_colab_lock_is_the_release_ci_tested():
 def test_the_colab_lock_covers_what_the_modelled_runtime_lacks_and_moves_nothing_colab_holds():
     _, blocks = colab_lock.read_model()
     versions = {colab_lock.canonical(block["Name"]): block["Version"] for block in blocks}
-    lacking = {colab_lock.canonical(re.match(r"[\w.-]+", r)[0]) for r in colab.colab_requirements()
+    lacking = {colab_lock.canonical(re.match(r"[\w.-]+", r)[0]) for r in colab_install.colab_requirements()
                if colab_lock.lacking(r, versions)}  # fmt: skip
     pins = colab_lock_lines()
     assert {"transformers", "bertviz", "sacrebleu"} <= lacking
@@ -151,6 +175,82 @@ def test_the_colab_lock_covers_what_the_modelled_runtime_lacks_and_moves_nothing
     assert set().union(*(set(roots) for _, roots in pins.values())) == lacking, "every pin is for a lacking package"
     assert not set(pins) & set(colab_lock.UNMOVED)
     assert [name for name, (version, _) in pins.items() if versions.get(name) == version] == [], "no pin is a no-op"
+
+
+# --- the installer's decisions, on real files: the model's dist-infos, pyproject.toml, the Colab lock ------------
+
+
+@pytest.fixture(scope="module")
+def modelled_site(tmp_path_factory) -> Path:
+    """A folder holding a dist-info for every package of the model of Colab's runtime, as pip leaves them."""
+    site = tmp_path_factory.mktemp("site")
+    for block in colab_lock.read_model()[1]:
+        colab_lock.write_dist_info(site, block)
+    return site
+
+
+def _without(site: Path, name: str, tmp_path: Path) -> Path:
+    """A copy of ``site`` without ``name``'s dist-info."""
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy, ignore=lambda _, names: [n for n in names if n.startswith(f"{name}-")])
+    return copy
+
+
+def _steps(site: Path) -> list[list[str]]:
+    return colab_install.pip_steps(ROOT, colab_install.installed_versions([str(site)]))
+
+
+def test_installed_versions_reads_the_dist_infos_on_a_path(modelled_site):
+    versions = colab_install.installed_versions([str(modelled_site)])
+    assert len(versions) == len(colab_lock.read_model()[1])
+    assert versions["torch"] == "2.11.0+cpu" and versions["huggingface-hub"] and "course-utils" not in versions
+
+
+def test_lacking_means_absent_or_outside_the_range():
+    versions = {"tqdm": "4.67.1", "transformers": "5.15.0"}
+    assert not colab_install.lacking("tqdm>=4.66", versions)
+    assert colab_install.lacking("transformers>=5.17,<6", versions)
+    assert colab_install.lacking("transformers==5.17.0", versions) and colab_install.lacking("bertviz", versions)
+    assert not colab_install.lacking("transformers", versions)
+
+
+def test_tested_pins_are_the_colab_locks_lines_for_those_packages():
+    pins = colab_install.tested_pins(colab_lock.COLAB_LOCK, {"sacrebleu"})
+    assert {colab_install.name_of(pin) for pin in pins} == {
+        name for name, (_, roots) in colab_lock_lines().items() if "sacrebleu" in roots
+    }
+    assert all(re.fullmatch(r"[\w.-]+==[\w.+]+", pin) for pin in pins)
+    assert colab_install.tested_pins(colab_lock.COLAB_LOCK, {"numpy"}) == []
+
+
+def test_on_the_modelled_runtime_the_course_then_every_pin_of_the_colab_lock(modelled_site):
+    lock = ROOT / "requirements" / "colab.txt"
+    course, pins = _steps(modelled_site)
+    assert course == ["--no-deps", "-e", str(ROOT)]
+    assert pins[0] == "--no-deps" and sorted(pins[1:]) == sorted(
+        f"{n}=={v}" for n, (v, _) in colab_lock_lines().items()
+    )
+    assert str(lock) not in pins, "nothing left for pip to resolve"
+
+
+def test_a_lacking_package_the_colab_lock_does_not_pin_is_left_to_pip_within_its_range(modelled_site, tmp_path):
+    steps = _steps(_without(modelled_site, "tqdm", tmp_path))
+    assert steps[-1] == ["tqdm>=4.66", "-c", str(ROOT / "requirements" / "colab.txt")]
+    assert len(steps) == 3
+
+
+def test_with_everything_installed_there_is_nothing_to_do(modelled_site, tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(modelled_site, site)
+    pins = {name: version for name, (version, _) in colab_lock_lines().items()}
+    for info in site.glob("*.dist-info"):
+        if colab_lock.canonical(info.name.split("-")[0]) in pins:
+            shutil.rmtree(info)
+    for name, version in {**pins, "course-utils": "0.1.0"}.items():
+        colab_lock.write_dist_info(
+            site, {"Name": name, "Version": version, "metadata": f"Name: {name}\nVersion: {version}"}
+        )
+    assert _steps(site) == []
 
 
 # --- the cell on a replica of Colab's runtime, with the real pip (slow, needs PyPI) -------------------------------

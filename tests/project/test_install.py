@@ -5,11 +5,16 @@ extra (the local Jupyter stack) and the ``test`` extra. environment.yml is the l
 all three together: where an extra narrows a core range, it carries the extra's range.
 """
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -100,7 +105,8 @@ def test_the_core_leaves_the_jupyter_stack_to_the_lab_extra():
 def test_environment_and_course_sh_install_the_course_with_both_extras():
     assert re.search(r"^\s+-\s+-e \.\[lab,test\]\s*$", (ROOT / "environment.yml").read_text(), re.M)
     course_sh = (ROOT / "course.sh").read_text()
-    assert re.search(r"pip install -q -r requirements/lock\.txt", course_sh), "the tested versions, by default"
+    assert re.search(r"\$\{COURSE_REQUIREMENTS:-requirements/lock\.txt\}", course_sh), "the tested versions, by default"
+    assert re.search(r'pip install -q -r "\$lock"', course_sh)
     assert re.search(r'pip install -q -e "\.\[lab,test\]"', course_sh), "the newest within the ranges, on request"
 
 
@@ -164,3 +170,58 @@ def test_torch_is_a_floor_only_so_an_installed_build_is_kept():
 def test_conda_channel_is_conda_forge_only():
     text = (ROOT / "environment.yml").read_text()
     assert re.search(r"channels:\s*\n\s+-\s+conda-forge\s*\n\s*dependencies:", text)
+
+
+# --- where set-up installs: never into a system Python (bash course.sh setup, for real, with a small set) ---------
+
+# What set-up reads; the rest of the repository plays no part in it.
+SETUP_READS = ("course.sh", "pyproject.toml", "README.md", "course_utils", "scripts/lab_settings.py", "requirements")
+# The lock's pins for what set-up itself needs after the install (jupyter_core, jupyterlab_widgets): a small set, in
+# the lock's place (COURSE_REQUIREMENTS), so that the test takes seconds instead of the lock's minutes.
+SMALL_SET = ("jupyter-core", "platformdirs", "traitlets", "jupyterlab-widgets")
+
+
+def _freeze(python: Path) -> list[str]:
+    done = subprocess.run([python, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, check=True)
+    return sorted(done.stdout.splitlines())
+
+
+def _setup(course: Path, base: Path, requirements: Path) -> subprocess.CompletedProcess:
+    """``bash course.sh setup`` with ``base``'s python3 first on PATH and no virtual or conda environment active."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHON", "COURSE_UNLOCKED")}
+    env.update(PATH=f"{base / 'bin'}{os.pathsep}{env['PATH']}", COURSE_REQUIREMENTS=str(requirements))
+    return subprocess.run(["bash", "course.sh", "setup"], cwd=course, env=env, capture_output=True, text=True,
+                          timeout=900)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_setup_with_no_active_environment_installs_into_dot_venv_and_leaves_python3_alone(tmp_path):
+    course, base = tmp_path / "course", tmp_path / "python3"
+    for name in SETUP_READS:
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        (course / name).parent.mkdir(parents=True, exist_ok=True)
+        copy(
+            ROOT / name,
+            course / name,
+            **({"ignore": shutil.ignore_patterns("__pycache__")} if copy is shutil.copytree else {}),
+        )
+    # A plain python3 of its own (a venv, so that anything installed into it shows), not activated: nothing says
+    # VIRTUAL_ENV, so to course.sh it is the python3 on PATH.
+    subprocess.run([sys.executable, "-m", "venv", base], check=True)
+    requirements = tmp_path / "small.txt"
+    requirements.write_text("".join(f"{name}=={locked()[name]}\n" for name in SMALL_SET))
+    before = _freeze(base / "bin" / "python3")
+    first = _setup(course, base, requirements)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    assert "making ./.venv" in first.stdout and "ERROR" not in first.stdout + first.stderr
+    venv_python = course / ".venv" / "bin" / "python"
+    installed = dict(line.split("==") for line in _freeze(venv_python) if "==" in line)
+    installed = {canonicalize_name(name): version for name, version in installed.items()}
+    assert {name: installed.get(name) for name in SMALL_SET} == {name: str(locked()[name]) for name in SMALL_SET}
+    shown = subprocess.check_output([venv_python, "-m", "pip", "show", "course-utils"], text=True)
+    assert f"Editable project location: {course}" in shown, shown
+    assert "include-system-site-packages = false" in (course / ".venv" / "pyvenv.cfg").read_text()
+    assert _freeze(base / "bin" / "python3") == before, "nothing went into the python3 on PATH"
+    second = _setup(course, base, requirements)  # .venv is made once, then used
+    assert second.returncode == 0 and "making ./.venv" not in second.stdout, second.stdout[-3000:]
+    assert _freeze(base / "bin" / "python3") == before

@@ -19,6 +19,7 @@ CORE = {
     "cell_slices",
     "checkpoints",
     "colab",
+    "colab_install",
     "device",
     "lecture",
     "notebook",
