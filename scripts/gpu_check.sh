@@ -6,6 +6,7 @@
 # 3. the quick test subset (-m "not slow": no browser, site, venv or notebook reruns), less the install checks,
 #    which compare with this machine's own versions.
 # Writes env.txt, probe.txt, nbval.log and tests.log under $OUT; about 3 minutes on an H100 machine.
+# python3 here is the GPU image's own Python, with its CUDA torch: not course.sh's ./.venv, which holds a CPU build.
 T=$(mktemp -d)  # scratch: the wheels' site-packages and the unpacked project
 T0=$(date +%s); OUT=${OUT:-$T/out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target $T/site .whl/*.whl || exit 1

@@ -12,9 +12,12 @@ matplotlib-inline nest-asyncio ipywidgets jupyterlab_widgets fastjsonschema json
 referencing rpds-py parso prompt_toolkit wcwidth pexpect ptyprocess decorator stack-data executing asttokens pure_eval
 platformdirs backcall pickleshare bertviz mpld3 XStatic-jQuery hypothesis sortedcontainers colorspacious
 nbconvert beautifulsoup4 soupsieve bleach webencodings tinycss2 defusedxml jupyterlab_pygments mistune pandocfilters"
+# The versions of the course's own environment: the active one, else course.sh's ./.venv, else python3.
+py=python3
+[ -n "${VIRTUAL_ENV:-}${CONDA_PREFIX:-}" ] && py=python || { [ -x .venv/bin/python ] && py=.venv/bin/python; } || true
 specs=()
 for n in $names; do
-  v=$(python3 -c "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))" "$n" 2>/dev/null || true)
+  v=$("$py" -c "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))" "$n" 2>/dev/null || true)
   specs+=("$n${v:+==$v}")
 done
 specs+=("$@")

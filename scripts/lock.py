@@ -71,11 +71,23 @@ def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=ROOT, **kwargs)
 
 
+def share_this_environment(python: Path) -> None:
+    """Let ``python``'s venv see this environment's packages (its torch), after its own: a ``.pth`` file.
+    ``--system-site-packages`` would share the base Python's instead, where this one is a venv (course.sh's .venv)."""
+    import sysconfig
+
+    code = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    site = Path(subprocess.check_output([str(python), "-c", code], text=True).strip())
+    ours = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+    (site / "course-environment.pth").write_text("".join(f"{path}\n" for path in ours), encoding="utf-8")
+
+
 def make_side_env(candidate: Path) -> Path:
     """``build/lock-env`` with the candidate's versions; returns its python."""
     shutil.rmtree(SIDE_ENV, ignore_errors=True)
-    run([sys.executable, "-m", "venv", "--system-site-packages", str(SIDE_ENV)], check=True)
+    run([sys.executable, "-m", "venv", str(SIDE_ENV)], check=True)
     python = SIDE_ENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    share_this_environment(python)
     run([str(python), "-m", "pip", "install", "-q", "-r", str(candidate)], check=True)
     run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", "."], check=True)
     return python
