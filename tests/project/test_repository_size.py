@@ -1,6 +1,6 @@
 """The tracked files fit on a GPU machine: it takes at most 64 MiB of working tree, and ``scripts/gpu_check.sh``
-travels with its ~7.5 MB of wheels, so the tracked files stay under 56 MiB (text data is stored compressed:
-``course_utils.language.stored_text``)."""
+travels with its ~7.5 MB of wheels, so the tracked files stay under 56 MiB (text data is stored compressed,
+``course_utils.language.stored_text``, and so are the course checkpoints' weights, ``course_utils.checkpoints``)."""
 
 import os
 import shutil
@@ -46,3 +46,4 @@ def test_the_sum_sees_the_whole_tree(sizes):
     assert {"README.md", "pyproject.toml", "course_utils/checkpoints.py"} <= set(sizes)
     assert len(sizes) > 300 and sum(sizes.values()) > 20 * MIB  # the checkpoints alone are more
     assert "data/translation/train.jsonl" not in sizes and "data/translation/train.jsonl.bz2" in sizes
+    assert "data/checkpoints/07/dot_256/model.safetensors.gz" in sizes
