@@ -1,21 +1,20 @@
-"""Open one notebook's demos for a lecture, live and in lecture mode, in seconds: ``bash course.sh lecture NN``.
+"""Open one notebook for a lecture, as its lecture plan describes it: ``bash course.sh lecture NN``.
 
     bash course.sh lecture 08                  # prepare, then open it in the default browser
     bash course.sh lecture 08 --no-browser     # prepare, then print the URL only
     bash course.sh lecture 08 --port 8899      # on that port (default: a free one)
 
-It writes a lecture copy of the notebook into ``build/lecture/``: the code cells its widgets need
-(``course_utils.cell_slices.frontend_cells``, the slice the browser test runs) with the notebook's set-up, a cell
-that switches on lecture mode right after the set-up, and all the Markdown, in the notebook's order. It starts
-JupyterLab on that folder, opens a session for the copy and runs the code cells in that session's kernel, storing
-their outputs in the copy (with nbclient, as the build does, which also fills the demos' pictures in as a browser
-would). When the page opens, JupyterLab joins the same kernel and ipywidgets' widget manager restores every widget
-from it: the demos are live at once, no cell to run. The page opens on the first demo: all that comes before the demo
-section is folded under the title (JupyterLab's folded headings), and the demos' code is collapsed. "Restart and run
-all" still works. Ctrl-C stops JupyterLab and its kernel.
-
-(Not a ``#cell-id=`` fragment in the URL: JupyterLab 4.6 scrolls to one only when the notebook is open already in the
-workspace, not on the first load.)
+It copies the stored notebook into ``build/lecture/``: every cell, the full-mode outputs and the prompts [n] as
+stored, which are the [n] of the teaching page's lecture plan. It starts JupyterLab on that folder, opens a session
+for the copy and runs every code cell in that session's kernel, in full mode (whatever ``COURSE_FAST`` says) and in
+lecture mode (``course_utils.lecture.lecture_mode()``, run right after the set-up cell; what it displays joins the
+set-up cell's outputs). Before each cell the kernel's execution count is set to the cell's stored prompt, so a cell
+keeps its [n]. A cell whose stored outputs JupyterLab's renderers draw (a demo, HTML) takes the outputs of this run,
+with nbclient standing in for a browser meanwhile (it fills the demos' pictures in); every other cell keeps its
+stored output, the numbers the plan quotes. When the page opens, JupyterLab joins the same kernel and ipywidgets'
+widget manager restores every widget from it: the demos are live, and every *live* row can be run again in class.
+The outputs of the cells that answer the plan's "Predict, then reveal" questions are collapsed, so no answer is on
+screen before its question. Ctrl-C stops JupyterLab and its kernel.
 
 The copy is remade each time; what is typed into it is lost the next time, and the course's notebooks are never
 touched.
@@ -25,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy as copying
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -52,17 +53,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from build_notebooks import wakeful_kernel_manager_class  # noqa: E402
 
-from course_utils.cell_slices import frontend_cells  # noqa: E402
+from course_utils.budget import FAST_MODE_VARIABLE  # noqa: E402
+from course_utils.cell_slices import shows_frontend_output  # noqa: E402
 
+TEACHING = ROOT / "docs" / "teaching.md"
 LECTURE_MODE_SOURCE = "from course_utils.lecture import lecture_mode\n\nlecture_mode()"
 LECTURE_MODE_ID = "lecture-mode"
-NOTE_ID, DEMOS_ID = "lecture-note", "lecture-demos"
-COLLAPSED = "jp-MarkdownHeadingCollapsed"  # JupyterLab's mark of a folded heading
-NOTE = (
-    "*Lecture copy of `{name}` (`bash course.sh lecture`): its Markdown and only the code cells its demos need, run "
-    "in lecture mode; all that comes before the demos is folded under the title. Remade each time: keep nothing here.*"
-)
-DEMOS_HEADING = "# The demos"
+SET_PROMPT = "get_ipython().execution_count = {prompt}"  # run silently: the next cell's reply carries this prompt
+ANSWERED_BY = re.compile(r"answered by\s+\[(\d+)\]")
 SET_UP_CALL = "setup_notebook("
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -101,75 +99,30 @@ def demo_cells(notebook) -> list[int]:
     ]  # fmt: skip
 
 
-def lecture_copy(notebook) -> nbformat.NotebookNode:
-    """The lecture copy of a built notebook, in its order and without outputs: the Markdown, the set-up cells, a
-    lecture-mode cell, then the slice's other code cells, each demo's code collapsed."""
-    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    set_up = set_up_count([cell.source for cell in code])
-    keep, demos = frontend_cells(notebook) | set(range(set_up)), set(demo_cells(notebook))
-    cells, index = [], 0
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
-            cells.append(nbformat.from_dict(cell))
-            continue
-        if index in keep:
-            cells.append(_fresh_code_cell(cell, collapsed=index in demos))
-        index += 1
-        if index == set_up:
-            cells.append(nbformat.v4.new_code_cell(LECTURE_MODE_SOURCE, id=LECTURE_MODE_ID))
-    copy = nbformat.v4.new_notebook(cells=cells, metadata=dict(notebook.metadata))
-    copy.metadata.pop("widgets", None)  # the widgets come live from the kernel, not from a saved state
+def answer_prompts(stem: str, teaching: str | None = None) -> set[int]:
+    """The prompts of the cells that answer the "Predict, then reveal" questions of the notebook's lecture plan."""
+    teaching = TEACHING.read_text(encoding="utf-8") if teaching is None else teaching
+    section = re.search(rf"^## {stem[:2]} · .*?(?=^## |\Z)", teaching, flags=re.M | re.S)
+    plan = section[0].partition("### Lecture plan")[2] if section else ""
+    return {int(prompt) for prompt in ANSWERED_BY.findall(plan.partition("**Predict, then reveal:**")[2])}
+
+
+def lecture_copy(notebook, answers: set[int] = frozenset()) -> nbformat.NotebookNode:
+    """The lecture copy of a built notebook: every cell with its stored outputs and prompt, the saved widget state
+    dropped (the widgets come live from the kernel), the outputs of the ``answers`` cells collapsed."""
+    copy = copying.deepcopy(notebook)
+    copy.metadata.pop("widgets", None)
+    for cell in copy.cells:
+        if cell.cell_type == "code" and cell.execution_count in answers:
+            cell.metadata["collapsed"] = True  # nbformat's key; JupyterLab reads the next one
+            cell.metadata.setdefault("jupyter", {})["outputs_hidden"] = True
     return copy
 
 
-def demos_in_view(copy) -> nbformat.NotebookNode:
-    """The copy as the page shows it, still in the notebook's order (so "Restart and run all" works): the title line,
-    folded, then a heading above the demo section (``demo_section``), so that the page opens on the first demo.
-
-    JupyterLab folds a heading whose cell says so (``jp-MarkdownHeadingCollapsed``) down to the next heading of its
-    level. The title is each notebook's only level-1 heading; under the fold go a note on the copy and the rest of the
-    title's cell (what the notebook accompanies, its objectives), in a cell of its own.
-    """
-    cells = [nbformat.from_dict(cell) for cell in copy.cells]
-    note = _markdown(NOTE_ID, NOTE.format(name=copy.metadata.get("course", {}).get("notebook", "the notebook")))
-    first, last = demo_section(cells)
-    if last < first or cells[0].cell_type != "markdown" or not cells[0].source.startswith("# "):
-        return nbformat.v4.new_notebook(cells=[note, *cells], metadata=copy.metadata)
-    title, _, rest = cells[0].source.partition("\n")
-    cells[0].source, cells[0].metadata[COLLAPSED] = title, True
-    cells.insert(first, _markdown(DEMOS_ID, DEMOS_HEADING))
-    folded = [note, _markdown(f"{cells[0].get('id', 'title')}-rest", rest.strip())] if rest.strip() else [note]
-    return nbformat.v4.new_notebook(cells=[cells[0], *folded, *cells[1:]], metadata=copy.metadata)
-
-
-def demo_section(cells) -> tuple[int, int]:
-    """(first, last) positions of the demo section: from the Markdown heading above the first demo cell to the last
-    demo cell; (0, -1) without demo cells."""
-    demos = [position for position, cell in enumerate(cells) if _is_collapsed(cell)]
-    if not demos:
-        return 0, -1
-    headings = [p for p, cell in enumerate(cells[: demos[0]]) if cell.cell_type == "markdown" and _is_heading(cell)]
-    return (headings[-1] if headings else demos[0]), demos[-1]
-
-
-def _is_heading(cell) -> bool:
-    return cell.source.lstrip().startswith("#")
-
-
-def _is_collapsed(cell) -> bool:
-    return cell.get("metadata", {}).get("jupyter", {}).get("source_hidden", False)
-
-
-def _markdown(cell_id: str, text: str) -> nbformat.NotebookNode:
-    return nbformat.v4.new_markdown_cell(text, id=cell_id)
-
-
-def _fresh_code_cell(cell, *, collapsed: bool) -> nbformat.NotebookNode:
-    fresh = nbformat.v4.new_code_cell(cell.source, id=cell.get("id"), metadata=dict(cell.metadata))
-    fresh.metadata.pop("execution", None)
-    if collapsed:
-        fresh.metadata["jupyter"] = {"source_hidden": True}
-    return fresh
+def live_cells(notebook) -> set[int]:
+    """Indices (among the code cells) whose outputs the lecture run replaces: those JupyterLab's renderers draw."""
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    return {index for index, cell in enumerate(code) if shows_frontend_output(cell)}
 
 
 def write_lecture_copy(number: str, folder: Path = LECTURE_DIR) -> Path:
@@ -177,7 +130,7 @@ def write_lecture_copy(number: str, folder: Path = LECTURE_DIR) -> Path:
     source = notebook_path(number)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / source.name
-    nbformat.write(lecture_copy(nbformat.read(source, as_version=4)), target)
+    nbformat.write(lecture_copy(nbformat.read(source, as_version=4), answer_prompts(source.stem)), target)
     return target
 
 
@@ -304,7 +257,8 @@ def save_trusted(lab: Lab, name: str, notebook) -> None:
 
 
 def run_code_cells(notebook, connection: Path) -> int:
-    """Run the notebook's code cells in the kernel behind ``connection``, storing their outputs; the count run.
+    """Run the copy's code cells in the kernel behind ``connection``, each with its stored prompt, and lecture mode
+    after the set-up; keep the outputs of this run for the cells JupyterLab's renderers draw; the count run.
 
     nbclient, as the build runs it (``build_notebooks.wakeful_kernel_manager_class``), stands in for a browser
     meanwhile: it fills each demo's Output widget, so the pictures are there when the page connects. It runs in a
@@ -327,22 +281,45 @@ def run_code_cells(notebook, connection: Path) -> int:
     return outcome["count"]
 
 
+def lecture_run(notebook) -> tuple[nbformat.NotebookNode, int]:
+    """What the kernel runs: the copy with a lecture-mode cell right after the set-up; and that cell's position."""
+    work = copying.deepcopy(notebook)
+    code = [position for position, cell in enumerate(work.cells) if cell.cell_type == "code"]
+    after = code[set_up_count([work.cells[position].source for position in code]) - 1] + 1
+    work.cells.insert(after, nbformat.v4.new_code_cell(LECTURE_MODE_SOURCE, id=LECTURE_MODE_ID))
+    return work, after
+
+
 async def _run_code_cells(notebook, connection: Path) -> int:
     from nbclient import NotebookClient
 
+    work, lecture_at = lecture_run(notebook)
+    live = live_cells(notebook)
     manager = wakeful_kernel_manager_class([])(connection_file=str(connection), owns_kernel=False)
     manager.load_connection_file()
-    client = NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT_S, record_timing=False)
+    client = NotebookClient(work, km=manager, timeout=CELL_TIMEOUT_S, record_timing=False)
     client.kc = manager.client()
     client.kc.start_channels()
     try:
         await client.kc.wait_for_ready(timeout=120)
-        cells = [(index, cell) for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
-        for index, cell in cells:
-            await client.async_execute_cell(cell, index)
+        shown = [cell for cell in notebook.cells if cell.cell_type == "code"]
+        index = 0
+        for position, cell in enumerate(work.cells):
+            if cell.cell_type != "code":
+                continue
+            if position == lecture_at:
+                await client.async_execute_cell(cell, position)
+                shown[set_up_count([c.source for c in shown]) - 1].outputs += cell.outputs
+                continue
+            prompt = shown[index].execution_count
+            await client.async_wait_for_reply(client.kc.execute(SET_PROMPT.format(prompt=prompt), silent=True))
+            await client.async_execute_cell(cell, position)
+            if index in live:
+                shown[index].outputs, shown[index].execution_count = cell.outputs, cell.execution_count
+            index += 1
         reply = await client.async_wait_for_reply(client.kc.comm_info(target_name="jupyter.widget"))
         drop_closed_widgets(notebook, set(reply["content"]["comms"]))
-        return len(cells)
+        return index
     finally:
         client.kc.stop_channels()
 
@@ -366,10 +343,13 @@ def _shows_closed_widget(output, live: set[str]) -> bool:
 def prepare(number: str, *, port: int | None = None, token: str | None = None, folder: Path = LECTURE_DIR,
             extra_args=(), env: dict | None = None) -> Lab:  # fmt: skip
     """Write the lecture copy of notebook ``number``, start JupyterLab on it and run the copy in its session's
-    kernel; the running ``Lab``, whose ``url`` opens the copy at its first demo, and its ``timings`` (seconds)."""
+    kernel; the running ``Lab``, whose ``url`` opens the copy, and its ``timings`` (seconds). The kernel runs in full
+    mode unless ``env`` (the server's environment, default this one) asks for fast mode."""
     started = time.monotonic()
     path = write_lecture_copy(number, folder)
     copy = nbformat.read(path, as_version=4)
+    if env is None:
+        env = {name: value for name, value in os.environ.items() if name != FAST_MODE_VARIABLE}
     lab = start_lab(folder, port or free_port(), secrets.token_hex(24) if token is None else token,
                     extra_args=extra_args, env=env)  # fmt: skip
     try:
@@ -378,7 +358,7 @@ def prepare(number: str, *, port: int | None = None, token: str | None = None, f
         cells_started = time.monotonic()
         lab.cells_run = run_code_cells(copy, connection_file(lab.kernel_id, env))
         lab.timings["cells"] = time.monotonic() - cells_started
-        save_trusted(lab, path.name, demos_in_view(copy))
+        save_trusted(lab, path.name, copy)
     except BaseException:
         lab.stop()
         raise
@@ -419,7 +399,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     notebook_path(args.number)  # an unknown number stops here, before anything starts
     exit_on_hangup_or_term()
-    print(f"preparing the demos of notebook {args.number} (the cells they need, in lecture mode)...", flush=True)
+    if os.environ.get(FAST_MODE_VARIABLE):
+        print(f"{FAST_MODE_VARIABLE} is set: the lecture's kernel runs in full mode all the same", flush=True)
+    print(f"preparing notebook {args.number}: every cell, in full mode and lecture mode, with its stored prompt...",
+          flush=True)  # fmt: skip
     try:
         lab = prepare(args.number, port=args.port)
     except KeyboardInterrupt:

@@ -1,11 +1,12 @@
 """``bash course.sh lecture NN`` (``scripts/lecture.py``): the lecture copy, and its page in a real browser.
 
-The quick tests check the copy: the slice of the browser test, the set-up, lecture mode switched on right after it,
-every Markdown cell, in the notebook's order, and all before the demos folded under the title. The browser test prepares notebooks 06 and 08 with the script's own
-functions (JupyterLab on a free port with a token, as an instructor gets it, no browser of its own), opens the URL
-it gives in headless Chromium and checks, without running a cell or scrolling: the page joined the prepared kernel,
-the first demo is in view, in lecture mode, and live (moving a control changes its picture). It prints the
-preparation times (``-s`` shows them). Screenshots go to ``tests/artifacts/lecture/``.
+The quick tests check the copy: every cell of the stored notebook with its outputs and prompt, no saved widget state,
+the outputs of the cells that answer the plan's questions collapsed, and lecture mode run right after the set-up. The
+browser test prepares notebooks 06 and 08 with the script's own functions (JupyterLab on a free port with a token, as
+an instructor gets it, no browser of its own), opens the URL it gives in headless Chromium and checks, without
+running a cell: the page joined the prepared kernel; every code cell shows its stored prompt, so each [n] the lecture
+plan names is the [n] on screen; the demos are in lecture mode and live (moving a control changes the first one's
+picture). It prints the preparation times (``-s`` shows them). Screenshots go to ``tests/artifacts/lecture/``.
 
     python -m pytest tests/notebooks/test_lecture_command.py -p no:xdist -s
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -24,7 +26,6 @@ import nbformat
 import pytest
 
 from browser_support import LabNotebook, wait_or_fail
-from course_utils.cell_slices import frontend_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "lecture"
@@ -65,54 +66,74 @@ def test_an_unknown_notebook_is_refused_in_one_line_that_lists_the_notebooks():
     assert lecture.notebook_path("8") == lecture.notebook_path("08")
 
 
+def plan_prompts(number: str) -> set[int]:
+    """Every prompt the notebook's lecture plan names: its rows' cells and its questions' answers."""
+    stem = lecture.notebook_path(number).stem
+    plan = re.search(rf"^## {number} · .*?(?=^## |\Z)", lecture.TEACHING.read_text(encoding="utf-8"), flags=re.M | re.S)
+    named = set()
+    for first, last in re.findall(r"\[(\d+)\](?:–\[(\d+)\])?", plan[0].partition("### Lecture plan")[2]):
+        named.update(range(int(first), int(last or first) + 1))
+    assert named >= lecture.answer_prompts(stem) and named, f"{stem}: the plan names no cell"
+    return named
+
+
+def test_the_answers_are_read_from_the_plans_questions():
+    teaching = (
+        "## 01 · One\n\n### Lecture plan\n\n| 0–6 | 1. A | [4]–[6] | live |\n\n**Predict, then reveal:**\n"
+        "- Why? (answered by [5]: 2)\n- And? (answered by\n  [9]: 3)\n\n## 02 · Two\n- (answered by [7]: 1)\n"
+    )
+    assert lecture.answer_prompts("01_one", teaching) == {5, 9}
+    assert lecture.answer_prompts("03_three", teaching) == set()
+
+
 @pytest.mark.parametrize("number", ["06", "08"])
-def test_the_copy_runs_the_slice_after_the_set_up_and_lecture_mode(number):
+def test_the_copy_keeps_every_cell_its_outputs_and_prompt_and_hides_the_answers(number):
     notebook = built(number)
-    copy = lecture.lecture_copy(notebook)
+    answers = lecture.answer_prompts(lecture.notebook_path(number).stem)
+    copy = lecture.lecture_copy(notebook, answers)
+    assert len(answers) >= 2
+    assert [(c.cell_type, c.source, c.get("outputs"), c.get("execution_count")) for c in copy.cells] == [
+        (c.cell_type, c.source, c.get("outputs"), c.get("execution_count")) for c in notebook.cells
+    ]
+    assert "widgets" not in copy.metadata and "widgets" in notebook.metadata
+    hidden = {c.execution_count for c in copy.cells if c.get("metadata", {}).get("jupyter", {}).get("outputs_hidden")}
+    assert hidden == answers
+    assert plan_prompts(number) <= {c.execution_count for c in copy.cells if c.cell_type == "code"}
+
+
+@pytest.mark.parametrize("number", ["06", "08"])
+def test_lecture_mode_runs_right_after_the_set_up(number):
+    notebook = built(number)
+    work, at = lecture.lecture_run(notebook)
     sources = code_sources(notebook)
     set_up = lecture.set_up_count(sources)
     assert "setup_notebook(" in sources[set_up - 1]
-    keep = sorted(frontend_cells(notebook) | set(range(set_up)))
-    expected = [sources[i] for i in keep]
-    expected.insert(set_up, lecture.LECTURE_MODE_SOURCE)
-    assert code_sources(copy) == expected
-    assert [c.source for c in copy.cells if c.cell_type == "markdown"] == [
-        c.source for c in notebook.cells if c.cell_type == "markdown"
-    ]
-    assert not any(cell.get("outputs") for cell in copy.cells)
-    assert "widgets" not in copy.metadata
-
-
-@pytest.mark.parametrize("number", ["06", "08"])
-def test_the_page_folds_all_before_the_demos_under_the_title_and_keeps_the_order(number):
-    notebook = built(number)
-    copy = lecture.lecture_copy(notebook)
-    shown = lecture.demos_in_view(copy)
-    assert code_sources(shown) == code_sources(copy)  # "Restart and run all" runs them as the notebook does
-    title, note = shown.cells[0], shown.cells[1]
-    assert title.source == notebook.cells[0].source.splitlines()[0] and title.metadata[lecture.COLLAPSED]
-    assert note.id == lecture.NOTE_ID
-    level_1 = [i for i, cell in enumerate(shown.cells) if cell.cell_type == "markdown" and cell.source.startswith("# ")]
-    demos_heading = [i for i, cell in enumerate(shown.cells) if cell.get("id") == lecture.DEMOS_ID]
-    assert level_1 == [0, *demos_heading], "the fold must end at the demos' heading, and only there"
-    after = shown.cells[demos_heading[0] + 1 :]
-    assert after[0].cell_type == "markdown" and after[0].source.startswith("## ")
-    first_code = next(cell for cell in after if cell.cell_type == "code")
-    assert first_code.metadata["jupyter"]["source_hidden"], "the first code cell after the heading is a demo"
-    collapsed = [cell for cell in shown.cells if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
-    assert len(collapsed) == len(lecture.demo_cells(notebook)) >= 1
+    assert work.cells[at].source == lecture.LECTURE_MODE_SOURCE
+    assert code_sources(work) == [*sources[:set_up], lecture.LECTURE_MODE_SOURCE, *sources[set_up:]]
+    assert work.cells[at - 1].source == sources[set_up - 1]
 
 
 # ---------------------------------------------------------------- the page, in a real browser
 
-# The first demo: where it is in the notebook's visible area, its classes and its title's font size.
+# The first demo: its classes and its title's font size.
 _FIRST_DEMO_JS = """() => {
   const demo = document.querySelector('.course-demo');
-  const area = window.jupyterapp.shell.currentWidget.content.node;
   const title = demo.querySelector('.widget-html-content b');
-  const box = demo.getBoundingClientRect(), seen = area.getBoundingClientRect(), head = title.getBoundingClientRect();
-  return {top: box.top, titleBottom: head.bottom, areaTop: seen.top, areaBottom: seen.bottom,
-          scrolled: area.scrollTop, classes: demo.className, titlePx: parseFloat(getComputedStyle(title).fontSize)};
+  return {classes: demo.className, titlePx: parseFloat(getComputedStyle(title).fontSize)};
+}"""
+
+# The prompt each code cell of the open notebook shows ("[5]:" -> "5"), in order: each cell scrolled into view first
+# (JupyterLab renders only the cells near the view).
+_PROMPTS_JS = """async () => {
+  const content = window.jupyterapp.shell.currentWidget.content, shown = [];
+  for (const [index, cell] of content.widgets.entries()) {
+    if (cell.model.type !== 'code') continue;
+    await content.scrollToItem(index, 'center');
+    await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+    const prompt = cell.node.querySelector('.jp-InputArea-prompt');
+    shown.push(prompt && cell.node.isConnected ? prompt.textContent.replace(/[\\[\\]:\\s]/g, '') : null);
+  }
+  return shown;
 }"""
 
 _KERNEL_ID_JS = """() => {
@@ -168,24 +189,29 @@ def opened(browser, lab, name: str):
 
 @pytest.mark.browser
 @pytest.mark.parametrize("number", ["06", "08"])
-def test_the_page_opens_on_the_first_demo_live_and_in_lecture_mode(browser, tmp_path, number):
-    demos = len(lecture.demo_cells(built(number)))
-    with prepared(number, tmp_path) as lab, opened(browser, lab, number) as notebook:
+def test_the_page_shows_the_plans_prompts_and_live_demos_in_lecture_mode(browser, tmp_path, number):
+    notebook = built(number)
+    demos = len(lecture.demo_cells(notebook))
+    stored = [str(cell.execution_count) for cell in notebook.cells if cell.cell_type == "code"]
+    with prepared(number, tmp_path) as lab, opened(browser, lab, number) as page:
         timings = lab.timings
         print(f"\n{number}: prepared in {timings['total']:.1f} s (JupyterLab {timings['jupyterlab']:.1f} s, "
               f"{lab.cells_run} cells {timings['cells']:.1f} s), COURSE_FAST={os.environ.get('COURSE_FAST', '')!r}")  # fmt: skip
-        assert notebook.kernel_id == lab.kernel_id, "the page did not join the kernel the cells ran in"
-        wait_or_fail(lambda: notebook.wait_for_demos(demos, timeout_s=60), f"{demos} demos with a picture did not show")
-        problems = notebook.output_problems()
+        assert page.kernel_id == lab.kernel_id, "the page did not join the kernel the cells ran in"
+        shown = page.page.evaluate(_PROMPTS_JS)
+        assert shown == stored, f"prompts on screen {shown} against the stored notebook's {stored}"
+        wrong = {n for n in plan_prompts(number) if shown[n - 1] != str(n)}
+        assert not wrong, f"the plan names {sorted(wrong)}, which show other prompts"
+        wait_or_fail(lambda: page.wait_for_demos(demos, timeout_s=60), f"{demos} demos with a picture did not show")
+        problems = page.output_problems()
         assert not problems, "the page shows problems:\n" + "\n".join(problems)
-        first = notebook.page.evaluate(_FIRST_DEMO_JS)
-        notebook.page.screenshot(path=ARTIFACTS / f"{number}-page.png")
-        assert first["areaTop"] <= first["top"] and first["titleBottom"] <= first["areaBottom"], first
+        page.page.screenshot(path=ARTIFACTS / f"{number}-page.png")
+        first = page.page.evaluate(_FIRST_DEMO_JS)
         assert "course-lecture" in first["classes"].split(), first
         assert first["titlePx"] >= 1.4 * NORMAL_TITLE_PX, first
-        before = notebook.demo_state(0)
+        before = page.demo_state(0)
         assert before["loaded"], "the first demo's picture did not come from the kernel"
-        moved = notebook.move_one_control(0)
-        wait_or_fail(lambda: notebook.wait_for_change(0, before), f"moving its {moved} did not change the first demo")
-        assert "⚠" not in notebook.demo_state(0)["html"]
-        assert not notebook.page_errors, notebook.page_errors
+        moved = page.move_one_control(0)
+        wait_or_fail(lambda: page.wait_for_change(0, before), f"moving its {moved} did not change the first demo")
+        assert "⚠" not in page.demo_state(0)["html"]
+        assert not page.page_errors, page.page_errors
