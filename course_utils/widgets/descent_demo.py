@@ -61,6 +61,31 @@ def draw_loss_surface(ax, X, y, center, half_width: float, levels: int = 12, res
     ax.set(xlabel="β₀ (intercept)", ylabel="β₁ (slope)")
 
 
+def draw_steps_against_lr(ax, factors, measured, best_factor: float, tol: float) -> None:
+    """Steps gradient descent needs to reach ``tol`` against α in units of the edge 2/λ_max (NaN: never), with the
+    edge and theory's best α, 2/(λ_min + λ_max), marked."""
+    ax.semilogy(factors, measured, "o-")
+    ax.axvline(1.0, color="tab:red", linestyle="--", label="2/λ_max: the edge")
+    ax.axvline(best_factor, color="tab:green", linestyle=":", label="2/(λ_min + λ_max): best in theory")
+    ax.set(xlabel="α / (2/λ_max)", ylabel=f"steps to reach {tol:g}", title="Gradient descent: steps against α")
+    ax.legend()
+
+
+def draw_adam_edge(ax_error, errors, curvature, edge: float, crossings, lr: float) -> None:
+    """Adam's error (on ``ax_error``, log scale) and the curvature S it meets (on a twin axis) in a run at learning
+    rate ``lr``, with Adam's edge and a dotted line at each step where S rises past it."""
+    ax_curvature = ax_error.twinx()
+    ax_error.semilogy(errors, color="tab:blue", label="max |β − β*| (left axis)")
+    ax_curvature.plot(curvature, color="tab:orange", label="S = λ_max(PH) (right axis)")
+    ax_curvature.axhline(edge, color="tab:red", linestyle="--", label=f"Adam's edge 2(1+β₁)/(1−β₁) = {edge:.0f}")
+    for i, step in enumerate(crossings):
+        ax_error.axvline(step, color="0.5", linestyle=":", label="S rises past the edge" if i == 0 else None)
+    ax_error.set(xlabel="step", ylabel="max |β − β*|  (log scale)", title=f"Adam (α = {lr:g}) long after convergence")
+    ax_curvature.set_ylabel("S, the curvature Adam meets")
+    handles = [h for axis in (ax_error, ax_curvature) for h in axis.get_legend_handles_labels()[0]]
+    ax_error.legend(handles=handles, loc="center left", fontsize="small")
+
+
 def clip_path(betas: np.ndarray, center, half_width: float, margin: float = 3.0) -> np.ndarray:
     """The path up to its first point beyond ``margin`` half-widths of the view, that point pulled back to that border.
 

@@ -27,7 +27,6 @@ device = setup_notebook(seed=0)
 
 # %%
 import inspect
-
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -235,7 +234,8 @@ for name, path in runs.items():
     else:
         state = "not yet" if reached is None else f"within {TOL:g} at step {reached}"
     print(
-        f"{name:>9}: α = {path.lr:<5}  loss after {path.steps} steps = {path.losses[-1]:10.4g}   {state}"
+        f"{name:>9}: α = {path.lr:<5}  loss after {path.steps} steps = "
+        f"{path.losses[-1]:10.4g}   {state}"
     )
 
 # %%
@@ -294,45 +294,32 @@ assert all(
 # number of steps to reach 10⁻⁶, across the whole range:
 
 # %%
+from course_utils.widgets.descent_demo import draw_steps_against_lr
+
 factors = np.linspace(0.02, 1.1, budget(full=55, fast=14))
 sweep_steps = 3000
-counts = [
-    gradient_descent(X, y, beta0, lr=f * lr_max, steps=sweep_steps).steps_to(
-        beta_star, TOL
-    )
-    for f in factors
-]
+lrs = factors * lr_max
+sweep = [gradient_descent(X, y, beta0, lr=lr, steps=sweep_steps) for lr in lrs]
+counts = [path.steps_to(beta_star, TOL) for path in sweep]
 measured = np.array([np.nan if c is None else c for c in counts], dtype=float)
 best_factor = (2 / (eigenvalues[0] + eigenvalues[-1])) / lr_max
 
 fig, ax = plt.subplots()
-ax.semilogy(factors, measured, "o-")
-ax.axvline(1.0, color="tab:red", linestyle="--", label="2/λ_max: the edge")
-ax.axvline(
-    best_factor,
-    color="tab:green",
-    linestyle=":",
-    label="2/(λ_min + λ_max): best in theory",
-)
-ax.set(
-    xlabel="α / (2/λ_max)",
-    ylabel=f"steps to reach {TOL:g}",
-    title="Gradient descent: steps against α",
-)
-ax.legend()
+draw_steps_against_lr(ax, factors, measured, best_factor, TOL)
 plt.show()
 fastest = np.nanargmin(measured)
 last_converging = np.flatnonzero(~np.isnan(measured))[-1]
 print(
-    f"fewest measured steps: {measured[fastest]:.0f}, at α = {factors[fastest]:.2f} × 2/λ_max "
+    f"fewest measured steps: {measured[fastest]:.0f}, "
+    f"at α = {factors[fastest]:.2f} × 2/λ_max "
     f"(theory's best: {best_factor:.2f} × 2/λ_max)"
 )
 print(
-    f"last α that converged: {factors[last_converging]:.2f} × 2/λ_max, in {measured[last_converging]:.0f} steps"
+    f"last α that converged: {factors[last_converging]:.2f} × 2/λ_max, "
+    f"in {measured[last_converging]:.0f} steps"
 )
-assert (
-    abs(factors[fastest] - best_factor) <= factors[1] - factors[0]
-)  # the best α is where theory puts it
+# the best α is where theory puts it
+assert abs(factors[fastest] - best_factor) <= factors[1] - factors[0]
 assert (
     np.isnan(measured[factors >= 1]).all()
     and measured[last_converging] > 1.5 * measured[fastest]
@@ -410,7 +397,8 @@ numpy_gd = gradient_descent(X, y, beta0, lr=0.3, steps=300)
 for name, path in (("native PyTorch", native), ("torch.nn", torch_nn)):
     gap = np.abs(path.betas - numpy_gd.betas).max()
     print(
-        f"{name}: largest difference from the NumPy path over {path.steps} steps = {gap:.1e}"
+        f"{name}: largest difference from the NumPy path "
+        f"over {path.steps} steps = {gap:.1e}"
     )
     assert gap < 1e-10
 
@@ -441,7 +429,8 @@ methods = {
 print(f"{'method':<28}{'β₀':>12}{'β₁':>12}{'max |β − β*|':>16}")
 for name, beta in methods.items():
     print(
-        f"{name:<28}{beta[0]:12.8f}{beta[1]:12.8f}{np.abs(beta - beta_star).max():16.1e}"
+        f"{name:<28}{beta[0]:12.8f}{beta[1]:12.8f}"
+        f"{np.abs(beta - beta_star).max():16.1e}"
     )
 
 # %%
@@ -496,33 +485,27 @@ for method in ("momentum", "adam"):
 # the number of learning rates tried per method.
 
 # %%
+from course_utils.models.basics.regression import learning_rate_grid
+
 ill = make_regression_data(
     n_samples=100, beta=(2.0, -1.0), feature_mean=3.0, noise=0.5, seed=0
 )
 problems = {"our problem": (X, y), "ill-conditioned": (ill.X, ill.y)}
 n_lrs, horizon = budget(full=16, fast=8), 3000
-
-
-def lr_grid(method, X_):
-    """Learning rates to try: GD below its edge; momentum and Adam over a wide log range."""
-    if method == "gd":
-        return max_stable_lr(X_) * np.linspace(0.1, 0.99, n_lrs)
-    if method == "momentum":
-        return max_stable_lr(X_) * np.geomspace(0.01, 2.0, n_lrs)
-    return np.geomspace(1e-3, 3.0, n_lrs)
-
-
 START_SEEDS = (1, 2, 3)
 METHODS = ("gd", "momentum", "adam")
+starts = [random_start(2, seed=seed) for seed in START_SEEDS]
 results, counts = {}, {}
 for problem, (X_, y_) in problems.items():
     ev = np.linalg.eigvalsh(hessian(X_))
     print(
-        f"{problem}: κ = {ev[-1] / ev[0]:.1f}   (steps to 1e-6 at the best α, from starts {START_SEEDS})"
+        f"{problem}: κ = {ev[-1] / ev[0]:.1f}   "
+        f"(steps to 1e-6 at the best α, from starts {START_SEEDS})"
     )
     for method in METHODS:
-        races = [fastest_learning_rate(X_, y_, random_start(2, seed=seed), method=method, lrs=lr_grid(method, X_),
-                                       steps=horizon, tol=TOL) for seed in START_SEEDS]  # fmt: skip
+        lrs = learning_rate_grid(method, X_, n_lrs)
+        setting = dict(method=method, lrs=lrs, steps=horizon, tol=TOL)
+        races = [fastest_learning_rate(X_, y_, start, **setting) for start in starts]
         results[problem, method] = races[0]  # from β₀, for the plot below
         finished = [steps for _, steps in races if steps is not None]
         if len(finished) == len(races):
@@ -535,11 +518,12 @@ for problem, (X_, y_) in problems.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 for problem in problems:
-    for first, second in (("gd", "momentum"), ("gd", "adam"), ("momentum", "adam")):
-        if (problem, first) in counts and (problem, second) in counts:
+    for pair in (("gd", "momentum"), ("gd", "adam"), ("momentum", "adam")):
+        if all((problem, method) in counts for method in pair):
+            first, second = (counts[problem, method] for method in pair)
             print(
-                f"{problem}: {first} against {second}: "
-                f"{verdict(counts[problem, first], counts[problem, second], (first, second))}"
+                f"{problem}: {pair[0]} against {pair[1]}: "
+                f"{verdict(first, second, pair)}"
             )
 
 # %% [markdown]
@@ -608,11 +592,8 @@ plt.show()
 
 
 # %%
-def rescaled_curvature(effective_lr, H) -> float:
-    """S = λ_max(P H) with P = diag(effective_lr): the curvature Adam meets while v̂ stays put."""
-    root = np.sqrt(effective_lr)  # P H has the eigenvalues of the symmetric P^½ H P^½
-    return float(np.linalg.eigvalsh(root[:, None] * H * root[None, :]).max())
-
+from course_utils.models.basics.regression import edge_crossings, rescaled_curvature
+from course_utils.widgets.descent_demo import draw_adam_edge
 
 adam = Adam(lr=0.3)
 H_ours, adam_edge = hessian(X), 2 * (1 + adam.beta1) / (1 - adam.beta1)
@@ -621,65 +602,26 @@ for _ in range(8000):
     beta = beta - adam.step(mse_gradient(X, y, beta))
     v_hat = adam.square / (1 - adam.beta2**adam.t)  # (D,)
     adam_errors.append(np.abs(beta - beta_star).max())
-    adam_lrs.append(
-        adam.lr / (np.sqrt(v_hat) + adam.eps)
-    )  # (D,) effective learning rate per coordinate
+    adam_lrs.append(adam.lr / (np.sqrt(v_hat) + adam.eps))  # (D,) effective α
     curvature.append(rescaled_curvature(adam_lrs[-1], H_ours))
-adam_errors, adam_lrs, curvature = (
-    np.array(adam_errors) + 1e-17,
-    np.array(adam_lrs),
-    np.array(curvature),
-)
+adam_errors = np.array(adam_errors) + 1e-17
+adam_lrs, curvature = np.array(adam_lrs), np.array(curvature)
 lowest = adam_errors.argmin()
-crossings = (
-    np.flatnonzero((curvature[1:] > adam_edge) & (curvature[:-1] <= adam_edge)) + 1
-)  # S rises past 38
+above = curvature > adam_edge
+crossings = np.flatnonzero(above[1:] & ~above[:-1]) + 1  # S rises past 38
 
 fig, ax_error = plt.subplots(figsize=(8, 4))
-ax_curvature = ax_error.twinx()
-ax_error.semilogy(adam_errors, color="tab:blue", label="max |β − β*| (left axis)")
-ax_curvature.plot(curvature, color="tab:orange", label="S = λ_max(PH) (right axis)")
-ax_curvature.axhline(
-    adam_edge,
-    color="tab:red",
-    linestyle="--",
-    label=f"Adam's edge 2(1+β₁)/(1−β₁) = {adam_edge:.0f}",
-)
-for i, step in enumerate(crossings):
-    ax_error.axvline(
-        step,
-        color="0.5",
-        linestyle=":",
-        label="S rises past the edge" if i == 0 else None,
-    )
-ax_error.set(
-    xlabel="step",
-    ylabel="max |β − β*|  (log scale)",
-    title="Adam (α = 0.3) long after convergence",
-)
-ax_curvature.set_ylabel("S, the curvature Adam meets")
-handles = [
-    h for axis in (ax_error, ax_curvature) for h in axis.get_legend_handles_labels()[0]
-]
-ax_error.legend(handles=handles, loc="center left", fontsize="small")
+draw_adam_edge(ax_error, adam_errors, curvature, adam_edge, crossings, adam.lr)
 plt.show()
 print(
-    f"lowest error {adam_errors[lowest]:.1e} at step {lowest}; effective learning rate there "
-    f"{adam_lrs[lowest].max():.2f}, S = {curvature[lowest]:.1f}"
+    f"lowest error {adam_errors[lowest]:.1e} at step {lowest}; effective learning rate "
+    f"there {adam_lrs[lowest].max():.2f}, S = {curvature[lowest]:.1f}"
 )
 print(f"S rises past {adam_edge:.0f} {len(crossings)} times. Each time:")
-print(
-    f"{'S > 38 at step':>15} {'error > 1e-6 at step':>21} {'largest error':>14} {'S after the jump':>17}"
-)
-for start, end in zip(crossings, [*crossings[1:], len(curvature)]):
-    leaves = start + np.argmax(adam_errors[start:end] > TOL)
-    print(
-        f"{start:15d} {leaves:21d} {adam_errors[start:end].max():14.1e} {curvature[leaves:end].min():17.1f}"
-    )
+print(edge_crossings(adam_errors, curvature, crossings, TOL))
 assert len(crossings) >= 3 and adam_errors[lowest:].max() > 1e3 * TOL
-assert all(
-    (adam_errors[start : start + 200] > TOL).any() for start in crossings
-)  # each crossing is followed by a jump
+# each crossing is followed by a jump
+assert all((adam_errors[start : start + 200] > TOL).any() for start in crossings)
 
 # %% [markdown]
 # The growing effective learning rate carries Adam over its edge of stability, and the run leaves the

@@ -6,7 +6,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from course_utils.widgets.backdrop import FrozenBackdrop
-from course_utils.widgets.descent_demo import DescentDemo, clip_path, demo_problem
+from course_utils.widgets.descent_demo import (
+    DescentDemo,
+    clip_path,
+    demo_problem,
+    draw_adam_edge,
+    draw_steps_against_lr,
+)
 from course_utils.models.basics.regression import make_regression_data
 from course_utils.validation import CourseInputError
 from course_utils.widgets.widget_kit import figure_png
@@ -142,3 +148,19 @@ def test_redraws_are_recorded_for_the_benchmarks(demo):
         demo.controls["lr"].value = lr
     assert len(demo.latencies) == demo.renders == 4
     assert all(latency > 0 for latency in demo.latencies)
+
+
+def test_draw_steps_against_lr_marks_the_edge_and_theorys_best():
+    ax = Figure().subplots()
+    draw_steps_against_lr(ax, np.array([0.5, 0.9, 1.05]), np.array([40.0, 12.0, np.nan]), 0.8, 1e-6)
+    assert [line.get_xdata()[0] for line in ax.lines[1:]] == [1.0, 0.8]
+    assert ax.get_yscale() == "log" and "1e-06" in ax.get_ylabel()
+    assert [t.get_text() for t in ax.get_legend().get_texts()][1] == "2/(λ_min + λ_max): best in theory"
+
+
+def test_draw_adam_edge_draws_the_edge_and_one_line_per_crossing():
+    ax = Figure().subplots()
+    draw_adam_edge(ax, np.geomspace(1, 1e-9, 50), np.linspace(10, 50, 50), 38.0, [20, 40], lr=0.3)
+    assert len(ax.lines) == 3 and [line.get_xdata()[0] for line in ax.lines[1:]] == [20, 40]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[-1] == "Adam's edge 2(1+β₁)/(1−β₁) = 38" and "α = 0.3" in ax.get_title()

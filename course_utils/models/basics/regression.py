@@ -291,6 +291,32 @@ def fastest_learning_rate(X, y, beta0, *, method: str, lrs, steps: int, tol: flo
     return best_lr, best_steps
 
 
+def learning_rate_grid(method: str, X, n: int) -> np.ndarray:
+    """The learning rates a race tries: GD below its edge; momentum and Adam over a wide log range."""
+    method = check_choice("method", method, METHODS)
+    if method == "gd":
+        return max_stable_lr(X) * np.linspace(0.1, 0.99, n)
+    if method == "momentum":
+        return max_stable_lr(X) * np.geomspace(0.01, 2.0, n)
+    return np.geomspace(1e-3, 3.0, n)
+
+
+def rescaled_curvature(effective_lr, H) -> float:
+    """S = λ_max(P H) with P = diag(effective_lr): the curvature Adam meets while v̂ stays put."""
+    root = np.sqrt(effective_lr)  # P H has the eigenvalues of the symmetric P^½ H P^½
+    return float(np.linalg.eigvalsh(root[:, None] * H * root[None, :]).max())
+
+
+def edge_crossings(errors, curvature, crossings, tol: float) -> str:
+    """One row per step where S rises past the edge: that step, the first step after it with an error above
+    ``tol``, the largest error before the next crossing, and the lowest S after the jump."""
+    rows = [f"{'S > 38 at step':>15} {'error > 1e-6 at step':>21} {'largest error':>14} {'S after the jump':>17}"]
+    for start, end in zip(crossings, [*crossings[1:], len(curvature)]):
+        leaves = start + np.argmax(errors[start:end] > tol)
+        rows.append(f"{start:15d} {leaves:21d} {errors[start:end].max():14.1e} {curvature[leaves:end].min():17.1f}")
+    return "\n".join(rows)
+
+
 # ----------------------------------------------------------------------------- the lecture's PyTorch demo pair
 
 

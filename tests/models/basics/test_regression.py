@@ -5,13 +5,16 @@ import pytest
 import torch
 
 from course_utils.models.basics.regression import (
+    Adam,
     DescentPath,
     analytic_solution,
+    edge_crossings,
     fastest_learning_rate,
     fit_native_torch,
     fit_torch_nn,
     gradient_descent,
     hessian,
+    learning_rate_grid,
     loss_grid,
     make_optimizer,
     make_regression_data,
@@ -20,6 +23,7 @@ from course_utils.models.basics.regression import (
     mse_loss,
     predict,
     random_start,
+    rescaled_curvature,
 )
 from course_utils.validation import CourseInputError
 
@@ -166,6 +170,42 @@ def test_ill_conditioning_slows_plain_gd(beta0):
         d = make_regression_data(feature_mean=mean, seed=0)
         counts.append(fastest_learning_rate(d.X, d.y, beta0, method="gd", lrs=lrs_for(d.X), steps=3000, tol=1e-6)[1])
     assert counts[0] is not None and counts[1] is not None and counts[1] > 5 * counts[0]
+
+
+def test_learning_rate_grid_keeps_gd_below_its_edge_and_spans_a_log_range(data):
+    edge = max_stable_lr(data.X)
+    gd, momentum, adam = (learning_rate_grid(method, data.X, 5) for method in ("gd", "momentum", "adam"))
+    assert len(gd) == len(momentum) == len(adam) == 5 and gd.max() < edge
+    assert np.allclose([momentum[0], momentum[-1]], [0.01 * edge, 2 * edge]) and adam[-1] / adam[0] == pytest.approx(
+        3000
+    )
+    with pytest.raises(CourseInputError):
+        learning_rate_grid("sgd", data.X, 5)
+
+
+def test_rescaled_curvature_is_the_largest_eigenvalue_of_p_h(data):
+    H, lrs = hessian(data.X), np.array([0.1, 0.02])
+    assert rescaled_curvature(lrs, H) == pytest.approx(np.linalg.eigvals(np.diag(lrs) @ H).real.max())
+    assert rescaled_curvature(np.full(2, 1.0), H) == pytest.approx(np.linalg.eigvalsh(H).max())  # P = I
+
+
+def test_edge_crossings_reads_each_jump_after_a_crossing():
+    errors = np.array([1e-9, 1e-9, 1e-9, 1e-3, 1e-9, 1e-9, 1e-9, 5e-2, 1e-9])
+    curvature = np.array([30.0, 40, 39, 20, 20, 20, 39, 25, 20])
+    table = edge_crossings(errors, curvature, [1, 6], tol=1e-6).splitlines()
+    assert len(table) == 3 and "S > 38" in table[0]
+    assert table[1].split() == ["1", "3", "1.0e-03", "20.0"] and table[2].split() == ["6", "7", "5.0e-02", "20.0"]
+
+
+def test_adam_long_after_convergence_meets_a_curvature_past_its_edge(data, beta0):
+    """Notebook 01's optional section in small: the effective learning rate grows until S passes 2(1+β₁)/(1−β₁)."""
+    adam, H, curvature = Adam(lr=0.3), hessian(data.X), []
+    beta = beta0.copy()
+    for _ in range(8000):
+        beta = beta - adam.step(mse_gradient(data.X, data.y, beta))
+        effective = adam.lr / (np.sqrt(adam.square / (1 - adam.beta2**adam.t)) + adam.eps)
+        curvature.append(rescaled_curvature(effective, H))
+    assert max(curvature) > 2 * (1 + adam.beta1) / (1 - adam.beta1) > curvature[10]
 
 
 # ----------------------------------------------------------------------------- the PyTorch pair
