@@ -113,7 +113,7 @@ def lecture_mode(on: bool = True, *, scale: float = 1.6) -> None:
     if not on:
         mpl.rcParams.update(mpl.rcParamsDefault)
         _apply_notebook_defaults()
-        _display_css(font=_BASE_FONT_PX, scale=1.0)
+        _display_css()
         return
     mpl.rcParams.update(
         {
@@ -130,7 +130,7 @@ def lecture_mode(on: bool = True, *, scale: float = 1.6) -> None:
             "figure.figsize": (6.4 * min(scale, 1.5), 4.0 * min(scale, 1.5)),
         }
     )
-    _display_css(font=font_px(), scale=scale)
+    _display_css()
 
 
 def _apply_notebook_defaults() -> None:
@@ -140,7 +140,7 @@ def _apply_notebook_defaults() -> None:
     mpl.rcParams.update({"figure.figsize": (6.4, 4.0), "figure.dpi": 100, "axes.grid": True})
 
 
-def _display_css(*, font: int, scale: float) -> None:
+def _display_css() -> None:
     """Show the widget and text stylesheets in the notebook (does nothing outside IPython)."""
     try:
         from IPython import get_ipython
@@ -149,7 +149,13 @@ def _display_css(*, font: int, scale: float) -> None:
         return
     if get_ipython() is None:
         return
-    display(HTML(_LECTURE_CSS.format(font=font, scale=scale, row=round(28 * scale)) + text_css()))
+    display(HTML(stylesheet()))
+
+
+def stylesheet() -> str:
+    """The HTML ``lecture_mode()`` displays: the widget and text stylesheets, for lecture mode on or off."""
+    scale = _STATE["scale"]
+    return _LECTURE_CSS.format(font=font_px(), scale=scale, row=round(28 * scale)) + text_css()
 
 
 # JupyterLab's code editors (CodeMirror 6), the cells' own text outputs (stream, text/plain and HTML <pre>; not those
@@ -165,11 +171,14 @@ _TEXT_CSS = """<style id="course-lecture-text">
 .jp-Notebook .jp-RenderedMarkdown,
 .jp-Notebook .jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output.jp-RenderedHTML
   {{ font-size: {prose} !important; }}
+.jp-Notebook .jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output.jp-RenderedHTML
+  {{ padding-right: {html_pad} !important; }}
 .jp-Notebook .jp-CodeCell .jp-InputPrompt, .jp-Notebook .jp-OutputPrompt {{ font-size: {prompt} !important; }}
 </style>"""
-# JupyterLab's own values: its variables, and prompts that inherit the cell's font.
+# JupyterLab's own values: its variables, prompts that inherit the cell's font, and the 20 px it keeps right of an
+# HTML output (lecture mode gives those 20 px to the output: 88 columns of highlighted code in HTML fit too).
 _TEXT_DEFAULTS = {"code": "var(--jp-code-font-size)", "prose": "var(--jp-content-font-size1)", "prompt": "inherit",
-                  "space": "pre-wrap", "words": "break-all", "wrap": "break-word"}  # fmt: skip
+                  "space": "pre-wrap", "words": "break-all", "wrap": "break-word", "html_pad": "20px"}  # fmt: skip
 
 
 def code_font_css() -> str:
@@ -192,4 +201,4 @@ def text_css() -> str:
         return _TEXT_CSS.format(**_TEXT_DEFAULTS)
     prose = f"calc(1.1 * {code_font_css()})"  # prose wraps: a little larger than code
     return _TEXT_CSS.format(code=code_font_css(), prose=prose, prompt=f"{_PROMPT_PX}px", space="pre",
-                            words="normal", wrap="normal")  # fmt: skip
+                            words="normal", wrap="normal", html_pad="0")  # fmt: skip

@@ -16,6 +16,7 @@ from course_utils.lecture import (
     font_px,
     is_lecture_mode,
     lecture_mode,
+    stylesheet,
     text_css,
 )
 
@@ -73,9 +74,13 @@ def test_lecture_mode_displays_both_stylesheets_in_ipython():
     from IPython.utils.capture import capture_output
 
     InteractiveShell.instance()
-    with capture_output() as shown:
-        lecture_mode(True)
-        lecture_mode(False)
+    try:
+        with capture_output() as shown:
+            lecture_mode(True)
+            lecture_mode(False)
+    finally:
+        InteractiveShell.clear_instance()  # other tests run outside IPython
     html = [output.data["text/html"] for output in shown.outputs]
     assert len(html) == 2 and all('id="course-lecture-text"' in text for text in html)
-    assert "100vw" in html[0] and "100vw" not in html[1]
+    assert "100vw" in html[0] and "100vw" not in html[1] and html[1] == stylesheet()
+    assert 'id="course-lecture-mode"' in html[0] and f"font-size: {font_px()}px" in html[1]

@@ -1,20 +1,21 @@
 """The projector (issue 42): in lecture mode, every cell a lecture plan shows is readable and fits the window.
 
-Each notebook is opened as stored (a copy: the outputs a lecture shows, nothing executed) in JupyterLab in headless
-Chromium with scroll bars, as a desktop browser shows them. One cell put first in the copy (tagged
-``course_projection_probe`` in its metadata, so that prompts [n] still count the notebook's own code cells) switches
-on lecture mode, the way an instructor does. Then, at 1280×720 and at 1024×768, for every cell the notebook's
-``### Lecture plan`` (docs/teaching.md, ``tests/plan_support.py``) names:
+Each notebook is opened as stored (a copy: the outputs a lecture shows, nothing executed), one after another in one
+JupyterLab page in headless Chromium with scroll bars, as a desktop browser shows them, with lecture mode's stylesheet
+on the page: the HTML that ``lecture_mode()`` displays (``course_utils.lecture.stylesheet``). Then, at 1280×720 and at
+1024×768, for every cell the notebook's ``### Lecture plan`` (docs/teaching.md, ``tests/plan_support.py``) names by
+its prompt [n]:
 
-- its code (CodeMirror) and each of its text outputs (stream, text/plain, HTML and Markdown; widget views are the
+- its code (CodeMirror) and each of its outputs (stream, text/plain, HTML, Markdown, pictures; widget views are the
   projector test's, ``test_projector.py``) must not scroll sideways: scrollWidth ≤ clientWidth;
 - at 1280×720 its code and output text is 20 px or more (``course_utils.lecture.SMALLEST_TEXT_PX``);
 - its prompt [n] shows whole, with the stored execution count.
 
 Lecture mode sizes code and printed text so that ``HOUSE_WIDTH`` (88) monospace columns fit; a printed line does not
-wrap in lecture mode, so a line too long for the window scrolls and fails here. A made-up notebook checks the test
-itself: lines of exactly 88 columns fit at both sizes, lines of 96 are caught, and ``lecture_mode(False)`` gives
-JupyterLab's own sizes back. Measures go to ``tests/artifacts/projection/``.
+wrap in lecture mode, so a line too long for the window scrolls and fails here. A made-up notebook checks the test and
+the real path: in a kernel, ``lecture_mode()`` switches it on; lines of exactly 88 columns fit at both sizes, lines of
+96 are caught, and ``lecture_mode(False)`` gives JupyterLab's own sizes back. Measures go to
+``tests/artifacts/projection/``.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from browser_support import (
     LabNotebook,
     LabServer,
     launched_chromium,
-    one_class_per_notebook,
+    notebook_params,
     served_lab,
     stage_notebooks,
 )
-from course_utils.lecture import HOUSE_WIDTH, PROJECTOR_SIZES, SMALLEST_TEXT_PX
+from course_utils.lecture import HOUSE_WIDTH, PROJECTOR_SIZES, SMALLEST_TEXT_PX, lecture_mode, stylesheet
 from plan_support import shown_prompts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +68,7 @@ MEASURE_JS = """async ([prompts, probe]) => {
     return width;
   };
   const scroll = (element) => [element.scrollWidth, element.clientWidth];
-  const panel = window.jupyterapp.shell.currentWidget;
+  const panel = window.__courseMeasured || window.jupyterapp.shell.currentWidget;
   const code = panel.content.widgets.filter((cell) => cell.model.type === 'code' && !cell.model.getMetadata(probe));
   const cells = [];
   for (const n of prompts) {
@@ -110,19 +111,33 @@ _RUN_PROBE_JS = """async (key) => {
 
 _STYLED_JS = "() => !!document.getElementById('course-lecture-text')"
 
+_START_JS = """async () => { await window.jupyterapp.restored; window.jupyterapp.shell.collapseLeft(); }"""
+
+# Open a notebook in the page (its kernel starts; nothing runs), wait until its cells are on the page, and keep it
+# as the one to measure.
+_OPEN_JS = """async (path) => {
+  const app = window.jupyterapp;
+  const panel = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  await panel.context.ready;
+  await panel.revealed;
+  app.shell.activateById(panel.id);
+  window.__courseMeasured = panel;
+  return panel.content.widgets.length;
+}"""
+
+_CLOSE_JS = """async () => {
+  const panel = window.__courseMeasured;
+  window.__courseMeasured = null;
+  await panel.sessionContext.shutdown();
+  panel.dispose();
+}"""
+
 
 def probe_cell(source: str) -> nbformat.NotebookNode:
     """A code cell the measures do not count as one of the notebook's (its prompts [n] stay the plan's)."""
     cell = nbformat.v4.new_code_cell(source)
     cell.metadata[PROBE] = True
     return cell
-
-
-def with_lecture_cell(path: Path) -> None:
-    """Put the lecture-mode cell first in the stored notebook; the rest, outputs and all, stays as it is."""
-    notebook = nbformat.read(path, as_version=4)
-    notebook.cells.insert(0, probe_cell(LECTURE_CELL))
-    nbformat.write(notebook, path)
 
 
 def stream_cell(count: int, width: int) -> nbformat.NotebookNode:
@@ -146,11 +161,19 @@ def made_up_notebook(path: Path) -> None:
 
 
 def stored_copies(root: Path) -> None:
-    """The stored notebooks, each with the lecture-mode cell first, and the made-up notebook in ``probe/``."""
-    for path in stage_notebooks(NOTEBOOK_DIR, root).glob("*.ipynb"):
-        with_lecture_cell(path)
+    """The stored notebooks, and the made-up notebook in ``probe/``."""
+    stage_notebooks(NOTEBOOK_DIR, root)
     (root / "probe").mkdir()
     made_up_notebook(root / "probe" / MADE_UP)
+
+
+def lecture_stylesheet() -> str:
+    """The HTML that ``lecture_mode()`` displays in a notebook."""
+    lecture_mode(True)
+    try:
+        return stylesheet()
+    finally:
+        lecture_mode(False)
 
 
 @pytest.fixture(scope="module")
@@ -162,6 +185,19 @@ def browser():
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     yield from served_lab(tmp_path_factory, "projection", stored_copies)
+
+
+@pytest.fixture(scope="module")
+def lab_page(browser, lab):
+    """One JupyterLab page, at 1280×720, with lecture mode's stylesheet, in which each notebook opens in turn."""
+    context = browser.new_context(viewport=SIZES[0])
+    page = context.new_page()
+    page.goto(f"{lab.url}/lab?reset", wait_until="domcontentloaded")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=120_000)
+    page.evaluate(_START_JS)
+    page.evaluate("(html) => document.body.insertAdjacentHTML('beforeend', html)", lecture_stylesheet())
+    yield page
+    context.close()
 
 
 def switch_on(notebook: LabNotebook) -> None:
@@ -217,7 +253,8 @@ def problems_at(measure: dict, *, check_font: bool) -> list[str]:
 
 
 def measured(browser, lab: LabServer, relative: str, prompts: list[int]) -> tuple[list[dict], LabNotebook]:
-    """The notebook's measures at each size, in lecture mode; the page stays open (the caller closes its context)."""
+    """The notebook's measures at each size after its first cell switched lecture mode on in its kernel; the page
+    stays open (the caller closes its context)."""
     context = browser.new_context(viewport=SIZES[0])
     notebook = LabNotebook(context.new_page(), lab, relative)
     switch_on(notebook)
@@ -234,30 +271,40 @@ def close(notebook: LabNotebook) -> None:
     notebook.page.context.close()
 
 
-def check_projection(browser, lab: LabServer, path: Path) -> None:
+def check_projection(page, path: Path) -> None:
     prompts = shown_prompts(path.stem)
     assert prompts, f"{path.stem}: docs/teaching.md has no lecture plan naming its cells"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    measures, notebook = measured(browser, lab, f"notebooks/{path.name}", prompts)
+    page.set_viewport_size(SIZES[0])
+    page.evaluate(_OPEN_JS, f"notebooks/{path.name}")
     try:
+        measures = []
+        for size in SIZES:
+            page.set_viewport_size(size)
+            measures.append(settled(page, prompts))
         (ARTIFACTS / f"{path.stem}.json").write_text(json.dumps(measures, indent=1), encoding="utf-8")
         problems = [p for i, m in enumerate(measures) for p in problems_at(m, check_font=i == 0)]
         assert not problems, f"{path.stem}: shown cells that do not fit lecture mode:\n" + "\n".join(problems)
     except BaseException:
         with contextlib.suppress(Exception):
-            notebook.page.screenshot(path=ARTIFACTS / f"{path.stem}-failure.png")
+            page.screenshot(path=ARTIFACTS / f"{path.stem}-failure.png")
         raise
     finally:
-        close(notebook)
+        with contextlib.suppress(Exception):
+            page.evaluate(_CLOSE_JS)
 
 
-one_class_per_notebook(
-    globals(),
-    "TestProjected",
-    "test_every_shown_cell_fits_at_1280x720_and_1024x768",
-    check_projection,
-    "{}'s shown cells in lecture mode on a projector.",
-)
+# One class per notebook, as tests/browser_support.one_class_per_notebook makes them: pytest-xdist's --dist loadscope
+# then spreads the notebooks over the workers, each starting the module's JupyterLab and page once.
+for _param in notebook_params():
+
+    @pytest.mark.parametrize("path", [_param])
+    def _test(self, lab_page, path):
+        check_projection(lab_page, path)
+
+    _name = f"TestProjected_{_param.id[:2]}"
+    globals()[_name] = type(_name, (), {"test_every_shown_cell_fits_at_1280x720_and_1024x768": _test,
+                                        "__doc__": f"{_param.id}'s shown cells in lecture mode on a projector."})  # fmt: skip
 
 
 def summary(measure: dict, prompt: int) -> dict:
@@ -294,11 +341,6 @@ def test_house_width_fits_and_a_wider_line_is_caught(browser, lab):
         close(notebook)
 
 
-def test_the_lecture_cell_is_first_and_does_not_count(tmp_path: Path):
-    path = tmp_path / "n.ipynb"
-    cells = [nbformat.v4.new_markdown_cell("# t"), nbformat.v4.new_code_cell("setup()", execution_count=1)]
-    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
-    with_lecture_cell(path)
-    stored = nbformat.read(path, as_version=4).cells
-    assert [cell.source for cell in stored] == [LECTURE_CELL, "# t", "setup()"]
-    assert stored[0].metadata[PROBE] and PROBE not in stored[2].metadata and stored[2].execution_count == 1
+def test_the_page_gets_what_lecture_mode_displays():
+    assert 'id="course-lecture-text"' in lecture_stylesheet() and "100vw" in lecture_stylesheet()
+    assert "100vw" not in stylesheet()  # lecture mode is off again
