@@ -93,7 +93,8 @@ def L_of(a, b, c):
 
 h = 0.01
 print(
-    f"L(a + h) − L(a) = {L_of(a + h, b, c) - L_of(a, b, c):.4f}    h · ∂L/∂a = {h * by_hand['a']:.4f}"
+    f"L(a + h) − L(a) = {L_of(a + h, b, c) - L_of(a, b, c):.4f}    "
+    f"h · ∂L/∂a = {h * by_hand['a']:.4f}"
 )
 
 # %% [markdown]
@@ -219,7 +220,8 @@ analytic = 2 * x.data * (beta.data * x.data - y.data)
 beta_t = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
 regression_loss(beta_t).backward()
 print(
-    f"L = {loss.data:g}   ∂L/∂β: engine {beta.grad:g}   2x(βx − y) {analytic:g}   PyTorch {beta_t.grad.item():g}"
+    f"L = {loss.data:g}   ∂L/∂β: engine {beta.grad:g}   2x(βx − y) {analytic:g}   "
+    f"PyTorch {beta_t.grad.item():g}"
 )
 assert beta.grad == analytic == beta_t.grad.item()
 for backend in ("engine", "torch"):
@@ -266,7 +268,7 @@ assert math.isclose(beta.grad, analytic, rel_tol=1e-12)
 
 # %%
 def two_layer_loss(x, W1, b1, W2, b2, y):
-    """Forward pass of the slides' network on one example; returns z⁽²⁾, a⁽²⁾ and the loss."""
+    """The slides' network, forward on one example; returns z⁽²⁾, a⁽²⁾ and the loss."""
     z1 = [sum((w * x_i for w, x_i in zip(row, x)), b) for row, b in zip(W1, b1)]  # (H,)
     a1 = [z.relu() for z in z1]  # (H,)
     z2 = sum((w * h for w, h in zip(W2, a1)), b2)  # ()
@@ -325,7 +327,8 @@ for label in (1.0, 0.0):
     z2, a2, _ = two_layer_loss(X, *unflat(params), label)
     numeric = numerical_gradient(lambda p: loss_of_z(p[0], label), [z2.data])[0]
     print(
-        f"y = {label:g}: finite difference {numeric:.6f}   a − y = {a2.data - label:.6f}"
+        f"y = {label:g}: finite difference {numeric:.6f}   "
+        f"a − y = {a2.data - label:.6f}"
     )
     assert math.isclose(numeric, a2.data - label, rel_tol=1e-7)
 
@@ -351,7 +354,8 @@ z2_t, a2_t, loss_t = two_layer_loss(
 z2_t.retain_grad()
 loss_t.backward()
 print(
-    f"PyTorch: L = {loss_t.item():.6f}  ∂L/∂z = {z2_t.grad.item():.6f}  a − y = {a2_t.item() - label:.6f}"
+    f"PyTorch: L = {loss_t.item():.6f}  ∂L/∂z = {z2_t.grad.item():.6f}  "
+    f"a − y = {a2_t.item() - label:.6f}"
 )
 largest = max(abs(p.grad - p_t.grad.item()) for p, p_t in zip(params, params_t))
 print(f"13 parameter gradients, engine vs PyTorch: all within 1e-12: {largest < 1e-12}")
@@ -442,8 +446,8 @@ point = flat(W1_init, b1_init, W2_init, b2_init)
 for backend in ("engine", "torch"):
     check = gradcheck(network_loss, point, backend=backend)
     print(
-        f"{backend:>6}: max |numerical − backprop| = {check.max_abs_error:.1e}   "
-        f"max relative error = {check.max_rel_error:.1e}   passed: {check.passed()}"
+        f"{backend:>6}: max |numerical − backprop| = {check.max_abs_error:.1e}  "
+        f"max relative error = {check.max_rel_error:.1e}  passed: {check.passed()}"
     )
     assert check.passed()
 
@@ -474,10 +478,12 @@ plt.show()
 best = min(range(len(hs)), key=errors.__getitem__)
 epsilon = sys.float_info.epsilon  # float64's machine epsilon
 print(
-    f"smallest error {errors[best]:.1e} at h = {hs[best]:g};  ε = {epsilon:.1e}, ε^(1/3) = {epsilon ** (1 / 3):.1e}"
+    f"smallest error {errors[best]:.1e} at h = {hs[best]:g};  "
+    f"ε = {epsilon:.1e}, ε^(1/3) = {epsilon ** (1 / 3):.1e}"
 )
 print(
-    f"at gradcheck's default h = 1e-06 the error is {errors[hs.index(1e-6)]:.1e}, as gradcheck reported above"
+    f"at gradcheck's default h = 1e-06 the error is {errors[hs.index(1e-6)]:.1e}, "
+    "as gradcheck reported above"
 )
 
 # %% [markdown]
@@ -494,17 +500,7 @@ print(
 
 
 # %%
-def random_network(rng):
-    """Random sizes, parameters, input and label for ``two_layer_loss``."""
-    n_in, n_hidden = rng.randint(1, 4), rng.randint(1, 5)
-    W1 = [[rng.gauss(0, 1) for _ in range(n_in)] for _ in range(n_hidden)]
-    b1 = [rng.gauss(0, 1) for _ in range(n_hidden)]
-    W2 = [rng.gauss(0, 1) for _ in range(n_hidden)]
-    return (
-        [rng.gauss(0, 1) for _ in range(n_in)],
-        (W1, b1, W2, rng.gauss(0, 1)),
-        float(rng.randint(0, 1)),
-    )
+from course_utils.models.basics.gradcheck import random_two_layer_network
 
 
 def engine_vs_torch(x, weights, label):
@@ -516,25 +512,21 @@ def engine_vs_torch(x, weights, label):
         [Value(v) for v in W2],
         Value(b2),
     )
-    tens = [
-        torch.tensor(t, dtype=torch.float64, requires_grad=True)
-        for t in (W1, b1, W2, b2)
-    ]
+    tens = [torch.tensor(t, dtype=torch.float64, requires_grad=True) for t in weights]
     two_layer_loss(x, *vals, label)[2].backward()
     two_layer_loss(torch.tensor(x, dtype=torch.float64), *tens, label)[2].backward()
-    engine_grads = [
-        v.grad
-        for v in (*[v for row in vals[0] for v in row], *vals[1], *vals[2], vals[3])
-    ]
+    engine = [*[v for row in vals[0] for v in row], *vals[1], *vals[2], vals[3]]
+    engine_grads = [v.grad for v in engine]
     torch_grads = torch.cat([t.grad.reshape(-1) for t in tens]).tolist()
     return max(abs(g - t) for g, t in zip(engine_grads, torch_grads))
 
 
 rng = random.Random(0)
 trials = budget(full=200, fast=40)
-largest = max(engine_vs_torch(*random_network(rng)) for _ in range(trials))
+largest = max(engine_vs_torch(*random_two_layer_network(rng)) for _ in range(trials))
 print(
-    f"{trials} random networks: largest |engine − PyTorch| over all gradients = {largest:.1e}"
+    f"{trials} random networks: largest |engine − PyTorch| "
+    f"over all gradients = {largest:.1e}"
 )
 assert largest < 1e-10
 
@@ -614,7 +606,8 @@ _ = check_softplus(softplus)
 
 # %% tags=["exercise"]
 def output_layer_grads(h, a, y):
-    """(∂L/∂W⁽²⁾ as a list, ∂L/∂b⁽²⁾) from the hidden activations h, the output a and the label y."""
+    """(∂L/∂W⁽²⁾ as a list, ∂L/∂b⁽²⁾) from the hidden activations h, the output a
+    and the label y."""
     return None  # return (list_of_weight_gradients, bias_gradient)
 
 

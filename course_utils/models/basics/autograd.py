@@ -47,22 +47,25 @@ class Value:
         return self
 
     # --- arithmetic: each op returns a new node with its local derivatives ------------------
-    def _binary(self, other, op: str, data, d_self, d_other, *, reflected: bool = False) -> Value:
-        """A node for ``self op other`` (``other op self`` if reflected); a number is a constant.
+    def _binary(self, other, op, data, d_self, d_other, *, reflected=False) -> Value:
+        """A node for ``self op other`` (``other op self`` if reflected); a number is a
+        constant.
 
-        ``data(x, y)`` computes the result; ``d_self(x, y)`` and ``d_other(x, y)`` are its local
-        derivatives with respect to self (x) and to other (y).
+        ``data(x, y)`` computes the result; ``d_self(x, y)`` and ``d_other(x, y)`` are
+        its local derivatives with respect to self (x) and to other (y).
         """
+        x = self.data
         if isinstance(other, Value):
+            y = other.data
             return Value(
-                data(self.data, other.data),
+                data(x, y),
                 parents=(self, other),
                 op=op,
-                local_grads=(d_self(self.data, other.data), d_other(self.data, other.data)),
+                local_grads=(d_self(x, y), d_other(x, y)),
             )
         k = check_number("the other operand", other)
         label = f"{k:g}{op}" if reflected else f"{op}{k:g}"
-        return Value(data(self.data, k), parents=(self,), local_grads=(d_self(self.data, k),), op=label)
+        return Value(data(x, k), parents=(self,), local_grads=(d_self(x, k),), op=label)
 
     def __add__(self, other) -> Value:
         return self._binary(other, "+", data=lambda x, y: x + y, d_self=lambda x, y: 1.0, d_other=lambda x, y: 1.0)
@@ -77,7 +80,13 @@ class Value:
         return self._binary(other, "-", data=lambda x, y: y - x, d_self=lambda x, y: -1.0, d_other=None, reflected=True)
 
     def __mul__(self, other) -> Value:
-        return self._binary(other, "*", data=lambda x, y: x * y, d_self=lambda x, y: y, d_other=lambda x, y: x)
+        return self._binary(
+            other,
+            "*",
+            data=lambda x, y: x * y,
+            d_self=lambda x, y: y,  # ∂(xy)/∂x
+            d_other=lambda x, y: x,  # ∂(xy)/∂y
+        )
 
     def __rmul__(self, other) -> Value:
         return self._binary(other, "*", data=lambda x, y: x * y, d_self=lambda x, y: y, d_other=None, reflected=True)
@@ -120,7 +129,7 @@ class Value:
 
     # --- functions ------------------------------------------------------------------------
     def _unary(self, op: str, data: float, local: float) -> Value:
-        """A node for ``op(self)`` with value ``data`` and local derivative ``local``."""
+        """A node for ``op(self)``: value ``data``, local derivative ``local``."""
         return Value(data, parents=(self,), local_grads=(local,), op=op)
 
     def relu(self) -> Value:
@@ -130,7 +139,8 @@ class Value:
     def sigmoid(self) -> Value:
         """σ(x) = 1 / (1 + e^-x), with σ'(x) = σ(x)(1 − σ(x))."""
         x = self.data
-        s = 1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))  # no overflow
+        # the two forms are equal; each is free of overflow on its side of 0
+        s = 1 / (1 + math.exp(-x)) if x >= 0 else math.exp(x) / (1 + math.exp(x))
         return self._unary("sigmoid", s, s * (1 - s))
 
     def tanh(self) -> Value:
@@ -171,7 +181,8 @@ class Value:
         for node in order:
             node.grad = 0.0
         self.grad = 1.0
-        for node in reversed(order):  # each node's grad is complete before it is passed on
+        # in reverse order, each node's grad is complete before it is passed on
+        for node in reversed(order):
             for parent, local in zip(node.parents, node.local_grads):
                 parent.grad += local * node.grad
 

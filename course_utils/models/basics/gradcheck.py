@@ -99,3 +99,13 @@ def gradcheck(f: Callable, point, *, backend: str = "engine", eps: float = 1e-6)
     _, backprop = value_and_grad(f, point)
     numerical = numerical_gradient(lambda p: value_and_grad(f, p)[0], point, eps)
     return compare(numerical, backprop)
+
+
+def random_two_layer_network(rng) -> tuple[list[float], tuple, float]:
+    """A random test case for notebook 02's two-layer network, from ``rng`` (a ``random.Random``): an input of 1 to 4
+    features, weights ``(W1, b1, W2, b2)`` with 1 to 5 hidden units, all N(0, 1), and a label 0.0 or 1.0."""
+    n_in, n_hidden = rng.randint(1, 4), rng.randint(1, 5)
+    W1 = [[rng.gauss(0, 1) for _ in range(n_in)] for _ in range(n_hidden)]
+    b1 = [rng.gauss(0, 1) for _ in range(n_hidden)]
+    W2 = [rng.gauss(0, 1) for _ in range(n_hidden)]
+    return [rng.gauss(0, 1) for _ in range(n_in)], (W1, b1, W2, rng.gauss(0, 1)), float(rng.randint(0, 1))

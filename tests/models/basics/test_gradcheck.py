@@ -1,12 +1,13 @@
 """Finite-difference gradient checks: accuracy, agreement with backprop (engine and torch), bad input."""
 
 import math
+import random
 
 import pytest
 import torch
 
 from course_utils.models.basics.autograd import Value
-from course_utils.models.basics.gradcheck import compare, gradcheck, numerical_gradient
+from course_utils.models.basics.gradcheck import compare, gradcheck, numerical_gradient, random_two_layer_network
 from course_utils.validation import CourseInputError
 
 
@@ -82,3 +83,12 @@ BAD = {
 def test_bad_input_raises_a_clear_error(case):
     with pytest.raises(CourseInputError):
         BAD[case]()
+
+
+def test_random_two_layer_network_is_seeded_and_shaped():
+    cases = [random_two_layer_network(random.Random(seed)) for seed in range(30)]
+    assert random_two_layer_network(random.Random(3)) == cases[3]
+    for x, (W1, b1, W2, b2), label in cases:
+        assert 1 <= len(x) <= 4 and 1 <= len(W1) <= 5 and label in (0.0, 1.0) and isinstance(b2, float)
+        assert all(len(row) == len(x) for row in W1) and len(b1) == len(W2) == len(W1)
+    assert {len(x) for x, _, _ in cases} == {1, 2, 3, 4} and {label for *_, label in cases} == {0.0, 1.0}
