@@ -29,6 +29,7 @@ import pytest
 
 from browser_support import (
     NOTEBOOK_DIR,
+    WIDGET_VIEW,
     LabNotebook,
     LabServer,
     launched_chromium,
@@ -53,7 +54,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # Each named cell, scrolled into view (CodeMirror draws only the lines near the window): its prompt, its code's font
 # and sideways scroll and how many monospace columns fit beside it, and the same for each of its outputs that is not a
 # widget view. One call per notebook and window size.
-MEASURE_JS = """async ([prompts, probe]) => {
+MEASURE_JS = """async ([prompts, probe, widget]) => {
   const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
   const px = (element) => parseFloat(getComputedStyle(element).fontSize);
   const column = (element) => {
@@ -83,9 +84,10 @@ MEASURE_JS = """async ([prompts, probe]) => {
     const room = scroller.getBoundingClientRect().right - (scroller.offsetWidth - scroller.clientWidth)
       - line.getBoundingClientRect().left - parseFloat(getComputedStyle(line).paddingLeft)
       - parseFloat(getComputedStyle(line).paddingRight);
+    const stored = cell.model.outputs.toJSON();
     const outputs = Array.from(cell.node.querySelectorAll(
-      '.jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output')).map((output) => {
-      if (output.querySelector('.jupyter-widgets') || (output.dataset.mimeType || '').includes('widget-view')) {
+      '.jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output')).map((output, index) => {
+      if ((stored[index] && stored[index].data && stored[index].data[widget]) || output.querySelector('.jupyter-widgets')) {
         return {widget: true};
       }
       const pres = Array.from(output.querySelectorAll('pre'));
@@ -110,6 +112,7 @@ _RUN_PROBE_JS = """async (key) => {
 }"""
 
 _STYLED_JS = "() => !!document.getElementById('course-lecture-text')"
+_SWITCHED_OFF_JS = "() => document.querySelectorAll('#course-lecture-text').length >= 2"  # on, then off
 
 _START_JS = """async () => { await window.jupyterapp.restored; window.jupyterapp.shell.collapseLeft(); }"""
 
@@ -209,10 +212,10 @@ def switch_on(notebook: LabNotebook) -> None:
 
 def settled(page, prompts: list[int], *, tries: int = 10) -> dict:
     """The measures once two, 200 ms apart, agree (the page lays itself out again after a resize)."""
-    measure = page.evaluate(MEASURE_JS, [prompts, PROBE])
+    measure = page.evaluate(MEASURE_JS, [prompts, PROBE, WIDGET_VIEW])
     for _ in range(tries):
         page.wait_for_timeout(200)
-        again = page.evaluate(MEASURE_JS, [prompts, PROBE])
+        again = page.evaluate(MEASURE_JS, [prompts, PROBE, WIDGET_VIEW])
         if again == measure:
             return measure
         measure = again
@@ -321,9 +324,6 @@ def test_house_width_fits_and_a_wider_line_is_caught(browser, lab):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     measures, notebook = measured(browser, lab, f"probe/{MADE_UP}", [1, 2])
     try:
-        (ARTIFACTS / "house-width.json").write_text(
-            json.dumps([summary(measure, 1) for measure in measures], indent=1), encoding="utf-8"
-        )
         for index, measure in enumerate(measures):
             fits = {**measure, "cells": measure["cells"][:1]}
             assert problems_at(fits, check_font=index == 0) == [], measure["cells"][0]
@@ -332,8 +332,10 @@ def test_house_width_fits_and_a_wider_line_is_caught(browser, lab):
             assert measure["cells"][0]["code_columns"] >= HOUSE_WIDTH
         assert measures[0]["cells"][0]["code_font"] >= SMALLEST_TEXT_PX
         notebook.page.evaluate(_RUN_PROBE_JS, OFF)
-        notebook.page.wait_for_timeout(1500)
+        notebook.page.wait_for_function(_SWITCHED_OFF_JS, timeout=60_000, polling=200)
         normal = settled(notebook.page, [1, 2])
+        record = [summary(measure, 1) for measure in measures] + [{**summary(normal, 1), "lecture_mode": False}]
+        (ARTIFACTS / "house-width.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
         wrapped = normal["cells"][1]
         assert normal["cells"][0]["code_font"] == 13 and wrapped["outputs"][0]["font"] == 13, normal["cells"][0]
         assert wrapped["outputs"][0]["scroll"][0] <= wrapped["outputs"][0]["scroll"][1], wrapped
