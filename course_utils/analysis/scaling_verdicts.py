@@ -11,7 +11,8 @@
   parameter";
 - ``seed_ranges``, ``seed_noise``: the runs trained with three seeds, and the noise of a single run;
 - ``parabola_bias``: Czech et al.'s test of approach 2 on a surface whose optimum is known, here approach 3's own law
-  sampled at the sizes each budget trained.
+  sampled at the sizes each budget trained;
+- ``floor_table``, ``optimal_table``: the notebook's two verdict tables, each at most 88 characters wide.
 """
 
 from __future__ import annotations
@@ -139,6 +140,40 @@ def parabola_bias(results: dict, law: fits.ChinchillaLaw) -> list[tuple[float, f
         fitted = fits.isoflop_profile(profile.flops, profile.n, exact)
         ratios.append((profile.flops, fitted.n_opt / float(law.optimal_n(profile.flops))))
     return ratios
+
+
+# ---------------------------------------------------------------- the tables notebook 11 prints
+
+
+def floor_table(rows: list[tuple[str, float, list[float], float]], truth: float, best_loss: float) -> str:
+    """The floors side by side: ``rows`` of (approach, its E, its E on the resamples, the true E it is judged
+    against), then Kaplan's form (no floor, E = 0) and the best run's loss, each with its error."""
+    lines = [f"{'approach':20} {'E':>7} {'95 % interval':>17} {'true E':>7} {'error':>7}"]
+    for name, e, sample, floor in rows:
+        low, high, _ = finite_interval(sample)
+        lines.append(f"{name:20} {e:7.4f} [{low:6.3f}, {high:6.3f}] {floor:7.4f} {e - floor:+7.4f}")
+    lines.append(f"{'Kaplan':20} {0:7.4f} {'(no floor)':>17} {truth:7.4f} {-truth:+7.4f}")
+    lines.append(f"{'(the best run)':20} {best_loss:7.4f} {'':>17} {truth:7.4f} {best_loss - truth:+7.4f}")
+    return "\n".join(lines)
+
+
+def optimal_table(optimal: list[OptimalModel]) -> str:
+    """Per budget, the best run (its N, its place among the sizes trained, its tokens per non-embedding parameter and
+    per parameter of any kind) and each rule's N_opt divided by the best run's N."""
+    lines = [
+        f"{'':9} {'the best run':^35}  {'N_opt ÷ the best run N':^39}",
+        f"{'C (FLOPs)':>9} {'N':>8} {'its place':>9} {'tokens/N':>8} {'/all':>5}  "
+        f"{'envelope':>8} {'parabola':>8} {'approach 3':>10} {'20 tokens/N':>11}",
+    ]
+    for m in optimal:
+        best, best_n = m.best_run, m.best_run["non_embedding_parameters"]
+        place = "smallest" if best_n == m.smallest else "inside"
+        lines.append(
+            f"{m.flops:9.2e} {best_n:8,.0f} {place:>9} {best['tokens'] / best_n:8.0f} "
+            f"{best['tokens'] / best['parameters']:5.0f}  {m.envelope_n / best_n:8.1f} "
+            f"{m.parabola_n / best_n:8.1f} {m.law_n / best_n:10.1f} {m.rule_n / best_n:11.1f}"
+        )
+    return "\n".join(lines)
 
 
 def seed_ranges(results: dict) -> dict[tuple[int, int, int], list[float]]:

@@ -28,8 +28,8 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# Nothing here downloads anything, and only one small model is trained (section 2, a few seconds on one CPU
-# core). The 78 training runs the notebook reads took 25 minutes on a GPU; they are stored in `data/scaling/runs.json`
+# Nothing here downloads anything, and only one small model is trained (section 2, on one CPU core; its cell
+# prints how long it took). The 78 training runs the notebook reads took 25 minutes on a GPU; they are stored in `data/scaling/runs.json`
 # with the command that makes them again, `python -m course_utils.analysis.scaling_runs --device cuda --workers 12`.
 
 # %%
@@ -63,16 +63,17 @@ n, d, loss = laws.columns(
 
 # %%
 # NBVAL_CHECK_OUTPUT
+sentences = results["validation"]  # the validation sentences
+above = all(row["test_loss"] > truth for row in results["runs"].values())
 print(
-    f"the true floor E on the test split: {truth:.4f} nats per token ({results['test_tokens']:,} tokens)"
+    f"the true floor E on the test split: {truth:.4f} nats per token "
+    f"({results['test_tokens']:,} tokens)"
 )
 print(
-    f"on the validation sentences (the curves of section 3): {results['validation']['oracle_entropy']:.4f} nats "
-    f"per token ({results['validation']['tokens']:,} tokens)"
+    f"on the validation sentences (section 3's curves): "
+    f"{sentences['oracle_entropy']:.4f} nats per token ({sentences['tokens']:,} tokens)"
 )
-print(
-    f"every stored run ends above its floor: {all(row['test_loss'] > truth for row in results['runs'].values())}"
-)
+print(f"every stored run ends above its floor: {above}")
 
 # %% [markdown]
 # The two floors differ by 0.06 nats because the test split and the validation sentences are different samples of
@@ -94,8 +95,10 @@ print(
 # NBVAL_CHECK_OUTPUT
 print(grid.excess_table(results))
 print(
-    f"\n{len(training)} training runs, N from {n.min():,.0f} to {n.max():,.0f} ({n.max() / n.min():.0f}x), "
-    f"D from {d.min() / 1e6:.2f}M to {d.max() / 1e6:.2f}M tokens ({d.max() / d.min():.0f}x)"
+    f"\n{len(training)} training runs, "
+    f"N from {n.min():,.0f} to {n.max():,.0f} ({n.max() / n.min():.0f}x), "
+    f"D from {d.min() / 1e6:.2f}M to {d.max() / 1e6:.2f}M tokens "
+    f"({d.max() / d.min():.0f}x)"
 )
 
 # %% [markdown]
@@ -111,15 +114,15 @@ print(
 # %%
 again = grid.short_run()
 print(
-    f"{again['run']}: test loss stored {again['stored']['test_loss']:.4f}, again {again['again']['test_loss']:.4f} "
-    f"({again['again']['train_seconds']:.0f} s)"
+    f"{again['run']}: test loss stored {again['stored']['test_loss']:.4f}, "
+    f"again {again['again']['test_loss']:.4f} ({again['again']['train_seconds']:.0f} s)"
 )
 
 # %%
 # NBVAL_CHECK_OUTPUT
 print(
-    f"first losses, validation curve and test loss all within {grid.TOLERANCE} nats of the stored run: "
-    f"{again['agrees']}"
+    f"first losses, validation curve, test loss within {grid.TOLERANCE} nats "
+    f"of the stored run: {again['agrees']}"
 )
 
 # %% [markdown]
@@ -133,7 +136,8 @@ for (layers, width, steps), losses in verdicts.seed_ranges(
     results
 ).items():  # seeds 0, 1, 2
     print(
-        f"{layers}x{width:<4} {steps:>5} steps: excess {min(losses) - truth:.4f} … {max(losses) - truth:.4f}, "
+        f"{layers}x{width:<4} {steps:>5} steps: "
+        f"excess {min(losses) - truth:.4f} … {max(losses) - truth:.4f}, "
         f"range {max(losses) - min(losses):.4f}"
     )
 noise = verdicts.seed_noise(results)
@@ -192,12 +196,13 @@ budgets = np.geomspace(
 )
 envelope_c, envelope_n, envelope_loss = fits.envelope(curves, budgets)
 print(
-    f"approach 1: E = {envelope_law.E:.4f}, against the validation floor {validation_truth:.4f}: "
+    f"approach 1: E = {envelope_law.E:.4f}, "
+    f"against the validation floor {validation_truth:.4f}: "
     f"{envelope_law.E - validation_truth:+.4f} nats"
 )
 print(
-    f"the lowest loss on the envelope: {envelope_loss.min():.4f}; the fitted E equals it: "
-    f"{abs(envelope_law.E - envelope_loss.min()) < 1e-4}"
+    f"the lowest loss on the envelope: {envelope_loss.min():.4f}; "
+    f"the fitted E equals it: {abs(envelope_law.E - envelope_loss.min()) < 1e-4}"
 )
 
 # %%
@@ -245,58 +250,42 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 profiles = laws.isoflop_profiles(results)
-print(
-    f"{'C (FLOPs)':>10} {'sizes trained':>17} {'parabola N_opt':>15} {'its loss − true E':>18} {'best run − true E':>18}"
-)
+heads = ("C (FLOPs)", "sizes trained", "parabola N_opt", "its loss − true E")
+print("{:>10} {:>17} {:>15} {:>18}".format(*heads), f"{'best run − true E':>18}")
 for p in profiles:
+    sizes = f"{p.n.min():8,.0f}–{p.n.max():<8,.0f}"
+    excess = p.loss_opt - truth, p.loss.min() - truth
     print(
-        f"{p.flops:10.2e} {p.n.min():8,.0f}–{p.n.max():<8,.0f} {p.n_opt:15,.0f} {p.loss_opt - truth:18.4f} "
-        f"{p.loss.min() - truth:18.4f}"
+        f"{p.flops:10.2e} {sizes} {p.n_opt:15,.0f} {excess[0]:18.4f} {excess[1]:18.4f}"
     )
 isoflop_law = verdicts.isoflop_floor(results)
 print(
     f"\napproach 2's floor, E + k·C^−γ through the minima: E = {isoflop_law.E:.4f}, "
-    f"{isoflop_law.E - truth:+.4f} from the truth; the lowest minimum: {min(p.loss_opt for p in profiles):.4f}"
+    f"{isoflop_law.E - truth:+.4f} from the truth;\n"
+    f"the lowest minimum: {min(p.loss_opt for p in profiles):.4f}"
 )
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-for p, colour in zip(profiles, plt.cm.plasma(np.linspace(0, 0.85, len(profiles)))):
+colours = plt.cm.plasma(np.linspace(0, 0.85, len(profiles)))
+for p, colour in zip(profiles, colours):
     x = np.geomspace(p.n.min(), p.n.max(), 100)
     parabola = np.polyval(p.coefficients[::-1], np.log(x))
     axes[0].plot(p.n, p.loss - truth, "o", color=colour, label=f"C = {p.flops:.1e}")
     axes[0].plot(x, parabola - truth, "-", color=colour, lw=1)
     axes[0].plot(p.n_opt, p.loss_opt - truth, "*", color=colour, ms=12)
-axes[0].set(
-    xscale="log",
-    yscale="log",
-    xlabel="N",
-    ylabel="test loss − true E",
-    title="IsoFLOP parabolas (★: minimum)",
-)
+axes[0].set(xscale="log", yscale="log", xlabel="N", ylabel="test loss − true E")
+axes[0].set_title("IsoFLOP parabolas (★: minimum)")
 axes[0].legend(fontsize=7)
 flops = [p.flops for p in profiles]
-axes[1].plot(
-    flops, [p.loss_opt for p in profiles], "k*", ms=10, label="the parabolas' minima"
-)
-axes[1].plot(
-    flops,
-    [p.loss.min() for p in profiles],
-    "o",
-    color="grey",
-    label="the best run of each budget",
-)
-axes[1].plot(
-    flops,
-    isoflop_law.loss(flops),
-    "k--",
-    lw=1,
-    label=f"E + k·C^−γ, E = {isoflop_law.E:.3f}",
-)
+minima, best = [p.loss_opt for p in profiles], [p.loss.min() for p in profiles]
+axes[1].plot(flops, minima, "k*", ms=10, label="the parabolas' minima")
+axes[1].plot(flops, best, "o", color="grey", label="the best run of each budget")
+fitted = f"E + k·C^−γ, E = {isoflop_law.E:.3f}"
+axes[1].plot(flops, isoflop_law.loss(flops), "k--", lw=1, label=fitted)
 axes[1].axhline(truth, color="crimson", label=f"the true floor, {truth:.4f}")
-axes[1].set(
-    xscale="log", xlabel="C (FLOPs)", ylabel="test loss", title="Approach 2's floor"
-)
+axes[1].set(xscale="log", xlabel="C (FLOPs)", ylabel="test loss")
+axes[1].set_title("Approach 2's floor")
 axes[1].legend(fontsize=7)
 plt.show()
 
@@ -320,7 +309,8 @@ plt.show()
 # NBVAL_CHECK_OUTPUT
 law = laws.parametric(results, starts=laws.FAST_STARTS)
 print(
-    f"L(N, D) = {law.E:.3f} + {law.A:.1f} / N^{law.alpha:.2f} + {law.B:.3g} / D^{law.beta:.2f}"
+    f"L(N, D) = {law.E:.3f} + {law.A:.1f} / N^{law.alpha:.2f} "
+    f"+ {law.B:.3g} / D^{law.beta:.2f}"
 )
 print(
     f"approach 3: E = {law.E:.4f}, {law.E - truth:+.4f} from the truth "
@@ -368,6 +358,7 @@ print(
         (row["E"], round(again_["E"], 6))
         for row, again_ in zip(stored["fits"], first_two)
     ],
+    sep="\n",
 )
 
 # %%
@@ -377,8 +368,10 @@ print(f"the first two resamples fitted again give the stored E (within 0.001): {
 bootstrap_e = np.array([row["E"] for row in stored["fits"]])
 low, high = fits.interval(bootstrap_e)
 print(
-    f"approach 3's E over {len(bootstrap_e)} resamples: 95 % in [{low:.2f}, {high:.3f}], median "
-    f"{np.median(bootstrap_e):.3f}; the truth, {truth:.4f}, inside: {low <= truth <= high}"
+    f"approach 3's E over {len(bootstrap_e)} resamples: "
+    f"95 % in [{low:.2f}, {high:.3f}], "
+    f"median {np.median(bootstrap_e):.3f};\n"
+    f"the truth, {truth:.4f}, inside: {low <= truth <= high}"
 )
 print(f"resamples that put E below 1.5: {int((bootstrap_e < 1.5).sum())}")
 
@@ -394,9 +387,8 @@ floors = [0.5, 1.0, 1.5, 1.6, 1.69, 1.70, 1.71, 1.72]
 profile = fits.profile_over_floor(n, d, loss, floors, starts=laws.FAST_STARTS)
 best_objective = fits.parametric_objective(law, n, d, loss)
 for floor, value in zip(floors, profile):
-    print(
-        f"E held at {floor:.2f}: objective {100 * (value / best_objective - 1):+5.1f} % over the free fit's"
-    )
+    worse = 100 * (value / best_objective - 1)
+    print(f"E held at {floor:.2f}: objective {worse:+5.1f} % over the free fit's")
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 3.4))
@@ -427,7 +419,8 @@ kaplan = fits.fit_kaplan(n, d, loss)
 kaplan_rms = float(np.sqrt(np.mean((np.log(kaplan.loss(n, d)) - np.log(loss)) ** 2)))
 law_rms = float(np.sqrt(np.mean(residual**2)))
 print(
-    f"Kaplan: N_c = {kaplan.n_c:.2g}, α_N = {kaplan.alpha_n:.3g}, D_c = {kaplan.d_c:.3g}, α_D = {kaplan.alpha_d:.3g}"
+    f"Kaplan: N_c = {kaplan.n_c:.2g}, α_N = {kaplan.alpha_n:.3g}, "
+    f"D_c = {kaplan.d_c:.3g}, α_D = {kaplan.alpha_d:.3g}"
 )
 print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 
@@ -446,12 +439,8 @@ print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 # %%
 floor_stored = verdicts.load_floor_bootstrap()
 floor_again = verdicts.bootstrap_floors(results, first=2)
-print(
-    {
-        key: (floor_stored[key][:2], [round(v, 6) for v in floor_again[key]])
-        for key in floor_again
-    }
-)
+for key in floor_again:  # stored, then fitted again
+    print(f"{key}:", floor_stored[key][:2], [round(v, 6) for v in floor_again[key]])
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -461,34 +450,26 @@ same = all(
     for a, b in zip(floor_stored[key], floor_again[key])
 )
 print(
-    f"the first two resamples fitted again give the stored floors (within 0.001): {same}\n"
+    "the first two resamples fitted again give the stored floors (within 0.001):",
+    f"{same}\n",
 )
 rows_ = [
     ("1: envelope", envelope_law.E, floor_stored["envelope"], validation_truth),
     ("2: IsoFLOP minima", isoflop_law.E, floor_stored["isoflop"], truth),
     ("3: parametric", law.E, list(bootstrap_e), truth),
 ]
-print(f"{'approach':20} {'E':>7} {'95 % interval':>17} {'true E':>7} {'error':>7}")
-for name, e, sample, floor in rows_:
-    low, high, kept = verdicts.finite_interval(sample)
-    print(
-        f"{name:20} {e:7.4f} [{low:6.3f}, {high:6.3f}] {floor:7.4f} {e - floor:+7.4f}"
-    )
-print(f"{'Kaplan':20} {0:7.4f} {'(no floor)':>17} {truth:7.4f} {-truth:+7.4f}")
-print(
-    f"{'(the best run)':20} {loss.min():7.4f} {'':>17} {truth:7.4f} {loss.min() - truth:+7.4f}"
-)
+print(verdicts.floor_table(rows_, truth, loss.min()))
 closest = min(rows_, key=lambda row: abs(row[1] - row[3]))
+gap = abs(abs(rows_[1][1] - truth) - abs(law.E - truth))
 print(
-    f"\nclosest to the truth: approach {closest[0]}, by {abs(closest[1] - closest[3]):.4f} nats; "
-    f"approaches 2 and 3 differ in error by {abs(abs(rows_[1][1] - truth) - abs(law.E - truth)):.4f} "
-    f"(the seed range: {noise:.4f})"
+    f"\nclosest to the truth: approach {closest[0]}, "
+    f"by {abs(closest[1] - closest[3]):.4f} nats;\n"
+    f"approaches 2 and 3 differ in error by {gap:.4f} (the seed range: {noise:.4f})"
 )
-closer = np.abs(np.array(floor_stored["isoflop"]) - truth) < np.abs(
-    bootstrap_e - truth
-)  # (resamples,)
+closer = np.abs(np.array(floor_stored["isoflop"]) - truth) < np.abs(bootstrap_e - truth)
 print(
-    f"on the same resamples, approach 2's E is the closer of the two in {int(closer.sum())} of {len(closer)}"
+    f"on the same resamples, approach 2's E is the closer of the two "
+    f"in {int(closer.sum())} of {len(closer)}"
 )
 
 # %% [markdown]
@@ -515,10 +496,8 @@ held_out = sorted(laws.rows(results, ("held-out",)), key=lambda row: row["steps"
 errors = laws.held_out_errors(law, results)
 print(f"{'steps':>6} {'measured − true E':>18} {'predicted − true E':>19} {'error':>7}")
 for row in held_out:
-    print(
-        f"{row['steps']:6} {row['test_loss'] - truth:18.4f} {row['test_loss'] + errors[row['steps']] - truth:19.4f} "
-        f"{errors[row['steps']]:+7.3f}"
-    )
+    excess, error = row["test_loss"] - truth, errors[row["steps"]]
+    print(f"{row['steps']:6} {excess:18.4f} {excess + error:19.4f} {error:+7.3f}")
 
 # %% [markdown]
 # From 2,000 steps on the prediction is within 0.015 nats of the measurement, and too low, as approach 3's floor is. But
@@ -538,35 +517,23 @@ for row in held_out:
 # %%
 # NBVAL_CHECK_OUTPUT
 optimal = verdicts.compute_optimal(results, law)
-print(f"{'':10} {'the best run':^31}   {'N_opt ÷ the best run N':^44}")
-print(
-    f"{'C (FLOPs)':>10} {'N':>8} {'its place':>9} {'tokens/N':>9} {'/all':>5}   "
-    f"{'envelope':>9} {'parabola':>9} {'approach 3':>11} {'20 tokens/N':>12}"
-)
-for m in optimal:
-    best, best_n = m.best_run, m.best_run["non_embedding_parameters"]
-    place = "smallest" if best_n == m.smallest else "inside"
-    print(
-        f"{m.flops:10.2e} {best_n:8,.0f} {place:>9} {best['tokens'] / best_n:9.0f} "
-        f"{best['tokens'] / best['parameters']:5.0f}   {m.envelope_n / best_n:9.1f} {m.parabola_n / best_n:9.1f} "
-        f"{m.law_n / best_n:11.1f} {m.rule_n / best_n:12.1f}"
-    )
-ratios = [
-    m.best_run["tokens"] / m.best_run["non_embedding_parameters"] for m in optimal
-]
-all_ratios = [m.best_run["tokens"] / m.best_run["parameters"] for m in optimal]
+print(verdicts.optimal_table(optimal))
+best_runs = [m.best_run for m in optimal]
+ratios = [row["tokens"] / row["non_embedding_parameters"] for row in best_runs]
+all_ratios = [row["tokens"] / row["parameters"] for row in best_runs]
 smallest = sum(m.best_run["non_embedding_parameters"] == m.smallest for m in optimal)
 print(
-    f"\nthe best run saw {min(ratios):,.0f} to {max(ratios):,.0f} tokens per non-embedding parameter, "
-    f"{min(all_ratios):.0f} to {max(all_ratios):.0f} per parameter of any kind; it was the smallest model trained on "
-    f"its budget at {smallest} of {len(optimal)} budgets"
+    f"\nthe best run saw {min(ratios):,.0f} to {max(ratios):,.0f} tokens "
+    f"per non-embedding parameter,\n{min(all_ratios):.0f} to {max(all_ratios):.0f} "
+    f"per parameter of any kind;\nit was the smallest model trained on its budget "
+    f"at {smallest} of {len(optimal)} budgets"
 )
 law_exponent = law.beta / (law.alpha + law.beta)
-parabola_exponent = fits.fit_power_law(
-    [m.flops for m in optimal], [m.parabola_n for m in optimal]
-)[1]
+parabola_n = [m.parabola_n for m in optimal]
+parabola_exponent = fits.fit_power_law([m.flops for m in optimal], parabola_n)[1]
 print(
-    f"N_opt ∝ C^a: approach 3 a = {law_exponent:.2f}, the parabolas a = {parabola_exponent:.2f}; Chinchilla: a ≈ 0.5"
+    f"N_opt ∝ C^a: approach 3 a = {law_exponent:.2f}, "
+    f"the parabolas a = {parabola_exponent:.2f}; Chinchilla: a ≈ 0.5"
 )
 
 # %% [markdown]
@@ -608,8 +575,9 @@ dips = [
     p.loss.min() - p.loss_opt for p in profiles
 ]  # how far each parabola's minimum lies below its best run
 print(
-    f"on the runs, the parabola's minimum lies below the best run of its budget at {sum(x > 0 for x in dips)} "
-    f"of {len(dips)} budgets, by up to {max(dips):.4f} nats"
+    f"on the runs, the parabola's minimum lies below the best run of its budget "
+    f"at {sum(x > 0 for x in dips)} of {len(dips)} budgets, "
+    f"by up to {max(dips):.4f} nats"
 )
 
 # %% [markdown]
@@ -683,8 +651,8 @@ from course_utils.exercises.scaling import (
 
 
 def isoflop_minimum(n, loss):
-    """n (k,) model sizes trained with one FLOP budget, loss (k,) their losses → (N_opt, L_opt): the minimum of the
-    parabola through the losses against log N."""
+    """n (k,) model sizes trained with one FLOP budget, loss (k,) their losses
+    → (N_opt, L_opt): the minimum of the parabola through the losses against log N."""
     return None  # your code here
 
 
@@ -709,8 +677,8 @@ _ = check_isoflop_minimum(isoflop_minimum)
 
 # %% tags=["exercise"]
 def optimal_allocation(flops, E, A, alpha, B, beta):
-    """A budget C and the law L(N, D) = E + A/N^α + B/D^β → (N_opt, D_opt): the split with 6·N·D = C that
-    minimises L."""
+    """A budget C and the law L(N, D) = E + A/N^α + B/D^β → (N_opt, D_opt):
+    the split with 6·N·D = C that minimises L."""
     return None  # your code here
 
 
@@ -734,8 +702,8 @@ _ = check_optimal_allocation(optimal_allocation)
 
 # %% tags=["exercise"]
 def huber_objective(theta, n, d, loss, delta=1e-3):
-    """θ = (a, b, e, α, β) as tensors or floats; n, d, loss (runs,) → Chinchilla's objective
-    Σ Huber_δ(LSE(a − α log N, b − β log D, e) − log L)."""
+    """θ = (a, b, e, α, β) as tensors or floats; n, d, loss (runs,)
+    → Chinchilla's objective Σ Huber_δ(LSE(a − α log N, b − β log D, e) − log L)."""
     return None  # your code here
 
 
