@@ -186,16 +186,18 @@ def _freeze(python: Path) -> list[str]:
     return sorted(done.stdout.splitlines())
 
 
-def _setup(course: Path, base: Path, requirements: Path) -> subprocess.CompletedProcess:
-    """``bash course.sh setup`` with ``base``'s python3 first on PATH and no virtual or conda environment active."""
+def _setup(course: Path, base: Path, requirements: Path, active: bool = False) -> subprocess.CompletedProcess:
+    """``bash course.sh setup`` with ``base``'s python3 first on PATH and no virtual or conda environment active
+    (``active``: ``base`` activated, as ``source base/bin/activate`` leaves it)."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHON", "COURSE_UNLOCKED")}
     env.update(PATH=f"{base / 'bin'}{os.pathsep}{env['PATH']}", COURSE_REQUIREMENTS=str(requirements))
+    env.update({"VIRTUAL_ENV": str(base)} if active else {})
     return subprocess.run(["bash", "course.sh", "setup"], cwd=course, env=env, capture_output=True, text=True,
                           timeout=900)  # fmt: skip
 
 
 @pytest.mark.slow
-def test_setup_with_no_active_environment_installs_into_dot_venv_and_leaves_python3_alone(tmp_path):
+def test_setup_installs_into_dot_venv_and_leaves_python3_alone_unless_an_environment_is_active(tmp_path):
     course, base = tmp_path / "course", tmp_path / "python3"
     for name in SETUP_READS:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
@@ -225,3 +227,6 @@ def test_setup_with_no_active_environment_installs_into_dot_venv_and_leaves_pyth
     second = _setup(course, base, requirements)  # .venv is made once, then used
     assert second.returncode == 0 and "making ./.venv" not in second.stdout, second.stdout[-3000:]
     assert _freeze(base / "bin" / "python3") == before
+    third = _setup(course, base, requirements, active=True)  # an active environment is the one set-up installs into
+    assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+    assert {canonicalize_name(line.split("==")[0]) for line in _freeze(base / "bin" / "python3")} >= set(SMALL_SET)
