@@ -7,9 +7,10 @@
 #   bash course.sh grade F set everything up, then grade the submitted notebooks in folder F into F/grades.csv
 #                          (scripts/grade.py: the course's own checks, no network; --examples F writes two to try)
 #   bash course.sh lecture NN
-#                          set everything up, then open notebook NN in JupyterLab on its first demo, its demos live
-#                          and in lecture mode in seconds (scripts/lecture.py: only the cells they need, in a copy in
-#                          build/lecture/; --no-browser prints the URL only, --port P; Ctrl-C stops it)
+#                          set everything up, then open notebook NN in JupyterLab as its lecture plan describes: the
+#                          stored notebook, its prompts as stored, every cell run in full mode and lecture mode, the
+#                          demos live (scripts/lecture.py: a copy in build/lecture/; --demos-only runs only the cells
+#                          the demos need; --no-browser prints the URL only, --port P; Ctrl-C stops it)
 #   bash course.sh setup   set everything up only
 #   bash course.sh newest  on Colab's Python (3.13) with the newest torch that pip installs and the lock, in build/py313:
 #                          the parity tests and every notebook under nbval, in the student edition (part of "test")

@@ -3,6 +3,7 @@
     bash course.sh lecture 08                  # prepare, then open it in the default browser
     bash course.sh lecture 08 --no-browser     # prepare, then print the URL only
     bash course.sh lecture 08 --port 8899      # on that port (default: a free one)
+    bash course.sh lecture 08 --demos-only     # run only the cells the demos need: seconds, not the notebook's run
 
 It copies the stored notebook into ``build/lecture/``: every cell, the full-mode outputs and the prompts [n] as
 stored, which are the [n] of the teaching page's lecture plan. It starts JupyterLab on that folder, opens a session
@@ -54,7 +55,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from build_notebooks import wakeful_kernel_manager_class  # noqa: E402
 
 from course_utils.budget import FAST_MODE_VARIABLE  # noqa: E402
-from course_utils.cell_slices import shows_frontend_output  # noqa: E402
+from course_utils.cell_slices import frontend_cells, shows_frontend_output  # noqa: E402
 
 TEACHING = ROOT / "docs" / "teaching.md"
 LECTURE_MODE_SOURCE = "from course_utils.lecture import lecture_mode\n\nlecture_mode()"
@@ -256,9 +257,19 @@ def save_trusted(lab: Lab, name: str, notebook) -> None:
 # ---------------------------------------------------------------- running the cells in the session's kernel
 
 
-def run_code_cells(notebook, connection: Path) -> int:
-    """Run the copy's code cells in the kernel behind ``connection``, each with its stored prompt, and lecture mode
-    after the set-up; keep the outputs of this run for the cells JupyterLab's renderers draw; the count run.
+def cells_to_run(notebook, demos_only: bool = False) -> set[int]:
+    """Indices (among the code cells) that the lecture's kernel runs: all of them, or the demos' slice
+    (``course_utils.cell_slices.frontend_cells``, with the set-up)."""
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    if not demos_only:
+        return set(range(len(code)))
+    return frontend_cells(notebook) | set(range(set_up_count([cell.source for cell in code])))
+
+
+def run_code_cells(notebook, connection: Path, only: set[int] | None = None) -> int:
+    """Run the copy's code cells (those in ``only``, default all) in the kernel behind ``connection``, each with its
+    stored prompt, and lecture mode after the set-up; keep the outputs of this run for the cells JupyterLab's
+    renderers draw; the count run.
 
     nbclient, as the build runs it (``build_notebooks.wakeful_kernel_manager_class``), stands in for a browser
     meanwhile: it fills each demo's Output widget, so the pictures are there when the page connects. It runs in a
@@ -269,7 +280,7 @@ def run_code_cells(notebook, connection: Path) -> int:
 
     def run() -> None:
         try:
-            outcome["count"] = asyncio.run(_run_code_cells(notebook, connection))
+            outcome["count"] = asyncio.run(_run_code_cells(notebook, connection, only))
         except BaseException as error:  # noqa: BLE001 - raised again in the calling thread
             outcome["error"] = error
 
@@ -290,10 +301,11 @@ def lecture_run(notebook) -> tuple[nbformat.NotebookNode, int]:
     return work, after
 
 
-async def _run_code_cells(notebook, connection: Path) -> int:
+async def _run_code_cells(notebook, connection: Path, only: set[int] | None) -> int:
     from nbclient import NotebookClient
 
     work, lecture_at = lecture_run(notebook)
+    run = cells_to_run(notebook) if only is None else only
     live = live_cells(notebook)
     manager = wakeful_kernel_manager_class([])(connection_file=str(connection), owns_kernel=False)
     manager.load_connection_file()
@@ -303,7 +315,7 @@ async def _run_code_cells(notebook, connection: Path) -> int:
     try:
         await client.kc.wait_for_ready(timeout=120)
         shown = [cell for cell in notebook.cells if cell.cell_type == "code"]
-        index = 0
+        index, count = 0, 0
         for position, cell in enumerate(work.cells):
             if cell.cell_type != "code":
                 continue
@@ -311,15 +323,17 @@ async def _run_code_cells(notebook, connection: Path) -> int:
                 await client.async_execute_cell(cell, position)
                 shown[set_up_count([c.source for c in shown]) - 1].outputs += cell.outputs
                 continue
-            prompt = shown[index].execution_count
-            await client.async_wait_for_reply(client.kc.execute(SET_PROMPT.format(prompt=prompt), silent=True))
-            await client.async_execute_cell(cell, position)
-            if index in live:
-                shown[index].outputs, shown[index].execution_count = cell.outputs, cell.execution_count
+            if index in run:
+                prompt = shown[index].execution_count
+                await client.async_wait_for_reply(client.kc.execute(SET_PROMPT.format(prompt=prompt), silent=True))
+                await client.async_execute_cell(cell, position)
+                count += 1
+                if index in live:
+                    shown[index].outputs, shown[index].execution_count = cell.outputs, cell.execution_count
             index += 1
         reply = await client.async_wait_for_reply(client.kc.comm_info(target_name="jupyter.widget"))
         drop_closed_widgets(notebook, set(reply["content"]["comms"]))
-        return index
+        return count
     finally:
         client.kc.stop_channels()
 
@@ -341,10 +355,11 @@ def _shows_closed_widget(output, live: set[str]) -> bool:
 
 
 def prepare(number: str, *, port: int | None = None, token: str | None = None, folder: Path = LECTURE_DIR,
-            extra_args=(), env: dict | None = None) -> Lab:  # fmt: skip
+            extra_args=(), env: dict | None = None, demos_only: bool = False) -> Lab:  # fmt: skip
     """Write the lecture copy of notebook ``number``, start JupyterLab on it and run the copy in its session's
-    kernel; the running ``Lab``, whose ``url`` opens the copy, and its ``timings`` (seconds). The kernel runs in full
-    mode unless ``env`` (the server's environment, default this one) asks for fast mode."""
+    kernel (``demos_only``: only the cells its demos need); the running ``Lab``, whose ``url`` opens the copy, and its
+    ``timings`` (seconds). The kernel runs in full mode unless ``env`` (the server's environment, default this one)
+    asks for fast mode."""
     started = time.monotonic()
     path = write_lecture_copy(number, folder)
     copy = nbformat.read(path, as_version=4)
@@ -356,7 +371,7 @@ def prepare(number: str, *, port: int | None = None, token: str | None = None, f
         lab.timings["jupyterlab"] = time.monotonic() - started
         lab.kernel_id = start_session(lab, path.name)
         cells_started = time.monotonic()
-        lab.cells_run = run_code_cells(copy, connection_file(lab.kernel_id, env))
+        lab.cells_run = run_code_cells(copy, connection_file(lab.kernel_id, env), cells_to_run(copy, demos_only))
         lab.timings["cells"] = time.monotonic() - cells_started
         save_trusted(lab, path.name, copy)
     except BaseException:
@@ -396,15 +411,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("number", help="the notebook's number, e.g. 08")
     parser.add_argument("--no-browser", action="store_true", help="print the URL only; open no browser")
     parser.add_argument("--port", type=int, default=None, help="JupyterLab's port (default: a free one)")
+    parser.add_argument("--demos-only", action="store_true",
+                        help="run only the cells the demos need: ready in seconds, but a live cell may then miss a name")  # fmt: skip
     args = parser.parse_args(argv)
     notebook_path(args.number)  # an unknown number stops here, before anything starts
     exit_on_hangup_or_term()
     if os.environ.get(FAST_MODE_VARIABLE):
         print(f"{FAST_MODE_VARIABLE} is set: the lecture's kernel runs in full mode all the same", flush=True)
-    print(f"preparing notebook {args.number}: every cell, in full mode and lecture mode, with its stored prompt...",
+    which = "the cells its demos need" if args.demos_only else "every cell"
+    print(f"preparing notebook {args.number}: {which}, in full mode and lecture mode, each with its stored prompt...",
           flush=True)  # fmt: skip
     try:
-        lab = prepare(args.number, port=args.port)
+        lab = prepare(args.number, port=args.port, demos_only=args.demos_only)
     except KeyboardInterrupt:
         print("stopped")
         return 130

@@ -113,6 +113,17 @@ def test_lecture_mode_runs_right_after_the_set_up(number):
     assert work.cells[at - 1].source == sources[set_up - 1]
 
 
+@pytest.mark.parametrize("number", ["06", "08"])
+def test_the_kernel_runs_every_cell_or_with_demos_only_the_demos_slice(number):
+    notebook = built(number)
+    sources = code_sources(notebook)
+    assert lecture.cells_to_run(notebook) == set(range(len(sources)))
+    slice_ = lecture.cells_to_run(notebook, demos_only=True)
+    assert set(range(lecture.set_up_count(sources))) <= slice_ < set(range(len(sources)))
+    assert {index for index in range(len(sources)) if index in lecture.live_cells(notebook)} <= slice_
+    assert set(lecture.demo_cells(notebook)) <= lecture.live_cells(notebook)
+
+
 # ---------------------------------------------------------------- the page, in a real browser
 
 # The first demo: its classes and its title's font size.
