@@ -325,12 +325,13 @@ def holtzman_comparison(rows) -> list[tuple[str, float, float]]:
             for method, theirs in HOLTZMAN_TABLE_1.items()]  # fmt: skip
 
 
-COLUMNS = (("name", "{:<16}", "strategy"), ("n", "{:>5}", "n"), ("grammatical", "{:>6.1%}", "gram"),
-           ("nll_per_token", "{:>6.3f}", "nll/t"), ("perplexity", "{:>6.2f}", "ppl"),
-           ("distinct_1", "{:>5.2f}", "d-1"), ("distinct_2", "{:>5.2f}", "d-2"), ("distinct_3", "{:>5.2f}", "d-3"),
-           ("repetition", "{:>6.1%}", "rep"), ("mean_length", "{:>5.1f}", "len"),
-           ("median_length", "{:>4.0f}", "med"), ("length_tv", "{:>5.2f}", "TV"),
-           ("unfinished", "{:>6.1%}", "unfin"), ("seconds", "{:>6.2f}", "s"))  # fmt: skip
+# (key, format, title): one line of the table is at most 88 characters, a projector's width
+COLUMNS = (("name", "{:<15}", "strategy"), ("n", "{:>4}", "n"), ("grammatical", "{:>6.1%}", "gram"),
+           ("nll_per_token", "{:>5.3f}", "nll/t"), ("perplexity", "{:>5.2f}", "ppl"),
+           ("distinct_1", "{:>4.2f}", "d-1"), ("distinct_2", "{:>4.2f}", "d-2"), ("distinct_3", "{:>4.2f}", "d-3"),
+           ("repetition", "{:>5.1%}", "rep"), ("mean_length", "{:>4.1f}", "len"),
+           ("median_length", "{:>3.0f}", "med"), ("length_tv", "{:>4.2f}", "TV"),
+           ("unfinished", "{:>5.1%}", "unfin"), ("seconds", "{:>5.2f}", "s"))  # fmt: skip
 
 
 def format_table(rows) -> str:
@@ -342,6 +343,32 @@ def format_table(rows) -> str:
     lines.append(f"language: entropy rate {rows[0]['entropy_rate']:.3f} nats/token, "
                  f"perplexity {rows[0]['language_perplexity']:.2f}")  # fmt: skip
     return "\n".join(lines)
+
+
+def strategy_verdicts(by_name: dict, entropy_rate: float) -> list[tuple[str, bool]]:
+    """Section 7's claims on the strategy table, each with its verdict: ``by_name`` maps a strategy's name to its
+    row (``strategy_table``, ``oracle_samples`` as "oracle (T=1)"), ``entropy_rate`` is the language's."""
+    search = [by_name[n] for n in ("greedy", "beam 4", "beam 16")]
+    sampled = [by_name[n] for n in ("pure sampling", "T=1.2", "top-k 40", "top-p 0.9", "top-p 0.95")]
+    length = {n: by_name[n]["mean_length"] for n in ("greedy", "beam 4", "beam 16", "beam 16 (norm)")}
+    cold, hot, oracle = by_name["T=0.5"], by_name["T=1.2"], by_name["oracle (T=1)"]
+    return [
+        ("greedy and beam search write more probable text (nll/t < entropy rate - 0.2)",
+         all(row["nll_per_token"] < entropy_rate - 0.2 for row in search)),
+        ("sampling at T ≥ 1, top-k 40 and top-p ≥ .9 does not (nll/t ≥ entropy rate - 0.2)",
+         all(row["nll_per_token"] >= entropy_rate - 0.2 for row in sampled)),
+        ("the wider the beam, the shorter the sentence (greedy > beam 4 > beam 16)",
+         length["greedy"] > length["beam 4"] > length["beam 16"]),
+        ("eq. 13.16 makes beam 16 write longer sentences", length["beam 16 (norm)"] > length["beam 16"] + 1),
+        ("sampled lengths are closer to the language's than beam 16's (TV)",
+         all(row["length_tv"] < by_name["beam 16"]["length_tv"] for row in sampled)),
+        ("greedy repeats more than the language", by_name["greedy"]["repetition"] > 2 * oracle["repetition"]),
+        ("lower temperature: more probable, less diverse",
+         cold["nll_per_token"] < hot["nll_per_token"] and cold["distinct_2"] < hot["distinct_2"]),
+        ("beam 16 writes only grammatical sentences", by_name["beam 16"]["grammatical"] == 1.0),
+        ("the oracle's own samples reproduce the entropy rate (within 0.05)",
+         abs(oracle["nll_per_token"] - entropy_rate) < 0.05),
+    ]  # fmt: skip
 
 
 # ---------------------------------------------------------------- the beam search curse

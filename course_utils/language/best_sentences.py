@@ -163,10 +163,10 @@ class Typicality:
     def summary(self) -> str:
         b = self.best
         return (
-            f"most probable: '{b.text()}' p = {b.prob:.3g} (log p = {b.logprob:.2f}, {b.length} words, "
-            f"{-b.logprob_per_token:.2f} nats/token)\n"
-            f"typical ({self.samples} samples): {self.mean_length:.1f} words on average (median {self.median_length:g}), "
-            f"log p = {self.mean_logprob:.2f} on average (median {self.median_logprob:.2f}); "
+            f"most probable: '{b.text()}' p = {b.prob:.3g}\n"
+            f"  (log p = {b.logprob:.2f}, {b.length} words, {-b.logprob_per_token:.2f} nats/token)\n"
+            f"typical ({self.samples} samples): {self.mean_length:.1f} words on average (median {self.median_length:g}),\n"
+            f"  log p = {self.mean_logprob:.2f} on average (median {self.median_logprob:.2f}); "
             f"entropy rate {self.entropy_rate:.2f} nats/token\n"
             f"the best is {self.best_logprob_z:.1f} sd above the mean log-probability; "
             f"{100 * self.share_equal_to_best:.2f}% of samples are it"

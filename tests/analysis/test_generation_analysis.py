@@ -143,3 +143,37 @@ def test_beam_length_curve_runs():
     assert set(changed) == {"none", "mean"} and all(0 <= n <= 2 for n in changed.values())
     single = ga.beam_length_curve(gpt(), course_vocab(), None, widths=(2,), normalisation="none", max_new_tokens=10)
     assert set(single) == {"none", "changed"} and single["changed"] == {"none": 0}  # one width: nothing to change
+
+
+def _table_row(name: str, **values) -> dict:
+    row = {"name": name, "n": 2000, "grammatical": 1.0, "nll_per_token": 1.7, "perplexity": 5.47, "distinct_1": 0.04,
+           "distinct_2": 0.27, "distinct_3": 0.51, "repetition": 0.022, "mean_length": 7.6, "median_length": 7,
+           "length_tv": 0.03, "unfinished": 0.0, "seconds": 12.34, "entropy_rate": 1.726,
+           "language_perplexity": 5.62}  # fmt: skip
+    return {**row, **values}
+
+
+def test_the_strategy_table_fits_the_projector():
+    rows = [_table_row("beam 16 (norm)", n=40), _table_row("oracle (T=1)", repetition=0.15, unfinished=0.005)]
+    lines = ga.format_table(rows).splitlines()
+    assert len(lines) == 4 and max(map(len, lines)) <= 88
+    assert lines[1].split()[-1] == "12.34" and "15.0%" in lines[2] and lines[0].split()[:2] == ["strategy", "n"]
+
+
+def test_each_strategy_verdict_turns_on_its_own_numbers():
+    lengths = {"greedy": 8.1, "beam 4": 5.8, "beam 16": 5.2, "beam 16 (norm)": 7.3}
+    rows = {name: _table_row(name, nll_per_token=1.3, mean_length=length, length_tv=0.48, repetition=0.15)
+            for name, length in lengths.items()}  # fmt: skip
+    rows["beam 16"]["repetition"] = 0.0
+    for name in ("pure sampling", "T=1.2", "top-k 40", "top-p 0.9", "top-p 0.95"):
+        rows[name] = _table_row(name, nll_per_token=1.8, length_tv=0.2, distinct_2=0.6)
+    rows["T=0.5"] = _table_row("T=0.5", nll_per_token=1.5, distinct_2=0.39)
+    rows["oracle (T=1)"] = _table_row("oracle (T=1)", nll_per_token=1.73)
+    verdicts = ga.strategy_verdicts(rows, entropy_rate=1.726)
+    assert len(verdicts) == 9 and all(holds for _, holds in verdicts)
+    assert max(len(f"{claim}: False") for claim, _ in verdicts) <= 88
+    rows["beam 16"]["mean_length"] = 9.0  # longer than greedy: the curse's verdict turns
+    turned = [
+        claim for (claim, before), (_, after) in zip(verdicts, ga.strategy_verdicts(rows, 1.726)) if before != after
+    ]
+    assert turned == [claim for claim, _ in verdicts if claim.startswith(("the wider the beam", "eq. 13.16"))]

@@ -110,3 +110,4 @@ def test_most_probable_is_not_typical(lang, search):
     # how often the best is sampled: its probability
     assert abs(t.share_equal_to_best - best.prob) < 0.002
     assert "most probable" in t.summary()
+    assert max(map(len, t.summary().splitlines())) <= 88  # a projector's width (notebook 10 prints it)

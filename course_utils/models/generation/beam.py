@@ -51,43 +51,66 @@ def check_beam_args(model, prefix_ids, width, max_new_tokens, length_penalty, no
     return prefix, width, max_new_tokens, length_penalty, normalisation, eos
 
 
-def beam_search(model, prefix_ids, *, width: int = 4, max_new_tokens: int = 50, length_penalty: float = 1.0,
-                normalisation: str = "hf", early_stopping=False, eos_id: int | None = None) -> Generation:  # fmt: skip
-    """The best hypothesis of a width-k beam search after ``prefix_ids`` (``generate(num_beams=k)``'s semantics).
+def beam_search(
+    model,
+    prefix_ids,
+    *,
+    width: int = 4,
+    max_new_tokens: int = 50,
+    length_penalty: float = 1.0,
+    normalisation: str = "hf",
+    early_stopping=False,
+    eos_id: int | None = None,
+) -> Generation:
+    """The best hypothesis of a width-k beam search after ``prefix_ids``
+    (``generate(num_beams=k)``'s semantics).
 
-    Once k hypotheses have finished, ``early_stopping=True`` stops at once; ``False`` stops when the best running
-    beam, scored at the current length, cannot beat the worst finished one (``generate()``'s rule); ``"never"``
-    scores it at its most favourable reachable length (the canonical rule).
+    Once k hypotheses have finished, ``early_stopping=True`` stops at once; ``False``
+    stops when the best running beam, scored at the current length, cannot beat the
+    worst finished one (``generate()``'s rule); ``"never"`` scores it at its most
+    favourable reachable length (the canonical rule).
     """
-    prefix, width, max_new_tokens, length_penalty, normalisation, eos = check_beam_args(
-        model, prefix_ids, width, max_new_tokens, length_penalty, normalisation, early_stopping, eos_id)  # fmt: skip
+    stop = early_stopping
+    args = (width, max_new_tokens, length_penalty, normalisation, stop, eos_id)
+    checked = check_beam_args(model, prefix_ids, *args)
+    prefix, width, max_new_tokens, length_penalty, normalisation, eos = checked
 
     def divisor(length: int) -> float:
         return length_divisor(normalisation, length_penalty, length)
 
     decoder = decoder_for(model)
     logits = decoder.start(prefix)  # (1, V): one running beam, the prefix itself
-    beams, sums = [[]], torch.zeros(1)  # the running beams' generated ids; their sums of log P (B,)
-    finished = []  # (score, ids, sum) of the ended hypotheses kept, best first, at most k
+    # the running beams' generated ids; their sums of log P (B,)
+    beams, sums = [[]], torch.zeros(1)
+    # (score, ids, sum) of the ended hypotheses kept, best first, at most k
+    finished = []
     for length in range(1, max_new_tokens + 1):
-        totals = (sums[:, None] + step_logprobs(decoder, logits)).flatten()  # (B*V,): every beam, every next word
-        best = torch.topk(totals, min(2 * width, totals.numel()))  # the 2k best continuations, best first
+        # (B*V,): every beam, every next word
+        totals = (sums[:, None] + step_logprobs(decoder, logits)).flatten()
+        # the 2k best continuations, best first
+        best = torch.topk(totals, min(2 * width, totals.numel()))
         parents, tokens, kept = [], [], []
         for rank, (total, index) in enumerate(zip(best.values, best.indices.tolist())):
             beam, token = divmod(index, logits.shape[-1])
             if token == eos or length == max_new_tokens:  # this hypothesis ends here
                 if rank < width:  # generate()'s rule: only the first k may finish
-                    finished.append((float(total / divisor(length)), beams[beam] + [token], float(total)))
+                    score = float(total / divisor(length))
+                    finished.append((score, beams[beam] + [token], float(total)))
             elif len(parents) < width:  # the best k that go on are the next beams
                 parents.append(beam), tokens.append(token), kept.append(total)
         finished = sorted(finished, key=lambda hypothesis: -hypothesis[0])[:width]
         if not parents or (early_stopping is True and len(finished) == width):
             break
-        beams, sums = [beams[p] + [t] for p, t in zip(parents, tokens)], torch.stack(kept)  # (B,)
-        if len(finished) == width:  # can the best running beam still beat the worst finished hypothesis?
-            reachable = (length, max_new_tokens) if early_stopping == "never" else (length,)
+        beams = [beams[p] + [t] for p, t in zip(parents, tokens)]
+        sums = torch.stack(kept)  # (B,)
+        # can the best running beam still beat the worst finished hypothesis?
+        if len(finished) == width:
+            never = early_stopping == "never"
+            reachable = (length, max_new_tokens) if never else (length,)
             if float(sums[0] / max(divisor(n) for n in reachable)) <= finished[-1][0]:
                 break
-        logits = decoder.step(parents, tokens)  # (B, V): each new beam reads its last word
+        # (B, V): each new beam reads its last word
+        logits = decoder.step(parents, tokens)
     score, ids, total = finished[0]
-    return Generation(prefix, ids, total, score, ids[-1] == eos, [(h_ids, h_score) for h_score, h_ids, _ in finished])
+    hypotheses = [(h_ids, h_score) for h_score, h_ids, _ in finished]
+    return Generation(prefix, ids, total, score, ids[-1] == eos, hypotheses)

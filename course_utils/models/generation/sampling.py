@@ -39,31 +39,45 @@ def check_warp_args(temperature, top_k, top_p) -> tuple[float, int, float]:
     return temperature, top_k, top_p
 
 
-def warped_scores(scores: torch.Tensor, temperature: float, top_k: int, top_p: float, keep: int = 1) -> torch.Tensor:
-    """Warped scores (..., V): removed tokens at -inf; the others are ``scores / T`` (no renormalisation).
+def warped_scores(
+    scores: torch.Tensor,
+    temperature: float,
+    top_k: int,
+    top_p: float,
+    keep: int = 1,
+) -> torch.Tensor:
+    """Warped scores (..., V): removed tokens at -inf; the others are ``scores / T``
+    (no renormalisation).
 
-    Top-k and top-p always keep the ``keep`` best tokens (2 in ``beam_sample``: one besides </s>).
+    Top-k and top-p always keep the ``keep`` best tokens (2 in ``beam_sample``: one
+    besides </s>).
     """
     if temperature == 0:  # the limit T → 0: all mass on the (first) most probable token
         best = F.one_hot(scores.argmax(-1), scores.shape[-1]).bool()  # (..., V)
         return torch.where(best, 0.0, -math.inf).to(scores.dtype)
     if temperature != 1.0:
         warped = scores / temperature  # (..., V)
-        if not torch.isfinite(warped[torch.isfinite(scores)]).all():  # tiny T overflowed: shift the max to 0 first
+        # tiny T overflowed: shift the max to 0 first
+        if not torch.isfinite(warped[torch.isfinite(scores)]).all():
             warped = (scores - scores.amax(-1, keepdim=True)) / temperature
         scores = warped
     vocab = scores.shape[-1]
     top_k = max(top_k, keep) if top_k else 0
-    if 0 < top_k < vocab:  # keep every token scoring at least the k-th best (ties at the border are kept)
+    # top-k: keep every token scoring at least the k-th best (ties at the border too)
+    if 0 < top_k < vocab:
         kth = torch.topk(scores, top_k, dim=-1).values[..., -1:]  # (..., 1)
         scores = scores.masked_fill(scores < kth, -math.inf)
-    if top_p < 1.0:  # nucleus: the most probable tokens until their mass reaches p, the crossing one included
+    # nucleus: the best tokens until their mass reaches p, the crossing one included
+    if top_p < 1.0:
         order = torch.argsort(scores, dim=-1, descending=True, stable=True)  # (..., V)
-        probs = torch.softmax(scores, dim=-1).gather(-1, order)  # (..., V), sorted descending
-        mass_before = torch.cumsum(probs, dim=-1) - probs  # (..., V): the mass of the better tokens
+        # (..., V), sorted descending
+        probs = torch.softmax(scores, dim=-1).gather(-1, order)
+        # (..., V): the mass of the better tokens
+        mass_before = torch.cumsum(probs, dim=-1) - probs
         drop_sorted = mass_before >= top_p
         drop_sorted[..., :keep] = False  # the best token (or `keep`) is always kept
-        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)  # back to vocabulary order
+        # back to vocabulary order
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
         scores = scores.masked_fill(drop, -math.inf)
     return scores
 
@@ -111,7 +125,12 @@ def _check_walk(model, prefix_ids, max_new_tokens, eos_id) -> tuple[list[int], i
 
 
 def _walk(
-    model, prefix_ids, max_new_tokens, choose: Callable[[torch.Tensor], int], eos_id, use_cache: bool = True
+    model,
+    prefix_ids,
+    max_new_tokens,
+    choose: Callable[[torch.Tensor], int],
+    eos_id,
+    use_cache: bool = True,
 ) -> Generation:
     """One sequence, one token at a time: ``choose(logits (V,)) -> id``."""
     prefix, max_new_tokens, eos = _check_walk(model, prefix_ids, max_new_tokens, eos_id)
@@ -129,13 +148,24 @@ def _walk(
 
 
 def greedy(
-    model, prefix_ids, max_new_tokens: int = 50, *, eos_id: int | None = None, use_cache: bool = True
+    model,
+    prefix_ids,
+    max_new_tokens: int = 50,
+    *,
+    eos_id: int | None = None,
+    use_cache: bool = True,
 ) -> Generation:
-    """The most probable next token each step (the first one on a tie), until </s> or ``max_new_tokens``.
+    """The most probable next token each step (the first one on a tie), until </s> or
+    ``max_new_tokens``.
 
-    ``use_cache=False`` makes ``CourseGPT`` re-read the whole sequence each step (to time the KV cache).
+    ``use_cache=False`` makes ``CourseGPT`` re-read the whole sequence each step (to
+    time the KV cache).
     """
-    return _walk(model, prefix_ids, max_new_tokens, lambda logits: int(logits.argmax()), eos_id, use_cache)
+
+    def choose(logits: torch.Tensor) -> int:
+        return int(logits.argmax())
+
+    return _walk(model, prefix_ids, max_new_tokens, choose, eos_id, use_cache)
 
 
 def sample(
@@ -149,17 +179,20 @@ def sample(
     generator: torch.Generator | None = None,
     eos_id: int | None = None,
 ) -> Generation:
-    """Ancestral sampling ("random walk") from the warped distribution, until </s> or ``max_new_tokens``.
+    """Ancestral sampling ("random walk") from the warped distribution, until </s> or
+    ``max_new_tokens``.
 
-    Each token is one ``torch.multinomial(softmax(warped logits), 1)`` draw on float32 probabilities of
-    shape (1, V), from ``generator`` (or torch's global RNG when None). That is the draw ``generate()``
-    makes, so ``torch.manual_seed(s); sample(...)`` gives ``generate(do_sample=True, ...)``'s tokens after
-    ``torch.manual_seed(s)`` (checked in the tests), as long as nothing else draws from the global RNG.
+    Each token is one ``torch.multinomial(softmax(warped logits), 1)`` draw on float32
+    probabilities of shape (1, V), from ``generator`` (or torch's global RNG when None).
+    That is the draw ``generate()`` makes, so ``torch.manual_seed(s); sample(...)``
+    gives ``generate(do_sample=True, ...)``'s tokens after ``torch.manual_seed(s)``
+    (checked in the tests), as long as nothing else draws from the global RNG.
     """
     temperature, top_k, top_p = check_warp_args(temperature, top_k, top_p)
 
     def choose(logits: torch.Tensor) -> int:
-        probs = torch.softmax(warped_scores(logits[None], temperature, top_k, top_p), dim=-1)  # (1, V)
+        warped = warped_scores(logits[None], temperature, top_k, top_p)  # (1, V)
+        probs = torch.softmax(warped, dim=-1)  # (1, V)
         return int(torch.multinomial(probs, 1, generator=generator)[0, 0])
 
     return _walk(model, prefix_ids, max_new_tokens, choose, eos_id)
