@@ -40,10 +40,11 @@ from course_utils.analysis.stored_runs import load_runs, save_run
 from course_utils.validation import CourseInputError
 from course_utils.language.vocab import course_vocab
 from course_utils.models.recurrent.recurrent_lm import predict_masked_words
-from course_utils.analysis.seed_spread import spread
+from course_utils.analysis.seed_spread import Spread, spread, verdict
 from course_utils.zoo import load
 from course_utils.zoo import bert_checkpoints as bzoo
 from course_utils.zoo.bert_checkpoints import BERT_SHAPE, CHECKPOINT_DIR, RECIPES, masked_batches
+from course_utils.zoo import lm_checkpoints as lm_zoo
 from course_utils.zoo.lm_checkpoints import checkpoint_dir as lm_checkpoint_dir, train_model
 
 RESULTS_FILE = CHECKPOINT_DIR / "bert_choices.json"
@@ -236,12 +237,19 @@ def lm_fine_tuning_scores(model, tokenizer) -> dict:
     return ratios
 
 
-def few_label_classifier(start, tokenizer, *, labels: int = FEW_LABELS, seed: int = 0):
-    """Section 5.2's few-label run: ``start`` (a ``SentimentBERT``) fine-tuned on the first ``labels`` training
-    reviews, 150 steps of 16; returns it."""
+def few_label_classifier(
+    start,
+    tokenizer,
+    *,
+    labels: int = FEW_LABELS,
+    seed: int = 0,
+):
+    """Section 5.2's few-label run: ``start`` (a ``SentimentBERT``) fine-tuned on the
+    first ``labels`` training reviews, 150 steps of 16; returns it."""
     x, y = review_tensors(tokenizer, corpus.load_eval("reviews_train")[:labels])
-    train(start, review_batches(x, y, batch_size=16, seed=seed), steps=150, lr=1e-3, schedule="cosine",
-          clip_grad_norm=1.0, progress=False)  # fmt: skip
+    batches = review_batches(x, y, batch_size=16, seed=seed)
+    schedule = {"lr": 1e-3, "schedule": "cosine", "clip_grad_norm": 1.0}
+    train(start, batches, steps=150, progress=False, **schedule)
     return start
 
 
@@ -287,6 +295,61 @@ def measure_seed(name: str) -> dict:
     if model_name == "bert_mlm":
         row["fine-tuning"] = fine_tuning_row(model, tokenizer, seed)
     return row
+
+
+# ---------------------------------------------------------------- the tables notebook 09 prints
+
+CHOICE_HEAD = (f"{'run':30} {'entries':>7} {'data':>6} {'steps':>6} {'mask':>5} {'words split':>11}"
+               f" {'÷ oracle':>9} {'1 piece':>8} {'split (items)':>14}")  # fmt: skip
+
+
+def choice_rows(choices: dict, names) -> str:
+    """The stored runs ``names`` of ``choices`` (``load_results()``), one line each under ``CHOICE_HEAD``: the recipe,
+    how much its tokenizer splits, and masked NLL ÷ oracle on the 500 items."""
+    lines = []
+    for name in names:
+        run, test = choices["runs"][name], choices["runs"][name]["test"]
+        split = "—" if test["multi-piece"] is None else f"{test['multi-piece']:.2f} ({test['multi-piece items']})"
+        lines.append(f"{name:30} {run['entries']:7} {run['data']:>6} {run['steps']:6} {run['probability']:5.0%}"
+                     f" {run['split']['running']:11.1%} {test['all']:9.3f} {test['one piece']:8.3f} {split:>14}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def change(choices: dict, before: str, after: str, noise: float) -> str:
+    """The ratio's change from run ``before`` to run ``after``, read against the seeds' range ``noise``."""
+    gap = choices["runs"][after]["test"]["all"] - choices["runs"][before]["test"]["all"]
+    return f"{gap:+.3f}, {'beyond' if abs(gap) > noise else 'within'} the seeds' range ({noise:.4f})"
+
+
+EARLIER_CLASSIFIERS = {"hand features (04)": "sentiment_features", "bag of embeddings (04)": "sentiment_embeddings",
+                       "bag, FFNN-LM embeddings (04)": "sentiment_pretrained",
+                       "ELMo mix, frozen (06)": "elmo_sentiment"}  # fmt: skip
+
+
+@torch.no_grad()
+def earlier_accuracy(name: str, turning: torch.Tensor) -> tuple[float, float, float]:
+    """Accuracy of a notebook 04/06 review classifier on the test reviews: all, plain, and the but/not ones
+    (``turning``, a (reviews,) bool mask)."""
+    x, labels = lm_zoo.review_tensors("test", lm_zoo.ALL_RECIPES[name][0])
+    right = load(name)(x)[0].argmax(-1) == labels
+    return right.double().mean().item(), right[~turning].double().mean().item(), right[turning].double().mean().item()
+
+
+def fine_tuning_spread(*keys) -> Spread:
+    """A section 5 measurement over the three pretraining seeds, each BERT fine-tuned with its own seed."""
+    return spread(seed_values("bert_mlm", "fine-tuning", *keys))
+
+
+def accuracy_spreads(labels: str) -> str:
+    """Fine-tuned against no pretraining over seeds 0–2, on all test reviews and on the but/not ones (``labels``:
+    "sentiment" or "100 labels"), two lines each."""
+    lines = []
+    for column, index in (("all", 0), ("but/not", 2)):
+        tuned, scratch = (fine_tuning_spread(labels, start, index) for start in ("fine-tuned", "no pretraining"))
+        judged = verdict(tuned, scratch, ("fine-tuned", "no pretraining"), higher_is_better=True)
+        lines += [f"  {column:8} fine-tuned     {tuned.format()}",
+                  f"  {'':8} no pretraining {scratch.format()}: {judged}"]  # fmt: skip
+    return "\n".join(lines)
 
 
 def seed_values(model: str, *keys, results: dict | None = None) -> list:

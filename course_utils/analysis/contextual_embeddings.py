@@ -321,6 +321,18 @@ def use_pairs(items, words: Sequence[str]) -> tuple[list[list[dict]], list[list[
     return two_senses, one_sense
 
 
+# The slides' two texts (CSE538, "Person A / Person B"): the same words, in two senses
+PERSON_A = ("i feel fine , even great ! earlier , i played the game yahtzee with my partner . i could not get that "
+            "die to roll a 1 ! now i am lying on my bed for a rest .").split()  # fmt: skip
+PERSON_B = ("my life is a great mess ! my business partner was lying to me . he was trying to game the system and played "
+            "me . i think i am going to die , he left and now i have to pay the rest of his fine .").split()  # fmt: skip
+
+
+def slide_pairs(words: Sequence[str]) -> list[list[dict]]:
+    """For each of ``words``: its use in Person A's text and its use in Person B's (the first of each)."""
+    return [[{"words": text, "position": text.index(word)} for text in (PERSON_A, PERSON_B)] for word in words]
+
+
 def pair_cosines(model, tokenizer, pairs: Sequence[Sequence[dict]]) -> Tensor:
     """Cosine similarity of each pair's two word vectors at every layer: (L+1, P)."""
     vectors = word_vectors(model, tokenizer, [item for pair in pairs for item in pair])  # (L+1, 2·P, C)

@@ -39,6 +39,7 @@ device = setup_notebook(seed=0)
 
 import collections
 import math
+import textwrap
 
 import torch
 from transformers import pipeline
@@ -48,7 +49,6 @@ from course_utils.language import corpus, lexicon
 from course_utils.language.grammar import CourseLanguage
 from course_utils.zoo import bert_checkpoints as bzoo
 from course_utils.models.bert import bert_mlm as bm
-from course_utils.zoo import lm_checkpoints as zoo
 from course_utils.zoo import load
 from course_utils.language.vocab import course_vocab
 from course_utils.models.bert import wordpiece as wp
@@ -92,13 +92,15 @@ bert = load("bert_mlm")
 from course_utils.analysis import bert_sizes
 
 print(
-    f"{'':11} {'layers':>6} {'hidden':>6} {'heads':>5} {'total':>13} {'paper':>6} {'= closed form':>14}"
+    f"{'':11} {'layers':>6} {'hidden':>6} {'heads':>5} {'total':>13} {'paper':>6} "
+    f"{'= closed form':>14}"
 )
 for row in bert_sizes.size_table():
     config = bert_sizes.size_config(row["model"])
     same = row["total"] == bert_sizes.closed_form_total(config)
     print(
-        f"{row['model']:11} {row['layers']:6} {row['hidden']:6} {row['heads']:5} {row['total']:13,} {row['paper']:>6} {same!s:>14}"
+        f"{row['model']:11} {row['layers']:6} {row['hidden']:6} {row['heads']:5} "
+        f"{row['total']:13,} {row['paper']:>6} {same!s:>14}"
     )
 
 # %% [markdown]
@@ -125,8 +127,9 @@ for group in ("embeddings", "attention", "feed-forward", "pooler"):
 course = bert_sizes.size_config("course BERT")
 for row in bert_sizes.size_breakdown(course, head="masked_lm"):
     print(f"{row['group']:14} {row['part']:22} {row['parameters']:8,}")
+total = bert_sizes.closed_form_total(course, head="masked_lm")
 print(
-    f"{'total (masked LM)':37} {bert_sizes.closed_form_total(course, head='masked_lm'):8,}   "
+    f"{'total (masked LM)':37} {total:8,}   "
     f"shipped model: {sum(p.numel() for p in bert.parameters()):,}"
 )
 
@@ -155,7 +158,8 @@ print(
     f"{sum(t.startswith('##') for t in tokenizer.get_vocab())} entries are ## pieces"
 )
 print(
-    f"words split into ≥ 2 pieces: {distinct:.0%} of distinct words, {running:.1%} of running words"
+    f"words split into ≥ 2 pieces: {distinct:.0%} of distinct words, "
+    f"{running:.1%} of running words"
 )
 for word in ["the", "cat", "amazing", "outside", "cherries", "zebra"]:
     print(f"  {word:10} → {' '.join(tokenizer.tokenize(word))}")
@@ -172,8 +176,10 @@ fresh_tokenizer = wp.train_wordpiece(train_sentences)
 fresh_distinct, fresh_running = wp.split_share(fresh_tokenizer, train_sentences)
 shared_entries = set(fresh_tokenizer.get_vocab()) & set(tokenizer.get_vocab())
 print(
-    f"trained again: {len(fresh_tokenizer)} entries, {len(shared_entries)} of them also in the shipped vocabulary; "
-    f"words split: {fresh_distinct:.0%} of distinct words, {fresh_running:.1%} of running words"
+    f"trained again: {len(fresh_tokenizer)} entries, "
+    f"{len(shared_entries)} of them also in the shipped vocabulary;\n"
+    f"words split: {fresh_distinct:.0%} of distinct words, "
+    f"{fresh_running:.1%} of running words"
 )
 
 # %%
@@ -184,8 +190,8 @@ print(
 )
 
 # %% [markdown]
-# Here all 1,000 entries came back (the line before the check). That is not guaranteed, which is why the check asks
-# only for 95 %: when two merges are equally frequent, the trainer's choice between them can differ from run to run,
+# In the stored run 998 of the 1,000 entries came back (the line before the check); an earlier build got all 1,000
+# back. Neither is guaranteed, which is why the check asks only for 95 %: when two merges are equally frequent, the trainer's choice between them can differ from run to run,
 # and then a few entries, and the ids of others, change. That is why the course ships its tokenizer with its models:
 # a BERT is only meaningful with the exact vocabulary it was trained on, the slide's "You must use it".
 #
@@ -214,9 +220,8 @@ same_sentences = sum(
 print(f"vocabulary entries encoded the same: {same_entries} / {len(entries)}")
 print(f"test sentences encoded the same:     {same_sentences} / {len(test_sentences)}")
 for text in ["Zebras!!", "naïve", "a" * 120]:
-    print(
-        f"{text[:12]!r:15} library {tokenizer.tokenize(text)}   scratch {scratch.tokenize(text)}"
-    )
+    print(f"{text[:12]!r:15} library {tokenizer.tokenize(text)}")
+    print(f"{'':15} scratch {scratch.tokenize(text)}")
 
 # %% [markdown]
 # **Special tokens**, each at work (ids 0–4 in our vocabulary):
@@ -242,14 +247,11 @@ batch = tokenizer(
 )
 for row in range(2):
     tokens = tokenizer.convert_ids_to_tokens(batch["input_ids"][row])
-    print(" ".join(f"{t:>7}" for t in tokens))
-    print(
-        " ".join(f"{t:>7}" for t in batch["token_type_ids"][row]), "  ← token_type_ids"
-    )
-    print(
-        " ".join(f"{t:>7}" for t in batch["attention_mask"][row]),
-        "  ← attention_mask\n",
-    )
+    print(" ".join(tokens))
+    for key in ("token_type_ids", "attention_mask"):
+        values = " ".join(f"{v:<{len(t)}}" for v, t in zip(batch[key][row], tokens))
+        print(f"{values}   ← {key}")
+    print()
 
 # %% [markdown]
 # ## 3. Masked-language modelling: 15 %, of which 80/10/10
@@ -285,10 +287,9 @@ print(f"slide:   {example['slide']}")
 print(f"correct: {example['correct']}")
 pieces = tokenizer(example["sentence"])["input_ids"]
 target = tokenizer.tokenize(example["target"])
-print(
-    f"as the model sees it: {' '.join(tokenizer.convert_ids_to_tokens(pieces))}  →  "
-    f"[CLS] the girl was playing {' '.join(['[MASK]'] * len(target))} . [SEP]   (labels: {' '.join(target)})"
-)
+print(f"as the model sees it: {' '.join(tokenizer.convert_ids_to_tokens(pieces))}")
+print(f"  →  [CLS] the girl was playing {' '.join(['[MASK]'] * len(target))} . [SEP]")
+print(f"  (labels: {' '.join(target)})")
 
 # %% [markdown]
 # **From scratch**, from the paper: `bert_masking.mask_tokens` picks the 15 % exactly (per batch here), never
@@ -305,10 +306,12 @@ rows = bert_masking.compare_with_library(
 print(f"{'share':20} {'paper':>6} {'library':>8} {'scratch':>8}   agree within 3 SE?")
 for row in rows:
     print(
-        f"{row['share']:20} {row['paper']:6.2f} {row['library']:8.3f} {row['scratch']:8.3f}   {row['agrees']}"
+        f"{row['share']:20} {row['paper']:6.2f} {row['library']:8.3f} "
+        f"{row['scratch']:8.3f}   {row['agrees']}"
     )
 print(
-    f"(standard errors about {rows[0]['library_se']:.3f} for the first row and {rows[2]['library_se']:.3f} for the last two)"
+    f"(standard errors about {rows[0]['library_se']:.3f} for the first row "
+    f"and {rows[2]['library_se']:.3f} for the last two)"
 )
 
 # %% [markdown]
@@ -341,15 +344,17 @@ print(
 # NBVAL_CHECK_OUTPUT
 per_sequence = bert_masking.exact_count_share(train_ids, special_ids=list(range(5)))
 print(
-    f"exact count per sentence (BERT's code, d2l): {per_sequence:.3f} of the tokens chosen, not 0.15"
+    f"exact count per sentence (BERT's code, d2l): {per_sequence:.3f} "
+    "of the tokens chosen, not 0.15"
 )
 special = bert_masking.library_special_replacements(
     tokenizer, train_ids, n_tokens=100_000, seed=0
 )
+one_in = 1 / special["expected_per_target_80_10_10"]
 print(
-    f"library random replacements that are special tokens: expected 5 of {len(tokenizer):,} = "
-    f"{special['expected']:.1%}, "
-    f"i.e. about 1 target in {1 / special['expected_per_target_80_10_10']:,.0f} under 80/10/10"
+    "library random replacements that are special tokens: "
+    f"expected 5 of {len(tokenizer):,} = {special['expected']:.1%},\n"
+    f"i.e. about 1 target in {one_in:,.0f} under 80/10/10"
 )
 print(
     "the measured share is within 3 standard errors of that:",
@@ -362,8 +367,8 @@ print(
 
 # %%
 print(
-    f"measured: {special['share']:.2%} of {special['draws']:,} random replacements "
-    f"({', '.join(f'{token} {n}' for token, n in special['by_token'].items())})"
+    f"measured: {special['share']:.2%} of {special['draws']:,} random replacements\n"
+    f"  ({', '.join(f'{token} {n}' for token, n in special['by_token'].items())})"
 )
 print("for example:", special["examples"][0]["masked"])
 
@@ -391,60 +396,25 @@ for row in bert_masking.table_8_rows():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-masked, labels = bm.whole_word_batches(
-    test_sentences[:400], tokenizer, batch_size=400, seed=1
-)(0)
+batches = bm.whole_word_batches(test_sentences[:400], tokenizer, batch_size=400, seed=1)
+masked, labels = batches(0)
 chosen = labels != -100  # (B, T): the pieces the model must predict
 original = torch.where(chosen, labels, masked)  # (B, T): the input before masking
-special = torch.tensor(
-    [tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id]
-)
+ids = tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id
+special = torch.tensor(ids)
 piece = ~torch.isin(original, special)  # (B, T): word pieces, not [PAD], [CLS] or [SEP]
-continues = torch.tensor(
-    [
-        [p.startswith("##") for p in tokenizer.convert_ids_to_tokens(row)]
-        for row in original.tolist()
-    ]
-)
+row_pieces = [tokenizer.convert_ids_to_tokens(row) for row in original.tolist()]
+continues = torch.tensor([[p.startswith("##") for p in row] for row in row_pieces])
 word = piece & ~continues  # (B, T): the first piece of each word
-print(
-    f"words chosen: {(chosen & word).sum() / word.sum():.1%}   pieces chosen: {(chosen & piece).sum() / piece.sum():.1%}"
-)
+words_chosen = (chosen & word).sum() / word.sum()
+pieces_chosen = (chosen & piece).sum() / piece.sum()
+print(f"words chosen: {words_chosen:.1%}   pieces chosen: {pieces_chosen:.1%}")
 
-with_split_word = [
-    s for s in test_sentences if any(bm.piece_count(tokenizer, w) > 1 for w in s)
-]
-masked, labels = bm.whole_word_batches(
-    with_split_word, tokenizer, batch_size=len(with_split_word), seed=1
-)(0)
-chosen = labels != -100
-original = torch.where(
-    chosen, labels, masked
-)  # the batch's rows are sorted by length: read them from the batch
-for row in range(len(with_split_word)):
-    pieces = tokenizer.convert_ids_to_tokens(
-        original[row][original[row] != tokenizer.pad_token_id].tolist()
-    )
-    hidden = chosen[row][: len(pieces)] & (
-        masked[row][: len(pieces)] == tokenizer.mask_token_id
-    )
-    if any(
-        h and p.startswith("##") for h, p in zip(hidden.tolist(), pieces)
-    ):  # a split word became [MASK]s
-        print("sentence:", " ".join(pieces))
-        print(
-            "masked:  ",
-            " ".join(
-                tokenizer.convert_ids_to_tokens(masked[row][: len(pieces)].tolist())
-            ),
-        )
-        print(
-            "labels:  ",
-            " ".join(
-                tokenizer.convert_ids_to_tokens(labels[row][chosen[row]].tolist())
-            ),
-        )
-        break
+# the first sentence where a word of several pieces became [MASK]s
+split_example = bm.split_word_example(test_sentences, tokenizer, seed=1)
+print("sentence:", split_example["sentence"])
+print("masked:  ", split_example["masked"])
+print("labels:  ", split_example["labels"])
 
 # %% [markdown]
 # ## 4. Pretraining a tiny BERT on the course language
@@ -459,7 +429,7 @@ for row in range(len(with_split_word)):
 # %%
 # NBVAL_CHECK_OUTPUT
 record = bzoo.training_record("bert_mlm")
-print({k: v for k, v in record["recipe"].items()})
+print(textwrap.fill(str({k: v for k, v in record["recipe"].items()}), 88))
 print(f"{sum(p.numel() for p in bert.parameters()):,} parameters")
 
 # %% [markdown]
@@ -471,9 +441,11 @@ print(f"{sum(p.numel() for p in bert.parameters()):,} parameters")
 steps = budget(full=300, fast=20)
 retrained, history = bzoo.train_masked_lm("bert_mlm", steps=steps, tokenizer=tokenizer)
 print(
-    f"{steps} steps: masked-piece loss {history.losses[0]:.2f} → {history.final_loss:.2f}   "
-    f"(the shipped model: {record['recipe']['steps']} steps in {record['train_seconds']:.0f} s on "
-    f"{record['torch_threads']} thread(s), final loss {record['final_train_loss']:.2f})"
+    f"{steps} steps: masked-piece loss "
+    f"{history.losses[0]:.2f} → {history.final_loss:.2f}\n"
+    f"(the shipped model: {record['recipe']['steps']} steps "
+    f"in {record['train_seconds']:.0f} s on {record['torch_threads']} thread(s), "
+    f"final loss {record['final_train_loss']:.2f})"
 )
 
 # %% [markdown]
@@ -535,7 +507,8 @@ for name, distribution in word_models.items():
 def cloze_row(name, scores, oracle):
     nlls, tops = scores
     top1 = sum(t == w for t, w in zip(tops, truth)) / len(truth)
-    return f"{name:26} {sum(nlls) / len(nlls):8.3f} {bm.nll_ratio(nlls, oracle[0]):9.3f} {top1:7.3f}"
+    ratio = bm.nll_ratio(nlls, oracle[0])
+    return f"{name:26} {sum(nlls) / len(nlls):8.3f} {ratio:9.3f} {top1:7.3f}"
 
 
 print("told the piece count        NLL      ratio   top-1")
@@ -563,7 +536,7 @@ print(f"\nBERT within 10 % of the oracle: {bert_ratio <= 1.10}")
 # %%
 # NBVAL_CHECK_OUTPUT
 from course_utils.analysis import bert_choices
-from course_utils.analysis.seed_spread import spread, verdict
+from course_utils.analysis.seed_spread import verdict
 
 over_seeds = bert_choices.seed_spreads()
 bert_seeds, bilstm_seeds = over_seeds["bert_mlm"], over_seeds["masked_bilstm"]
@@ -604,9 +577,11 @@ for k in sorted(set(counts)):
         )
         for name in ("BERT 2×64 (this notebook)", "BiLSTM (05)")
     ]
-    # three significant digits: a row of one item can be far from 1, where two decimals would print noise
+    # three significant digits: a row of one item can be far from 1, where two decimals
+    # would print noise
     print(
-        f"{k} piece(s): {len(chosen):3} items   BERT {ratios[0]:7.3g}   BiLSTM {ratios[1]:7.3g}"
+        f"{k} piece(s): {len(chosen):3} items   "
+        f"BERT {ratios[0]:7.3g}   BiLSTM {ratios[1]:7.3g}"
     )
 
 # %% [markdown]
@@ -625,10 +600,9 @@ bert_on_split = bert_choices.score(bert, tokenizer, split_items)["multi-piece"]
 print(f"{len(split_items)} items that hide a split word; masked NLL ÷ oracle")
 print(f"  perfect predictions at each mask, one factor per mask: {scoring_cost:.2f}")
 print(f"  the BERT:                                              {bert_on_split:.2f}")
-print(
-    f"the scoring alone costs more than 5 %: {scoring_cost > 1.05}; "
-    f"less than half of the BERT's excess NLL: {math.log(scoring_cost) < 0.5 * math.log(bert_on_split)}"
-)
+half = math.log(scoring_cost) < 0.5 * math.log(bert_on_split)
+print(f"the scoring alone costs more than 5 %: {scoring_cost > 1.05};")
+print(f"less than half of the BERT's excess NLL: {half}")
 
 # %% [markdown]
 # The rest is learning. The split words are the rarest of the language, so each is hidden in pretraining far less
@@ -649,38 +623,17 @@ print(
 # NBVAL_CHECK_OUTPUT
 choices = bert_choices.load_results()
 print(f"made by: {choices['command']}")
-print(
-    f"{'run':30} {'entries':>7} {'data':>6} {'steps':>6} {'mask':>5} {'words split':>11}"
-    f" {'÷ oracle':>9} {'1 piece':>8} {'split (items)':>14}"
-)
-
-
-def choice_row(name):
-    """One stored run: its recipe, how much its tokenizer splits, and masked NLL ÷ oracle on the 500 items."""
-    run, test = choices["runs"][name], choices["runs"][name]["test"]
-    split = (
-        "—"
-        if test["multi-piece"] is None
-        else f"{test['multi-piece']:.2f} ({test['multi-piece items']})"
-    )
-    print(
-        f"{name:30} {run['entries']:7} {run['data']:>6} {run['steps']:6} {run['probability']:5.0%}"
-        f" {run['split']['running']:11.1%} {test['all']:9.3f} {test['one piece']:8.3f} {split:>14}"
-    )
-
-
-rate = {name: run["test"]["all"] for name, run in choices["runs"].items()}
+print(bert_choices.CHOICE_HEAD)
 noise = bert_seeds.range  # the shipped recipe's range over its three seeds
 
 
 def change(before, after):
-    """The ratio's change from run ``before`` to run ``after``, read against the seeds' range."""
-    gap = rate[after] - rate[before]
-    return f"{gap:+.3f}, {'beyond' if abs(gap) > noise else 'within'} the seeds' range ({noise:.4f})"
+    """The ratio's change from ``before`` to ``after``, against the seeds' range."""
+    return bert_choices.change(choices, before, after, noise)
 
 
-for name in ("vocabulary 600", "vocabulary 800", "vocabulary 1000", "every word whole"):
-    choice_row(name)
+sizes = ("vocabulary 600", "vocabulary 800", "vocabulary 1000", "every word whole")
+print(bert_choices.choice_rows(choices, sizes))
 print(f"600 → 1,000 entries: {change('vocabulary 600', 'vocabulary 1000')}")
 print(
     f"1,000 entries → every word whole: {change('vocabulary 1000', 'every word whole')}"
@@ -707,17 +660,16 @@ print(
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for name in (
+rates = (
     "vocabulary 1000",
     "masking 40 %",
     "the stream, 8,000 steps",
     "the stream, 8,000 steps, 40 %",
-):
-    choice_row(name)
-print(f"15 % → 40 % on the split:  {change('vocabulary 1000', 'masking 40 %')}")
-print(
-    f"15 % → 40 % on the stream: {change('the stream, 8,000 steps', 'the stream, 8,000 steps, 40 %')}"
 )
+print(bert_choices.choice_rows(choices, rates))
+print(f"15 % → 40 % on the split:  {change('vocabulary 1000', 'masking 40 %')}")
+on_stream = change("the stream, 8,000 steps", "the stream, 8,000 steps, 40 %")
+print(f"15 % → 40 % on the stream: {on_stream}")
 
 # %% [markdown]
 # At this size the rate makes no difference these runs can show: both changes are within the seeds' range, one a
@@ -733,25 +685,18 @@ print(
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for name in (
+data = (
     "vocabulary 1000",
     "the stream",
     "the split, 8,000 steps",
     "the stream, 8,000 steps",
-):
-    choice_row(name)
-print(
-    f"the split → fresh sentences, at 4,000 steps: {change('vocabulary 1000', 'the stream')}"
 )
-print(
-    f"the split → fresh sentences, at 8,000 steps: {change('the split, 8,000 steps', 'the stream, 8,000 steps')}"
-)
-print(
-    f"4,000 → 8,000 steps, on the split:           {change('vocabulary 1000', 'the split, 8,000 steps')}"
-)
-print(
-    f"4,000 → 8,000 steps, on fresh sentences:     {change('the stream', 'the stream, 8,000 steps')}"
-)
+print(bert_choices.choice_rows(choices, data))
+split_4k, stream_4k, split_8k, stream_8k = data
+print("the split → fresh sentences, at 4,000 steps:", change(split_4k, stream_4k))
+print("the split → fresh sentences, at 8,000 steps:", change(split_8k, stream_8k))
+print("4,000 → 8,000 steps, on the split:          ", change(split_4k, split_8k))
+print("4,000 → 8,000 steps, on fresh sentences:    ", change(stream_4k, stream_8k))
 
 # %% [markdown]
 # Unlike notebook 08's GPT, this BERT was short of *steps* before it was short of data. Doubling the steps lowers the
@@ -780,37 +725,24 @@ print(
 # %%
 # NBVAL_CHECK_OUTPUT
 scorer = bm.WordScorer(bert, tokenizer, words)
-
-
-def side_by_side(left, right, top=5):
-    """BERT's and the oracle's one-piece answers for the gap, most probable first."""
-    model = scorer.distribution(left.split(), right.split(), 1)
-    exact = bm.given_piece_count(
-        lang.masked_distribution(left.split(), right.split()), tokenizer, 1
-    )
-    print(f"{left} ___ {right}")
-    print("   BERT:  ", ", ".join(f"{w} {p:.2f}" for w, p in list(model.items())[:top]))
-    print("   oracle:", ", ".join(f"{w} {p:.2f}" for w, p in list(exact.items())[:top]))
-    return model, exact
-
-
-model, exact = side_by_side("he ate the cake", "the fork .")
+model, exact = bm.side_by_side(scorer, lang, tokenizer, "he ate the cake", "the fork .")
 print(
-    f"   P(with | he ate the cake ___ the fork .): BERT {model['with']:.2f}, oracle {exact['with']:.2f}\n"
+    f"   P(with | he ate the cake ___ the fork .): BERT {model['with']:.2f}, "
+    f"oracle {exact['with']:.2f}\n"
 )
-model, exact = side_by_side("lucas ate the", ".")
+model, exact = bm.side_by_side(scorer, lang, tokenizer, "lucas ate the", ".")
 edible = set(corpus.load_eval("selection")[0]["allowed"])
 print(
-    f"   mass on things that can be eaten: BERT {sum(p for w, p in model.items() if w in edible):.2f}, "
-    f"oracle {sum(p for w, p in exact.items() if w in edible):.2f}\n"
+    f"   mass on things that can be eaten: BERT {bm.mass(model, edible):.2f}, "
+    f"oracle {bm.mass(exact, edible):.2f}\n"
 )
 plural = {
     n.plural for ns in lexicon.NOUNS.values() for n in ns if n.plural != n.singular
 }
-model, exact = side_by_side("the", "near the tiger sleep .")
+model, exact = bm.side_by_side(scorer, lang, tokenizer, "the", "near the tiger sleep .")
 print(
-    f"   mass on plural nouns: BERT {sum(p for w, p in model.items() if w in plural):.2f}, "
-    f"oracle {sum(p for w, p in exact.items() if w in plural):.2f}"
+    f"   mass on plural nouns: BERT {bm.mass(model, plural):.2f}, "
+    f"oracle {bm.mass(exact, plural):.2f}"
 )
 
 # %% [markdown]
@@ -827,18 +759,22 @@ print(
 
 # %%
 # NBVAL_CHECK_OUTPUT
-pickles = [("Pickles are delicious.", "However, cucumbers make me burp.", "IsNext"),
-           ("Pickles are delicious.", "The NASDAC was up 10 points today amid heavy trading.", "NotNext")]  # fmt: skip
+pickles = [
+    ("Pickles are delicious.", "However, cucumbers make me burp.", "IsNext"),
+    (
+        "Pickles are delicious.",
+        "The NASDAC was up 10 points today amid heavy trading.",
+        "NotNext",
+    ),
+]
 for a, b, label in pickles:
     pair = tokenizer(a, b)
     tokens = tokenizer.convert_ids_to_tokens(pair["input_ids"])
-    print(
-        f"{label:8} {' '.join(tokens[:12])} …  ({len(tokens)} pieces, {sum(pair['token_type_ids'])} of them segment B)"
-    )
-print(
-    "the course tokenizer spells these English words from small pieces: 'pickles' →",
-    " ".join(tokenizer.tokenize("pickles")),
-)
+    print(f"{label:8} {' '.join(tokens[:12])} …")
+    segment_b = sum(pair["token_type_ids"])
+    print(f"{'':8} ({len(tokens)} pieces, {segment_b} of them segment B)")
+print("the course tokenizer spells these English words from small pieces:")
+print("  'pickles' →", " ".join(tokenizer.tokenize("pickles")))
 
 # %% [markdown]
 # The input format is all NSP needs, and the course's tokenizer handles it. But **the course language has no
@@ -877,10 +813,16 @@ from course_utils.language import stream
 train_reviews = corpus.load_eval("reviews_train")
 train_set = set(map(tuple, train_sentences))
 mlm_recipe = bzoo.RECIPES["bert_mlm"]
-streamed = {tuple(s) for step in range(1, 501)
-            for s in stream.fresh_sentences(step, batch_size=mlm_recipe["batch_size"], seed=mlm_recipe["seed"])}  # fmt: skip
-sources = {f"the training split ({len(train_sentences):,} sentences)": train_set,
-           f"bert_mlm's first 500 stream batches ({500 * mlm_recipe['batch_size']:,} sentences)": streamed}  # fmt: skip
+batch_size, seed = mlm_recipe["batch_size"], mlm_recipe["seed"]
+streamed = {
+    tuple(s)
+    for step in range(1, 501)
+    for s in stream.fresh_sentences(step, batch_size=batch_size, seed=seed)
+}
+sources = {
+    f"the training split ({len(train_sentences):,} sentences)": train_set,
+    f"bert_mlm's first 500 batches ({500 * batch_size:,} sentences)": streamed,
+}
 for name, sentences in sources.items():
     seen = sum(tuple(review["words"]) in sentences for review in train_reviews)
     print(f"training reviews among {name}: {seen:,} of {len(train_reviews):,}")
@@ -895,10 +837,11 @@ test_reviews = corpus.load_eval("reviews_test")
 review_items = bm.masked_items([r["words"] for r in test_reviews], 500, seed=2)
 review_oracle = bm.oracle_scores(lang, review_items, tokenizer)
 reviews_bert = load("bert_reviews")
-general_items = items[
-    :200
-]  # the first 200 of section 4.1's 500 items: a subset, so its ratio is not 4.1's
-print(f"{'':34} masked NLL ratio on test reviews   on general test sentences")
+# the first 200 of section 4.1's 500 items: a subset, so its ratio is not 4.1's
+general_items = items[:200]
+print(
+    f"{'masked NLL ratio':34} {'on test reviews':>16} {'on general test sentences':>27}"
+)
 for name, model in (
     ("bert_mlm (pretrained)", bert),
     ("bert_reviews (+ LM fine-tuning)", reviews_bert),
@@ -907,9 +850,9 @@ for name, model in (
         bm.bert_scores(bm.WordScorer(model, tokenizer, words), review_items)[0],
         review_oracle[0],
     )
-    on_general = bm.nll_ratio(bm.bert_scores(bm.WordScorer(model, tokenizer, words), general_items)[0],
-                              hinted["oracle"][0][: len(general_items)])  # fmt: skip
-    print(f"{name:34} {on_reviews:10.3f} {on_general:30.3f}")
+    general = bm.bert_scores(bm.WordScorer(model, tokenizer, words), general_items)
+    on_general = bm.nll_ratio(general[0], hinted["oracle"][0][: len(general_items)])
+    print(f"{name:34} {on_reviews:16.3f} {on_general:27.3f}")
 
 # %% [markdown]
 # Each row is again one run. The seed runs of section 4.1 were each fine-tuned the same way (100 steps on the reviews,
@@ -918,20 +861,16 @@ for name, model in (
 
 # %%
 # NBVAL_CHECK_OUTPUT
-def fine_tuning_spread(*keys):
-    """A section 5 measurement over the three pretraining seeds, each BERT fine-tuned with its own seed."""
-    return spread(bert_choices.seed_values("bert_mlm", "fine-tuning", *keys))
-
+# a section 5 measurement over the three pretraining seeds, each BERT fine-tuned with
+# its own seed
+from course_utils.analysis.bert_choices import fine_tuning_spread
 
 print("masked NLL ÷ oracle over seeds 0–2: pretrained → after LM fine-tuning")
 for column in ("reviews", "general"):
-    before, after = (
-        fine_tuning_spread("pretrained", column),
-        fine_tuning_spread("lm fine-tuned", column),
-    )
-    print(
-        f"  {column:8} {before.format()} → {after.format()}: {verdict(after, before, ('fine-tuned', 'pretrained'))}"
-    )
+    before = fine_tuning_spread("pretrained", column)
+    after = fine_tuning_spread("lm fine-tuned", column)
+    judged = verdict(after, before, ("fine-tuned", "pretrained"))
+    print(f"  {column:8} {before.format()} → {after.format()}: {judged}")
 
 # %% [markdown]
 # LM fine-tuning changes neither column by more than the noise: on the reviews and on general sentences the
@@ -961,57 +900,27 @@ for column in ("reviews", "general"):
 # NBVAL_CHECK_OUTPUT
 from course_utils.models.bert.bert_finetuning import review_accuracy, turns
 
-turning = turns(test_reviews)
-
-
-@torch.no_grad()
-def earlier_accuracy(name):
-    """Accuracy of a notebook 04/06 review classifier: all, plain, but/not."""
-    x, labels = zoo.review_tensors("test", zoo.ALL_RECIPES[name][0])
-    right = load(name)(x)[0].argmax(-1) == labels
-    return (
-        right.double().mean().item(),
-        right[~turning].double().mean().item(),
-        right[turning].double().mean().item(),
-    )
-
-
+turning = turns(test_reviews)  # (reviews,): True for the but/not ones
 sentiment = {
-    "hand features (04)": earlier_accuracy("sentiment_features"),
-    "bag of embeddings (04)": earlier_accuracy("sentiment_embeddings"),
-    "bag, FFNN-LM embeddings (04)": earlier_accuracy("sentiment_pretrained"),
-    "ELMo mix, frozen (06)": earlier_accuracy("elmo_sentiment"),
-    "BERT, no pretraining": review_accuracy(
-        load("bert_sentiment_scratch"), tokenizer, test_reviews
-    ),
-    "BERT fine-tuned (this notebook)": review_accuracy(
-        load("bert_sentiment"), tokenizer, test_reviews
-    ),
+    name: bert_choices.earlier_accuracy(key, turning)
+    for name, key in bert_choices.EARLIER_CLASSIFIERS.items()
 }
+for name, key in (
+    ("BERT, no pretraining", "bert_sentiment_scratch"),
+    ("BERT fine-tuned (this notebook)", "bert_sentiment"),
+):
+    sentiment[name] = review_accuracy(load(key), tokenizer, test_reviews)
 print(
-    f"{'classifier':32} {'all':>6} {'plain':>6} {'but/not':>8}   ({int(turning.sum())} of {len(test_reviews)} reviews turn)"
+    f"{'classifier':32} {'all':>6} {'plain':>6} {'but/not':>8}   "
+    f"({int(turning.sum())} of {len(test_reviews)} reviews turn)"
 )
 for name, (every, plain, turn) in sentiment.items():
     print(f"{name:32} {every:6.3f} {plain:6.3f} {turn:8.3f}")
-
-
-def accuracy_spreads(labels):
-    """Fine-tuned against no pretraining over seeds 0–2, on all test reviews and on the but/not ones."""
-    for column, index in (("all", 0), ("but/not", 2)):
-        tuned, scratch = (
-            fine_tuning_spread(labels, start, index)
-            for start in ("fine-tuned", "no pretraining")
-        )
-        print(
-            f"  {column:8} fine-tuned {tuned.format()}   no pretraining {scratch.format()}: "
-            f"{verdict(tuned, scratch, ('fine-tuned', 'no pretraining'), higher_is_better=True)}"
-        )
-
-
 print(
-    "\nthe two BERTs over seeds 0–2 (each seed's own pretraining and fine-tuning), accuracy:"
+    "\nthe two BERTs over seeds 0–2 (each seed's own pretraining and fine-tuning), "
+    "accuracy:"
 )
-accuracy_spreads("sentiment")
+print(bert_choices.accuracy_spreads("sentiment"))
 
 # %% [markdown]
 # Both BERTs get every turning review right, where the hand features get fewer than half and the other earlier models
@@ -1027,14 +936,15 @@ accuracy_spreads("sentiment")
 from course_utils.models.bert.bert_finetuning import SentimentBERT
 
 print(inspect.getsource(bert_choices.few_label_classifier))
-starts = {"from bert_reviews": lambda: SentimentBERT.from_masked_lm(reviews_bert),
-          "from random weights": lambda: SentimentBERT(reviews_bert.hf.config)}  # fmt: skip
+starts = {
+    "from bert_reviews": lambda: SentimentBERT.from_masked_lm(reviews_bert),
+    "from random weights": lambda: SentimentBERT(reviews_bert.hf.config),
+}
 for name, start in starts.items():
     classifier = bert_choices.few_label_classifier(start(), tokenizer)
     every, plain, turn = review_accuracy(classifier, tokenizer, test_reviews)
-    print(
-        f"100 labels, {name:20} all {every:.3f}   plain {plain:.3f}   but/not {turn:.3f}"
-    )
+    print(f"100 labels, {name:20} all {every:.3f}   plain {plain:.3f}", end="   ")
+    print(f"but/not {turn:.3f}")
 
 # %% [markdown]
 # The same two starts over the three seeds (stored with the seed runs):
@@ -1042,7 +952,7 @@ for name, start in starts.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 print("100 labels, over seeds 0–2, accuracy:")
-accuracy_spreads("100 labels")
+print(bert_choices.accuracy_spreads("100 labels"))
 
 # %% [markdown]
 # With 100 labels the two starts are within noise of each other, on all reviews and on the turning ones, and each
@@ -1079,33 +989,29 @@ from course_utils.analysis import contextual_embeddings as ce
 from course_utils.evaluation import linear_probe
 
 deep = load("bert_deep")
-deep_record, mlm_record = (
-    bzoo.training_record("bert_deep"),
-    bzoo.training_record("bert_mlm"),
-)
-deep_recipe = deep_record["recipe"]
+deep_record, mlm_record = (bzoo.training_record(n) for n in ("bert_deep", "bert_mlm"))
+deep_recipe, shallow = deep_record["recipe"], mlm_record["recipe"]
 print(
-    f"validation masked NLL ÷ oracle: bert_deep ({deep_recipe['layers']} layers, {deep_recipe['steps']:,} steps) "
-    f"{deep_record['valid_masked_ratio']:.2f}, bert_mlm ({mlm_record['recipe']['layers']} layers, "
-    f"{mlm_record['recipe']['steps']:,} steps) {mlm_record['valid_masked_ratio']:.2f}\n"
+    f"validation masked NLL ÷ oracle: bert_deep ({deep_recipe['layers']} layers, "
+    f"{deep_recipe['steps']:,} steps) {deep_record['valid_masked_ratio']:.2f},\n"
+    f"  bert_mlm ({shallow['layers']} layers, {shallow['steps']:,} steps) "
+    f"{mlm_record['valid_masked_ratio']:.2f}\n"
 )
 senses = corpus.load_eval("senses")
 by_layer = ce.sense_probe_by_layer(deep, tokenizer, senses)
-print(
-    f"{'representation':22} {'probe':>6} {'nearest neighbour':>18}   (chance {linear_probe.majority_accuracy([s['sense'] for s in senses], [s['word'] for s in senses]):.2f})"
+chance = linear_probe.majority_accuracy(
+    [s["sense"] for s in senses], [s["word"] for s in senses]
 )
+head = f"{'representation':22} {'probe':>6} {'nearest neighbour':>18}"
+print(f"{head}   (chance {chance:.2f})")
 for row in by_layer:
     nn = "" if row["nearest_neighbour"] is None else f"{row['nearest_neighbour']:.2f}"
     print(f"{row['representation']:22} {row['per_word']:6.2f} {nn:>18}")
 fine = collections.Counter(
     (item["sense"], item["position"] + 1) for item in senses if item["word"] == "fine"
 )
-print(
-    "\n'fine', by sense and word position:",
-    ", ".join(
-        f"{sense} word {position}: {n}" for (sense, position), n in sorted(fine.items())
-    ),
-)
+counts = ", ".join(f"{sense} word {at}: {n}" for (sense, at), n in sorted(fine.items()))
+print("\n'fine', by sense and word position:\n ", counts)
 
 # %% [markdown]
 # Layer 0 is the word type plus its position, and position alone already leaks the sense (the position-only row):
@@ -1124,14 +1030,13 @@ random_rows = {
     for row in ce.sense_probe_by_layer(untrained, tokenizer, senses)
 }
 print(f"{'':22} {'probe accuracy':>19}   {'nearest neighbour':>19}")
-print(
-    f"{'representation':22} {'trained':>9} {'untrained':>9}   {'trained':>9} {'untrained':>9}"
-)
+both = f"{'trained':>9} {'untrained':>9}"
+print(f"{'representation':22} {both}   {both}")
 for row in by_layer[2:]:
-    untrained_row = random_rows[row["representation"]]
+    other = random_rows[row["representation"]]
     print(
-        f"{row['representation']:22} {row['per_word']:9.2f} {untrained_row['per_word']:9.2f}   "
-        f"{row['nearest_neighbour']:9.2f} {untrained_row['nearest_neighbour']:9.2f}"
+        f"{row['representation']:22} {row['per_word']:9.2f} {other['per_word']:9.2f}   "
+        f"{row['nearest_neighbour']:9.2f} {other['nearest_neighbour']:9.2f}"
     )
 
 # %% [markdown]
@@ -1142,7 +1047,7 @@ for row in by_layer[2:]:
 # NBVAL_CHECK_OUTPUT
 context_layers = [row["representation"] for row in by_layer[3:]]  # layer 1 on
 print(
-    "random weights already mix in enough context to beat chance (0.5) by 0.2 at every layer from 1 on:",
+    "random weights already beat chance (0.5) by 0.2 at every layer from 1 on:",
     all(random_rows[name]["per_word"] > 0.7 for name in context_layers),
 )
 print(
@@ -1185,14 +1090,13 @@ tables = {
     "sense": ce.strategy_table(deep, tokenizer, senses),
     "subject number": ce.strategy_table(deep, tokenizer, number_items, per_word=False),
 }
-print(
-    f"{'strategy':26} {'layers':>10} {'sense':>6} {'number':>7}   Devlin et al. NER dev F1"
-)
+print(f"{'strategy':26} {'layers':>10} {'sense':>6} {'number':>7}", end="   ")
+print("Devlin et al. NER dev F1")
 for sense_row, number_row in zip(tables["sense"], tables["subject number"]):
     layers = ",".join(map(str, sense_row["layers"]))
     print(
-        f"{sense_row['strategy']:26} {layers:>10} {sense_row['accuracy']:6.2f} {number_row['accuracy']:7.2f}   "
-        f"{sense_row['devlin_dev_f1']:.1f}"
+        f"{sense_row['strategy']:26} {layers:>10} {sense_row['accuracy']:6.2f} "
+        f"{number_row['accuracy']:7.2f}   {sense_row['devlin_dev_f1']:.1f}"
     )
 
 # %% [markdown]
@@ -1249,7 +1153,8 @@ from transformers.utils import logging as hf_logging
 
 local = bzoo.checkpoint_dir("bert_mlm")  # a Hugging Face directory on disk
 bert_tokenizer = PreTrainedTokenizerFast.from_pretrained(local)
-hf_logging.set_verbosity_error()  # BertModel has no masked-LM head: its 5 saved matrices are left out, as they should be
+# BertModel has no masked-LM head: its 5 saved matrices are left out, as they should be
+hf_logging.set_verbosity_error()
 bert_model = BertModel.from_pretrained(local, add_pooling_layer=False)
 hf_logging.set_verbosity_warning()
 pipe = pipeline(
@@ -1258,14 +1163,15 @@ pipe = pipeline(
 text = "he ate the cake with the fork ."
 emb = pipe(text)  # [texts][pieces][hidden]: the last layer only
 print(
-    f"{len(emb[0])} pieces × {len(emb[0][0])} numbers; emb[0][0] is [CLS]'s vector: {[round(x, 2) for x in emb[0][0][:4]]} …"
+    f"{len(emb[0])} pieces × {len(emb[0][0])} numbers; "
+    f"emb[0][0] is [CLS]'s vector: {[round(x, 2) for x in emb[0][0][:4]]} …"
 )
+inputs = bert_tokenizer(text, return_tensors="pt")
 with torch.no_grad():
-    every_layer = bert_model(
-        **bert_tokenizer(text, return_tensors="pt"), output_hidden_states=True
-    ).hidden_states
+    every_layer = bert_model(**inputs, output_hidden_states=True).hidden_states
 print(
-    f"output_hidden_states: {len(every_layer)} layers (embeddings + {len(every_layer) - 1}), each {tuple(every_layer[0].shape)}"
+    f"output_hidden_states: {len(every_layer)} layers "
+    f"(embeddings + {len(every_layer) - 1}), each {tuple(every_layer[0].shape)}"
 )
 print(
     "the pipeline's vectors are the last layer:",
@@ -1332,7 +1238,8 @@ layer_2 = attentions[1][0]  # (heads, T, T)
 for head in range(layer_2.shape[0]):
     weights = layer_2[head, verb]  # (T,): where 'sleep' attends
     print(
-        f"layer 2, head {head + 1}: from 'sleep', {weights[subject]:.2f} on 'dogs', {weights[nearer]:.2f} on 'tiger'"
+        f"layer 2, head {head + 1}: from 'sleep', {weights[subject]:.2f} on 'dogs', "
+        f"{weights[nearer]:.2f} on 'tiger'"
     )
 
 # %% [markdown]
@@ -1394,27 +1301,18 @@ bertviz_offline.head_view(
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-PERSON_A = ("i feel fine , even great ! earlier , i played the game yahtzee with my partner . i could not get that "
-            "die to roll a 1 ! now i am lying on my bed for a rest .").split()  # fmt: skip
-PERSON_B = ("my life is a great mess ! my business partner was lying to me . he was trying to game the system and played "
-            "me . i think i am going to die , he left and now i have to pay the rest of his fine .").split()  # fmt: skip
 slide_words = ["fine", "game", "partner", "lying", "die", "rest"]
-if (
-    real is bert.hf
-):  # offline: course sentences with the same words in two senses, and in one (the baseline)
+baseline = None  # (6,): two uses of one sense, at the last layer (offline only)
+# offline: course sentences with the same words in two senses, and in one (the baseline)
+if real is bert.hf:
     pairs, same_sense = ce.use_pairs(senses, slide_words)
+    baseline = ce.pair_cosines(real, real_tokenizer, same_sense)[-1]
 else:  # the slides' own texts (no baseline: each word appears once in each)
-    pairs = [[{"words": PERSON_A, "position": PERSON_A.index(w)}, {"words": PERSON_B, "position": PERSON_B.index(w)}]
-             for w in slide_words]  # fmt: skip
-    same_sense = None
+    pairs = ce.slide_pairs(slide_words)
 cosine = ce.pair_cosines(real, real_tokenizer, pairs)  # (L+1, 6)
-baseline = (
-    None
-    if same_sense is None
-    else ce.pair_cosines(real, real_tokenizer, same_sense)[-1]
-)  # (6,)
-print(f"{'word':8} {'two senses: layer 0':>20} {'last layer':>11}" + ("" if baseline is None else "   one sense: last layer")
-      + "   the two uses")  # fmt: skip
+head = f"{'word':8} {'two senses: layer 0':>20} {'last layer':>11}"
+head += "" if baseline is None else "   one sense: last layer"
+print(head + "   the two uses")
 for i, (w, pair) in enumerate(zip(slide_words, pairs)):
     shown_uses = " | ".join(
         " ".join(item["words"][max(0, item["position"] - 3) : item["position"] + 3])

@@ -87,3 +87,23 @@ def test_seed_values_follow_the_keys():
     assert bc.seed_values("bert_mlm", "a", 1, results=results) == [2, 4]
     with pytest.raises(CourseInputError, match="at least 3"):
         bc.seed_spreads(results)
+
+
+def test_the_choice_tables_print_the_stored_runs():
+    choices = bc.load_results()
+    rows = bc.choice_rows(choices, ["vocabulary 600", "every word whole"]).splitlines()
+    assert len(rows) == 2 and rows[0].startswith("vocabulary 600") and rows[1].endswith("—")  # no split word at all
+    assert len(rows[0]) == len(bc.CHOICE_HEAD)
+    gap = choices["runs"]["vocabulary 1000"]["test"]["all"] - choices["runs"]["vocabulary 600"]["test"]["all"]
+    assert bc.change(choices, "vocabulary 600", "vocabulary 1000", abs(gap) / 2) == (
+        f"{gap:+.3f}, beyond the seeds' range ({abs(gap) / 2:.4f})"
+    )
+    assert "within" in bc.change(choices, "vocabulary 600", "vocabulary 1000", 2 * abs(gap))
+
+
+def test_the_accuracy_spreads_fit_the_projector():
+    lines = bc.accuracy_spreads("100 labels").splitlines()
+    assert len(lines) == 4 and max(map(len, lines)) <= 88
+    assert lines[1].endswith(bc.verdict(*(bc.fine_tuning_spread("100 labels", start, 0)
+                                          for start in ("fine-tuned", "no pretraining")),
+                                        ("fine-tuned", "no pretraining"), higher_is_better=True))  # fmt: skip

@@ -324,3 +324,9 @@ def test_use_pairs_give_two_senses_and_a_same_sense_baseline(model, tokenizer):
     assert cosines.shape == (3, 2) and torch.allclose(cosines[:, 1], expected)
     with pytest.raises(CourseInputError, match="two senses"):
         ce.use_pairs(senses, ["zebra"])
+
+
+def test_the_slides_pairs_point_at_each_word_in_both_texts():
+    pairs = ce.slide_pairs(["fine", "rest"])
+    assert [[item["words"][item["position"]] for item in pair] for pair in pairs] == [["fine"] * 2, ["rest"] * 2]
+    assert pairs[0][0]["words"] is ce.PERSON_A and pairs[0][1]["words"] is ce.PERSON_B

@@ -267,6 +267,26 @@ def given_piece_count(distribution: dict[str, float], tokenizer, pieces: int) ->
     return {w: p / total for w, p in kept.items()}
 
 
+def split_word_example(sentences: Sequence[Sequence[str]], tokenizer, *, seed: int = 1) -> dict[str, str] | None:
+    """Whole-word masking at work: of the ``sentences`` with a word of several pieces, masked as one batch
+    (``whole_word_batches``), the first whose masking turned a split word into [MASK]s, as text: "sentence" (its
+    pieces), "masked" (the model's input) and "labels" (the pieces to predict); None when no sentence has one."""
+    split = [s for s in sentences if any(piece_count(tokenizer, w) > 1 for w in s)]
+    if not split:
+        return None
+    masked, labels = whole_word_batches(split, tokenizer, batch_size=len(split), seed=seed)(0)
+    chosen = labels != -100  # (B, T)
+    original = torch.where(chosen, labels, masked)  # the batch's rows are sorted by length: read them from the batch
+    for row in range(len(split)):
+        pieces = tokenizer.convert_ids_to_tokens(original[row][original[row] != tokenizer.pad_token_id].tolist())
+        hidden = chosen[row][: len(pieces)] & (masked[row][: len(pieces)] == tokenizer.mask_token_id)
+        if any(h and p.startswith("##") for h, p in zip(hidden.tolist(), pieces)):  # a split word became [MASK]s
+            return {"sentence": " ".join(pieces),
+                    "masked": " ".join(tokenizer.convert_ids_to_tokens(masked[row][: len(pieces)].tolist())),
+                    "labels": " ".join(tokenizer.convert_ids_to_tokens(labels[row][chosen[row]].tolist()))}  # fmt: skip
+    return None
+
+
 class WordScorer:
     """P(word | left ___ right, the gap has k pieces) from a WordPiece masked LM (see the module docstring).
 
@@ -311,6 +331,22 @@ class WordScorer:
 
 
 TIE = 1e-6  # probabilities this close (relative) count as tied: well above float32's last bits (~1e-7)
+
+
+def side_by_side(scorer: WordScorer, lang, tokenizer, left: str, right: str, top: int = 5) -> tuple[dict, dict]:
+    """Print BERT's (``scorer``) and the oracle's one-piece answers for the gap between ``left`` and ``right``,
+    most probable first; return both distributions."""
+    model = scorer.distribution(left.split(), right.split(), 1)
+    exact = given_piece_count(lang.masked_distribution(left.split(), right.split()), tokenizer, 1)
+    print(f"{left} ___ {right}")
+    print("   BERT:  ", ", ".join(f"{w} {p:.2f}" for w, p in list(model.items())[:top]))
+    print("   oracle:", ", ".join(f"{w} {p:.2f}" for w, p in list(exact.items())[:top]))
+    return model, exact
+
+
+def mass(distribution: dict[str, float], allowed) -> float:
+    """The probability ``distribution`` puts on the words in ``allowed``."""
+    return sum(p for w, p in distribution.items() if w in allowed)
 
 
 def top_word(dist: dict[str, float]) -> str:

@@ -134,7 +134,8 @@ class WordPieceEncoder:
         self.unk, self.prefix, self.max_characters = unk, prefix, max_characters
 
     def encode_word(self, word: str) -> list[str]:
-        """The pieces of one word: the longest vocabulary entry at each point, or ``[UNK]`` for the whole word."""
+        """The pieces of one word: the longest vocabulary entry at each point, or
+        ``[UNK]`` for the whole word."""
         if not isinstance(word, str) or not word:
             raise CourseInputError(f"a word must be a non-empty string, got {word!r}")
         if len(word) > self.max_characters:
@@ -142,8 +143,10 @@ class WordPieceEncoder:
         pieces, start = [], 0
         while start < len(word):
             end = len(word)
-            while end > start:  # shrink the candidate from the right until it is in the vocabulary
-                candidate = word[start:end] if start == 0 else self.prefix + word[start:end]
+            # shrink the candidate from the right until it is in the vocabulary
+            while end > start:
+                piece = word[start:end]
+                candidate = piece if start == 0 else self.prefix + piece
                 if candidate in self.ids:
                     break
                 end -= 1

@@ -296,3 +296,22 @@ def test_the_oracles_top_1_is_the_same_when_its_sums_are_taken_in_another_order(
         dist = oracle.masked_distribution(words[:i], words[i + 1 :])
         jittered = {w: p * (1 + 1e-12 * ((len(w) % 3) - 1)) for w, p in dist.items()}  # last-bit-sized moves
         assert bm.top_word(jittered) == bm.top_word(dist)
+
+
+def test_the_split_word_example_hides_a_whole_split_word(tokenizer):
+    example = bm.split_word_example(corpus.load_split("test")[:300], tokenizer, seed=1)
+    sentence, masked, labels = (example[key].split() for key in ("sentence", "masked", "labels"))
+    assert len(sentence) == len(masked) and any(piece.startswith("##") for piece in labels)
+    hidden = [piece for piece, shown in zip(sentence, masked) if shown == "[MASK]"]
+    assert set(hidden) <= set(labels) and any(piece.startswith("##") for piece in hidden)
+    assert bm.split_word_example([["the", "cat", "sleeps", "."]], tokenizer) is None  # no word of several pieces
+
+
+def test_side_by_side_prints_both_answers_and_mass_sums_the_allowed_words(tiny, tokenizer, oracle, capsys):
+    scorer = bm.WordScorer(tiny, tokenizer, sorted(oracle.vocabulary))
+    model, exact = bm.side_by_side(scorer, oracle, tokenizer, "lucas ate the", ".", top=3)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "lucas ate the ___ ." and len(lines) == 3 and len(exact) > 3
+    assert lines[2].count(",") == 2 and lines[2].split()[1] == next(iter(exact))  # the oracle's most probable first
+    assert math.isclose(sum(model.values()), 1.0, rel_tol=1e-4) and math.isclose(bm.mass(exact, exact), 1.0)
+    assert bm.mass({"a": 0.25, "b": 0.5, "c": 0.25}, {"a", "c", "z"}) == 0.5
