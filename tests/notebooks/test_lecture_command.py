@@ -2,11 +2,12 @@
 
 The quick tests check the copy: every cell of the stored notebook with its outputs and prompt, no saved widget state,
 the outputs of the cells that answer the plan's questions collapsed, and lecture mode run right after the set-up. The
-browser test prepares notebooks 06 and 08 with the script's own functions (JupyterLab on a free port with a token, as
-an instructor gets it, no browser of its own), opens the URL it gives in headless Chromium and checks, without
-running a cell: the page joined the prepared kernel; every code cell shows its stored prompt, so each [n] the lecture
-plan names is the [n] on screen; the demos are in lecture mode and live (moving a control changes the first one's
-picture). It prints the preparation times (``-s`` shows them). Screenshots go to ``tests/artifacts/lecture/``.
+browser test prepares notebooks 06 and 08 with the script's own functions (JupyterLab on a free port with a token, as an
+instructor gets it, no browser of its own), opens the URL it gives in headless Chromium and checks, without running a
+cell: the page joined the prepared kernel; every code cell shows its stored prompt, so each [n] the lecture plan names
+is the [n] on screen; the outputs of the answering cells, and only those, are collapsed; the demos are in lecture mode
+and live (moving a control changes the first one's picture). It prints the preparation times (``-s`` shows them).
+Screenshots go to ``tests/artifacts/lecture/``.
 
     python -m pytest tests/notebooks/test_lecture_command.py -p no:xdist -s
 
@@ -133,7 +134,8 @@ _FIRST_DEMO_JS = """() => {
   return {classes: demo.className, titlePx: parseFloat(getComputedStyle(title).fontSize)};
 }"""
 
-# The prompt each code cell of the open notebook shows ("[5]:" -> "5"), in order: each cell scrolled into view first
+# The prompt each code cell of the open notebook shows ("[5]:" -> "5") and whether its outputs are collapsed, in
+# order: each cell scrolled into view first
 # (JupyterLab renders only the cells near the view).
 _PROMPTS_JS = """async () => {
   const content = window.jupyterapp.shell.currentWidget.content, shown = [];
@@ -142,7 +144,8 @@ _PROMPTS_JS = """async () => {
     await content.scrollToItem(index, 'center');
     await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
     const prompt = cell.node.querySelector('.jp-InputArea-prompt');
-    shown.push(prompt && cell.node.isConnected ? prompt.textContent.replace(/[\\[\\]:\\s]/g, '') : null);
+    const text = prompt && cell.node.isConnected ? prompt.textContent.replace(/[\\[\\]:\\s]/g, '') : null;
+    shown.push({prompt: text, outputHidden: cell.outputHidden});
   }
   return shown;
 }"""
@@ -209,10 +212,13 @@ def test_the_page_shows_the_plans_prompts_and_live_demos_in_lecture_mode(browser
         print(f"\n{number}: prepared in {timings['total']:.1f} s (JupyterLab {timings['jupyterlab']:.1f} s, "
               f"{lab.cells_run} cells {timings['cells']:.1f} s), COURSE_FAST={os.environ.get('COURSE_FAST', '')!r}")  # fmt: skip
         assert page.kernel_id == lab.kernel_id, "the page did not join the kernel the cells ran in"
-        shown = page.page.evaluate(_PROMPTS_JS)
+        cells = page.page.evaluate(_PROMPTS_JS)
+        shown = [cell["prompt"] for cell in cells]
         assert shown == stored, f"prompts on screen {shown} against the stored notebook's {stored}"
         wrong = {n for n in plan_prompts(number) if shown[n - 1] != str(n)}
         assert not wrong, f"the plan names {sorted(wrong)}, which show other prompts"
+        hidden = {int(cell["prompt"]) for cell in cells if cell["outputHidden"]}
+        assert hidden == lecture.answer_prompts(lecture.notebook_path(number).stem), f"outputs collapsed: {hidden}"
         wait_or_fail(lambda: page.wait_for_demos(demos, timeout_s=60), f"{demos} demos with a picture did not show")
         problems = page.output_problems()
         assert not problems, "the page shows problems:\n" + "\n".join(problems)
