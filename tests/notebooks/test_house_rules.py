@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import subprocess
 import sys
@@ -21,14 +22,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from build_notebooks import same_program, unchanged_code  # noqa: E402
+from plan_support import shown_prompts  # noqa: E402
+
+from course_utils.lecture import HOUSE_WIDTH as WIDTH  # noqa: E402
 
 STEMS = sorted(path.stem for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-WIDTH = 88
 CELL_LINES = 30
-PROMPTS = re.compile(r"\[(\d+)\](?:–\[(\d+)\])?")  # [n] or [a]–[b]
-PLAN_ROW = re.compile(r"^\| *\d+–\d+ *\|(.*)$", flags=re.M)  # | 10–22 | heading | cells | how |
+PRE = re.compile(r"<pre[^>]*>(.*?)</pre>", flags=re.S)  # a listing shown as HTML (a function's source, say)
 
 
 def code_cells(stem: str) -> list[nbformat.NotebookNode]:
@@ -36,40 +39,36 @@ def code_cells(stem: str) -> list[nbformat.NotebookNode]:
     return [cell for cell in notebook.cells if cell.cell_type == "code"]
 
 
-def shown_prompts(stem: str, teaching: str | None = None) -> set[int]:
-    """The prompts [n] that the notebook's lecture plan projects (its rows' "cells" column)."""
-    teaching = teaching or (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
-    sections = re.split(r"^## (\d\d) · ", teaching, flags=re.M)
-    body = dict(zip(sections[1::2], sections[2::2])).get(stem[:2], "")
-    plan = body.partition("### Lecture plan")[2]
-    shown = set()
-    for row in PLAN_ROW.findall(plan):
-        columns = [column.strip() for column in row.strip().strip("|").split("|")]
-        for first, last in PROMPTS.findall(columns[1] if len(columns) > 1 else ""):
-            shown.update(range(int(first), int(last or first) + 1))
-    return shown
-
-
 def printed_lines(cell: nbformat.NotebookNode) -> list[str]:
-    """The lines a cell prints as text: streams and plain-text results, not widgets, HTML or pictures."""
+    """The lines a cell prints as text: streams, plain-text results and HTML listings (``<pre>``), not widgets or
+    pictures."""
     lines = []
     for output in cell.get("outputs", []):
         if output.output_type == "stream":
             lines += output.text.splitlines()
         elif output.output_type in ("execute_result", "display_data", "error"):
             data = output.get("data", {})
-            if not ({"text/html", "image/png", "application/vnd.jupyter.widget-view+json"} & set(data)):
+            if "text/html" in data:
+                listings = PRE.findall(data["text/html"])
+                lines += [
+                    html.unescape(re.sub(r"<[^>]+>", "", line)) for text in listings for line in text.splitlines()
+                ]
+            elif not ({"image/png", "application/vnd.jupyter.widget-view+json"} & set(data)):
                 lines += data.get("text/plain", "").splitlines()
     return lines
 
 
-def test_shown_prompts_reads_a_plan():
-    teaching = (
-        "## 01 · One\n\n### Lecture plan\n\n| min | project | cells | how |\n|---|---|---|---|\n"
-        "| 0–6 | 1. A | [4]–[6] | live |\n| 6–9 | 2. B [99] | [8] | stored |\n\n## 02 · Two\n| 0–5 | C | [2] | live |\n"
-    )
-    assert shown_prompts("01_x", teaching) == {4, 5, 6, 8}
-    assert shown_prompts("02_x", teaching) == set()  # no plan heading: nothing shown
+def test_printed_lines_reads_streams_results_and_listings_not_widgets():
+    cell = nbformat.v4.new_code_cell("show()")
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="a table\nrow 1\n"),
+        nbformat.v4.new_output("display_data", data={"text/html": "<pre><b>def</b> f(x):\n  x &lt; 1</pre>"}),
+        nbformat.v4.new_output(
+            "display_data", data={"text/plain": "Widget", "application/vnd.jupyter.widget-view+json": {}}
+        ),
+        nbformat.v4.new_output("execute_result", data={"text/plain": "42"}, execution_count=1),
+    ]
+    assert printed_lines(cell) == ["a table", "row 1", "def f(x):", "  x < 1", "42"]
 
 
 @pytest.mark.parametrize("stem", STEMS)
