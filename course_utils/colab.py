@@ -20,14 +20,14 @@ BRANCH = "main"
 # The first code cell of every notebook: at most 8 lines, the logic in course_utils/colab_install.py. Idempotent;
 # does nothing outside Colab. runpy runs the installer without importing course_utils, which needs torch.
 SETUP_CELL = """\
-# Set-up. On Colab this installs the course, once per runtime (course_utils/colab_install.py); elsewhere, nothing.
-import sys
+# Set-up. On Colab this installs the course once per runtime; elsewhere, nothing.
+import os, runpy, subprocess, sys
 if "google.colab" in sys.modules:
-    import os, runpy, subprocess
-    if not os.path.isdir("/content/course"):
-        subprocess.run(["git", "clone", "-q", "--depth", "1", "{url}", "/content/course"], check=True)
-    runpy.run_path("/content/course/course_utils/colab_install.py")["install"]()  # and puts it on sys.path
-    os.chdir("/content/course/notebooks")"""
+    url, home = "{url}", "/content/course"
+    if not os.path.isdir(home):
+        subprocess.run(["git", "clone", "-q", "--depth", "1", url, home], check=True)
+    runpy.run_path(f"{{home}}/course_utils/colab_install.py")["install"]()
+    os.chdir(f"{{home}}/notebooks")"""
 
 SETUP_CELL_MARKER = "# Set-up. On Colab this installs the course"
 

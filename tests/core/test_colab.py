@@ -79,13 +79,17 @@ def test_the_cell_may_install_exactly_the_core_less_colabs_own():
 
 
 def test_the_cell_is_at_most_8_lines_and_runs_the_installer_of_its_clone():
+    from course_utils.lecture import HOUSE_WIDTH
+
     source = colab.setup_cell_source()
     assert len(source.splitlines()) <= 8, source
+    assert max(map(len, source.splitlines())) <= HOUSE_WIDTH, "the set-up cell keeps the projector's width"
     assert source.startswith(colab.SETUP_CELL_MARKER)
-    installer = re.search(r'run_path\("/content/course/([\w/]+\.py)"\)\["(\w+)"\]\(\)', source)
+    assert re.search(r'^    url, home = "(.+)", "/content/course"$', source, flags=re.M)[1] == colab.REPO_URL
+    installer = re.search(r'run_path\(f"\{home\}/([\w/]+\.py)"\)\["(\w+)"\]\(\)', source)
     assert installer and (ROOT / installer[1]) == Path(colab_install.__file__), "the cell runs colab_install.py"
     assert callable(getattr(colab_install, installer[2]))
-    assert source.rstrip().endswith('os.chdir("/content/course/notebooks")'), "it ends where the notebooks are"
+    assert source.rstrip().endswith('os.chdir(f"{home}/notebooks")'), "it ends where the notebooks are"
 
 
 def test_the_installer_needs_only_the_standard_library_and_packaging():
