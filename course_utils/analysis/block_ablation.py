@@ -47,12 +47,14 @@ class AblatedBlock(ScratchBlock):
         return norm(x) if self.layer_norm == "pre" else x
 
     def after(self, x: Tensor, out: Tensor, norm: nn.LayerNorm) -> Tensor:
-        """A sublayer's output ``out`` joined to its input ``x``: x + out (or out alone), then LN in a post-LN block."""
+        """A sublayer's output ``out`` joined to its input ``x``: x + out (or out
+        alone), then LN in a post-LN block."""
         out = x + out if self.residual else out
         return norm(out) if self.layer_norm == "post" else out
 
     def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        attended, weights = self.attend(self.before(x, self.ln_1))  # (B, T, C), (B, H, T, T)
+        # (B, T, C), (B, H, T, T)
+        attended, weights = self.attend(self.before(x, self.ln_1))
         x = self.after(x, attended, self.ln_1)  # (B, T, C)
         x = self.after(x, self.mlp(self.before(x, self.ln_2)), self.ln_2)  # (B, T, C)
         return x, weights

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from course_utils.analysis.seed_spread import Spread, spread, verdict
+from course_utils.analysis.seed_spread import WITHIN_NOISE, Spread, spread, verdict
 from course_utils.analysis.stored_runs import save_run
 
 SEEDS = (0, 1, 2)
@@ -34,6 +34,15 @@ def stored_comparison(results: dict, a: str, b: str, metric: str, *, higher_is_b
     return first, second, verdict(first, second, labels or (a, b), higher_is_better=higher_is_better)
 
 
+def beyond_noise(results: dict, a: str, b: str, metrics: dict[str, str], *, higher_is_better: bool = True,
+                 labels: tuple[str, str] | None = None) -> dict[str, str]:  # fmt: skip
+    """The noise rule's verdict on ``a`` against ``b`` for each metric (row label -> metric) whose gap exceeds the
+    spread, in the order of ``metrics``; the metrics within noise are left out."""
+    said = {label: stored_comparison(results, a, b, metric, higher_is_better=higher_is_better, labels=labels)[2]
+            for label, metric in metrics.items()}  # fmt: skip
+    return {label: verdict for label, verdict in said.items() if verdict != WITHIN_NOISE}
+
+
 def paired_difference(results: dict, a: str, b: str, metric: str, seeds=SEEDS) -> Spread:
     """``metric`` of ``a`` minus that of ``b``, seed by seed (each seed's ``a`` against the same seed's ``b``)."""
     first, second = stored_spread(results, a, metric, seeds), stored_spread(results, b, metric, seeds)
@@ -42,11 +51,11 @@ def paired_difference(results: dict, a: str, b: str, metric: str, seeds=SEEDS) -
 
 def spread_table(results: dict, names: dict[str, str], metrics: dict[str, str], *, digits: int = 3,
                  scale: float = 1.0, header: bool = True, width: int | None = None,
-                 by_run: bool = False) -> str:  # fmt: skip
+                 by_run: bool = False, label_width: int | None = None) -> str:  # fmt: skip
     """A table, one row per metric (row label -> metric) and one column per run (column label -> name), or with
     ``by_run`` one row per run and one column per metric: each cell the mean over the stored seeds and
     (lowest–highest), the values times ``scale`` (100 for percentages). ``width`` fixes the columns' width, so that
-    tables printed one under the other line up."""
+    tables printed one under the other line up; ``label_width`` the row labels' (by default at least 14)."""
 
     def cell(name: str, metric: str) -> str:
         values = stored_spread(results, name, metric)
@@ -56,18 +65,25 @@ def spread_table(results: dict, names: dict[str, str], metrics: dict[str, str], 
     grid = {row: [cell(*((key, column_key) if by_run else (column_key, key))) for column_key in columns.values()]
             for row, key in rows.items()}  # fmt: skip
     width = width or max(len(text) for text in [*columns, *(text for cells in grid.values() for text in cells)]) + 2
-    label_width = max(14, max(map(len, rows)) + 2)
+    label_width = label_width or max(14, max(map(len, rows)) + 2)
     lines = [" " * label_width + "".join(f"{label:>{width}}" for label in columns)] if header else []
     lines += [f"{row:{label_width}}" + "".join(f"{text:>{width}}" for text in cells) for row, cells in grid.items()]
     return "\n".join(lines)
 
 
+def short(values: Spread, digits: int = 3) -> str:
+    """``mean (low–high)``: ``Spread.format`` without the count of seeds, for a line that says it once."""
+    return f"{values.mean:.{digits}f} ({values.low:.{digits}f}–{values.high:.{digits}f})"
+
+
 def comparison_line(results: dict, a: str, b: str, metric: str, *, higher_is_better: bool = True,
-                    labels: tuple[str, str] | None = None, digits: int = 3) -> str:  # fmt: skip
-    """One printed comparison: ``a mean (low–high, 3 seeds) | b mean (…) → verdict``."""
+                    labels: tuple[str, str] | None = None, digits: int = 3, count: bool = True) -> str:  # fmt: skip
+    """One printed comparison: ``a mean (low–high, 3 seeds) | b mean (…) → verdict``; without ``count``, no
+    "3 seeds" (``short``)."""
     labels = labels or (a, b)
     first, second, said = stored_comparison(results, a, b, metric, higher_is_better=higher_is_better, labels=labels)
-    return f"{labels[0]} {first.format(digits)} | {labels[1]} {second.format(digits)} → {said}"
+    text = (lambda values: values.format(digits)) if count else (lambda values: short(values, digits))
+    return f"{labels[0]} {text(first)} | {labels[1]} {text(second)} → {said}"
 
 
 def measure_all(names, seeds, measure_run, *, results_file, command: str, order, write: bool) -> None:

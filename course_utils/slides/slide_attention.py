@@ -112,12 +112,18 @@ class SelfAttention(nn.Module):
         self.V = nn.Linear(h_dim, h_dim)
         self.dropout = nn.Dropout(p=dropout)  # on the attention weights, as in BERT; only in training
 
-    def forward(self, hidden_states: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         v = self.V(hidden_states)  # (B, T, d)
         k = self.K(hidden_states)  # (B, T, d)
         q = self.Q(hidden_states)  # (B, T, d)
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, T, T)
         if mask is not None:
-            scores = scores.masked_fill(~mask, -math.inf)  # True = may attend, as in SDPA
-        probs = self.dropout(torch.softmax(scores, dim=-1))  # (B, T, T): each row sums to 1
+            # True = may attend, as in SDPA
+            scores = scores.masked_fill(~mask, -math.inf)
+        # (B, T, T): each row sums to 1
+        probs = self.dropout(torch.softmax(scores, dim=-1))
         return probs @ v  # (B, T, d)

@@ -65,10 +65,8 @@ from course_utils.models.transformer.encoder_block import (
     bert_layer_matrices,
 )
 
-vocab, lang = (
-    course_vocab(),
-    CourseLanguage(include_held_out=False),
-)  # the training language, exact
+# the training language, exact
+vocab, lang = course_vocab(), CourseLanguage(include_held_out=False)
 
 # %% [markdown]
 # ## 1. The slide's worked example: Thinking / Machines
@@ -105,13 +103,11 @@ scaled = scores / math.sqrt(d_k)
 weights = torch.softmax(scaled, dim=0)
 z1 = weights[0] * tm["v1"] + weights[1] * tm["v2"]  # (3,): multiply and sum
 print(f"\nscore      q1·k1 = {scores[0]:.0f}    q1·k2 = {scores[1]:.0f}")
-print(
-    f"÷ √d_k     √{d_k} = {math.sqrt(d_k):.0f}:  {scaled[0]:.0f}  and  {scaled[1]:.0f}"
-)
+root = math.sqrt(d_k)
+print(f"÷ √d_k     √{d_k} = {root:.0f}:  {scaled[0]:.0f}  and  {scaled[1]:.0f}")
 print(f"softmax    {weights[0]:.2f} and {weights[1]:.2f}")
-print(
-    f"z1 = {weights[0]:.2f}·v1 + {weights[1]:.2f}·v2 = [{', '.join(f'{x:.2f}' for x in z1)}]"
-)
+z1_text = ", ".join(f"{x:.2f}" for x in z1)
+print(f"z1 = {weights[0]:.2f}·v1 + {weights[1]:.2f}·v2 = [{z1_text}]")
 
 # %% [markdown]
 # The course's `scaled_dot_product_attention` does the four steps at once for every query (the weights come from
@@ -130,9 +126,8 @@ keys, values = (
 out, w = att.scaled_dot_product_attention(
     tm["q1"][None], keys, values
 )  # (1, 3), (1, 2)
-print(
-    f"weights {[round(x, 2) for x in w[0].tolist()]}, output equals z1: {torch.allclose(out[0], z1)}"
-)
+rounded = [round(x, 2) for x in w[0].tolist()]
+print(f"weights {rounded}, output equals z1: {torch.allclose(out[0], z1)}")
 
 # %% [markdown]
 # ## 2. The slide's `SelfAttention` class, run as written
@@ -149,6 +144,8 @@ print(slide.SLIDE_SOURCE)
 
 # %%
 # NBVAL_CHECK_OUTPUT
+import textwrap
+
 torch.manual_seed(0)
 x = torch.randn(2, 5, 8)  # (B, T, d)
 for fixed in range(len(slide.FIXES) + 1):
@@ -161,9 +158,17 @@ for fixed in range(len(slide.FIXES) + 1):
         if run.error
         else f"runs, output {tuple(run.output.shape)}"
     )
-    print(f"{what}\n    → {result}")
+    print(what)
+    print(
+        textwrap.fill(
+            f"→ {result}", 88, initial_indent="    ", subsequent_indent="      "
+        )
+    )
     for warning in run.warnings:
-        print(f"    ⚠ warning: {warning.split('. ')[0]}")
+        said = f"⚠ warning: {warning.split('. ')[0]}"
+        print(
+            textwrap.fill(said, 88, initial_indent="    ", subsequent_indent="      ")
+        )
 
 # %% [markdown]
 # Two of the bugs raise no error at all, which makes them the dangerous ones:
@@ -184,16 +189,13 @@ x_one = x[:1]
 no_dim = slide.run_slide_code(6, x_one).output  # softmax over a batch of one
 with torch.no_grad():
     sum_of_values = fixed_class.V(x_one).sum(dim=1, keepdim=True).expand(-1, 5, -1)
-print(
-    f"softmax without dim, batch of one: output = sum of all values: {torch.allclose(no_dim, sum_of_values, atol=1e-5)}"
-)
+summed = torch.allclose(no_dim, sum_of_values, atol=1e-5)
+print(f"softmax without dim, batch of one: output = sum of all values: {summed}")
 no_scale = slide.run_slide_code(7, x).output
-print(
-    f"without 1/√d_k: max |difference| from the formula > 0.01: {(no_scale - reference).abs().max().item() > 0.01}"
-)
-print(
-    f"all fixes: the output equals the corrected class: {torch.allclose(slide.run_slide_code(8, x).output, reference)}"
-)
+far = (no_scale - reference).abs().max().item() > 0.01
+print(f"without 1/√d_k: max |difference| from the formula > 0.01: {far}")
+same = torch.allclose(slide.run_slide_code(8, x).output, reference)
+print(f"all fixes: the output equals the corrected class: {same}")
 
 # %% [markdown]
 # **Dropout, defined.** The slide's class calls `self.dropout(attn_probs)`, and the deck shows Srivastava et al.'s
@@ -238,7 +240,8 @@ for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
             model(xs, att.causal_mask(5)) - causal
         ).abs().max().item() <= tolerance
     print(
-        f"{str(dtype):14} corrected class = SDPA (≤ {tolerance:.0e}): {ok}; with a causal mask: {ok_causal}"
+        f"{str(dtype):14} corrected class = SDPA (≤ {tolerance:.0e}): {ok}; "
+        f"with a causal mask: {ok_causal}"
     )
 fixed_class = fixed_class.float()
 
@@ -279,20 +282,23 @@ for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
         lib_out, lib_weights = library(
             x, x, x, key_padding_mask=~real, average_attn_weights=False
         )
-        out, weights = scratch(
-            x, x, x, real[:, None, None, :]
-        )  # mask (B, 1, 1, S) broadcast to (B, h, T, S)
-        fused = att.library_attention(scratch, x, x, x, real[:, None, None, :])
+        mask = real[:, None, None, :]  # (B, 1, 1, S), broadcast to (B, h, T, S)
+        out, weights = scratch(x, x, x, mask)
+        fused = att.library_attention(scratch, x, x, x, mask)
         lib_causal, _ = library(x, x, x, attn_mask=~att.causal_mask(7))
         causal, _ = scratch(x, x, x, att.causal_mask(7))
-    checks = {"nn.MultiheadAttention output": (out, lib_out), "its weights (per head)": (weights, lib_weights),
-              "SDPA kernel": (out, fused), "causal mask": (causal, lib_causal)}  # fmt: skip
+    checks = {
+        "nn.MultiheadAttention output": (out, lib_out),
+        "its weights (per head)": (weights, lib_weights),
+        "SDPA kernel": (out, fused),
+        "causal mask": (causal, lib_causal),
+    }
     for what, (a, b) in checks.items():
-        print(
-            f"{str(dtype):14} scratch = {what:28} (≤ {tolerance:.0e}): {(a - b).abs().max().item() <= tolerance}"
-        )
+        ok = (a - b).abs().max().item() <= tolerance
+        print(f"{str(dtype):14} scratch = {what:28} (≤ {tolerance:.0e}): {ok}")
 print(
-    f"shapes: input {tuple(x.shape)} (B, T, d_model); weights {tuple(weights.shape)} (B, h, T, S)"
+    f"shapes: input {tuple(x.shape)} (B, T, d_model); "
+    f"weights {tuple(weights.shape)} (B, h, T, S)"
 )
 
 # %% [markdown]
@@ -332,15 +338,15 @@ with torch.no_grad():
         x, x, x, key_padding_mask=real
     )  # SDPA's convention: the trap
 print(f"right convention: every output finite: {bool(torch.isfinite(right).all())}")
-# torch gives NaN where a query may read nothing; a torch with a "safe" softmax gives zero weights there instead
+# torch gives NaN where a query may read nothing;
+# a torch with a "safe" softmax gives zero weights there instead
 reads_nothing = bool(torch.isnan(wrong[0]).all() or (wrong_weights[0] == 0).all())
-print(
-    f"SDPA's mask given to nn.MultiheadAttention: row 0 reads nothing (NaN, or no weight at all): {reads_nothing}"
-)
-print(
-    f"                                            row 1 reads only its padding: "
-    f"{bool((wrong_weights[1, :, 0] == 0).all() and (wrong_weights[1, :, 1:] > 0).all())}"
-)
+only_padding = (wrong_weights[1, :, 0] == 0).all() and (
+    wrong_weights[1, :, 1:] > 0
+).all()
+print("SDPA's mask given to nn.MultiheadAttention:")
+print(f"    row 0 reads nothing (NaN, or no weight at all): {reads_nothing}")
+print(f"    row 1 reads only its padding: {bool(only_padding)}")
 
 # %% [markdown]
 # The NaN at least shows up; reading only the padding does not, it trains a model on nonsense without a single
@@ -361,15 +367,21 @@ effect = {
     scaled: [att.scaling_effect(d, scaled=scaled) for d in sizes]
     for scaled in (False, True)
 }
-print(
-    f"{'d_k':>5} | {'score std':>9} {'entropy':>8} {'max w':>6} {'‖grad‖':>7} | scaled by 1/√d_k: "
-    f"{'score std':>9} {'entropy':>8} {'max w':>6} {'‖grad‖':>7}"
-)
+formats = {
+    "score_std": "9.2f",
+    "entropy": "8.3f",
+    "max_weight": "6.3f",
+    "grad_norm": "7.3f",
+}
+column_heads = f"{'score std':>9} {'entropy':>8} {'max w':>6} {'‖grad‖':>7}"
+print(f"{'':5} | {'unscaled':33} | scaled by 1/√d_k")
+print(f"{'d_k':>5} | {column_heads} | {column_heads}")
 for raw, fixed in zip(effect[False], effect[True]):
-    print(
-        f"{raw['d_k']:5} | {raw['score_std']:9.2f} {raw['entropy']:8.3f} {raw['max_weight']:6.3f} {raw['grad_norm']:7.3f} | "
-        f"{'':17} {fixed['score_std']:9.2f} {fixed['entropy']:8.3f} {fixed['max_weight']:6.3f} {fixed['grad_norm']:7.3f}"
-    )
+    cells = [
+        " ".join(f"{row[key]:{f}}" for key, f in formats.items())
+        for row in (raw, fixed)
+    ]
+    print(f"{raw['d_k']:5} | {cells[0]} | {cells[1]}")
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
@@ -396,20 +408,18 @@ plt.show()
 # %%
 # NBVAL_CHECK_OUTPUT
 raw, fixed = effect[False], effect[True]
-print(
-    f"unscaled score std grows like √d_k (within 10%): {all(abs(r['score_std'] / math.sqrt(r['d_k']) - 1) < 0.1 for r in raw)}"
-)
-print(
-    f"scaled score std stays near 1 (within 10%): {all(abs(r['score_std'] - 1) < 0.1 for r in fixed)}"
-)
+grows = all(abs(r["score_std"] / math.sqrt(r["d_k"]) - 1) < 0.1 for r in raw)
+print(f"unscaled score std grows like √d_k (within 10%): {grows}")
+stays = all(abs(r["score_std"] - 1) < 0.1 for r in fixed)
+print(f"scaled score std stays near 1 (within 10%): {stays}")
 print(
     f"at d_k = 1024, unscaled: entropy < 0.2 nats and the largest weight > 0.9: "
     f"{raw[-1]['entropy'] < 0.2 and raw[-1]['max_weight'] > 0.9}"
 )
-print(
-    f"the unscaled gradient shrinks ≥ 5× from d_k = 4 to 1024; the scaled one stays within 20%: "
-    f"{raw[0]['grad_norm'] > 5 * raw[-1]['grad_norm'] and abs(fixed[-1]['grad_norm'] / fixed[0]['grad_norm'] - 1) < 0.2}"
-)
+shrinks = raw[0]["grad_norm"] > 5 * raw[-1]["grad_norm"]
+steady = abs(fixed[-1]["grad_norm"] / fixed[0]["grad_norm"] - 1) < 0.2
+print("the unscaled gradient shrinks ≥ 5× from d_k = 4 to 1024;")
+print(f"    the scaled one stays within 20%: {shrinks and steady}")
 
 # %% [markdown]
 # Without the scaling, the softmax becomes an argmax as d_k grows (entropy → 0, one weight → 1) and the gradient
@@ -464,7 +474,8 @@ with torch.no_grad():
         .item()
     )
 print(
-    f"no positions:   shuffle then attend = attend then shuffle (≤ 1e-5): {equivariant <= 1e-5}"
+    "no positions:   shuffle then attend = attend then shuffle (≤ 1e-5): "
+    f"{equivariant <= 1e-5}"
 )
 print(f"with positions: they differ (> 0.01): {with_positions > 0.01}")
 
@@ -482,7 +493,8 @@ for k in (1, 5, 50):
     m_k = positional.shift_matrix(k, 64)  # (d, d), block-diagonal rotations
     error = (pe[: 200 - k] @ m_k - pe[k:]).abs().max().item()
     print(
-        f"k = {k:2}: PE(pos + k) = PE(pos) · M_k for all 0 ≤ pos < {200 - k} (≤ 1e-12): {error <= 1e-12}"
+        f"k = {k:2}: PE(pos + k) = PE(pos) · M_k for all 0 ≤ pos < {200 - k} "
+        f"(≤ 1e-12): {error <= 1e-12}"
     )
 
 # %% [markdown]
@@ -511,29 +523,33 @@ fig, ax = plt.subplots(figsize=(9, 3.8))
 for kind, values in excess.items():
     ax.plot(range(cut), values[:cut], "o-", ms=3, label=f"{kind} positions")
 ax.axvspan(-0.5, trained - 0.5, color="0.92", zorder=0)
-ax.set(xlabel="position (shaded: seen in training)", ylabel="model NLL − oracle NLL (nats)",
-       title=f"{sentences} test sentences of ≥ 14 words, models trained on the first {trained} tokens")  # fmt: skip
+ax.set(
+    xlabel="position (shaded: seen in training)",
+    ylabel="model NLL − oracle NLL (nats)",
+    title=f"{sentences} test sentences of ≥ 14 words, "
+    f"models trained on the first {trained} tokens",
+)
 ax.legend()
 plt.show()
 for kind, row in summary.items():
     print(
-        f"{kind:10} excess NLL: seen positions {row['seen']:.2f}, next 5 {row['next 5']:.2f}, "
-        f"beyond {row['beyond']:.2f} nats"
+        f"{kind:10} excess NLL: seen positions {row['seen']:.2f}, "
+        f"next 5 {row['next 5']:.2f}, beyond {row['beyond']:.2f} nats"
     )
 
 # %%
 # NBVAL_CHECK_OUTPUT
 seen = {kind: row["seen"] for kind, row in summary.items()}
 unseen = {kind: row["unseen"] for kind, row in summary.items()}
+close = all(v < 0.25 for v in seen.values())
 print(
-    f"within the training lengths every kind is within 0.25 nats of the oracle: {all(v < 0.25 for v in seen.values())}"
+    f"within the training lengths every kind is within 0.25 nats of the oracle: {close}"
 )
 print(
     f"beyond them every kind gets worse: {all(unseen[k] > seen[k] + 0.2 for k in seen)}"
 )
-print(
-    f"sinusoidal positions extrapolate worst of the three: {unseen['sinusoidal'] > max(unseen['learned'], unseen['none'])}"
-)
+worst = unseen["sinusoidal"] > max(unseen["learned"], unseen["none"])
+print(f"sinusoidal positions extrapolate worst of the three: {worst}")
 
 # %% [markdown]
 # Each model was trained once, with seed 0. Another seed (other initial weights, another batch order) gives another
@@ -557,9 +573,13 @@ print(
         seed_runs, kinds, {"seen": "seen", "unseen": "unseen"}, digits=2, by_run=True
     )
 )
+print("unseen, 3 seeds each:")
+lower_better = {"higher_is_better": False, "digits": 2, "count": False}
 for a, b in (("learned", "sinusoidal"), ("none", "sinusoidal"), ("none", "learned")):
-    print(seeds.comparison_line(seed_runs, kinds[a], kinds[b], "unseen", higher_is_better=False, labels=(a, b),
-                                digits=2))  # fmt: skip
+    line = seeds.comparison_line(
+        seed_runs, kinds[a], kinds[b], "unseen", labels=(a, b), **lower_better
+    )
+    print("   ", line)
 
 # %% [markdown]
 # The hoped-for extrapolation does not happen: past the training length the sinusoidal model is the *worst* of the
@@ -589,11 +609,20 @@ print(inspect.getsource(EncoderBlock.forward))
 
 # %%
 # NBVAL_CHECK_OUTPUT
+print("scratch block = nn.TransformerEncoderLayer at real tokens:")
 for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
     for norm_first in (False, True):
         torch.manual_seed(2)
-        library = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation="gelu", batch_first=True,
-                                             norm_first=norm_first).to(dtype).eval()  # fmt: skip
+        library = nn.TransformerEncoderLayer(
+            32,
+            4,
+            64,
+            dropout=0.0,
+            activation="gelu",
+            batch_first=True,
+            norm_first=norm_first,
+        )
+        library = library.to(dtype).eval()
         block = EncoderBlock.from_torch(library).eval()
         x, real = torch.randn(3, 6, 32, dtype=dtype), att.padding_mask([6, 3, 1])
         with torch.no_grad():
@@ -602,10 +631,8 @@ for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
                 - block(x, real[:, None, None, :])
             )[real]
         order = "pre-LN (GPT-2)" if norm_first else "post-LN (paper, BERT)"
-        print(
-            f"{str(dtype):14} {order:22} scratch block = nn.TransformerEncoderLayer at real tokens "
-            f"(≤ {10 * tolerance:.0e}): {difference.abs().max().item() <= 10 * tolerance}"
-        )
+        ok = difference.abs().max().item() <= 10 * tolerance
+        print(f"{str(dtype):14} {order:22} (≤ {10 * tolerance:.0e}): {ok}")
 
 # %% [markdown]
 # (Tolerances are 10× those of the attention alone: two LayerNorms and a GELU add their own rounding.)
@@ -641,19 +668,22 @@ ablation = {
     name: block_ablation.train_variant(steps=ablation_steps, **kwargs)
     for name, kwargs in variants.items()
 }
-print(f"{'6 blocks, ' + str(ablation_steps) + ' steps':28} {'first-block gradient':>21} {'signal std':>11} "
-      f"{'valid ppl ÷ oracle':>19}")  # fmt: skip
+title = f"6 blocks, {ablation_steps} steps"
+print(
+    f"{title:28} {'first-block gradient':>21} {'signal std':>11} "
+    f"{'valid ppl ÷ oracle':>19}"
+)
 for name, row in ablation.items():
     ratio = "diverged" if row["valid_ratio"] is None else f"{row['valid_ratio']:.2f}"
-    print(
-        f"{name:28} {row['first_layer_gradient']:21.2f} {row['block_input_std']:11.2f} {ratio:>19}"
-    )
+    gradient, signal = row["first_layer_gradient"], row["block_input_std"]
+    print(f"{name:28} {gradient:21.2f} {signal:11.2f} {ratio:>19}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
 with_residuals = ablation["pre-LN + residuals (GPT-2)"]["valid_ratio"]
+print("without residual connections the 6-block model")
 print(
-    "without residual connections the 6-block model is at least 3× further from the oracle:",
+    "    is at least 3× further from the oracle:",
     ablation["no residuals"]["valid_ratio"] > 3 * with_residuals,
 )
 
@@ -665,8 +695,16 @@ print(
 # NBVAL_CHECK_OUTPUT
 block_runs = seed_runs
 ablated = {name: f"ablation: {name}" for name in variants}  # label -> stored run
-print(seeds.spread_table(block_runs, ablated, {"valid ppl ÷ oracle": "valid_ratio", "first-block gradient":
-                         "first_layer_gradient", "signal std": "block_input_std"}, digits=2, by_run=True))  # fmt: skip
+columns = {
+    "valid ppl ÷ oracle": "valid_ratio",
+    "first-block grad": "first_layer_gradient",
+    "signal std": "block_input_std",
+}
+table_text = seeds.spread_table(
+    block_runs, ablated, columns, digits=2, by_run=True, width=20, label_width=27
+)
+print(table_text)
+print("valid ppl ÷ oracle, 3 seeds each:")
 gpt2 = ablated["pre-LN + residuals (GPT-2)"]
 for name, against, labels in (
     (ablated["no residuals"], gpt2, ("no residuals", "GPT-2")),
@@ -678,8 +716,10 @@ for name, against, labels in (
         ("post-LN + warm-up", "post-LN"),
     ),
 ):
-    print(seeds.comparison_line(block_runs, name, against, "valid_ratio", higher_is_better=False, labels=labels,
-                                digits=2))  # fmt: skip
+    line = seeds.comparison_line(
+        block_runs, name, against, "valid_ratio", labels=labels, **lower_better
+    )
+    print("   ", line)
 
 # %% [markdown]
 # What the rows say, each gap read with the noise rule:
@@ -719,19 +759,19 @@ dropout_rows = {
     p: block_ablation.train_on_few_sentences(p, steps=dropout_steps)
     for p in (0.0, 0.1, 0.3)
 }
-print(
-    f"2 × 64 GPT, 1,000 sentences, {dropout_steps} steps of 64 ({dropout_steps * 64 / 1000:.0f} passes)"
-)
-print(
-    f"{'dropout p':>9} {'train ppl ÷ oracle':>19} {'valid ppl ÷ oracle':>19} {'gap (valid ÷ train)':>20}"
-)
+passes = dropout_steps * 64 / 1000
+shown = f"{dropout_steps} steps of 64 ({passes:.0f} passes)"
+print(f"2 × 64 GPT, 1,000 sentences, {shown}")
+names = ("train ppl ÷ oracle", "valid ppl ÷ oracle", "gap (valid ÷ train)")
+print(f"{'dropout p':>9} {names[0]:>19} {names[1]:>19} {names[2]:>20}")
 for p, row in dropout_rows.items():
-    print(
-        f"{p:9.1f} {row['train_ratio']:19.2f} {row['valid_ratio']:19.2f} {row['gap']:20.2f}"
-    )
+    train, valid = row["train_ratio"], row["valid_ratio"]
+    print(f"{p:9.1f} {train:19.2f} {valid:19.2f} {row['gap']:20.2f}")
 shipped_gpt = load("gpt_lm")  # section 10's GPT: 60,000 sentences, no dropout
-shipped_ppl = {split: lm.evaluate(shipped_gpt, vocab, corpus.load_split(split)[:n]).perplexity
-               for split, n in (("train", 1000), ("valid", 500))}  # fmt: skip
+shipped_ppl = {
+    split: lm.evaluate(shipped_gpt, vocab, corpus.load_split(split)[:n]).perplexity
+    for split, n in (("train", 1000), ("valid", 500))
+}
 print(
     f"section 10's GPT, trained on 60,000 sentences without dropout: gap "
     f"{shipped_ppl['valid'] / shipped_ppl['train']:.2f}"
@@ -740,10 +780,9 @@ print(
 # %%
 # NBVAL_CHECK_OUTPUT
 gaps = [row["gap"] for row in dropout_rows.values()]
-print(
-    "each step up in dropout narrows the gap between validation and training perplexity:",
-    all(wider > narrower for wider, narrower in zip(gaps, gaps[1:])),
-)
+narrows = all(wider > narrower for wider, narrower in zip(gaps, gaps[1:]))
+print("each step up in dropout narrows the gap between validation and training")
+print(f"    perplexity: {narrows}")
 
 # %% [markdown]
 # The same three runs with seeds 1 and 2 as well (the run above is seed 0), and the noise rule on each step up in
@@ -752,12 +791,20 @@ print(
 # %%
 # NBVAL_CHECK_OUTPUT
 rates = {f"p = {p}": f"dropout {p}" for p in tseeds.DROPOUTS}  # label -> stored run
-print(seeds.spread_table(seed_runs, rates, {"train ppl ÷ oracle": "train_ratio", "valid ppl ÷ oracle": "valid_ratio",
-                                            "gap": "gap"}, digits=2, by_run=True))  # fmt: skip
-for higher, lower in zip(list(rates)[1:], rates):
+columns = {
+    "train ppl ÷ oracle": "train_ratio",
+    "valid ppl ÷ oracle": "valid_ratio",
+    "gap": "gap",
+}
+print(seeds.spread_table(seed_runs, rates, columns, digits=2, by_run=True))
+print("3 seeds each:")
+for high, low in zip(list(rates)[1:], rates):
     for metric in ("gap", "valid_ratio"):
-        print(f"{metric:11}", seeds.comparison_line(seed_runs, rates[higher], rates[lower], metric, higher_is_better=False,
-                                                    labels=(higher, lower), digits=2))  # fmt: skip
+        pair = rates[high], rates[low]
+        line = seeds.comparison_line(
+            seed_runs, *pair, metric, labels=(high, low), **lower_better
+        )
+        print(f"{metric:11}", line)
 
 # %% [markdown]
 # Without dropout the model learns its 1,000 sentences by heart, in every seed: its training perplexity falls below
@@ -779,15 +826,22 @@ for higher, lower in zip(list(rates)[1:], rates):
 # NBVAL_CHECK_OUTPUT
 from transformers import BertConfig, BertModel
 
-bert_config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                         intermediate_size=256, attn_implementation="eager")  # fmt: skip
+bert_config = BertConfig(
+    vocab_size=len(vocab),
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=256,
+    attn_implementation="eager",
+)
 torch.manual_seed(0)
 bert = BertModel(bert_config).eval()
 for name, shape in bert_layer_matrices(bert.encoder.layer[0]):
     print(f"{name:38} {str(shape):10}")
+bert_d, bert_h = bert_config.hidden_size, bert_config.num_attention_heads
 print(
-    f"(d_model = {bert_config.hidden_size}, h = {bert_config.num_attention_heads} heads of d_k = "
-    f"{bert_config.hidden_size // bert_config.num_attention_heads}, feed-forward {bert_config.intermediate_size})"
+    f"(d_model = {bert_d}, h = {bert_h} heads of d_k = {bert_d // bert_h}, "
+    f"feed-forward {bert_config.intermediate_size})"
 )
 
 # %% [markdown]
@@ -809,11 +863,16 @@ for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
         states = bert.to(dtype)(
             ids, attention_mask=may_attend.long(), output_hidden_states=True
         ).hidden_states
-        worst = max((bert_layer_by_hand(layer, before, may_attend) - after)[may_attend].abs().max().item()
-                    for layer, before, after in zip(bert.encoder.layer, states, states[1:]))  # fmt: skip
+        worst = max(
+            (bert_layer_by_hand(layer, before, may_attend) - after)[may_attend]
+            .abs()
+            .max()
+            .item()
+            for layer, before, after in zip(bert.encoder.layer, states, states[1:])
+        )
     print(
-        f"{str(dtype):14} both BertLayers recomputed by hand = Hugging Face's, at real tokens (≤ {tolerance:.0e}): "
-        f"{worst <= tolerance}"
+        f"{str(dtype):14} both BertLayers recomputed by hand = Hugging Face's, "
+        f"at real tokens (≤ {tolerance:.0e}): {worst <= tolerance}"
     )
 bert = bert.float()
 
@@ -839,36 +898,27 @@ print(inspect.getsource(tt.DecoderLayer.forward))
 
 # %%
 # NBVAL_CHECK_OUTPUT
+options = {"dropout": 0.0, "batch_first": True, "norm_first": True}
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
     torch.manual_seed(0)
-    library = (
-        nn.TransformerDecoderLayer(
-            32, 4, 64, dropout=0.0, batch_first=True, norm_first=True
-        )
-        .to(dtype)
-        .eval()
-    )
+    library = nn.TransformerDecoderLayer(32, 4, 64, **options).to(dtype).eval()
     layer = tt.DecoderLayer.from_torch(library).eval()
-    y, memory = (
-        torch.randn(3, 5, 32, dtype=dtype),
-        torch.randn(3, 7, 32, dtype=dtype),
-    )  # (B, T, d), (B, S, d)
+    y = torch.randn(3, 5, 32, dtype=dtype)  # (B, T, d)
+    memory = torch.randn(3, 7, 32, dtype=dtype)  # (B, S, d)
     source_real = att.padding_mask([7, 4, 1])  # (B, S)
+    masks = {"tgt_mask": ~att.causal_mask(5), "memory_key_padding_mask": ~source_real}
     with torch.no_grad():
-        expected = library(
-            y,
-            memory,
-            tgt_mask=~att.causal_mask(5),
-            memory_key_padding_mask=~source_real,
-        )
+        expected = library(y, memory, **masks)
         got, _, cross = layer(y, layer.cross_attention.keys_values(memory), source_real)
+    ok = (got - expected).abs().max().item() <= tolerance
     print(
-        f"{str(dtype):14} scratch decoder layer = nn.TransformerDecoderLayer (≤ {tolerance:.0e}): "
-        f"{(got - expected).abs().max().item() <= tolerance}"
+        f"{str(dtype):14} scratch decoder layer = nn.TransformerDecoderLayer "
+        f"(≤ {tolerance:.0e}): {ok}"
     )
+padded_zero = bool((cross[2, :, :, 1:] == 0).all())
 print(
-    f"cross-attention weights {tuple(cross.shape)} (B, h, T, S); padded source words get 0: "
-    f"{bool((cross[2, :, :, 1:] == 0).all())}"
+    f"cross-attention weights {tuple(cross.shape)} (B, h, T, S); "
+    f"padded source words get 0: {padded_zero}"
 )
 
 # %% [markdown]
@@ -906,9 +956,11 @@ print(
 # Exact match by length bucket; the first three buckets are within the training lengths:
 
 # %%
-translators = {"transformer": load("transformer_2x128"),
-               "GRU + additive": load("additive_128"),
-               "GRU + dot": load("dot_128")}  # fmt: skip
+translators = {
+    "transformer": load("transformer_2x128"),
+    "GRU + additive": load("additive_128"),
+    "GRU + dot": load("dot_128"),
+}
 translation_table = tanalysis.length_table(translators)
 buckets = list(next(iter(translation_table.values())))
 print(f"{'exact match':15}" + "".join(f"{b:>9}" for b in buckets))
@@ -921,15 +973,15 @@ best = {
     b: max(translation_table, key=lambda label: translation_table[label][b]["bleu"])
     for b in buckets[3:]
 }
-print(
-    "\nthe highest BLEU beyond the training lengths: "
-    + ", ".join(f"{b} {label}" for b, label in best.items())
-)
+print("\nthe highest BLEU beyond the training lengths:")
+print("    " + ", ".join(f"{b} {label}" for b, label in best.items()))
 print(f"\n{'output words':15}" + "".join(f"{b:>9}" for b in buckets))
 for label, row in translation_table.items():
     print(f"{label:15}" + "".join(f"{row[b]['output_length']:9.1f}" for b in buckets))
-print(f"{'the references':15}" + "".join(f"{mine_row['reference_length']:9.1f}"
-                                           for mine_row in translation_table["transformer"].values()))  # fmt: skip
+references = [
+    row["reference_length"] for row in translation_table["transformer"].values()
+]
+print(f"{'the references':15}" + "".join(f"{n:9.1f}" for n in references))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -939,17 +991,17 @@ print(
     f"transformer, within the training lengths: exact match ≥ 95% in every bucket: "
     f"{all(mine[b]['exact_match'] >= 0.95 for b in within)}"
 )
-print(
-    f"beyond the training lengths every model's exact match falls below 50%: "
-    f"{all(row[b]['exact_match'] < 0.5 for row in translation_table.values() for b in buckets[3:])}"
-)
+rows = translation_table.values()
+below = all(row[b]["exact_match"] < 0.5 for row in rows for b in buckets[3:])
+print(f"beyond the training lengths every model's exact match falls below 50%: {below}")
 longest = buckets[-1]
 half_or_less = [
     row[longest]["output_length"] < row[longest]["reference_length"] / 2
     for row in translation_table.values()
 ]
 print(
-    f"at {longest} words every model writes less than half the reference's length: {all(half_or_less)}"
+    f"at {longest} words every model writes less than half the reference's length: "
+    f"{all(half_or_less)}"
 )
 
 # %% [markdown]
@@ -958,11 +1010,8 @@ print(
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.analysis.seed_spread import WITHIN_NOISE
-
-both = {
-    "runs": {**translation_seeds.load_results()["runs"], **seed_runs["runs"]}
-}  # 07's GRUs and this notebook's transformer
+# 07's GRUs and this notebook's transformer
+both = {"runs": {**translation_seeds.load_results()["runs"], **seed_runs["runs"]}}
 translator_runs = {
     "transformer": "transformer_2x128",
     "GRU + additive": "additive_128",
@@ -972,22 +1021,20 @@ exact_columns = {f"exact {b}": f"exact_match {b}" for b in buckets[:4]}
 bleu_columns = {f"BLEU {b}": f"bleu {b}" for b in buckets[3:]}
 print(
     seeds.spread_table(
-        both, translator_runs, exact_columns, digits=1, scale=100, by_run=True
+        both, translator_runs, exact_columns, digits=1, scale=100, width=21
     )
 )
-print(seeds.spread_table(both, translator_runs, bleu_columns, digits=1, by_run=True))
-for gru in ("GRU + additive", "GRU + dot"):
-    said = {column: seeds.stored_comparison(both, "transformer_2x128", translator_runs[gru], metric,
-                                            labels=("transformer", gru))[2]
-            for column, metric in {**exact_columns, **bleu_columns}.items()}  # fmt: skip
-    found = [
-        f"{column}: {verdict}"
-        for column, verdict in said.items()
-        if verdict != WITHIN_NOISE
-    ]
-    print(
-        f"transformer against {gru}, beyond the spread: {'; '.join(found) or 'nowhere'}"
+print(
+    seeds.spread_table(
+        both, translator_runs, bleu_columns, digits=1, header=False, width=21
     )
+)
+for gru in ("GRU + additive", "GRU + dot"):
+    pair = "transformer_2x128", translator_runs[gru]
+    metrics = {**exact_columns, **bleu_columns}
+    found = seeds.beyond_noise(both, *pair, metrics, labels=("transformer", gru))
+    print(f"transformer against {gru}, beyond the spread:")
+    print("\n".join(f"    {c}: {said}" for c, said in found.items()) or "    nowhere")
 
 # %% [markdown]
 # Within the training lengths the transformer translates nearly every passage, in every seed (at least 98.8 % exact
@@ -1025,22 +1072,16 @@ for label, value in rnn_aer.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-aligned_layer, aligned_head = divmod(
-    int(head_aer.argmin()), head_aer.shape[1]
-)  # the translator's best-aligned head
-print(
-    f"the best-aligned head is in the last decoder layer: {aligned_layer == head_aer.shape[0] - 1}"
-)
-print(
-    f"some head aligns better than 07's dot attention: {head_aer.min().item() < rnn_aer['GRU + dot']}"
-)
-print(
-    f"every head aligns better than 07's dot attention and worse than 07's additive attention: "
-    f"{rnn_aer['GRU + additive'] < head_aer.min().item() and head_aer.max().item() < rnn_aer['GRU + dot']}"
-)
-print(
-    f"the heads differ (worst AER − best ≥ 0.1): {head_aer.max().item() - head_aer.min().item() >= 0.1}"
-)
+# the translator's best-aligned head
+aligned_layer, aligned_head = divmod(int(head_aer.argmin()), head_aer.shape[1])
+best, worst = head_aer.min().item(), head_aer.max().item()
+last = aligned_layer == head_aer.shape[0] - 1
+print(f"the best-aligned head is in the last decoder layer: {last}")
+print(f"some head aligns better than 07's dot attention: {best < rnn_aer['GRU + dot']}")
+between = rnn_aer["GRU + additive"] < best and worst < rnn_aer["GRU + dot"]
+print("every head aligns better than 07's dot attention")
+print(f"    and worse than 07's additive attention: {between}")
+print(f"the heads differ (worst AER − best ≥ 0.1): {worst - best >= 0.1}")
 
 # %% [markdown]
 # Over three seeds (the transformer's seeds of the table above, 07's of each GRU), lower is better:
@@ -1057,11 +1098,13 @@ gru_aer = {
     label: seeds.stored_spread(both, translator_runs[label], "aer")
     for label in ("GRU + additive", "GRU + dot")
 }
-print(f"transformer: best head {best_aer.format()}, worst head {worst_aer.format()}")
+print(
+    f"transformer, 3 seeds: best head {seeds.short(best_aer)}, "
+    f"worst head {seeds.short(worst_aer)}"
+)
 for label, values in gru_aer.items():
-    print(
-        f"{label}: {values.format()}; the best head against it: {verdict(best_aer, values, ('best head', label))}"
-    )
+    said = verdict(best_aer, values, ("best head", label))
+    print(f"{label}: {values.format()}; the best head against it: {said}")
 
 # %% [markdown]
 # In the shipped models, no transformer head aligns as well as 07's additive attention, which had nothing else to do,
@@ -1087,9 +1130,8 @@ for side in ("encoder_layers", "decoder_layers"):
     shared = sum(
         torch.equal(a, b) for a, b in zip(first.parameters(), second.parameters())
     )
-    print(
-        f"{side}: the same shapes in both layers: {same_shapes}; weight tensors shared between them: {shared}"
-    )
+    print(f"{side}: the same shapes in both layers: {same_shapes};")
+    print(f"    weight tensors shared between them: {shared}")
 
 # %% [markdown]
 # **The paper's numbers.** The CSE538 slide "Transformer (as of 2017)" gives WMT 2014 BLEU: GNMT 24.6 (EN–DE) and
@@ -1118,12 +1160,17 @@ for side in ("encoder_layers", "decoder_layers"):
 gpt = load("gpt_lm")
 config = gpt.hf.config
 print(
-    f"GPT2Config: {config.n_layer} layers, d_model = {config.n_embd}, {config.n_head} heads, up to {config.n_positions} "
-    f"positions (learned), vocabulary {config.vocab_size}, attention '{config._attn_implementation}'"
+    f"GPT2Config: {config.n_layer} layers, d_model = {config.n_embd}, "
+    f"{config.n_head} heads, up to {config.n_positions} positions (learned),"
+)
+print(f"    vocabulary {config.vocab_size}, attention '{config._attn_implementation}'")
+print(
+    f"the course's ids: <s> = {config.bos_token_id}, </s> = {config.eos_token_id}, "
+    f"<pad> = {config.pad_token_id};"
 )
 print(
-    f"the course's ids: <s> = {config.bos_token_id}, </s> = {config.eos_token_id}, <pad> = {config.pad_token_id}; "
-    f"{sum(p.numel() for p in gpt.parameters()):,} parameters (output layer tied to the embeddings)"
+    f"    {sum(p.numel() for p in gpt.parameters()):,} parameters "
+    "(output layer tied to the embeddings)"
 )
 
 # %% [markdown]
@@ -1137,21 +1184,7 @@ print(inspect.getsource(tlm.ScratchBlock.forward))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-sentence = [
-    "the",
-    "goat",
-    "behind",
-    "the",
-    "parks",
-    "from",
-    "the",
-    "boys",
-    "near",
-    "the",
-    "children",
-    "hides",
-    ".",
-]
+sentence = "the goat behind the parks from the boys near the children hides .".split()
 ids = torch.tensor([[vocab.bos_id] + vocab.encode(sentence)])  # (1, T)
 for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
     library = load("gpt_lm").to(dtype)
@@ -1163,8 +1196,10 @@ for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
         - tlm.attention_maps(scratch, ids).double()
     ).abs().max().item() <= tolerance
     print(
-        f"{str(dtype):14} scratch GPT = GPT2LMHeadModel: logits (≤ {tolerance:.0e}) {logits_ok}, every head's attention {maps_ok}"
+        f"{str(dtype):14} scratch GPT = GPT2LMHeadModel: logits (≤ {tolerance:.0e}) "
+        f"{logits_ok},"
     )
+    print(f"{'':14} every head's attention {maps_ok}")
 
 # %% [markdown]
 # **Training.** `tzoo.train_lm` is the shipped model's recipe (AdamW with a cosine schedule, batches of 64
@@ -1185,10 +1220,12 @@ first, last = (
     sum(history.losses[-5:]) / 5,
 )  # means: one batch's loss is noisy
 print(
-    f"the training loss fell by more than a nat (its first 5 steps against its last 5): {first - last > 1}"
+    "the training loss fell by more than a nat (its first 5 steps against its last 5): "
+    f"{first - last > 1}"
 )
+made = recipe["recipe"]
 print(
-    f"shipped model: {recipe['recipe']['steps']:,} steps of {recipe['recipe']['batch_size']} sentences, "
+    f"shipped model: {made['steps']:,} steps of {made['batch_size']} sentences, "
     f"trained in under 5 minutes: {recipe['train_seconds'] < 300}"
 )
 
@@ -1201,15 +1238,23 @@ print(
 test = corpus.load_split("test")
 oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
 ngrams = zoo.ngram_models(orders=(2, 3))
-course_lms = {"bigram (KN)": ngrams["bigram"], "trigram (KN)": ngrams["trigram"], "FFNN N=5": load("ffnn_n5"),
-              "RNN": load("rnn_lm"), "GRU": load("gru_lm"), "LSTM": load("lstm_lm"),
-              "transformer (GPT)": gpt}  # fmt: skip
+course_lms = {"bigram (KN)": ngrams["bigram"], "trigram (KN)": ngrams["trigram"]}
+course_lms |= {
+    "FFNN N=5": load("ffnn_n5"),
+    "RNN": load("rnn_lm"),
+    "GRU": load("gru_lm"),
+}
+course_lms |= {"LSTM": load("lstm_lm"), "transformer (GPT)": gpt}
 perplexity = {
     label: lm.evaluate(model, vocab, test).perplexity
     for label, model in course_lms.items()
 }
-parameters = {label: sum(p.numel() for p in model.parameters()) if isinstance(model, nn.Module) else None
-              for label, model in course_lms.items()}  # fmt: skip
+parameters = {
+    label: sum(p.numel() for p in model.parameters())
+    if isinstance(model, nn.Module)
+    else None
+    for label, model in course_lms.items()
+}
 print(f"{'model':18} {'parameters':>10} {'perplexity':>10} {'÷ oracle':>9}")
 for label, ppl in perplexity.items():
     size = f"{parameters[label]:,}" if parameters[label] else "counts"
@@ -1219,14 +1264,13 @@ print(f"{'oracle':18} {'':>10} {oracle_ppl:10.3f} {1:9.3f}")
 # %%
 # NBVAL_CHECK_OUTPUT
 ratio = perplexity["transformer (GPT)"] / oracle_ppl
-print(
-    f"the transformer is the closest to the oracle of the LMs above, all trained on the split: "
-    f"{min(perplexity, key=perplexity.get) == 'transformer (GPT)'}"
-)
-print(
-    f"transformer perplexity ÷ oracle's: {ratio:.3f}; the LSTM's: {perplexity['LSTM'] / oracle_ppl:.3f}"
-)
-print(f"within 2% of the oracle (≤ 1.02×): {ratio <= 1.02}; within 3%: {ratio <= 1.03}")
+closest = min(perplexity, key=perplexity.get) == "transformer (GPT)"
+print("the transformer is the closest to the oracle of the LMs above,")
+print(f"    all trained on the split: {closest}")
+lstm_ratio = perplexity["LSTM"] / oracle_ppl
+print(f"transformer perplexity ÷ oracle's: {ratio:.3f}; the LSTM's: {lstm_ratio:.3f}")
+within_2, within_3 = ratio <= 1.02, ratio <= 1.03
+print(f"within 2% of the oracle (≤ 1.02×): {within_2}; within 3%: {within_3}")
 
 # %% [markdown]
 # Each of these was trained once. The GPT trained with seeds 1 and 2 as well, against notebook 06's three seeds of
@@ -1237,12 +1281,12 @@ print(f"within 2% of the oracle (≤ 1.02×): {ratio <= 1.02}; within 3%: {ratio
 from course_utils.analysis import lm_seeds
 
 gpt_spread = seeds.stored_spread(seed_runs, "gpt_lm", "test_perplexity")
-print(
-    f"GPT  {gpt_spread.format()}   (÷ the oracle's: {seeds.stored_spread(seed_runs, 'gpt_lm', 'test_ratio').format(4)})"
-)
+gpt_ratio = seeds.stored_spread(seed_runs, "gpt_lm", "test_ratio")
+print(f"GPT  {gpt_spread.format()}   (÷ the oracle's: {gpt_ratio.format(4)})")
 for label, name in (("GRU", "gru_lm"), ("LSTM", "lstm_lm")):
     other = lm_seeds.seed_spread(name, "perplexity")
-    print(f"{label:4} {other.format()} → {verdict(gpt_spread, other, ('GPT', label))}")
+    said = verdict(gpt_spread, other, ("GPT", label))
+    print(f"{label:4} {other.format()} → {said}")
 
 # %% [markdown]
 # Of the models trained on the split, the transformer is the closest to the oracle, ahead of the GRU and the LSTM by
@@ -1276,25 +1320,21 @@ from course_utils.analysis import data_or_model
 
 data_runs = data_or_model.load_results()
 print(f"made by: {data_runs['command']}")
-print(
-    f"{'run':18} {'parameters':>10} {'sentences seen':>15} {'minutes':>8} {'test ppl ÷ oracle':>18}"
-)
+names = ("parameters", "sentences seen", "minutes", "test ppl ÷ oracle")
+print(f"{'run':18} {names[0]:>10} {names[1]:>15} {names[2]:>8} {names[3]:>18}")
 for name, run in data_runs["runs"].items():
     seen = f"{run['steps'] * run['batch_size']:,}"
-    print(
-        f"{name:18} {run['parameters']:>10,} {seen:>15} {run['train_seconds'] / 60:8.1f} {run['test_ratio']:18.4f}"
-    )
+    minutes, ratio = run["train_seconds"] / 60, run["test_ratio"]
+    print(f"{name:18} {run['parameters']:>10,} {seen:>15} {minutes:8.1f} {ratio:18.4f}")
 data_ratio = {name: run["test_ratio"] for name, run in data_runs["runs"].items()}
-print(
-    f"fresh data beats the split at the same budget: {data_ratio['2x64 stream 4500'] < data_ratio['2x64 split 4500']}"
-)
+fresh = data_ratio["2x64 stream 4500"] < data_ratio["2x64 split 4500"]
+print(f"fresh data beats the split at the same budget: {fresh}")
 print(
     f"23 times the parameters on the split beats the small model on fresh data: "
     f"{data_ratio['4x256 split 4500'] < data_ratio['2x64 stream 4500']}"
 )
-print(
-    f"9,000 batches of fresh sentences reach 1.5 % of the oracle (≤ 1.015): {data_ratio['2x64 stream 9000'] <= 1.015}"
-)
+near = data_ratio["2x64 stream 9000"] <= 1.015
+print(f"9,000 batches of fresh sentences reach 1.5 % of the oracle (≤ 1.015): {near}")
 
 # %% [markdown]
 # A stored table is only as good as the code that made it. Each run also stored the training losses of its first
@@ -1305,7 +1345,8 @@ print(
 again = data_or_model.short_run("4x256 split 4500")
 largest_gap = max(abs(a - b) for a, b in zip(again["shipped"], again["again"]))
 print(
-    f"{again['run']}: first-step loss {again['again'][0]:.2f}, step {again['steps']} {again['again'][-1]:.2f}"
+    f"{again['run']}: first-step loss {again['again'][0]:.2f}, "
+    f"step {again['steps']} {again['again'][-1]:.2f}"
 )
 print(
     f"the same {again['steps']} losses as stored, to within 0.01: {largest_gap < 0.01}"
@@ -1330,8 +1371,10 @@ streamed = {
     "LSTM": (load("lstm_lm"), load("lstm_stream")),
     "transformer (GPT)": (gpt, load("gpt_stream")),
 }
-stream_ratio = {label: [lm.evaluate(model, vocab, test).perplexity / oracle_ppl for model in pair]
-                for label, pair in streamed.items()}  # fmt: skip
+stream_ratio = {
+    label: [lm.evaluate(model, vocab, test).perplexity / oracle_ppl for model in pair]
+    for label, pair in streamed.items()
+}
 print(f"{'test ppl ÷ oracle':18} {'the split':>10} {'the stream':>11}")
 for label, (on_split, on_stream) in stream_ratio.items():
     print(f"{label:18} {on_split:10.3f} {on_stream:11.3f}")
@@ -1339,8 +1382,10 @@ lead = {
     data: stream_ratio["LSTM"][i] - stream_ratio["transformer (GPT)"][i]
     for i, data in enumerate(("split", "stream"))
 }
-print(f"the transformer is closer on the stream too: {lead['stream'] > 0}; by less than on the split: "
-      f"{lead['stream'] < lead['split']}")  # fmt: skip
+print(
+    f"the transformer is closer on the stream too: {lead['stream'] > 0}; "
+    f"by less than on the split: {lead['stream'] < lead['split']}"
+)
 
 # %% [markdown]
 # Both gain from fresh data, the LSTM more: on the split part of the transformer's lead was that it learned more from
@@ -1359,15 +1404,16 @@ cpu_step = data_or_model.time_steps(
     "4x256 split 4500", "cpu", steps=budget(full=10, fast=3)
 )
 print(
-    f"one step of the 4 × 256 model (64 sentences): {cpu_step * 1000:.0f} ms on the CPU "
-    f"(torch threads: {torch.get_num_threads()})"
+    f"one step of the 4 × 256 model (64 sentences): {cpu_step * 1000:.0f} ms "
+    f"on the CPU (torch threads: {torch.get_num_threads()})"
 )
 if torch.cuda.is_available():
     gpu_step = data_or_model.time_steps(
         "4x256 split 4500", "cuda", steps=budget(full=50, fast=10)
     )
     print(
-        f"on the GPU ({torch.cuda.get_device_name()}): {gpu_step * 1000:.0f} ms, {cpu_step / gpu_step:.1f} times faster"
+        f"on the GPU ({torch.cuda.get_device_name()}): {gpu_step * 1000:.0f} ms, "
+        f"{cpu_step / gpu_step:.1f} times faster"
     )
 else:
     print("no GPU here: on Colab, choose a GPU runtime and run this cell again")
@@ -1386,14 +1432,15 @@ agreement = corpus.load_eval("agreement")
 agreeing = {
     label: course_lms[label] for label in ("RNN", "GRU", "LSTM", "transformer (GPT)")
 }
-agreement_accuracy = {label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
-                      for label, model in agreeing.items()}  # fmt: skip
+agreement_accuracy = {
+    label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
+    for label, model in agreeing.items()
+}
 print(f"{'attractors':18} " + " ".join(f"{n:>5}" for n in agreement_accuracy["LSTM"]))
 for label, accuracy in agreement_accuracy.items():
     print(f"{label:18} " + " ".join(f"{a:5.2f}" for a in accuracy.values()))
-print(
-    f"transformer ≥ 0.95 at every attractor count: {min(agreement_accuracy['transformer (GPT)'].values()) >= 0.95}"
-)
+lowest = min(agreement_accuracy["transformer (GPT)"].values())
+print(f"transformer ≥ 0.95 at every attractor count: {lowest >= 0.95}")
 
 # %% [markdown]
 # The RNN collapses towards the nearest noun as attractors pile up (notebook 06); the GRU, the LSTM and the
@@ -1413,30 +1460,26 @@ print(
 heads = tlm.subject_attention(gpt, vocab, agreement)
 L, H = heads["subject"].shape
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.2))
-for ax, key, title in ((axes[0], "subject", "attention on the subject"),
-                       (axes[1], "attractor_mean", "attention per attractor noun")):  # fmt: skip
-    image = ax.imshow(
-        heads[key], cmap="viridis", vmin=0, vmax=float(heads["subject"].max())
-    )
-    ax.set(xticks=range(H), xticklabels=range(1, H + 1), yticks=range(L), yticklabels=range(1, L + 1), xlabel="head",
-           ylabel="layer", title=title)  # fmt: skip
+panels = {"subject": "attention on the subject"}
+panels["attractor_mean"] = "attention per attractor noun"
+style = {"ha": "center", "va": "center", "color": "w", "fontsize": 9}
+for ax, (key, title) in zip(axes, panels.items()):
+    top = float(heads["subject"].max())
+    image = ax.imshow(heads[key], cmap="viridis", vmin=0, vmax=top)
+    ax.set(xticks=range(H), xticklabels=range(1, H + 1), xlabel="head", title=title)
+    ax.set(yticks=range(L), yticklabels=range(1, L + 1), ylabel="layer")
     for layer in range(L):
         for head in range(H):
-            ax.text(
-                head,
-                layer,
-                f"{heads[key][layer, head]:.2f}",
-                ha="center",
-                va="center",
-                color="w",
-                fontsize=9,
-            )
+            ax.text(head, layer, f"{heads[key][layer, head]:.2f}", **style)
 fig.colorbar(image, ax=axes)
 plt.show()
 subject_layer, subject_head = heads["best_head"]
 print(
-    f"{heads['items']} items; best subject head: layer {subject_layer + 1}, head {subject_head + 1}: "
-    f"{heads['subject'][subject_layer, subject_head]:.2f} on the subject against "
+    f"{heads['items']} items; best subject head: "
+    f"layer {subject_layer + 1}, head {subject_head + 1}:"
+)
+print(
+    f"    {heads['subject'][subject_layer, subject_head]:.2f} on the subject against "
     f"{heads['attractor_mean'][subject_layer, subject_head]:.2f} per attractor"
 )
 
@@ -1445,7 +1488,8 @@ print(
 subject_mass = heads["subject"][subject_layer, subject_head].item()
 attractor_mass = heads["attractor_mean"][subject_layer, subject_head].item()
 print(
-    f"a head puts ≥ 3× more attention on the subject than on each attractor: {subject_mass >= 3 * attractor_mass}"
+    "a head puts ≥ 3× more attention on the subject than on each attractor: "
+    f"{subject_mass >= 3 * attractor_mass}"
 )
 print(f"that head is not in the first layer: {subject_layer > 0}")
 
@@ -1463,16 +1507,19 @@ print(f"that head is not in the first layer: {subject_layer > 0}")
 # %%
 print(inspect.getsource(tlm.without_head))
 with_attractors = [item for item in agreement if item["attractors"] >= 1]
-ablated_agreement = {(layer, head): accuracy_by_attractors(form_probs(tlm.without_head(gpt, layer, head), vocab,
-                                                                      with_attractors), with_attractors)
-                     for layer in range(L) for head in range(H)}  # fmt: skip
+ablated_agreement = {}
+for layer in range(L):
+    for head in range(H):
+        probs = form_probs(tlm.without_head(gpt, layer, head), vocab, with_attractors)
+        ablated_agreement[layer, head] = accuracy_by_attractors(probs, with_attractors)
 print(
     f"\n{'head removed':14} {'on subject':>10}   agreement at "
     + " ".join(f"{n:>5}" for n in range(1, 6))
 )
 for (layer, head), accuracy in ablated_agreement.items():
+    on_subject = heads["subject"][layer, head]
     print(
-        f"layer {layer + 1}, head {head + 1} {heads['subject'][layer, head]:10.2f}   {'':13}"
+        f"layer {layer + 1}, head {head + 1} {on_subject:10.2f}   {'':13}"
         + " ".join(f"{a:5.2f}" for a in accuracy.values())
     )
 
@@ -1483,13 +1530,15 @@ worst_ablation = {
 }
 needed_layer, needed_head = min(worst_ablation, key=worst_ablation.get)
 print(
-    f"without the subject head (layer {subject_layer + 1}, head {subject_head + 1}), agreement stays ≥ 0.9 at every "
-    f"attractor count: {worst_ablation[heads['best_head']] >= 0.9}"
+    f"without the subject head (layer {subject_layer + 1}, head {subject_head + 1}), "
+    "agreement stays ≥ 0.9"
 )
+print(f"    at every attractor count: {worst_ablation[heads['best_head']] >= 0.9}")
 print(
-    f"the head agreement needs most: layer {needed_layer + 1}, head {needed_head + 1}; without it, agreement falls "
-    f"below 0.7: {worst_ablation[needed_layer, needed_head] < 0.7}"
+    f"the head agreement needs most: layer {needed_layer + 1}, head {needed_head + 1}; "
+    "without it, agreement falls"
 )
+print(f"    below 0.7: {worst_ablation[needed_layer, needed_head] < 0.7}")
 
 # %% [markdown]
 # The head that looks hardest at the subject is not the one the prediction depends on. Without it agreement barely
@@ -1511,20 +1560,26 @@ by_distance = tlm.subject_attention_by_distance(
 )
 fig, ax = plt.subplots(figsize=(7, 3.2))
 ax.plot(list(by_distance), list(by_distance.values()), "o-")
-ax.set(xlabel="tokens between the subject and the verb's position", ylabel="attention on the subject", ylim=(0, 1),
-       title=f"Layer {subject_layer + 1}, head {subject_head + 1}")  # fmt: skip
+ax.set(
+    xlabel="tokens between the subject and the verb's position",
+    ylabel="attention on the subject",
+    ylim=(0, 1),
+    title=f"Layer {subject_layer + 1}, head {subject_head + 1}",
+)
 plt.show()
-print("  ".join(f"d={d}: {a:.2f}" for d, a in by_distance.items()))
+items = [f"d={d}: {a:.2f}" for d, a in by_distance.items()]
+for start in range(0, len(items), 7):
+    print("  ".join(items[start : start + 7]))
 
 # %%
 # NBVAL_CHECK_OUTPUT
 print(f"distances measured: {min(by_distance)} to {max(by_distance)} tokens")
 print(
-    f"attention on the subject ≥ 0.8 at every distance: {min(by_distance.values()) >= 0.8}"
+    "attention on the subject ≥ 0.8 at every distance: "
+    f"{min(by_distance.values()) >= 0.8}"
 )
-print(
-    f"no trend with distance (|correlation| < 0.3): {abs(tlm.distance_correlation(by_distance)) < 0.3}"
-)
+correlation = tlm.distance_correlation(by_distance)
+print(f"no trend with distance (|correlation| < 0.3): {abs(correlation) < 0.3}")
 
 # %% [markdown]
 # Flat: as far as this head is concerned, a subject 20 tokens back is as easy to read as one 3 tokens back. That is
@@ -1555,18 +1610,20 @@ from course_utils.analysis import attention_cost as cost
 d = 64
 print(f"multiply-adds of one layer, one sequence, d = {d} (matrix products only):")
 print(
-    f"{'n':>6} {'self-attention':>15} {'LSTM':>13} {'ratio':>6} {'sequential steps':>17}"
+    f"{'n':>6} {'self-attention':>15} {'LSTM':>13} {'ratio':>6} "
+    f"{'sequential steps':>17}"
 )
 for n in (16, 64, 128, 256, 512, 1024):
     flops = cost.layer_flops(n, d)
+    attention, lstm = flops["attention"], flops["lstm"]
     print(
-        f"{n:6} {flops['attention']:15,} {flops['lstm']:13,} {flops['attention'] / flops['lstm']:6.2f} "
+        f"{n:6} {attention:15,} {lstm:13,} {attention / lstm:6.2f} "
         f"{flops['attention_steps']:>8} vs {flops['lstm_steps']:<5}"
     )
-print(
-    f"counted crossover: n = {cost.layer_flops(1, d)['crossover_n']} (= 2d: 4nd² + 2n²d = 8nd²); "
-    f"Table 1's, constants dropped: n = {cost.layer_flops(1, d)['table1_crossover_n']} (= d)"
-)
+crossovers = cost.layer_flops(1, d)
+counted = crossovers["crossover_n"]
+print(f"counted crossover: n = {counted} (= 2d: 4nd² + 2n²d = 8nd²);")
+print(f"Table 1's, constants dropped: n = {crossovers['table1_crossover_n']} (= d)")
 
 # %% [markdown]
 # Vaswani et al.: *"self-attention layers are faster than recurrent layers when the sequence length n is smaller
@@ -1582,8 +1639,9 @@ print(
 lengths = (16, 64, 128, 256, 1024)
 rows = cost.time_layers(lengths, d, batch=8, repeats=3, threads=1)
 fig, ax = plt.subplots(figsize=(7, 3.8))
-for key, label in (("attention_s", "self-attention (SDPA)"), ("lstm_s", "nn.LSTM (fused loop)"),
-                   ("lstm_cell_s", "LSTMCell, Python loop")):  # fmt: skip
+curves = {"attention_s": "self-attention (SDPA)", "lstm_s": "nn.LSTM (fused loop)"}
+curves["lstm_cell_s"] = "LSTMCell, Python loop"
+for key, label in curves.items():
     ax.plot(lengths, [1000 * row[key] for row in rows], "o-", label=label)
 ax.set(
     xscale="log",
@@ -1595,13 +1653,14 @@ ax.set(
 ax.legend()
 plt.show()
 for row in rows:
+    ms = {key: 1000 * row[key] for key in curves}
     print(
-        f"n = {row['n']:5}: attention {1000 * row['attention_s']:7.2f} ms   nn.LSTM {1000 * row['lstm_s']:7.2f} ms   "
-        f"cell loop {1000 * row['lstm_cell_s']:7.2f} ms"
+        f"n = {row['n']:5}: attention {ms['attention_s']:7.2f} ms   "
+        f"nn.LSTM {ms['lstm_s']:7.2f} ms   cell loop {ms['lstm_cell_s']:7.2f} ms"
     )
 print(
-    f"measured crossover (attention slower from here on): n = {cost.measured_crossover(rows)}; "
-    f"counted: n = 2d = {2 * d}"
+    "measured crossover (attention slower from here on): "
+    f"n = {cost.measured_crossover(rows)}; counted: n = 2d = {2 * d}"
 )
 
 # %% [markdown]
@@ -1714,7 +1773,8 @@ _ = check_causal_mask(causal_mask)
 
 # %% tags=["exercise"]
 def attention_head(x, W_q, W_k, W_v, mask=None):
-    """x (B, T, d_model), W_* (d_model, d_k), mask (T, T) bool or None → (output (B, T, d_k), weights (B, T, T))."""
+    """x (B, T, d_model), W_* (d_model, d_k), mask (T, T) bool or None
+    → (output (B, T, d_k), weights (B, T, T))."""
     return None  # your code here
 
 

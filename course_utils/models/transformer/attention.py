@@ -49,26 +49,42 @@ def library_key_padding_mask(may_attend: Tensor) -> Tensor:
 # ---------------------------------------------------------------- scaled dot-product attention
 
 
-def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, *, scale: float | None = None) -> Tensor:
-    """softmax(q kᵀ · scale) over the keys, masked keys at weight 0: (…, T, d), (…, S, d) → (…, T, S).
+def attention_weights(
+    q: Tensor,
+    k: Tensor,
+    mask: Tensor | None = None,
+    *,
+    scale: float | None = None,
+) -> Tensor:
+    """softmax(q kᵀ · scale) over the keys, masked keys at weight 0:
+    (…, T, d), (…, S, d) → (…, T, S).
 
-    ``scale`` defaults to 1/√d_k. ``mask`` (broadcast to (…, T, S)) is ``True`` where attending is allowed.
-    A query with no allowed key gets weight 0 everywhere (not NaN).
+    ``scale`` defaults to 1/√d_k. ``mask`` (broadcast to (…, T, S)) is ``True`` where
+    attending is allowed. A query with no allowed key gets weight 0 everywhere
+    (not NaN).
     """
     if q.shape[-1] != k.shape[-1]:
-        raise CourseInputError(f"queries and keys need the same size d_k; got {q.shape[-1]} and {k.shape[-1]}")
+        sizes = f"{q.shape[-1]} and {k.shape[-1]}"
+        raise CourseInputError(f"queries and keys need the same size d_k; got {sizes}")
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = q @ k.transpose(-2, -1) * scale  # (…, T, S)
     if mask is not None:
         scores = scores.masked_fill(~mask, -math.inf)  # (…, T, S)
     weights = torch.softmax(scores, dim=-1)  # (…, T, S)
-    return torch.nan_to_num(weights, nan=0.0)  # a fully masked row: softmax of all -inf is NaN
+    # a fully masked row: softmax of all -inf is NaN
+    return torch.nan_to_num(weights, nan=0.0)
 
 
 def scaled_dot_product_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, scale: float | None = None
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    scale: float | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V, from scratch: returns (output (…, T, d_v), weights (…, T, S))."""
+    """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V, from scratch:
+    returns (output (…, T, d_v), weights (…, T, S))."""
     weights = attention_weights(q, k, mask, scale=scale)  # (…, T, S)
     return weights @ v, weights  # (…, T, d_v)
 
@@ -164,14 +180,25 @@ class MultiHeadAttention(nn.Module):
         heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
         return self.W_o(merge_heads(heads)), weights  # (B, T, d_model)
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O: the output (B, T, d_model) and the weights (B, h, T, S)."""
-        self._check("query", query), self._check("key", key), self._check("value", value)
-        q = split_heads(self.W_q(query), self.heads)  # (B, h, T, d_k): head i's queries, Q W_i^Q
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O: the output
+        (B, T, d_model) and the weights (B, h, T, S)."""
+        for name, tensor in (("query", query), ("key", key), ("value", value)):
+            self._check(name, tensor)
+        # (B, h, T, d_k): head i's queries, Q W_i^Q
+        q = split_heads(self.W_q(query), self.heads)
         k = split_heads(self.W_k(key), self.heads)  # (B, h, S, d_k): K W_i^K
         v = split_heads(self.W_v(value), self.heads)  # (B, h, S, d_k): V W_i^V
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k): every head at once
-        return self.W_o(merge_heads(heads)), weights  # (B, T, d_model): the heads side by side, mixed by W^O
+        # (B, h, T, d_k): every head at once
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        # (B, T, d_model): the heads side by side, mixed by W^O
+        return self.W_o(merge_heads(heads)), weights
 
     @classmethod
     def from_torch(cls, library: nn.MultiheadAttention) -> "MultiHeadAttention":

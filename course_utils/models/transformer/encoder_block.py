@@ -57,7 +57,8 @@ class EncoderBlock(nn.Module):
         if self.norm_first:  # GPT-2's order
             x = x + self._attend(self.norm1(x), mask)  # (B, T, d)
             return x + self._feed_forward(self.norm2(x))
-        x = self.norm1(x + self._attend(x, mask))  # (B, T, d): the paper's and BERT's order
+        # (B, T, d): the paper's and BERT's order
+        x = self.norm1(x + self._attend(x, mask))
         return self.norm2(x + self._feed_forward(x))
 
     @classmethod

@@ -39,12 +39,15 @@ def frequencies(d_model: int) -> Tensor:
 
 
 def sinusoidal_positions(length: int, d_model: int, *, offset: int = 0) -> Tensor:
-    """The slide's PE rows for positions offset … offset + length − 1: (length, d_model), float64.
+    """The slide's PE rows for positions offset … offset + length − 1:
+    (length, d_model), float64.
 
-    Sines in the even columns, cosines in the odd ones; any position, so no table to outgrow.
+    Sines in the even columns, cosines in the odd ones; any position, so no table to
+    outgrow.
     """
     length = check_int("length", length, minimum=1)
-    positions = torch.arange(offset, offset + length, dtype=torch.float64)[:, None]  # (T, 1)
+    positions = torch.arange(offset, offset + length, dtype=torch.float64)
+    positions = positions[:, None]  # (T, 1)
     angles = positions * frequencies(d_model)[None, :]  # (T, d/2)
     pe = torch.empty(length, d_model, dtype=torch.float64)  # (T, d)
     pe[:, 0::2] = torch.sin(angles)  # PE(pos, 2i)

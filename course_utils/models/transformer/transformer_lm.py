@@ -367,15 +367,24 @@ def distance_correlation(by_distance: dict[int, float]) -> float:
 
 @torch.no_grad()
 def without_head(model: CourseGPT | ScratchGPT, layer: int, head: int) -> ScratchGPT:
-    """A scratch copy of ``model`` with one head's output removed: the head's d_k columns of W^O set to 0, so what
-    it attends to no longer reaches the residual stream (``layer`` and ``head`` count from 0). ``model`` is unchanged.
+    """A scratch copy of ``model`` with one head's output removed: the head's d_k
+    columns of W^O set to 0, so what it attends to no longer reaches the residual
+    stream (``layer`` and ``head`` count from 0). ``model`` is unchanged.
 
-    An ablation tests what attention weights only suggest: a head may look at the right word and still not matter."""
+    An ablation tests what attention weights only suggest: a head may look at the
+    right word and still not matter."""
     if not isinstance(model, (CourseGPT, ScratchGPT)):
-        raise CourseInputError(f"without_head needs a CourseGPT or a ScratchGPT; got {type(model).__name__}")
-    ablated = ScratchGPT.from_hf(model) if isinstance(model, CourseGPT) else copy.deepcopy(model)
-    block = ablated.blocks[check_int("layer", layer, minimum=0, maximum=len(ablated.blocks) - 1)]
+        got = type(model).__name__
+        need = "without_head needs a CourseGPT or a ScratchGPT"
+        raise CourseInputError(f"{need}; got {got}")
+    if isinstance(model, CourseGPT):
+        ablated = ScratchGPT.from_hf(model)
+    else:
+        ablated = copy.deepcopy(model)
+    last = len(ablated.blocks) - 1
+    block = ablated.blocks[check_int("layer", layer, minimum=0, maximum=last)]
     head = check_int("head", head, minimum=0, maximum=block.n_head - 1)
     d_k = block.n_embd // block.n_head
-    block.out.weight[:, head * d_k : (head + 1) * d_k] = 0  # W^O (C, C): its input columns are the heads, side by side
+    # W^O (C, C): its input columns are the heads, side by side
+    block.out.weight[:, head * d_k : (head + 1) * d_k] = 0
     return ablated.eval()

@@ -83,25 +83,36 @@ class DecoderLayer(nn.Module):
         self.ffn = FeedForward(d_model, ffn_dim, dropout)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, y: Tensor, memory: KeysValues, memory_mask: Tensor, past: KeysValues | None = None
-                ) -> tuple[Tensor, KeysValues, Tensor]:  # fmt: skip
-        """New positions y (B, T, D) after the ``past`` ones → y (B, T, D), every position's keys and values,
-        and the cross-attention weights (B, H, T, S).
+    def forward(
+        self,
+        y: Tensor,
+        memory: KeysValues,
+        memory_mask: Tensor,
+        past: KeysValues | None = None,
+    ) -> tuple[Tensor, KeysValues, Tensor]:
+        """New positions y (B, T, D) after the ``past`` ones → y (B, T, D), every
+        position's keys and values, and the cross-attention weights (B, H, T, S).
 
-        ``memory`` is the cross-attention's keys and values of the encoder output; ``memory_mask`` (B, S)
-        is True at real source words. Position t sees the past and the new positions up to itself.
+        ``memory`` is the cross-attention's keys and values of the encoder output;
+        ``memory_mask`` (B, S) is True at real source words. Position t sees the past
+        and the new positions up to itself.
         """
         h = self.norm1(y)  # (B, T, D)
         keys, values = self.self_attention.keys_values(h)  # (B, H, T, d_k) each
-        if past is not None:
-            keys, values = torch.cat([past[0], keys], dim=2), torch.cat([past[1], values], dim=2)  # (B, H, P+T, d_k)
+        if past is not None:  # (B, H, P+T, d_k) each
+            keys = torch.cat([past[0], keys], dim=2)
+            values = torch.cat([past[1], values], dim=2)
         seen, new = keys.shape[2], y.shape[1]
-        causal = causal_mask(seen, device=y.device)[seen - new :]  # (T, P+T): the rows of the new positions
+        # (T, P+T): the rows of the new positions
+        causal = causal_mask(seen, device=y.device)[seen - new :]
         attended, _ = self.self_attention.attend(h, (keys, values), causal)  # (B, T, D)
         y = y + self.dropout(attended)  # (B, T, D)
-        attended, cross = self.cross_attention.attend(self.norm2(y), memory, memory_mask[:, None, None, :])
+        source_mask = memory_mask[:, None, None, :]  # (B, 1, 1, S)
+        h = self.norm2(y)  # (B, T, D)
+        attended, cross = self.cross_attention.attend(h, memory, source_mask)
         y = y + self.dropout(attended)  # (B, T, D); cross (B, H, T, S)
-        return y + self.dropout(self.ffn(self.norm3(y))), (keys, values), cross  # (B, T, D)
+        y = y + self.dropout(self.ffn(self.norm3(y)))  # (B, T, D)
+        return y, (keys, values), cross
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> "DecoderLayer":
