@@ -152,8 +152,8 @@ print(f"{'':8s} {'max g′(z)':>9s} {'first at z':>10s} {'min g′(z)':>9s} {'g�
 for name, act in ACTIVATIONS.items():
     slope = act.derivative(z)
     print(
-        f"{name:8s} {slope.max().item():9.3f} {z[slope.argmax()].item():10.3f} {slope.min().item():9.3f} "
-        f"{act.derivative(zero).item():6.3f}"
+        f"{name:8s} {slope.max().item():9.3f} {z[slope.argmax()].item():10.3f} "
+        f"{slope.min().item():9.3f} {act.derivative(zero).item():6.3f}"
     )
 assert activations.sigmoid_derivative(z).max().item() == 0.25  # exactly 1/4, at z = 0
 assert (
@@ -175,7 +175,8 @@ assert (
 z0 = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 (autograd_slope,) = torch.autograd.grad(torch.nn.functional.relu(z0).sum(), z0)
 print(
-    f"autograd: d relu/dz at z = 0 is {autograd_slope.item():g}; ours: {activations.relu_derivative(z0.detach()).item():g}"
+    f"autograd: d relu/dz at z = 0 is {autograd_slope.item():g}; "
+    f"ours: {activations.relu_derivative(z0.detach()).item():g}"
 )
 
 # %% [markdown]
@@ -240,10 +241,9 @@ SEEDS = (0, 1, 2)
 
 
 def train_seeds(sizes, activation="relu"):
-    """One model of these layer sizes per seed, trained on the XOR points; the models and their test accuracies."""
-    models = [
-        feedforward.FeedForwardNet(sizes, activation, seed=seed) for seed in SEEDS
-    ]
+    """One model of these sizes per seed, trained on the XOR points; the models and
+    their test accuracies."""
+    models = [feedforward.FeedForwardNet(sizes, activation, seed=s) for s in SEEDS]
     for model in models:
         feedforward.fit(model, x_train, y_train, steps=steps, lr=0.05)
     return models, spread(model.accuracy(x_test, y_test) for model in models)
@@ -256,18 +256,11 @@ print(f"test accuracy after {steps} steps:")
 print(f"  linear model (logistic regression)  {linear_accuracy.format(3)}")
 print(f"  best possible straight line         {best_line:.3f}")
 print(f"  2-layer ReLU net                    {net_accuracy.format(3)}")
-print(
-    "2-layer net against the linear model:",
-    verdict(
-        net_accuracy,
-        linear_accuracy,
-        ("2-layer net", "linear model"),
-        higher_is_better=True,
-    ),
-)
-assert (
-    linear_accuracy.high <= best_line + 0.01 < net_accuracy.low
-)  # no line comes close to the 2-layer net
+labels = ("2-layer net", "linear model")
+result = verdict(net_accuracy, linear_accuracy, labels, higher_is_better=True)
+print("2-layer net against the linear model:", result)
+# no line comes close to the 2-layer net
+assert linear_accuracy.high <= best_line + 0.01 < net_accuracy.low
 
 # %% [markdown]
 # The 2-layer net beats the linear model by far more than the spread over seeds. Logistic regression does even
@@ -335,8 +328,10 @@ x = torch.tensor([0.3, 0.2, 0.9], dtype=torch.float64)  # a[0], shape (3,)
 trace = feedforward.forward(x, weights, biases, ["relu", "softmax"])
 for l in (1, 2):
     print(
-        f"layer {l}: W[{l}] {tuple(weights[l - 1].shape)}  a[{l - 1}] {tuple(trace.a[l - 1].shape)}  "
-        f"b[{l}] {tuple(biases[l - 1].shape)}  →  z[{l}] {tuple(trace.z[l - 1].shape)}  a[{l}] {tuple(trace.a[l].shape)}"
+        f"layer {l}: W[{l}] {tuple(weights[l - 1].shape)}  "
+        f"a[{l - 1}] {tuple(trace.a[l - 1].shape)}  "
+        f"b[{l}] {tuple(biases[l - 1].shape)}  →  "
+        f"z[{l}] {tuple(trace.z[l - 1].shape)}  a[{l}] {tuple(trace.a[l].shape)}"
     )
 print(
     "ŷ = a[2] =",
@@ -496,49 +491,31 @@ plt.show()
 # the noise rule of section 3.
 
 # %%
-ratios = {name: [(n[0] / n[-1]).item() for n in (feedforward.layer_gradient_norms(name, depth, seed=seed)
-                                                   for seed in SEEDS)] for name in ACTIVATIONS}  # fmt: skip
+ratios = {}
+for name in ACTIVATIONS:
+    norms = [feedforward.layer_gradient_norms(name, depth, seed=s) for s in SEEDS]
+    ratios[name] = [(n[0] / n[-1]).item() for n in norms]
 per_layer = {
     name: spread(r ** (1 / (depth - 1)) for r in rs) for name, rs in ratios.items()
 }
+grid = torch.linspace(-6, 6, 12001, dtype=torch.float64)
+print(f"{'':8s} {'layer 1 / layer ' + str(depth):26s}   {'per layer':28s}   max g'(z)")
 for name, rs in ratios.items():
-    peak = (
-        ACTIVATIONS[name]
-        .derivative(torch.linspace(-6, 6, 12001, dtype=torch.float64))
-        .max()
-        .item()
-    )
+    peak = ACTIVATIONS[name].derivative(grid).max().item()
     print(
-        f"{name:8s} layer 1 / layer {depth}: "
+        f"{name:8s} "
         + " ".join(f"{r:8.1e}" for r in rs)
-        + f"   per layer {per_layer[name].format(3)}   max g'(z) = {peak:.3f}"
+        + f"   {per_layer[name].format(3):28s}   {peak:.3f}"
     )
-print(
-    "factor per layer, ReLU against sigmoid:",
-    verdict(
-        per_layer["relu"],
-        per_layer["sigmoid"],
-        ("ReLU", "sigmoid"),
-        higher_is_better=True,
-    ),
-)
-print(
-    "factor per layer, ReLU against tanh:   ",
-    verdict(
-        per_layer["relu"], per_layer["tanh"], ("ReLU", "tanh"), higher_is_better=True
-    ),
-)
-assert (
-    max(ratios["sigmoid"])
-    < 1e-6
-    < 0.1
-    < min(ratios["relu"])
-    <= max(ratios["relu"])
-    < 10
-)  # sigmoid vanishes
-assert (
-    0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
-)  # close to max σ' = 1/4 per layer
+for other in ("sigmoid", "tanh"):
+    result = verdict(
+        per_layer["relu"], per_layer[other], ("ReLU", other), higher_is_better=True
+    )
+    print(f"factor per layer, ReLU against {other + ':':8s}", result)
+assert max(ratios["sigmoid"]) < 1e-6  # sigmoid vanishes
+assert 0.1 < min(ratios["relu"]) <= max(ratios["relu"]) < 10
+# close to max σ' = 1/4 per layer
+assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
 
 # %% [markdown]
 # - **Sigmoid.** The first layer gets a gradient about 10⁻¹² times the last layer's, with every seed. The factor
@@ -575,8 +552,11 @@ assert (
 
 # %%
 DEEP = ("sigmoid", "tanh", "relu")
-runs = {name: [feedforward.train_deep(name, (x_train, y_train), (x_test, y_test), seed=seed) for seed in SEEDS]
-        for name in DEEP}  # fmt: skip
+data = (x_train, y_train), (x_test, y_test)
+runs = {
+    name: [feedforward.train_deep(name, *data, seed=seed) for seed in SEEDS]
+    for name in DEEP
+}
 deep_accuracy = {name: spread(run.accuracy for run in rs) for name, rs in runs.items()}
 
 
@@ -586,26 +566,19 @@ def value_range(values) -> str:
     return f"{values.low:.1e}–{values.high:.1e}"
 
 
-print(
-    f"{'':8s} {'test accuracy':>26s} {'‖∂L/∂W[1]‖ at start':>22s} {'layer 1 moved':>18s} {'layer 10 moved':>18s}"
-)
+print(f"{'':8s} {'test accuracy':>28s}")
+for name in DEEP:
+    print(f"{name:8s} {deep_accuracy[name].format(3):>28s}")
+print(f"{'':8s} {'‖∂L/∂W[1]‖ at start':>22s}", end="")
+print(f" {'layer 1 moved':>18s} {'layer 10 moved':>18s}")
 for name, rs in runs.items():
-    print(
-        f"{name:8s} {deep_accuracy[name].format(3):>26s} {value_range(r.first_gradients[0] for r in rs):>22s} "
-        f"{value_range(r.moved[0] for r in rs):>18s} {value_range(r.moved[-2] for r in rs):>18s}"
-    )
-print(
-    "ReLU against tanh:",
-    verdict(
-        deep_accuracy["relu"],
-        deep_accuracy["tanh"],
-        ("ReLU", "tanh"),
-        higher_is_better=True,
-    ),
-)
-print(
-    f"share of the larger class in the test set: {max(y_test.mean(), 1 - y_test.mean()).item():.3f}"
-)
+    gradient = value_range(r.first_gradients[0] for r in rs)
+    moved = [value_range(r.moved[layer] for r in rs) for layer in (0, -2)]
+    print(f"{name:8s} {gradient:>22s} {moved[0]:>18s} {moved[1]:>18s}")
+relu, tanh, labels = deep_accuracy["relu"], deep_accuracy["tanh"], ("ReLU", "tanh")
+print("ReLU against tanh:", verdict(relu, tanh, labels, higher_is_better=True))
+share = max(y_test.mean(), 1 - y_test.mean()).item()
+print(f"share of the larger class in the test set: {share:.3f}")
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -37,7 +37,8 @@ def _exp_minus_abs(z: Tensor) -> Tensor:
 
 
 def sigmoid(z: Tensor) -> Tensor:
-    """σ(z) = 1 / (1 + e^(−z)); for z < 0 the equal form e^z / (1 + e^z) avoids overflow."""
+    """σ(z) = 1 / (1 + e^(−z)); for z < 0 the equal form e^z / (1 + e^z) avoids
+    overflow."""
     e = _exp_minus_abs(_check_tensor(z))
     return torch.where(z >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -80,7 +81,8 @@ def gelu(z: Tensor) -> Tensor:
 
 
 def gelu_derivative(z: Tensor) -> Tensor:
-    """GELU'(z) = Φ(z) + z·φ(z), with φ(z) = e^(−z²/2) / √(2π) the standard normal density."""
+    """GELU'(z) = Φ(z) + z·φ(z), with φ(z) = e^(−z²/2) / √(2π) the standard normal
+    density."""
     density = torch.exp(-0.5 * _check_tensor(z) ** 2) / math.sqrt(2 * math.pi)
     return standard_normal_cdf(z) + z * density
 

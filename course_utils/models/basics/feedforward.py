@@ -61,11 +61,16 @@ class ForwardPass:
         return self.a[-1]
 
 
-def forward(a0: Tensor, weights: Sequence[Tensor], biases: Sequence[Tensor], activations: Sequence[str]) -> ForwardPass:
+def forward(
+    a0: Tensor,
+    weights: Sequence[Tensor],
+    biases: Sequence[Tensor],
+    activations: Sequence[str],
+) -> ForwardPass:
     """The slides' loop: z[l] = W[l] a[l−1] + b[l], a[l] = g[l](z[l]) for l = 1..n.
 
-    ``a0`` is one input (n0,) or a batch of rows (N, n0); W[l] has shape (n_l, n_{l−1}) and
-    b[l] shape (n_l,); ``activations`` names g[1], ..., g[n].
+    ``a0`` is one input (n0,) or a batch of rows (N, n0); W[l] has shape
+    (n_l, n_{l−1}) and b[l] shape (n_l,); ``activations`` names g[1], ..., g[n].
     """
     check_same_length("weights", len(weights), "biases", len(biases))
     check_same_length("weights", len(weights), "activations", len(activations))
@@ -74,7 +79,8 @@ def forward(a0: Tensor, weights: Sequence[Tensor], biases: Sequence[Tensor], act
         a = result.a[-1]
         if W.shape[1] != a.shape[-1] or b.shape != W.shape[:1]:
             raise CourseInputError(
-                f"layer {layer}: W{list(W.shape)} and b{list(b.shape)} do not fit an input of size {a.shape[-1]}; "
+                f"layer {layer}: W{list(W.shape)} and b{list(b.shape)} do not fit "
+                f"an input of size {a.shape[-1]}; "
                 "W[l] must be (n_l, n_{l-1}) and b[l] must be (n_l,)"
             )
         z = a @ W.T + b  # (N, n_l): W a + b for every row a
