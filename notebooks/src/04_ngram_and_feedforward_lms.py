@@ -29,6 +29,7 @@ device = setup_notebook(seed=0)
 
 # %%
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import torch
@@ -87,7 +88,7 @@ good, bad = (
 )
 print(f"P(the cats near the dog sleep .)  = {good.prob:.3e}")
 print(f"P(the cats near the dog sleeps .) = {bad.prob}")
-print(bad.failure)
+print(textwrap.fill(str(bad.failure), width=88))
 
 # %% [markdown]
 # ## 2. The chain rule of probability
@@ -154,13 +155,14 @@ print(" × ".join(str(p) for p in slide.values()), f"= {p_unigram:.1e}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.classic.ngram import NGramLM
+from course_utils.models.classic.ngram import NGramLM, rare_context_share
 
 unigram_mle = NGramLM(vocab, 1, smoothing="none").fit(train_ids())
 for text in ("the dog chased the cats .", "cats the . chased dog the"):
     logp = sum(lm.token_logprobs(unigram_mle, vocab, text))
     print(
-        f"{text:28}  unigram: {math.exp(logp):.3e}   oracle: {lang.score(text).prob:.3e}"
+        f"{text:28}  unigram: {math.exp(logp):.3e}   "
+        f"oracle: {lang.score(text).prob:.3e}"
     )
 print(
     "unigram sample:", " ".join(lm.generate(unigram_mle, vocab, seed=1, max_tokens=12))
@@ -189,8 +191,8 @@ for previous, word in (("cat", "chased"), ("ate", "the"), ("cake", "with")):
         bigram_mle.context_count([previous]),
     )
     print(
-        f"P({word} | {previous}) = count({previous} {word}) / count({previous}) = {pair} / {single} "
-        f"= {bigram_mle.prob(word, [previous]):.4f}"
+        f"P({word} | {previous}) = count({previous} {word}) / count({previous}) "
+        f"= {pair} / {single} = {bigram_mle.prob(word, [previous]):.4f}"
     )
 print("bigram sample:", " ".join(lm.generate(bigram_mle, vocab, seed=1, max_tokens=20)))
 
@@ -210,7 +212,8 @@ for order in (1, 2, 3, 4):
     )
     zero_share[order] = zero / 1000
     print(
-        f"{order}-gram, unsmoothed: {zero / 10:5.1f}% of 1,000 test sentences get probability 0"
+        f"{order}-gram, unsmoothed: {zero / 10:5.1f}% of 1,000 test sentences "
+        "get probability 0"
     )
 assert (
     zero_share[1] == 0 < zero_share[2]
@@ -241,52 +244,33 @@ assert (
 # %%
 # NBVAL_CHECK_OUTPUT
 oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
+settings = [("add-k", 1.0), ("add-k", 0.1), ("add-k", 0.01), ("interpolated-kn", None)]
 rows = []
 for order in (2, 3):
-    for smoothing, k in (
-        ("add-k", 1.0),
-        ("add-k", 0.1),
-        ("add-k", 0.01),
-        ("interpolated-kn", None),
-    ):
-        model = NGramLM(
-            vocab, order, smoothing=smoothing, **({"k": k} if k else {})
-        ).fit(train_ids())
-        rows.append(
-            (
-                f"{order}-gram {smoothing}" + (f" k={k}" if k else ""),
-                lm.evaluate(model, vocab, test).perplexity,
-            )
-        )
+    for smoothing, k in settings:
+        options = {"k": k} if k else {}
+        model = NGramLM(vocab, order, smoothing=smoothing, **options).fit(train_ids())
+        name = f"{order}-gram {smoothing}" + (f" k={k}" if k else "")
+        rows.append((name, lm.evaluate(model, vocab, test).perplexity))
 for name, ppl in rows:
     print(f"{name:28} perplexity {ppl:7.3f}   {ppl / oracle_ppl:5.2f}× the oracle's")
 print(f"{'oracle':28} perplexity {oracle_ppl:7.3f}")
-for order in (
-    2,
-    3,
-):  # add-1 adds |V| pretend counts to every context: how often were the test contexts seen?
-    mle, seen = NGramLM(vocab, order, smoothing="none").fit(train_ids()), []
-    for words in test:
-        tokens = (
-            ["<s>"] * (order - 1) + list(words) + ["</s>"]
-        )  # the padding the model reads
-        seen += [
-            mle.context_count(tokens[t - order + 1 : t])
-            for t in range(order - 1, len(tokens))
-        ]  # c(h) per token
+# add-1 adds |V| pretend counts to every context: how often were the test contexts seen?
+for order in (2, 3):
+    mle = NGramLM(vocab, order, smoothing="none").fit(train_ids())
+    share = rare_context_share(mle, test, times=len(vocab))  # c(h) < |V|
     print(
-        f"{order}-gram: {sum(c < len(vocab) for c in seen) / len(seen):.0%} of the test tokens' contexts were seen "
+        f"{order}-gram: {share:.0%} of test tokens' contexts were seen "
         f"fewer than |V| = {len(vocab)} times in training"
     )
-assert (
-    min(rows, key=lambda row: row[1])[0] == "3-gram interpolated-kn"
-)  # Kneser–Ney, with more context, is best
+# Kneser–Ney, with more context, is best
+assert min(rows, key=lambda row: row[1])[0] == "3-gram interpolated-kn"
 uniform = torch.full((7,), 1 / 7, dtype=torch.float64)  # 7 equally likely words
+uniform_ppl = math.exp(-(uniform * uniform.log()).sum().item())
+print(f"a uniform choice among 7 words: perplexity {uniform_ppl:.3f}")
 print(
-    f"a uniform choice among 7 words: perplexity {math.exp(-(uniform * uniform.log()).sum().item()):.3f}"
-)
-print(
-    f"the true next-word uncertainty of the course language: about {oracle_ppl:.1f} equally likely words"
+    "the true next-word uncertainty of the course language: "
+    f"about {oracle_ppl:.1f} equally likely words"
 )
 
 # %% [markdown]
@@ -354,7 +338,8 @@ assert largest_gap <= 1e-12
 steps = budget(full=zoo.FFNN_TRAINING["steps"], fast=100)
 ffnn_here, history = zoo.train_model("ffnn_n3", steps=steps)
 print(
-    f"trained {steps} steps; validation perplexity {lm.evaluate(ffnn_here, vocab, valid).perplexity:.3f}"
+    f"trained {steps} steps; "
+    f"validation perplexity {lm.evaluate(ffnn_here, vocab, valid).perplexity:.3f}"
 )
 _ = history.plot(title="FFNN (N = 3): training loss")
 plt.show()
@@ -369,7 +354,8 @@ ngrams = zoo.ngram_models()  # Kneser–Ney unigram, bigram, trigram
 ffnn = {n: load(f"ffnn_n{n}") for n in (2, 3, 5)}
 models = {**ngrams, **{f"FFNN N={n}": model for n, model in ffnn.items()}}
 print(
-    f"shipped FFNN N=3: validation perplexity {lm.evaluate(ffnn[3], vocab, valid).perplexity:.3f}"
+    "shipped FFNN N=3: "
+    f"validation perplexity {lm.evaluate(ffnn[3], vocab, valid).perplexity:.3f}"
 )
 
 # %% [markdown]
@@ -395,12 +381,12 @@ over_seeds = {
     "trigram": spread([perplexity["trigram"]] * 3),
     **over_seeds,
 }  # counted: the same on every run
+for name, over in over_seeds.items():
+    print(f"{name:12} {over.format()}")
 for (a, spread_a), (b, spread_b) in zip(
     list(over_seeds.items())[1:], over_seeds.items()
 ):
-    print(
-        f"{a} {spread_a.format()} against {b} {spread_b.format()}: {verdict(spread_a, spread_b, (a, b))}"
-    )
+    print(f"{a} against {b}: {verdict(spread_a, spread_b, (a, b))}")
 
 # %% [markdown]
 # Each FFNN above is one training run, and a run is one draw: the **seed** of the random number generator fixes
@@ -475,7 +461,8 @@ from course_utils.widgets.embedding_demo import EmbeddingDemo, course_word_class
 
 ffnn_embeddings = ffnn[5].embedding.weight.detach()  # (V, d)
 print(
-    f"FFNN N=5 embeddings: {ffnn_embeddings.shape[0]} words × {ffnn_embeddings.shape[1]} numbers"
+    f"FFNN N=5 embeddings: {ffnn_embeddings.shape[0]} words "
+    f"× {ffnn_embeddings.shape[1]} numbers"
 )
 embedding_demo = EmbeddingDemo(ffnn_embeddings, vocab, course_word_classes())
 embedding_demo.box
@@ -524,7 +511,8 @@ question = "he ate the cake <mask> the fork ."
 exact = lang.masked_distribution("he ate the cake".split(), "the fork .".split())
 for name, model in masked.items():
     print(
-        f"{name:17} P(with) = {predict_masked(model, vocab, question)[vocab.stoi['with']]:.3f}"
+        f"{name:17} "
+        f"P(with) = {predict_masked(model, vocab, question)[vocab.stoi['with']]:.3f}"
     )
 print(f"{'oracle':17} P(with) = {exact['with']:.3f}")
 print("recipe of each:", zoo.RECIPES["masked_concat_w2"][2])
@@ -548,7 +536,8 @@ for name in ("masked_bag_w2", "masked_concat_w2"):
         masked[name], vocab, reversed_question
     )
     print(
-        f"{name:17} largest change of a probability after reversing the words: {change.abs().max():.3f}"
+        f"{name:17} largest change of a probability after reversing the words: "
+        f"{change.abs().max():.3f}"
     )
 
 # %% [markdown]
@@ -563,25 +552,22 @@ for name in ("masked_bag_w2", "masked_concat_w2"):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-instrument_items = [
-    item for item in corpus.load_eval("selection") if item["kind"] == "instrument"
-]
-instruments = sorted(
-    {word for item in instrument_items for word in item["allowed"]}
-)  # every verb's instruments
+items = corpus.load_eval("selection")
+instrument_items = [item for item in items if item["kind"] == "instrument"]
+# every verb's instruments; each item is read as "<prefix> <mask> ."
+instruments = sorted({w for item in instrument_items for w in item["allowed"]})
 any_instrument = [{**item, "allowed": instruments} for item in instrument_items]
 print(
-    f"{len(instrument_items)} items; prefix lengths {sorted({len(i['prefix']) for i in instrument_items})}; "
+    f"{len(instrument_items)} items; "
+    f"prefix lengths {sorted({len(i['prefix']) for i in instrument_items})}; "
     f"{len(instruments)} instruments in all"
 )
 for name in ("masked_concat_w2", "masked_concat_w4"):
-    right = allowed_mass_at_mask(
-        masked[name], vocab, instrument_items
-    )  # "<prefix> <mask> ." for each item
+    right = allowed_mass_at_mask(masked[name], vocab, instrument_items)
     anyone = allowed_mass_at_mask(masked[name], vocab, any_instrument)
     print(
-        f"{name:17} sees {masked[name].width} words each side: on the right instruments {right:.3f}, "
-        f"on any instrument {anyone:.3f}"
+        f"{name:17} sees {masked[name].width} words each side: "
+        f"on the right instruments {right:.3f}, on any instrument {anyone:.3f}"
     )
 oracle_mass = sum(
     sum(lang.masked_distribution(i["prefix"], ["."]).get(w, 0.0) for w in i["allowed"])
@@ -589,8 +575,7 @@ oracle_mass = sum(
 ) / len(instrument_items)
 print(f"{'oracle':17} sees everything:    on the right instruments {oracle_mass:.3f}")
 w2, w4 = (
-    lm_seeds.seed_spread(name, "instrument_mass")
-    for name in ("masked_concat_w2", "masked_concat_w4")
+    lm_seeds.seed_spread(f"masked_concat_{w}", "instrument_mass") for w in ("w2", "w4")
 )
 print(
     f"right instruments over seeds: w2 {w2.format()}, w4 {w4.format()}; "
@@ -680,13 +665,15 @@ for name in ("sentiment_features", "sentiment_embeddings", "sentiment_pretrained
         load(name), zoo.RECIPES[name][0]
     )  # {"all", "plain", "but/not"}
     print(f"{name:22} " + " ".join(f"{a:6.3f}" for a in accuracy.values()))
+labels = ("embeddings", "features")
 features, embeddings = (
     lm_seeds.seed_spread(name, "but/not")
     for name in ("sentiment_features", "sentiment_embeddings")
 )
 print(
-    f"but/not over seeds: features {features.format()}, embeddings {embeddings.format()}: "
-    f"{verdict(embeddings, features, ('embeddings', 'features'), higher_is_better=True)}"
+    f"but/not over seeds: features {features.format()}, "
+    f"embeddings {embeddings.format()}: "
+    f"{verdict(embeddings, features, labels, higher_is_better=True)}"
 )
 
 # %% [markdown]
@@ -705,7 +692,8 @@ for pretrained, start_from in ((False, "random"), (True, "FFNN N=5")):
         lm_seeds.few_reviews(pretrained, seed=0), "embeddings"
     )["all"]
     print(
-        f"100 training reviews, embeddings from {start_from:9}: test accuracy {accuracy:.3f}"
+        f"100 training reviews, embeddings from {start_from:9}: "
+        f"test accuracy {accuracy:.3f}"
     )
 
 # %% [markdown]
@@ -717,6 +705,7 @@ for pretrained, start_from in ((False, "random"), (True, "FFNN N=5")):
 # NBVAL_CHECK_OUTPUT
 pairs = {"3,000 reviews": ("sentiment_embeddings", "sentiment_pretrained"),
          "100 reviews": ("few_reviews_random", "few_reviews_pretrained")}  # fmt: skip
+labels = ("FFNN start", "random start")
 for data, (random_name, pretrained_name) in pairs.items():
     for column in ("all", "but/not"):
         random_start, ffnn_start = (
@@ -724,8 +713,9 @@ for data, (random_name, pretrained_name) in pairs.items():
             for name in (random_name, pretrained_name)
         )
         print(
-            f"{data:13} {column:8} random start {random_start.format()}  FFNN start {ffnn_start.format()}  "
-            f"{verdict(ffnn_start, random_start, ('FFNN start', 'random start'), higher_is_better=True)}"
+            f"{data:13} {column:8} random start {random_start.format()}  "
+            f"FFNN start {ffnn_start.format()}  "
+            f"{verdict(ffnn_start, random_start, labels, higher_is_better=True)}"
         )
 
 # %% [markdown]
@@ -753,7 +743,8 @@ for word, other_side in (
     print(f"{word:7} →", ", ".join(f"{w} ({cos:.2f})" for w, cos in neighbours))
     opposite = [w for w, _ in neighbours if w in other_side]
     print(
-        f"{'':9} in the lexicon's other sentiment: {len(opposite)} of {len(neighbours)} ({', '.join(opposite)})"
+        f"{'':9} in the lexicon's other sentiment: "
+        f"{len(opposite)} of {len(neighbours)} ({', '.join(opposite)})"
     )
 
 # %% [markdown]
@@ -807,7 +798,8 @@ own_bigram = NGramLM(own_vocab, 2, smoothing="interpolated-kn").fit(
     lm.encode_sentences(own_vocab, own_sentences, unknown="unk")
 )
 print(
-    f"{len(own_sentences)} sentences, {len(own_vocab)} vocabulary entries (words seen once became <unk>)"
+    f"{len(own_sentences)} sentences, {len(own_vocab)} vocabulary entries "
+    "(words seen once became <unk>)"
 )
 print(
     "bigram sample:",

@@ -228,3 +228,13 @@ class NGramLM(torch.nn.Module):
             shape = getattr(targets, "shape", None)
             raise CourseInputError(f"targets must have the shape of idx {tuple(idx.shape)}, got {shape}")
         return logits, lm_loss(logits, targets.to(idx.device))
+
+
+def rare_context_share(model: NGramLM, sentences, times: int) -> float:
+    """The share of the tokens of ``sentences`` (each read with the model's padding, as the model reads it) whose
+    context, the N-1 words before, the model counted fewer than ``times`` times in training: c(h) < ``times``."""
+    order, seen = model.order, []
+    for words in sentences:
+        tokens = ["<s>"] * (order - 1) + list(words) + ["</s>"]
+        seen += [model.context_count(tokens[t - order + 1 : t]) for t in range(order - 1, len(tokens))]
+    return sum(c < times for c in seen) / len(seen)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from course_utils.models.lm import encode_sentences, evaluate, generate, make_batch, next_token_probs
-from course_utils.models.classic.ngram import NGramLM
+from course_utils.models.classic.ngram import NGramLM, rare_context_share
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError
 
@@ -36,6 +36,13 @@ def test_bigram_counts_match_hand_counts_and_the_lecture_formula():
     assert model.counts[2][("for", "class")] == 2
     assert sum(model.counts[1].values()) == sum(len(s) + 1 for s in SENTENCES)  # every word and each </s>
     assert model.counts[1]["</s>",] == 4 and ("<s>",) not in model.counts[1]
+
+
+def test_rare_context_share_counts_each_tokens_context_with_the_padding():
+    model, sentence = fitted(2, "none"), ["eleni was late .".split()]  # c(h): <s> 4, eleni 2, was 3, late 3, . 4
+    assert rare_context_share(model, sentence, times=3) == 1 / 5
+    assert rare_context_share(model, sentence, times=4) == 3 / 5
+    assert rare_context_share(fitted(1, "none"), sentence, times=23) == 0.0  # a unigram's context is empty: all 23 tokens
 
 
 def test_trigram_pads_with_two_sentence_starts():
