@@ -21,7 +21,7 @@ import time
 import torch
 
 from course_utils.analysis import translation_analysis as analysis
-from course_utils.analysis.seed_runs import SEEDS, run_name, seed_command
+from course_utils.analysis.seed_runs import SEEDS, run_name, seed_command, stored_comparison
 from course_utils.analysis.stored_runs import load_runs
 from course_utils.language import parallel
 from course_utils.validation import CourseInputError
@@ -73,6 +73,14 @@ def measure(name: str, seed: int) -> dict:
 def load_results() -> dict:
     """The stored results: {"command": ..., "runs": {run name: row}}."""
     return load_runs(RESULTS_FILE, COMMAND)
+
+
+def bleu_not_beaten(results: dict, names: dict[str, str], buckets, baseline: str = "none_128") -> list[tuple]:
+    """The (label, bucket) pairs where the model ``names[label]`` does not beat ``baseline`` in the bucket's BLEU by
+    more than the seeds' spread (the noise rule), in the order of ``names`` and ``buckets``."""
+    return [(label, bucket) for label, name in names.items() for bucket in buckets
+            if stored_comparison(results, name, baseline, f"bleu {bucket}", labels=(label, "none"))[2]
+            != f"{label} better"]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:

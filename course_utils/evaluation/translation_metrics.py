@@ -61,8 +61,15 @@ def _pairs(hypotheses, references) -> list[tuple[tuple[str, ...], tuple[str, ...
     return [(_as_words(h, "hypothesis"), _as_words(r, "reference")) for h, r in zip(hypotheses, references)]
 
 
-def bleu(hypotheses: Iterable, references: Iterable, *, max_n: int = 4, smooth: str = "exp") -> BleuScore:
-    """Corpus BLEU of hypotheses against one reference each: clipped n-gram counts summed over the corpus."""
+def bleu(
+    hypotheses: Iterable,
+    references: Iterable,
+    *,
+    max_n: int = 4,
+    smooth: str = "exp",
+) -> BleuScore:
+    """Corpus BLEU of hypotheses against one reference each: clipped n-gram counts
+    summed over the corpus."""
     max_n = check_int("max_n", max_n, minimum=1)
     check_choice("smooth", smooth, ("none", "exp"))
     pairs = _pairs(hypotheses, references)
@@ -70,11 +77,13 @@ def bleu(hypotheses: Iterable, references: Iterable, *, max_n: int = 4, smooth: 
     for hypothesis, reference in pairs:
         for n in range(1, max_n + 1):
             found, wanted = ngrams(hypothesis, n), ngrams(reference, n)
-            matches[n - 1] += sum(min(count, wanted[gram]) for gram, count in found.items())  # clipped counts
+            clipped = (min(count, wanted[gram]) for gram, count in found.items())
+            matches[n - 1] += sum(clipped)
             totals[n - 1] += max(len(hypothesis) - n + 1, 0)
     c, r = sum(len(h) for h, _ in pairs), sum(len(ref) for _, ref in pairs)
     brevity = 1.0 if c > r else (math.exp(1 - r / c) if c > 0 else 0.0)
-    if not any(matches):  # no n-gram matches at all: 0, and no smoothing (sacrebleu's early stop)
+    # no n-gram matches at all: 0, and no smoothing (sacrebleu's early stop)
+    if not any(matches):
         return BleuScore(0.0, (0.0,) * max_n, brevity, c, r)
     precisions, zero_orders = [], 0
     for match, total in zip(matches, totals):
@@ -82,7 +91,8 @@ def bleu(hypotheses: Iterable, references: Iterable, *, max_n: int = 4, smooth: 
             precisions.append(0.0)
         elif match == 0 and smooth == "exp":
             zero_orders += 1
-            precisions.append(100.0 / (2**zero_orders * total))  # sacrebleu's "exp": 1/2, 1/4, ... of a match
+            # sacrebleu's "exp": 1/2, 1/4, ... of a match
+            precisions.append(100.0 / (2**zero_orders * total))
         else:
             precisions.append(100.0 * match / total)
     if min(precisions) <= 0.0:

@@ -24,6 +24,7 @@ import matplotlib
 import numpy as np
 import torch
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from PIL import Image, ImageDraw
 
 from course_utils.language.text_pipeline import Vocab, tokenize
@@ -104,6 +105,17 @@ class Decoding:
 def max_steps(length: int) -> int:
     """Greedy decoding's own limit (``Seq2Seq.greedy``): a model that never writes </s> stops after 2S + 5 words."""
     return 2 * length + 5
+
+
+def plot_alignment(ax, weights, pair: Translation, title: str) -> None:
+    """Notebook 07's static heatmap: attention weights (M, S) of ``pair`` on ``ax``, from 0 to 1, with the source
+    words under the columns, the target words beside the rows and a white square on each true link."""
+    ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
+    for s, t in pair.alignment:
+        ax.add_patch(Rectangle((s - 0.5, t - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.5))
+    ax.set_xticks(range(len(pair.source)), pair.source, rotation=90)
+    ax.set_yticks(range(len(pair.target)), pair.target)
+    ax.set_title(title)
 
 
 @torch.no_grad()

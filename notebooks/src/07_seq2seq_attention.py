@@ -79,9 +79,8 @@ def show_alignment(text: str) -> None:
     source_of = {t: s for s, t in pair.alignment}
     print(" ".join(pair.source), "→", " ".join(pair.target))
     for t, word in enumerate(pair.target):
-        print(
-            f"    target {t}: {word:10} ← source {source_of[t]}: {pair.source[source_of[t]]}"
-        )
+        source = source_of[t]
+        print(f"    target {t}: {word:10} ← source {source}: {pair.source[source]}")
 
 
 show_alignment("the ball was kicked by kayla .")
@@ -108,14 +107,15 @@ lengths = {
 train_median = sorted(lengths["train"])[len(lengths["train"]) // 2]
 for name, values in lengths.items():
     print(
-        f"{name:16} {len(values):6,} passages, {min(values):2}–{max(values):2} source words"
+        f"{name:16} {len(values):6,} passages, "
+        f"{min(values):2}–{max(values):2} source words"
     )
 print(
-    f"vocabularies: {len(source_vocab)} source, {len(target_vocab)} target ids (5 special tokens each)"
+    f"vocabularies: {len(source_vocab)} source, {len(target_vocab)} target ids "
+    "(5 special tokens each)"
 )
-print(
-    f"longest test passage ÷ median training passage: {max(lengths['test_long_36_42']) / train_median:.2f}"
-)
+longest = max(lengths["test_long_36_42"])
+print(f"longest test passage ÷ median training passage: {longest / train_median:.2f}")
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 3))
@@ -123,8 +123,8 @@ bins = range(1, 44)
 ax.hist(
     lengths["train"], bins=bins, density=True, alpha=0.7, label="train (≤ 14 words)"
 )
-ax.hist([n for name, v in lengths.items() if name.startswith("test") for n in v], bins=bins, density=True,
-        alpha=0.5, label="test sets")  # fmt: skip
+test_lengths = [n for name, v in lengths.items() if name.startswith("test") for n in v]
+ax.hist(test_lengths, bins=bins, density=True, alpha=0.5, label="test sets")
 ax.axvline(parallel.TRAIN_MAX_LENGTH + 0.5, color="k", ls="--", lw=1)
 ax.set(
     xlabel="source words per passage", ylabel="share", title="Training and test lengths"
@@ -189,12 +189,11 @@ with torch.no_grad():
             h = rnn.gru_step(x[:, t], h, params)  # (1, H)
             largest = max(largest, (h - library[:, t]).abs().max().item())
 print(
-    f"gru_step against nn.GRU over {len(passages)} test passages: largest difference below 1e-5: {largest < 1e-5}"
+    f"gru_step against nn.GRU over {len(passages)} test passages: "
+    f"largest difference below 1e-5: {largest < 1e-5}"
 )
-print(
-    f"the encoder's update gate, averaged over units and words: z = {statistics.fmean(keeps):.1f} "
-    "(the share of the old state each word keeps)"
-)
+print("the encoder's update gate z: the share of the old state each word keeps")
+print(f"averaged over units and words: z = {statistics.fmean(keeps):.1f}")
 
 # %% [markdown]
 # In training the decoder reads the *reference* target, shifted by one (`<s> y₁ … y_M` in, `y₁ … y_M </s>` out):
@@ -267,12 +266,10 @@ key_mask = (
 )  # (B, S): four source lengths
 scratch, weights = s2s.attend(queries @ keys.transpose(1, 2), keys, key_mask)
 library = s2s.library_dot_attention(queries, keys, key_mask)
-print(
-    f"max |scratch − SDPA(scale=1)| ≤ 1e-6: {(scratch - library).abs().max().item() <= 1e-6}"
-)
-print(
-    f"padding gets weight exactly 0: {bool((weights[~key_mask[:, None, :].expand_as(weights)] == 0).all())}"
-)
+gap = (scratch - library).abs().max().item()
+print(f"max |scratch − SDPA(scale=1)| ≤ 1e-6: {gap <= 1e-6}")
+padded = weights[~key_mask[:, None, :].expand_as(weights)]
+print(f"padding gets weight exactly 0: {bool((padded == 0).all())}")
 
 # %% [markdown]
 # **One step at a time.** Training runs the decoder over the whole reference at once; decoding cannot, because it
@@ -306,7 +303,8 @@ for dtype, tolerance in ((torch.float32, 1e-4), (torch.float64, 1e-10)):
         stepped = step_loop_log_probs(copy, batch).exp()
         ok = (batched - stepped).abs().max().item() <= tolerance
         print(
-            f"{str(dtype):14} {label:13} step loop = batched, every word's probability (≤ {tolerance:.0e}): {ok}"
+            f"{str(dtype):14} {label:13} step loop = batched, "
+            f"every probability (≤ {tolerance:.0e}): {ok}"
         )
 
 # %% [markdown]
@@ -336,13 +334,12 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(
-    f"the training loss fell by at least a quarter: {history.losses[-1] < 0.75 * history.losses[0]}"
-)
+fell = history.losses[-1] < 0.75 * history.losses[0]
+print(f"the training loss fell by at least a quarter: {fell}")
 shipped = zoo.checkpoint_config("dot_128")
 print(
-    f"shipped dot model: {shipped['recipe']['steps']:,} steps, validation exact match ≥ 99%: "
-    f"{shipped['valid_exact_match'] >= 0.99}"
+    f"shipped dot model: {shipped['recipe']['steps']:,} steps, "
+    f"validation exact match ≥ 99%: {shipped['valid_exact_match'] >= 0.99}"
 )
 
 # %% [markdown]
@@ -378,12 +375,19 @@ print(inspect.getsource(metrics.bleu))
 # %%
 # NBVAL_CHECK_OUTPUT
 references = [p.target for p in test_pairs]
-outputs = {label: s2s.translate_words(model, source_vocab, target_vocab, [p.source for p in test_pairs])
-           for label, model in models.items()}  # fmt: skip
+sources = [p.source for p in test_pairs]
+outputs = {
+    label: s2s.translate_words(model, source_vocab, target_vocab, sources)
+    for label, model in models.items()
+}
 for label, hypotheses in outputs.items():
     ours = metrics.bleu(hypotheses, references)
-    theirs = sacrebleu.corpus_bleu([" ".join(h) for h in hypotheses], [[" ".join(r) for r in references]],
-                                   tokenize="none", force=True)  # fmt: skip
+    theirs = sacrebleu.corpus_bleu(
+        [" ".join(h) for h in hypotheses],
+        [[" ".join(r) for r in references]],
+        tokenize="none",
+        force=True,
+    )
     same = (
         abs(ours.score - theirs.score) <= 1e-9
         and ours.hypothesis_length == theirs.sys_len
@@ -447,19 +451,19 @@ plt.show()
 attention_labels = ("additive", "dot", "general")
 within = buckets[:3]
 best = table["additive"]
+high = all(best[b]["exact_match"] >= 0.95 and best[b]["bleu"] >= 95 for b in within)
 print(
-    f"additive, within the training lengths: exact match ≥ 95% and BLEU ≥ 95 in every bucket: "
-    f"{all(best[b]['exact_match'] >= 0.95 and best[b]['bleu'] >= 95 for b in within)}"
+    "additive, within training lengths: exact match ≥ 95% and BLEU ≥ 95 "
+    f"in every bucket: {high}"
 )
 plain = table["no attention"]
-print(
-    f"no attention falls with length inside the training lengths (exact match, shortest > longest bucket "
-    f"+ 20 points): {plain[within[0]]['exact_match'] > plain[within[-1]]['exact_match'] + 0.2}"
+falls = plain[within[0]]["exact_match"] > plain[within[-1]]["exact_match"] + 0.2
+print("no attention falls with length within the training lengths")
+print(f"    (exact match, shortest bucket > longest + 20 points): {falls}")
+beats = all(
+    table[a][b]["bleu"] > plain[b]["bleu"] for a in attention_labels for b in buckets
 )
-print(
-    f"every attention model beats no attention in BLEU in every bucket: "
-    f"{all(table[a][b]['bleu'] > plain[b]['bleu'] for a in attention_labels for b in buckets)}"
-)
+print(f"every attention model beats no attention in BLEU in every bucket: {beats}")
 print(
     f"beyond the training lengths every model's exact match falls below 50%: "
     f"{all(row[b]['exact_match'] < 0.5 for row in table.values() for b in buckets[3:])}"
@@ -478,34 +482,28 @@ print(
 from course_utils.analysis import seed_runs as seeds, translation_seeds
 
 runs = translation_seeds.load_results()
-main_names = {
-    label: zoo.model_name(kind, 128) for label, kind in LABELS.items()
-}  # "no attention" -> "none_128", …
+# "no attention" -> "none_128", …
+main_names = {label: zoo.model_name(kind, 128) for label, kind in LABELS.items()}
 print(f"made by: {runs['command']}")
-print(seeds.spread_table(runs, main_names, {b: f"bleu {b}" for b in buckets}, digits=1))
-said = {
-    (label, b): seeds.stored_comparison(
-        runs, main_names[label], "none_128", f"bleu {b}", labels=(label, "none")
-    )[2]
-    for label in attention_labels
-    for b in buckets
-}  # (attention, bucket) -> the noise rule's verdict
-lost = [
-    (label, b)
-    for (label, b), verdict_said in said.items()
-    if verdict_said != f"{label} better"
-]
+bleu_rows = {b: f"bleu {b}" for b in buckets}
 print(
-    f"attention beats no attention in BLEU by more than the spread, in every bucket, except: {lost}"
+    seeds.spread_table(runs, main_names, bleu_rows, digits=1, label_width=6, width=20)
 )
-print("exact match on the test split (within the training lengths):")
+attention_names = {label: main_names[label] for label in attention_labels}
+lost = translation_seeds.bleu_not_beaten(runs, attention_names, buckets)
+print("attention beats no attention in BLEU by more than the spread, in every bucket,")
+print(f"    except: {lost}")
+print("exact match on the test split (within the training lengths), 3 seeds each:")
 for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
-    print(
-        "   ",
-        seeds.comparison_line(
-            runs, main_names[a], main_names[b], "test exact_match", labels=(a, b)
-        ),
+    line = seeds.comparison_line(
+        runs,
+        main_names[a],
+        main_names[b],
+        "test exact_match",
+        labels=(a, b),
+        count=False,
     )
+    print("   ", line)
 
 # %% [markdown]
 # What the curves say:
@@ -536,22 +534,24 @@ gradients = {
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for label, norms in gradients.items():
     ax.plot(range(len(norms)), [n / max(norms) for n in norms], "o-", label=label)
-ax.set(xlabel="distance from the end of the source (0 = the final '.')", ylabel="‖∂L/∂x_j‖ ÷ the largest",
-       ylim=(0, 1.05), title="Gradient reaching each source word (12-word test passages)")  # fmt: skip
+ax.set(
+    xlabel="distance from the end of the source (0 = the final '.')",
+    ylabel="‖∂L/∂x_j‖ ÷ the largest",
+    ylim=(0, 1.05),
+    title="Gradient reaching each source word (12-word test passages)",
+)
 ax.legend()
 plt.show()
 for label, norms in gradients.items():
-    print(
-        f"{label:13} "
-        + " ".join(f"{n:.2g}" for n in reversed(norms))
-        + "   (first word … last)"
-    )
+    print(f"{label}, first word … last:")
+    print("  " + " ".join(f"{n:.2g}" for n in reversed(norms)))
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for label, norms in gradients.items():
     print(
-        f"{label:13} the first source word gets a gradient ≥ 1% of the largest: {norms[-1] / max(norms) >= 0.01}"
+        f"{label:13} the first source word gets a gradient ≥ 1% of the largest: "
+        f"{norms[-1] / max(norms) >= 0.01}"
     )
 
 # %% [markdown]
@@ -574,8 +574,10 @@ for label, norms in gradients.items():
 
 # %%
 sizes = zoo.HIDDEN_SIZES
-bottleneck = {label: {h: zoo.scores(load(zoo.model_name(kind, h)), test_pairs) for h in sizes}
-              for label, kind in (("no attention", None), ("dot", "dot"))}  # fmt: skip
+bottleneck = {
+    label: {h: zoo.scores(load(zoo.model_name(kind, h)), test_pairs) for h in sizes}
+    for label, kind in (("no attention", None), ("dot", "dot"))
+}
 print(f"{'exact match':13}" + "".join(f"{f'H = {h}':>10}" for h in sizes))
 for label, row in bottleneck.items():
     print(f"{label:13}" + "".join(f"{row[h]['exact_match']:10.1%}" for h in sizes))
@@ -586,17 +588,19 @@ gain = {
     label: row[sizes[-1]]["exact_match"] - row[sizes[0]]["exact_match"]
     for label, row in bottleneck.items()
 }
-print(
-    f"the shipped models (seed 0): no attention gains more from a bigger state than dot attention does: "
-    f"{gain['no attention'] > gain['dot']}"
+dot_em, plain_em = (
+    {h: bottleneck[label][h]["exact_match"] for h in sizes}
+    for label in ("dot", "no attention")
 )
+print("the shipped models (seed 0): no attention gains more from a bigger state")
+print(f"    than dot attention does: {gain['no attention'] > gain['dot']}")
 print(
-    f"dot attention beats no attention at every hidden size: "
-    f"{all(bottleneck['dot'][h]['exact_match'] > bottleneck['no attention'][h]['exact_match'] for h in sizes)}"
+    "dot attention beats no attention at every hidden size: "
+    f"{all(dot_em[h] > plain_em[h] for h in sizes)}"
 )
 print(
     f"no attention with H = {sizes[-1]} stays below dot attention with H = 128: "
-    f"{bottleneck['no attention'][sizes[-1]]['exact_match'] < bottleneck['dot'][128]['exact_match']}"
+    f"{plain_em[sizes[-1]] < dot_em[128]}"
 )
 
 # %% [markdown]
@@ -609,25 +613,31 @@ print(
 from course_utils.analysis.seed_spread import verdict
 
 kinds = {"no attention": None, "dot": "dot"}
+metric, style = "test exact_match", {"digits": 1, "scale": 100, "width": 18}
 for first, (label, kind) in enumerate(kinds.items()):
     columns = {f"H = {h}": zoo.model_name(kind, h) for h in sizes}
-    print(seeds.spread_table(runs, columns, {label: "test exact_match"}, digits=1, scale=100, header=first == 0,
-                             width=20))  # fmt: skip
+    print(
+        seeds.spread_table(runs, columns, {label: metric}, header=first == 0, **style)
+    )
+print("test exact match, dot against no attention, 3 seeds each:")
 for h in sizes:
-    print(f"H = {h:3}:", seeds.comparison_line(runs, zoo.model_name("dot", h), zoo.model_name(None, h),
-                                               "test exact_match", labels=("dot", "no attention")))  # fmt: skip
-print(
-    "no attention at H = 256 against dot at H = 128:",
-    seeds.comparison_line(
-        runs, "none_256", "dot_128", "test exact_match", labels=("none_256", "dot_128")
-    ),
-)
-gains = {label: seeds.paired_difference(runs, zoo.model_name(kind, sizes[-1]), zoo.model_name(kind, sizes[0]),
-                                        "test exact_match") for label, kind in kinds.items()}  # fmt: skip
-print(
-    f"gain from H = {sizes[0]} to {sizes[-1]}: no attention {gains['no attention'].format()} | dot "
-    f"{gains['dot'].format()} → {verdict(*gains.values(), tuple(gains), higher_is_better=True)}"
-)
+    names, labels = (
+        (zoo.model_name("dot", h), zoo.model_name(None, h)),
+        ("dot", "no attention"),
+    )
+    line = seeds.comparison_line(runs, *names, metric, labels=labels, count=False)
+    print(f"H = {h:3}:", line)
+print("no attention at H = 256 against dot at H = 128:")
+labels = ("none_256", "dot_128")
+print("   ", seeds.comparison_line(runs, *labels, metric, labels=labels, count=False))
+gains = {}
+for label, kind in kinds.items():
+    big, small = (zoo.model_name(kind, h) for h in (sizes[-1], sizes[0]))
+    gains[label] = seeds.paired_difference(runs, big, small, metric)
+said = verdict(*gains.values(), tuple(gains), higher_is_better=True)
+print(f"gain from H = {sizes[0]} to {sizes[-1]}, 3 seeds each:")
+plain_gain, dot_gain = (seeds.short(gains[label]) for label in kinds)
+print(f"    no attention {plain_gain} | dot {dot_gain} → {said}")
 
 # %% [markdown]
 # A bigger vector helps the model without attention a lot, in every seed, and at 256 numbers it is still behind
@@ -651,27 +661,29 @@ for label, row in voices.items():
 # NBVAL_CHECK_OUTPUT
 from course_utils.language import lexicon
 
-SAME_PAST = {
-    verb.base for verb in lexicon.VERBS if verb.past == verb.base
-}  # "cut", "read", …: two readings
-print(
-    f"every attention model translates ≥ 99% of the passives: "
-    f"{all(voices[a]['passive'] >= 0.99 for a in attention_labels)}"
-)
-print(
-    f"attention beats no attention in both voices: "
-    f"{all(voices[a][v] > voices['no attention'][v] for a in attention_labels for v in ('active', 'passive'))}"
-)
+# "cut", "read", …: two readings
+SAME_PAST = {verb.base for verb in lexicon.VERBS if verb.past == verb.base}
+passives = all(voices[a]["passive"] >= 0.99 for a in attention_labels)
+print(f"every attention model translates ≥ 99% of the passives: {passives}")
+both, plain_voices = ("active", "passive"), voices["no attention"]
+beats = all(voices[a][v] > plain_voices[v] for a in attention_labels for v in both)
+print(f"attention beats no attention in both voices: {beats}")
 actives = [item["active"] for item in parallel.load("voice")]
-missed = {a: [p for p, out in zip(actives, s2s.translate_words(models[a], source_vocab, target_vocab, [p.source for p in actives]))
-              if out != p.target] for a in attention_labels}  # fmt: skip
-wrong_actives = [p for wrong in missed.values() for p in wrong]
-two_readings = sum(bool(SAME_PAST & set(p.source)) for p in wrong_actives) / len(
-    wrong_actives
-)
+sources = [p.source for p in actives]
+wrong_actives = [
+    p
+    for a in attention_labels
+    for p, out in zip(
+        actives, s2s.translate_words(models[a], source_vocab, target_vocab, sources)
+    )
+    if out != p.target
+]
+with_two = sum(bool(SAME_PAST & set(p.source)) for p in wrong_actives)
+two_readings = with_two / len(wrong_actives)
+print("≥ 90% of the actives the attention models get wrong have a verb")
 print(
-    f"≥ 90% of the actives the attention models get wrong have a verb whose past is its base form "
-    f"({', '.join(sorted(SAME_PAST))}): {two_readings >= 0.9}"
+    f"    whose past is its base form ({', '.join(sorted(SAME_PAST))}): "
+    f"{two_readings >= 0.9}"
 )
 
 # %% [markdown]
@@ -679,28 +691,21 @@ print(
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(
-    seeds.spread_table(
-        runs,
-        main_names,
-        {"active": "active", "passive": "passive"},
-        digits=1,
-        scale=100,
-    )
-)
+voice_rows = {"active": "active", "passive": "passive"}
+table_style = {"digits": 1, "scale": 100, "label_width": 8, "width": 20}
+print(seeds.spread_table(runs, main_names, voice_rows, **table_style))
 passive, active = (
     seeds.stored_spread(runs, "none_128", voice) for voice in ("passive", "active")
 )
-print(f"no attention: passive {passive.format()} | active {active.format()} → "
-      f"{verdict(passive, active, ('passive', 'active'), higher_is_better=True)}")  # fmt: skip
-print("actives:")
+said = verdict(passive, active, ("passive", "active"), higher_is_better=True)
+print("no attention, 3 seeds:")
+print(f"    passive {seeds.short(passive)} | active {seeds.short(active)} → {said}")
+print("actives, 3 seeds each:")
 for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
-    print(
-        "   ",
-        seeds.comparison_line(
-            runs, main_names[a], main_names[b], "active", labels=(a, b)
-        ),
+    line = seeds.comparison_line(
+        runs, main_names[a], main_names[b], "active", labels=(a, b), count=False
     )
+    print("   ", line)
 
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "Encoder-Decoder") names "The ball was kicked by kayla." as the challenge, "a
@@ -748,24 +753,19 @@ example = translate_passage(
     "the old farmer fixed the car with the hammer . the ball was kicked by kayla ."
 )
 print(
-    f"{len(example.source)} source words: longer than any training passage (at most {parallel.TRAIN_MAX_LENGTH})"
+    f"{len(example.source)} source words: longer than any training passage "
+    f"(at most {parallel.TRAIN_MAX_LENGTH})"
 )
+from course_utils.widgets.translation_demo import plot_alignment
+
 fig, axes = plt.subplots(1, 3, figsize=(18, 6.5))
 example_aer = {}
 for ax, label in zip(axes, ("additive", "dot", "general")):
     weights = s2s.forced_attention(
         models[label], source_vocab, target_vocab, example
     )  # (M, S)
-    ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
-    for s, t in example.alignment:
-        ax.add_patch(
-            plt.Rectangle(
-                (s - 0.5, t - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.5
-            )
-        )
-    ax.set_xticks(range(len(example.source)), example.source, rotation=90)
-    ax.set_yticks(range(len(example.target)), example.target)
-    ax.set_title(f"{label} attention (squares: the true alignment)")
+    title = f"{label} attention (squares: the true alignment)"
+    plot_alignment(ax, weights, example, title)
     example_aer[label] = metrics.corpus_aer(
         [metrics.argmax_alignment(weights)], [example.alignment]
     )
@@ -793,12 +793,16 @@ offsets = {
 for label in aer:
     late = sum(share for offset, share in offsets[label].items() if offset > 0)
     early = sum(share for offset, share in offsets[label].items() if offset < 0)
+    on_true = offsets[label].get(0, 0)
     print(
-        f"{label:9} AER {aer[label]:.3f}   argmax on the true word {offsets[label].get(0, 0):.1%}, "
+        f"{label:9} AER {aer[label]:.3f}   argmax on the true word {on_true:.1%}, "
         f"later {late:.1%}, earlier {early:.1%}"
     )
-aer_by_length = {label: {bucket: analysis.attention_aer(models[label], pairs)
-                         for bucket, pairs in analysis.length_sets(200).items()} for label in aer}  # fmt: skip
+length_sets = analysis.length_sets(200)
+aer_by_length = {
+    label: {b: analysis.attention_aer(models[label], p) for b, p in length_sets.items()}
+    for label in aer
+}
 print(f"\n{'AER by length':13}" + "".join(f"{b:>7}" for b in aer_by_length["additive"]))
 for label, row in aer_by_length.items():
     print(f"{label:13}" + "".join(f"{value:7.3f}" for value in row.values()))
@@ -807,41 +811,37 @@ for label, row in aer_by_length.items():
 # NBVAL_CHECK_OUTPUT
 print(f"additive attention's AER ≤ 0.10: {aer['additive'] <= 0.10}")
 print(
-    f"dot attention's AER is above 0.2 although it translates as well: {aer['dot'] > 0.2}"
+    "dot attention's AER is above 0.2 although it translates as well: "
+    f"{aer['dot'] > 0.2}"
 )
 late_dot = sum(share for offset, share in offsets["dot"].items() if offset > 0)
 early_dot = sum(share for offset, share in offsets["dot"].items() if offset < 0)
 print(f"dot attention's misses land mostly on later words: {late_dot > early_dot}")
 longest_within, first_beyond = list(aer_by_length["additive"])[2:4]
-print(
-    f"beyond the training lengths ({first_beyond} words) every model's AER rises above its AER at "
-    f"{longest_within}: {all(row[first_beyond] > row[longest_within] for row in aer_by_length.values())}"
-)
+rises = all(row[first_beyond] > row[longest_within] for row in aer_by_length.values())
+print(f"beyond the training lengths ({first_beyond} words) every model's AER rises")
+print(f"    above its AER at {longest_within}: {rises}")
 
 # %% [markdown]
 # The AER of the models trained with seeds 1 and 2 as well (section 6's runs), on the same test split:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(
-    seeds.spread_table(
-        runs, {label: main_names[label] for label in attention_labels}, {"AER": "aer"}
-    )
-)
+print(seeds.spread_table(runs, attention_names, {"AER": "aer"}, label_width=6))
+print("3 seeds each:")
 for a, b in (("additive", "dot"), ("additive", "general"), ("general", "dot")):
-    print(
-        seeds.comparison_line(
-            runs,
-            main_names[a],
-            main_names[b],
-            "aer",
-            higher_is_better=False,
-            labels=(a, b),
-        )
+    line = seeds.comparison_line(
+        runs,
+        main_names[a],
+        main_names[b],
+        "aer",
+        higher_is_better=False,
+        labels=(a, b),
+        count=False,
     )
-print(
-    f"additive attention's AER ≤ 0.10 in every seed: {seeds.stored_spread(runs, 'additive_128', 'aer').high <= 0.10}"
-)
+    print("   ", line)
+highest = seeds.stored_spread(runs, "additive_128", "aer").high
+print(f"additive attention's AER ≤ 0.10 in every seed: {highest <= 0.10}")
 
 # %% [markdown]
 # > **Slide check.** The slide (CS109B, "seq2seq + Attention") says attention "allows us to visualize the contribution
@@ -872,7 +872,8 @@ for label, model in models.items():
     )
     speed = analysis.decoding_speed(model, test_pairs[:512])
     print(
-        f"{label:13} training step {step_ms:6.1f} ms   greedy decoding {speed:8,.0f} tokens/s"
+        f"{label:13} training step {step_ms:6.1f} ms   "
+        f"greedy decoding {speed:8,.0f} tokens/s"
     )
 
 # %% [markdown]
@@ -930,7 +931,8 @@ from course_utils.exercises.translation import (
 
 
 def dot_attention(query, keys, mask):
-    """query (B, T, H), keys (B, S, H), mask (B, S) → (context (B, T, H), weights (B, T, S))."""
+    """query (B, T, H), keys (B, S, H), mask (B, S)
+    → (context (B, T, H), weights (B, T, S))."""
     return None  # your code here
 
 
@@ -955,7 +957,8 @@ _ = check_dot_attention(dot_attention)
 
 # %% tags=["exercise"]
 def sentence_bleu(hypothesis, reference):
-    """BLEU of one pair, 0–100 (every n-gram order has at least one match in the test cases)."""
+    """BLEU of one pair, 0–100 (every n-gram order has at least one match in the
+    test cases)."""
     return None  # your code here
 
 
@@ -989,7 +992,8 @@ _ = check_sentence_bleu(sentence_bleu)
 
 # %% tags=["exercise"]
 def attention_aer(weights, true_links):
-    """weights (M, S) tensor, true_links a set of (source index, target index) → AER in [0, 1]."""
+    """weights (M, S) tensor, true_links a set of (source index, target index)
+    → AER in [0, 1]."""
     return None  # your code here
 
 

@@ -23,6 +23,15 @@ def test_an_unknown_model_is_refused():
         ts.measure("transformer_128", 1)
 
 
+def test_bleu_not_beaten_lists_the_buckets_where_the_gap_is_within_noise():
+    runs = {f"{name} seed {seed}": {"scores": {"bleu 3–6": value, "bleu 7–10": value + offset}}
+            for name, offset, values in (("none_128", 0, (10, 11, 12)), ("dot_128", 30, (11, 12, 13)))
+            for seed, value in enumerate(values)}  # fmt: skip
+    results = {"runs": runs}
+    assert ts.bleu_not_beaten(results, {"dot": "dot_128"}, ["3–6", "7–10"]) == [("dot", "3–6")]
+    assert ts.bleu_not_beaten(results, {"dot": "dot_128"}, ["7–10"]) == []
+
+
 def test_the_stored_seed_0_row_is_the_shipped_model_and_every_model_has_its_seeds():
     results = ts.load_results()
     row = results["runs"][ts.run_name("dot_128", 0)]

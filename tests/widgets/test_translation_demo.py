@@ -24,6 +24,7 @@ from course_utils.widgets.translation_demo import (
     SHIPPED,
     TranslationDemo,
     max_steps,
+    plot_alignment,
 )
 
 from widget_support import assert_inline_error, normal_and_lecture, quiet, set_value, text_of  # noqa: E402
@@ -377,3 +378,17 @@ def test_the_default_demo_loads_the_shipped_models():
         assert demo.shown["output"] == translate_words(model, *tc.vocabularies(), [PASSIVE.split()])[0]
         exact = metrics.exact_match([demo.shown["output"]], [translate_passage(PASSIVE).target]) == 1
         assert f"exact match {'yes' if exact else 'no'}" in text_of(demo.readout)
+
+
+def test_plot_alignment_marks_each_true_link_on_the_heatmap():
+    from matplotlib.figure import Figure
+
+    pair = translate_passage(PASSIVE)
+    ax = Figure().subplots()
+    weights = np.zeros((len(pair.target), len(pair.source)))
+    plot_alignment(ax, weights, pair, "title")
+    corners = {(round(p.get_x() + 0.5), round(p.get_y() + 0.5)) for p in ax.patches}
+    assert corners == set(pair.alignment) and len(ax.patches) == len(pair.alignment)
+    assert [label.get_text() for label in ax.get_xticklabels()] == list(pair.source)
+    assert [label.get_text() for label in ax.get_yticklabels()] == list(pair.target)
+    assert ax.get_title() == "title" and ax.images[0].get_clim() == (0, 1)

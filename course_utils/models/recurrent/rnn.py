@@ -52,9 +52,12 @@ def lstm_step(x_t: Tensor, state: tuple[Tensor, Tensor], params: tuple[Tensor, T
     return h, c, {"input": i, "forget": f, "output": o, "candidate": g}
 
 
-def gru_gates(x_t: Tensor, h_prev: Tensor, params: tuple[Tensor, Tensor, Tensor, Tensor]) -> tuple[Tensor, ...]:
-    """A GRU's reset gate r, update gate z and candidate n (B, H) each, in torch's convention; ``params`` = (W (3H, D),
-    U (3H, H), b_W (3H,), b_U (3H,)), rows r, z, n.
+GRUParams = tuple[Tensor, Tensor, Tensor, Tensor]  # W (3H, D), U (3H, H), b_W (3H,), b_U (3H,)
+
+
+def gru_gates(x_t: Tensor, h_prev: Tensor, params: GRUParams) -> tuple[Tensor, ...]:
+    """A GRU's reset gate r, update gate z and candidate n (B, H) each, in torch's
+    convention; ``params`` = (W (3H, D), U (3H, H), b_W (3H,), b_U (3H,)), rows r, z, n.
 
     r_t = σ(W_r x_t + b_Wr + U_r h_{t-1} + b_Ur)          reset gate
     z_t = σ(W_z x_t + b_Wz + U_z h_{t-1} + b_Uz)          update gate
@@ -65,14 +68,15 @@ def gru_gates(x_t: Tensor, h_prev: Tensor, params: tuple[Tensor, Tensor, Tensor,
     from_state = h_prev @ U.T + b_U  # (B, 3H)
     x_r, x_z, x_n = from_input.chunk(3, dim=-1)  # (B, H) each
     h_r, h_z, h_n = from_state.chunk(3, dim=-1)  # (B, H) each
-    r = torch.sigmoid(x_r + h_r)  # (B, H): how much of the old state the candidate sees
+    r = torch.sigmoid(x_r + h_r)  # (B, H): how much old state the candidate sees
     z = torch.sigmoid(x_z + h_z)  # (B, H): how much of the old state to keep
     n = torch.tanh(x_n + r * h_n)  # (B, H): the candidate
     return r, z, n
 
 
-def gru_step(x_t: Tensor, h_prev: Tensor, params: tuple[Tensor, Tensor, Tensor, Tensor]) -> Tensor:
-    """One GRU step: h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t-1}, the gates from ``gru_gates``."""
+def gru_step(x_t: Tensor, h_prev: Tensor, params: GRUParams) -> Tensor:
+    """One GRU step: h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t-1}, the gates from
+    ``gru_gates``."""
     _, z, n = gru_gates(x_t, h_prev, params)  # (B, H) each
     return (1 - z) * n + z * h_prev  # (B, H)
 

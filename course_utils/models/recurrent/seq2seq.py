@@ -43,8 +43,9 @@ def attend(scores: Tensor, values: Tensor, mask: Tensor) -> tuple[Tensor, Tensor
     scores (B, T, S), values (B, S, H), mask (B, S) with True at real source words.
     Returns the contexts (B, T, H) and the weights (B, T, S).
     """
-    scores = scores.masked_fill(~mask[:, None, :], float("-inf"))  # (B, T, S): padding gets weight 0
-    weights = torch.softmax(scores, dim=-1)  # (B, T, S): each row sums to 1 over the source
+    # (B, T, S): padding gets weight 0
+    scores = scores.masked_fill(~mask[:, None, :], float("-inf"))
+    weights = torch.softmax(scores, dim=-1)  # (B, T, S): each row sums to 1
     return weights @ values, weights  # (B, T, H), (B, T, S)
 
 
@@ -62,12 +63,15 @@ class Attention(nn.Module):
             self.v = nn.Linear(hidden_dim, 1, bias=False)
 
     def scores(self, queries: Tensor, keys: Tensor) -> Tensor:
-        """queries (B, T, H) are decoder states, keys (B, S, H) encoder states → scores (B, T, S)."""
+        """queries (B, T, H): decoder states; keys (B, S, H): encoder states.
+        → scores (B, T, S)."""
         if self.kind == "dot":
             return queries @ keys.transpose(1, 2)  # (B, T, S): sᵀh
         if self.kind == "general":
             return queries @ self.W(keys).transpose(1, 2)  # (B, T, S): sᵀWh
-        hidden = torch.tanh(self.W_s(queries)[:, :, None, :] + self.W_h(keys)[:, None, :, :])  # (B, T, S, H)
+        from_queries = self.W_s(queries)[:, :, None, :]  # (B, T, 1, H)
+        from_keys = self.W_h(keys)[:, None, :, :]  # (B, 1, S, H)
+        hidden = torch.tanh(from_queries + from_keys)  # (B, T, S, H)
         return self.v(hidden).squeeze(-1)  # (B, T, S): vᵀ tanh(W_s s + W_h h)
 
     def forward(self, queries: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
@@ -170,16 +174,27 @@ class Seq2Seq(nn.Module):
 
     # -- the encoder
     def encode(self, source: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """source (B, S) → encoder states (B, S, H), the final state of each source (B, H), mask (B, S)."""
+        """source (B, S) → encoder states (B, S, H), the final state of each source
+        (B, H), mask (B, S)."""
         mask = source != self.pad_id  # (B, S)
         lengths = mask.sum(dim=1)  # (B,)
         if bool((lengths == 0).any()):
             raise CourseInputError("every source needs at least one word")
         embedded = self.source_embed(source)  # (B, S, E)
-        packed = nn.utils.rnn.pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            embedded,
+            lengths.cpu(),
+            batch_first=True,
+            enforce_sorted=False,
+        )
         states, final = self.encoder(packed)
-        states, _ = nn.utils.rnn.pad_packed_sequence(states, batch_first=True, total_length=source.shape[1])
-        return states, final[0], mask  # (B, S, H), (B, H): the state after each source's last word, (B, S)
+        states, _ = nn.utils.rnn.pad_packed_sequence(
+            states,
+            batch_first=True,
+            total_length=source.shape[1],
+        )
+        # (B, S, H), (B, H): the state after each source's last word, (B, S)
+        return states, final[0], mask
 
     def _predict(self, states: Tensor, memory: Tensor, mask: Tensor, need_weights: bool = True
                  ) -> tuple[Tensor, Tensor | None]:  # fmt: skip
@@ -199,14 +214,23 @@ class Seq2Seq(nn.Module):
         return self.out(attended), weights
 
     # -- teacher forcing, every step at once
-    def forward(self, batch: Seq2SeqBatch, targets: Tensor | None = None, *, return_attention: bool = False):
-        """(logits (B, T, V), loss or None); with ``return_attention`` also the weights (B, T, S)."""
+    def forward(
+        self,
+        batch: Seq2SeqBatch,
+        targets: Tensor | None = None,
+        *,
+        return_attention: bool = False,
+    ):
+        """(logits (B, T, V), loss or None); with ``return_attention`` also the
+        weights (B, T, S)."""
         memory, final, mask = self.encode(batch.source)
-        states, _ = self.decoder(self.target_embed(batch.target_in), final[None])  # (B, T, H)
-        logits, weights = self._predict(states, memory, mask, need_weights=return_attention)
+        embedded = self.target_embed(batch.target_in)  # (B, T, E)
+        states, _ = self.decoder(embedded, final[None])  # (B, T, H)
+        logits, weights = self._predict(states, memory, mask, return_attention)
         loss = None
         if targets is not None:
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE_INDEX)
+            flat = logits.reshape(-1, logits.shape[-1])  # (B·T, V)
+            loss = F.cross_entropy(flat, targets.reshape(-1), ignore_index=IGNORE_INDEX)
         return (logits, loss, weights) if return_attention else (logits, loss)
 
     # -- one step at a time, from scratch
