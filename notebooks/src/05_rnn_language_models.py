@@ -132,7 +132,8 @@ loop = slide_loop(ids)  # (T, V)
 with torch.no_grad():
     library = torch.softmax(slide(torch.tensor([ids]))[0][0], dim=-1)  # (T, V)
 print(
-    f"{len(ids)} steps; max |slide's loop − nn.RNN| < 1e-12: {(loop - library).abs().max().item() < 1e-12}"
+    f"{len(ids)} steps; max |slide's loop − nn.RNN| < 1e-12: "
+    f"{(loop - library).abs().max().item() < 1e-12}"
 )
 print(
     f"the same loop with the logistic σ instead of tanh matches nn.RNN: "
@@ -140,12 +141,14 @@ print(
 )
 skipped = [vocab.itos[i] for k, i in enumerate(ids) if k not in range(1, len(ids))]
 print(
-    f"range(1, len(x)) would read {len(range(1, len(ids)))} of the {len(ids)} inputs, skipping {skipped}"
+    f"range(1, len(x)) would read {len(range(1, len(ids)))} of the {len(ids)} inputs, "
+    f"skipping {skipped}"
 )
 next_ids = ids[1:] + [vocab.eos_id]  # the word that follows each step
 sentence_prob = math.prod(loop[t, i].item() for t, i in enumerate(next_ids))
 print(
-    f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.3e}   oracle: {lang.score(words).prob:.3e}"
+    f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.3e}   oracle: "
+    f"{lang.score(words).prob:.3e}"
 )
 
 # %% [markdown]
@@ -166,7 +169,8 @@ for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
     x = torch.randn(3, 12, 5, dtype=dtype)  # (B, T, D)
     difference = (scratch_rnn(x)[0] - library_rnn(x)[0]).abs().max().item()
     print(
-        f"{str(dtype):13}  max |ScratchRNN − nn.RNN| ≤ {tolerance:.0e}: {difference <= tolerance}"
+        f"{str(dtype):13}  max |ScratchRNN − nn.RNN| ≤ {tolerance:.0e}: "
+        f"{difference <= tolerance}"
     )
 
 # %% [markdown]
@@ -203,7 +207,8 @@ for name, tensor in sizes.items():
     print(f"  {name:26} {tensor.numel():7,}")
 H = U.shape[0]
 print(
-    f"RNN LM (hidden state H = {H}), for a sentence of any length: {count(rnn):,} parameters"
+    f"RNN LM (hidden state H = {H}), for a sentence of any length: {count(rnn):,} "
+    "parameters"
 )
 ffnns = {n: load(f"ffnn_n{n}") for n in (2, 3, 5)}
 for n, ffnn in ffnns.items():
@@ -211,17 +216,21 @@ for n, ffnn in ffnns.items():
         len(vocab), n, embed_dim=ffnn.embedding.embedding_dim, hidden_dim=H
     )  # untrained
     print(
-        f"FFNN, window of N = {n}: shipped (hidden {ffnn.hidden.out_features}) {count(ffnn):,}   "
+        f"FFNN, window of N = {n}: shipped (hidden {ffnn.hidden.out_features}) "
+        f"{count(ffnn):,}   "
         f"at the RNN's width ({H}) {count(narrow):,}"
     )
 d, width = ffnns[2].embedding.embedding_dim, ffnns[2].hidden.out_features
 print(
-    f"each extra word of window adds d × hidden = {d} × {width} = {d * width:,} weights "
-    f"(shipped N = 2 → 3: {count(ffnns[3]) - count(ffnns[2]):,}); at the RNN's width, {d} × {H} = {d * H:,}"
+    f"each extra word of window adds d × hidden = {d} × {width} = {d * width:,} "
+    "weights "
+    f"(shipped N = 2 → 3: {count(ffnns[3]) - count(ffnns[2]):,}); at the RNN's width, "
+    f"{d} × {H} = {d * H:,}"
 )
 longest = max(valid, key=len)
 print(
-    f"the RNN reads the longest validation sentence ({len(longest)} words) with the same {count(rnn):,}: "
+    f"the RNN reads the longest validation sentence ({len(longest)} words) with the "
+    f"same {count(rnn):,}: "
     f"P = {math.exp(sum(lm.token_logprobs(rnn, vocab, longest))):.2e}"
 )
 
@@ -262,13 +271,16 @@ print(f"{'t':>2}  {'reads':7} {'target':7} {'−log ŷ_t[target]':>17} {'oracle'
 for t, (x_t, y_t) in enumerate(zip(idx[0].tolist(), targets[0].tolist())):
     oracle = -math.log(lang.next_distribution(words[:t])[vocab.itos[y_t]])
     print(
-        f"{t:2}  {vocab.itos[x_t]:7} {vocab.itos[y_t]:7} {step_losses[t].item():17.3f} {oracle + 0.0:7.3f}"
+        f"{t:2}  {vocab.itos[x_t]:7} {vocab.itos[y_t]:7} "
+        f"{step_losses[t].item():17.3f} {oracle + 0.0:7.3f}"
     )
 print(
-    f"mean over the T = {len(step_losses)} steps: {step_losses.mean().item():.4f}   the model's loss: {loss.item():.4f}"
+    f"mean over the T = {len(step_losses)} steps: {step_losses.mean().item():.4f}   "
+    f"the model's loss: {loss.item():.4f}"
 )
 print(
-    f"the slide's last form, without the log: mean of −ŷ_t[target] = {-torch.exp(-step_losses).mean().item():.4f}"
+    "the slide's last form, without the log: mean of −ŷ_t[target] = "
+    f"{-torch.exp(-step_losses).mean().item():.4f}"
 )
 
 # %% [markdown]
@@ -363,7 +375,8 @@ for k in (idx.shape[1], 8):
     subject = longest.index("woman") + 1  # + 1 for <s>
     name = "full BPTT" if k == idx.shape[1] else f"truncated, k = {k}"
     print(
-        f"{name:17}  ‖∂L(is)/∂x‖ at 'woman' ({t_verb + 1 - subject} steps back): {grad[subject].item():.2e}   "
+        f"{name:17}  ‖∂L(is)/∂x‖ at 'woman' ({t_verb + 1 - subject} steps back): "
+        f"{grad[subject].item():.2e}   "
         f"at the word just before: {grad[t_verb].item():.2e}"
     )
 
@@ -410,11 +423,13 @@ with torch.no_grad():
 steps = budget(full=zoo.RNN_TRAINING["steps"], fast=40)
 rnn_here, history = zoo.train_model("rnn_lm", steps=steps)
 print(
-    f"trained {steps} steps; validation perplexity {lm.evaluate(rnn_here, vocab, valid[:1000]).perplexity:.3f}"
+    f"trained {steps} steps; validation perplexity "
+    f"{lm.evaluate(rnn_here, vocab, valid[:1000]).perplexity:.3f}"
 )
 shipped_steps = zoo.RNN_TRAINING["steps"]
 print(
-    f"the shipped model ({shipped_steps} steps):     {lm.evaluate(rnn, vocab, valid[:1000]).perplexity:.3f}"
+    f"the shipped model ({shipped_steps} steps):     "
+    f"{lm.evaluate(rnn, vocab, valid[:1000]).perplexity:.3f}"
 )
 _ = history.plot(title="RNN LM: training loss (mean over time steps and batch)")
 plt.show()
@@ -447,7 +462,8 @@ for name, ppl in perplexity.items():
     print(f"{name:13} {ppl:10.3f} {ppl / oracle_ppl:9.3f}")
 print(f"{'oracle':13} {oracle_ppl:10.3f} {1:9.3f}")
 print(
-    f"the language itself: as uncertain as a uniform choice among {oracle_ppl:.1f} words at every step "
+    f"the language itself: as uncertain as a uniform choice among {oracle_ppl:.1f} "
+    "words at every step "
     f"(a uniform guess over the whole vocabulary: {len(vocab)})"
 )
 rnn_seeds, ffnn_seeds = (
@@ -489,7 +505,8 @@ for seed in range(6):
 greedy = lm.generate(rnn, vocab, temperature=0)
 print(f"most likely word at every step: {' '.join(greedy)}")
 print(
-    f"    the same sentence for seeds 0..5: {all(lm.generate(rnn, vocab, temperature=0, seed=s) == greedy for s in range(6))}"
+    "    the same sentence for seeds 0..5: "
+    f"{all(lm.generate(rnn, vocab, temperature=0, seed=s) == greedy for s in range(6))}"
 )
 
 # %%
@@ -554,7 +571,8 @@ for name, model in [*models.items(), ("oracle", "oracle")]:
         )
         is_probs.append(probs[vocab.stoi["is"]].item())
     print(
-        f"{name:13}  {is_probs[0]:19.4f}  {is_probs[1]:19.4f}  {distance(model, example, twin(example)):5.3f}"
+        f"{name:13}  {is_probs[0]:19.4f}  {is_probs[1]:19.4f}  "
+        f"{distance(model, example, twin(example)):5.3f}"
     )
 
 # %% [markdown]
@@ -626,7 +644,8 @@ product_norms = rnn_analysis.jacobian_product_norms(
 )  # (t+1,)
 for k in range(t + 1):
     print(
-        f"k = {k} (read {vocab.itos[idx[k]]:5}), t − k = {t - k}:  ‖∂L_t/∂h_k‖ = {autograd_norms[k]:.3e}"
+        f"k = {k} (read {vocab.itos[idx[k]]:5}), t − k = {t - k}:  ‖∂L_t/∂h_k‖ = "
+        f"{autograd_norms[k]:.3e}"
     )
 relative = ((autograd_norms - product_norms).abs() / product_norms).max().item()
 print(
@@ -662,7 +681,8 @@ curves = {
 for name, (distances, ratio) in curves.items():
     per_step = ratio[10].item() ** (1 / 10)
     print(
-        f"{name:14} t − k = 1: {ratio[1]:.2f}   5: {ratio[5]:.1e}   10: {ratio[10]:.1e}   15: {ratio[15]:.1e}"
+        f"{name:14} t − k = 1: {ratio[1]:.2f}   5: {ratio[5]:.1e}   10: "
+        f"{ratio[10]:.1e}   15: {ratio[15]:.1e}"
         f"   (× {per_step:.2f} per step)"
     )
 
@@ -750,7 +770,8 @@ for clip in (None, 1.0):
             p -= 1.0 * p.grad  # one SGD step, learning rate 1.0
         loss_after = model(*batch)[1].item()
     print(
-        f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: loss {loss_before.item():.2f} → {loss_after:.2f}"
+        f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: "
+        f"loss {loss_before.item():.2f} → {loss_after:.2f}"
     )
 print(
     f"the clipped step is the unclipped one times 1.0 / {norm:.2f} = {1.0 / norm:.2f}"
@@ -869,7 +890,8 @@ for question in (
             for number, forms in verb_forms.items()
         }
         print(
-            f"    {side:11} P(is or was) {mass['singular']:.2f}   P(are or were) {mass['plural']:.2f}   "
+            f"    {side:11} P(is or was) {mass['singular']:.2f}   P(are or were) "
+            f"{mass['plural']:.2f}   "
             f"top guess: {lm.top_k(probs, vocab, 1)[0][0]}"
         )
 
@@ -889,7 +911,8 @@ for question in (
 # NBVAL_CHECK_OUTPUT
 sentences = valid[:2000]
 print(
-    f"{sum(map(len, sentences)):,} words of validation sentences; how often the most probable word is the true one:"
+    f"{sum(map(len, sentences)):,} words of validation sentences; how often the most "
+    "probable word is the true one:"
 )
 for name, model in (
     ("RNN LM, left context only", rnn),

@@ -63,8 +63,15 @@ test = corpus.load_split("test")
 agreement = corpus.load_eval(
     "agreement"
 )  # subject–verb agreement across 0..5 attractors
-recurrent = {label: load(name) for label, name in
-             (("RNN", "rnn_lm"), ("GRU", "gru_lm"), ("LSTM", "lstm_lm"), ("LSTM 2 layers", "lstm2_lm"))}  # fmt: skip
+recurrent = {
+    label: load(name)
+    for label, name in (
+        ("RNN", "rnn_lm"),
+        ("GRU", "gru_lm"),
+        ("LSTM", "lstm_lm"),
+        ("LSTM 2 layers", "lstm2_lm"),
+    )
+}
 rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 
 # %% [markdown]
@@ -138,7 +145,8 @@ for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
         (c_library[0] - c_scratch).abs().max().item(),
     )
     print(
-        f"{str(dtype):14} max |scratch − nn.LSTM| over every h_t and c_T ≤ {tolerance:.0e}: {diff <= tolerance}"
+        f"{str(dtype):14} max |scratch − nn.LSTM| over every h_t and c_T ≤ "
+        f"{tolerance:.0e}: {diff <= tolerance}"
     )
 
 # %% [markdown]
@@ -156,10 +164,12 @@ def count(module: nn.Module) -> int:
 weights = {label: count(model.recurrent) for label, model in recurrent.items()}
 for label, model in recurrent.items():
     print(
-        f"{label:14} recurrent layers {weights[label]:7,} weights   whole model {count(model):7,}"
+        f"{label:14} recurrent layers {weights[label]:7,} weights   whole model "
+        f"{count(model):7,}"
     )
 print(
-    f"LSTM ÷ RNN, recurrent layer: {weights['LSTM'] / weights['RNN']:.0f}×   (the GRU has 3 blocks: "
+    f"LSTM ÷ RNN, recurrent layer: {weights['LSTM'] / weights['RNN']:.0f}×   (the GRU "
+    "has 3 blocks: "
     f"{weights['GRU'] / weights['RNN']:.0f}×)"
 )
 
@@ -184,15 +194,22 @@ for ax, name in zip(axes, ("input", "forget", "output", "cell")):
     limits = (
         (-3, 3) if name == "cell" else (0, 1)
     )  # gates are sigmoids in (0, 1); the cell is a running sum
-    image = ax.imshow(values, aspect="auto", cmap="coolwarm" if name == "cell" else "viridis",
-                      vmin=limits[0], vmax=limits[1], interpolation="nearest")  # fmt: skip
+    image = ax.imshow(
+        values,
+        aspect="auto",
+        cmap="coolwarm" if name == "cell" else "viridis",
+        vmin=limits[0],
+        vmax=limits[1],
+        interpolation="nearest",
+    )
     ax.set_xticks(range(len(tokens)), tokens, rotation=90)
     ax.set_title(f"{name} {'state c' if name == 'cell' else 'gate'}")
     ax.grid(False)
     fig.colorbar(image, ax=ax, shrink=0.6)
 axes[0].set_ylabel("unit")
 fig.suptitle(
-    "The shipped LSTM reading an agreement sentence (column = the step that reads that word)"
+    "The shipped LSTM reading an agreement sentence (column = the step that reads "
+    "that word)"
 )
 plt.tight_layout()
 plt.show()
@@ -215,12 +232,17 @@ plt.show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-probes = {"LSTM cell c": (lstm, True), "LSTM hidden h": (lstm, False), "GRU hidden h": (recurrent["GRU"], False),
-          "RNN hidden h": (rnn, False)}  # fmt: skip
+probes = {
+    "LSTM cell c": (lstm, True),
+    "LSTM hidden h": (lstm, False),
+    "GRU hidden h": (recurrent["GRU"], False),
+    "RNN hidden h": (rnn, False),
+}
 prefixes = [item["prefix"] for item in agreement]
 units = {}
 print(
-    f"{'state':14} {'unit':>4} {'r (fit half)':>12}   held-out accuracy of that one unit, by attractors 0..5"
+    f"{'state':14} {'unit':>4} {'r (fit half)':>12}   held-out accuracy of that one "
+    "unit, by attractors 0..5"
 )
 for label, (model, cell) in probes.items():
     states = lstm_analysis.states_after_prefixes(
@@ -242,8 +264,10 @@ for label, (model, cell) in probes.items():
 
 # %%
 cell_unit = units["LSTM cell c"][0]
-pair = {"singular subject": "the girl that saw the boys near the cats",
-        "plural subject": "the girls that saw the boy near the cat"}  # fmt: skip
+pair = {
+    "singular subject": "the girl that saw the boys near the cats",
+    "plural subject": "the girls that saw the boy near the cat",
+}
 fig, (ax_cell, ax_forget) = plt.subplots(1, 2, figsize=(13, 3.8), sharex=True)
 for label, prefix in pair.items():
     read = lstm_analysis.gate_activations(lstm, vocab, prefix)  # name -> (T, H)
@@ -254,8 +278,14 @@ for ax, title in (
     (ax_cell, f"cell state c of unit {cell_unit}"),
     (ax_forget, f"forget gate f of unit {cell_unit}"),
 ):
-    ax.set_xticks(range(len(words)), [f"{a}/{b}" if a != b else a for a, b in
-                                      zip(words, ["<s>", *pair["plural subject"].split()])], rotation=60)  # fmt: skip
+    ax.set_xticks(
+        range(len(words)),
+        [
+            f"{a}/{b}" if a != b else a
+            for a, b in zip(words, ["<s>", *pair["plural subject"].split()])
+        ],
+        rotation=60,
+    )
     ax.set_title(title)
     ax.axhline(0, color="grey", lw=0.5)
 ax_forget.set_ylim(0, 1.05)
@@ -293,9 +323,12 @@ for label, prefix in pair.items():
         for c in read["cell"][subject : last + 1, cell_unit].tolist()
     )
     print(
-        f"{label}: Π f over the {last - subject} words after it: unit {cell_unit} {kept[cell_unit]:.3f}, "
-        f"median unit {kept.median():.3f}; unit {cell_unit}'s smallest f {forget[:, cell_unit].min():.2f}, "
-        f"mean i {write[:, cell_unit].mean():.2f}; sign of its cell from the subject on: {signs}"
+        f"{label}: Π f over the {last - subject} words after it: unit {cell_unit} "
+        f"{kept[cell_unit]:.3f}, "
+        f"median unit {kept.median():.3f}; unit {cell_unit}'s smallest f "
+        f"{forget[:, cell_unit].min():.2f}, "
+        f"mean i {write[:, cell_unit].mean():.2f}; sign of its cell from the subject "
+        f"on: {signs}"
     )
 
 # %% [markdown]
@@ -318,8 +351,12 @@ for label, prefix in pair.items():
 # %%
 # NBVAL_CHECK_OUTPUT
 long_sentences = sorted(test, key=len)[-128:]
-decay = {label: rnn_analysis.gradient_decay_curve(recurrent[label], vocab, long_sentences, distance_max=20)[1]
-         for label in ("RNN", "LSTM")}  # fmt: skip
+decay = {
+    label: rnn_analysis.gradient_decay_curve(
+        recurrent[label], vocab, long_sentences, distance_max=20
+    )[1]
+    for label in ("RNN", "LSTM")
+}
 shown = (1, 2, 5, 10, 15, 20)
 print("distance t−k      " + " ".join(f"{d:>8}" for d in shown))
 for label, curve in decay.items():
@@ -363,8 +400,10 @@ compared = {
     **reference,
     **{label: recurrent[label] for label in ("RNN", "GRU", "LSTM")},
 }
-agreement_accuracy = {label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
-                      for label, model in compared.items()}  # fmt: skip
+agreement_accuracy = {
+    label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
+    for label, model in compared.items()
+}
 print(f"{'attractors':10} " + " ".join(f"{n:>5}" for n in agreement_accuracy["LSTM"]))
 print(
     f"{'items':10} "
@@ -422,7 +461,8 @@ for label, accuracy in at_five.items():
     print(f"{label:5} agreement with 5 attractors {accuracy.format(2)}")
 for a, b in (("LSTM", "RNN"), ("GRU", "RNN"), ("GRU", "LSTM")):
     print(
-        f"{a} against {b}: {verdict(at_five[a], at_five[b], (a, b), higher_is_better=True)}"
+        f"{a} against {b}: "
+        f"{verdict(at_five[a], at_five[b], (a, b), higher_is_better=True)}"
     )
 
 # %% [markdown]
@@ -438,10 +478,16 @@ ffnn_right = (
 )  # (N,): P(correct) > P(wrong)
 for number, name in (("sg", "singular"), ("pl", "plural")):
     for length in (5, 6):
-        chosen = [i for i, item in enumerate(agreement) if item["attractors"] == 1 and item["number"] == number
-                  and len(item["prefix"]) == length]  # fmt: skip
+        chosen = [
+            i
+            for i, item in enumerate(agreement)
+            if item["attractors"] == 1
+            and item["number"] == number
+            and len(item["prefix"]) == length
+        ]
         print(
-            f"FFNN N=5, 1 attractor, {name:8} subject, {length}-word prefix: {len(chosen):3} items, "
+            f"FFNN N=5, 1 attractor, {name:8} subject, {length}-word prefix: "
+            f"{len(chosen):3} items, "
             f"right {ffnn_right[chosen].mean():.2f}"
         )
 
@@ -465,8 +511,10 @@ wide = {
     "RNN, hidden 256": load("rnn_wide_lm"),
     "LSTM, hidden 256": load("lstm_wide_lm"),
 }
-wide_accuracy = {label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
-                 for label, model in wide.items()}  # fmt: skip
+wide_accuracy = {
+    label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
+    for label, model in wide.items()
+}
 print(
     f"{'attractors':16} "
     + " ".join(f"{n:>5}" for n in wide_accuracy["RNN, hidden 256"])
@@ -477,14 +525,20 @@ for label, accuracy in {
 }.items():
     print(f"{label:16} " + " ".join(f"{a:5.2f}" for a in accuracy.values()))
 print(
-    f"the longest agreement prefix has {max(len(item['prefix']) for item in agreement)} words"
+    "the longest agreement prefix has "
+    f"{max(len(item['prefix']) for item in agreement)} words"
 )
 print(
     f"recurrent weights: RNN, hidden 256 {count(wide['RNN, hidden 256'].recurrent):,}; "
     f"LSTM, hidden 128 {weights['LSTM']:,}"
 )
-wide_five = {label: lm_seeds.seed_spread(name, "agreement", 5)
-             for label, name in (("RNN, hidden 256", "rnn_wide_lm"), ("LSTM, hidden 256", "lstm_wide_lm"))}  # fmt: skip
+wide_five = {
+    label: lm_seeds.seed_spread(name, "agreement", 5)
+    for label, name in (
+        ("RNN, hidden 256", "rnn_wide_lm"),
+        ("LSTM, hidden 256", "lstm_wide_lm"),
+    )
+}
 for label, accuracy in wide_five.items():
     print(f"{label:16} agreement with 5 attractors {accuracy.format(2)}")
 for label, accuracy in wide_five.items():
@@ -520,8 +574,10 @@ print(
 # %%
 # NBVAL_CHECK_OUTPUT
 oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
-perplexity = {label: lm.evaluate(model, vocab, test).perplexity
-              for label, model in {"FFNN N=5": reference["FFNN N=5"], **recurrent}.items()}  # fmt: skip
+perplexity = {
+    label: lm.evaluate(model, vocab, test).perplexity
+    for label, model in {"FFNN N=5": reference["FFNN N=5"], **recurrent}.items()
+}
 print(f"{'model':14} {'perplexity':>10} {'÷ oracle':>9}")
 for label, ppl in perplexity.items():
     print(f"{label:14} {ppl:10.3f} {ppl / oracle_ppl:9.4f}")
@@ -532,7 +588,8 @@ print(
     f"LSTM − RNN: {perplexity['LSTM'] - perplexity['RNN']:+.4f}"
 )
 print(
-    f"the LSTM is closer to the oracle than the RNN: {perplexity['LSTM'] < perplexity['RNN']}"
+    "the LSTM is closer to the oracle than the RNN: "
+    f"{perplexity['LSTM'] < perplexity['RNN']}"
 )
 ppl_seeds = {
     label: lm_seeds.seed_spread(name, "perplexity") for label, name in names.items()
@@ -576,7 +633,8 @@ for label, accuracy in (
     ("LSTM 2 layers", deep_accuracy),
 ):
     print(
-        f"{label:14} weights {count(recurrent[label]):7,}  perplexity ÷ oracle {perplexity[label] / oracle_ppl:.4f}  "
+        f"{label:14} weights {count(recurrent[label]):7,}  perplexity ÷ oracle "
+        f"{perplexity[label] / oracle_ppl:.4f}  "
         f"agreement (0..5 attractors) "
         + " ".join(f"{a:.2f}" for a in accuracy.values())
     )
@@ -611,8 +669,10 @@ for label in ("RNN", "LSTM", "LSTM 2 layers"):
 from course_utils.models.recurrent.recurrent_lm import predict_masked_words
 
 bilstm = load("masked_bilstm")
-masked_scores = {"LSTM LM, left only": lstm_analysis.word_prediction_scores(lstm, vocab, test),
-                 "BiLSTM, both sides": lstm_analysis.word_prediction_scores(bilstm, vocab, test)}  # fmt: skip
+masked_scores = {
+    "LSTM LM, left only": lstm_analysis.word_prediction_scores(lstm, vocab, test),
+    "BiLSTM, both sides": lstm_analysis.word_prediction_scores(bilstm, vocab, test),
+}
 print(f"{'':20} {'top-1 accuracy':>14} {'NLL (nats)':>11}")
 for label, (accuracy, nll) in masked_scores.items():
     print(f"{label:20} {accuracy:14.3f} {nll:11.3f}")
@@ -644,13 +704,17 @@ answers = {
 }
 exact = lang.masked_distribution(left, right)
 for label, probs in answers.items():
-    mass = {number: sum(probs[vocab.stoi[w]].item() for w in words if w in vocab.stoi)
-            for number, words in (("plural", plural_nouns), ("singular", singular_nouns))}  # fmt: skip
+    mass = {
+        number: sum(probs[vocab.stoi[w]].item() for w in words if w in vocab.stoi)
+        for number, words in (("plural", plural_nouns), ("singular", singular_nouns))
+    }
     print(
-        f"{label:20} P(plural noun) = {mass['plural']:.3f}   P(singular noun) = {mass['singular']:.3f}"
+        f"{label:20} P(plural noun) = {mass['plural']:.3f}   P(singular noun) = "
+        f"{mass['singular']:.3f}"
     )
 print(
-    f"{'oracle (exact)':20} P(plural noun) = {sum(p for w, p in exact.items() if w in plural_nouns):.3f}   "
+    f"{'oracle (exact)':20} P(plural noun) = "
+    f"{sum(p for w, p in exact.items() if w in plural_nouns):.3f}   "
     f"P(singular noun) = {sum(p for w, p in exact.items() if w in singular_nouns):.3f}"
 )
 top = torch.topk(answers["BiLSTM"], 5)
@@ -706,8 +770,12 @@ classifiers = {
     name: load(name) for name in ("sentiment_embeddings", "sentiment_pretrained")
 }
 classifiers["elmo_sentiment"] = elmo_sentiment
-sentiment = {name: tuple(lm_seeds.review_accuracies(model, zoo.ALL_RECIPES[name][0]).values())  # all, plain, but/not
-             for name, model in classifiers.items()}  # fmt: skip
+sentiment = {
+    name: tuple(
+        lm_seeds.review_accuracies(model, zoo.ALL_RECIPES[name][0]).values()
+    )  # all, plain, but/not
+    for name, model in classifiers.items()
+}
 print(f"{'classifier':22} {'all':>6} {'plain':>6} {'but/not':>8}")
 for name, accuracy in sentiment.items():
     print(f"{name:22} " + " ".join(f"{a:6.3f}" for a in accuracy))
@@ -721,7 +789,8 @@ for column in ("all", "but/not"):
         elmo, bag, ("ELMo mix", "bag of embeddings"), higher_is_better=True
     )
     print(
-        f"over seeds, {column:7}: bag of embeddings {bag.format()}, ELMo mix {elmo.format()}: {elmo_verdict[column]}"
+        f"over seeds, {column:7}: bag of embeddings {bag.format()}, ELMo mix "
+        f"{elmo.format()}: {elmo_verdict[column]}"
     )
 
 # %% [markdown]
@@ -742,27 +811,37 @@ turns = torch.tensor(
 (x_train, y_train), (x_test, y_test) = (
     zoo.review_tensors(split, "elmo_classifier") for split in ("train", "test")
 )
-train_pooled, test_pooled = (lstm_analysis.pooled_layers(elmo_sentiment.elmo, x, vocab.pad_id)
-                              for x in (x_train, x_test))  # (L+1, N, 2d) each  # fmt: skip
+train_pooled, test_pooled = (
+    lstm_analysis.pooled_layers(elmo_sentiment.elmo, x, vocab.pad_id)
+    for x in (x_train, x_test)
+)  # (L+1, N, 2d) each
 single_layer = {}
 for j, label in (
     (0, "embeddings only"),
     (elmo_sentiment.elmo.num_layers, "top layer only"),
 ):
-    head = lstm_analysis.train_feature_head(train_pooled[j], y_train, steps=recipe["steps"], lr=recipe["lr"],
-                                           batch_size=recipe["batch_size"], seed=recipe["seed"])  # fmt: skip
+    head = lstm_analysis.train_feature_head(
+        train_pooled[j],
+        y_train,
+        steps=recipe["steps"],
+        lr=recipe["lr"],
+        batch_size=recipe["batch_size"],
+        seed=recipe["seed"],
+    )
     with torch.no_grad():
         right = head(test_pooled[j])[0].argmax(-1) == y_test  # (N,)
     single_layer[label] = tuple(
         r.double().mean().item() for r in (right, right[~turns], right[turns])
     )
     print(
-        f"{label:16} ({recipe['steps']} steps) test accuracy: all {single_layer[label][0]:.3f}, "
+        f"{label:16} ({recipe['steps']} steps) test accuracy: all "
+        f"{single_layer[label][0]:.3f}, "
         f"plain {single_layer[label][1]:.3f}, but/not {single_layer[label][2]:.3f}"
     )
 mix = sentiment["elmo_sentiment"]
 print(
-    f"the learned mix beats each single layer on all reviews: {all(mix[0] > a[0] for a in single_layer.values())}; "
+    "the learned mix beats each single layer on all reviews: "
+    f"{all(mix[0] > a[0] for a in single_layer.values())}; "
     f"on the but/not reviews: {all(mix[2] > a[2] for a in single_layer.values())}"
 )
 
@@ -801,36 +880,79 @@ bi_accuracy, lm_accuracy = (
     masked_scores["LSTM LM, left only"][0],
 )
 table = [
-    ("n-gram (trigram)", "basic counts; fast / fixed window, sparsity",
-     f"agreement {agree('trigram', 0)} with 0 attractors (pairs it never counted), {agree('trigram', 2)} with 2"),
-    ("FFNN (N = 5)", "no sparsity issues / fixed window, no memory",
-     f"perplexity {perplexity['FFNN N=5'] / oracle_ppl:.3f}× oracle; agreement {agree('FFNN N=5', 0)} → "
-     f"{agree('FFNN N=5', 2)} with 2 attractors"),
-    ("RNN", "any length, same weights / slow, vanishing gradients, long context",
-     f"perplexity {perplexity['RNN'] / oracle_ppl:.3f}× oracle; gradient at 20 words {decay['RNN'][20]:.0e}; "
-     f"agreement {agree('RNN', 5)} with 5 attractors (slowness: notebook 05's timings)"),
-    ("GRU", "(named beside the LSTM: gated too, 3 blocks instead of 4)",
-     f"agreement {agree('GRU', 5)} with 5 attractors; perplexity {perplexity['GRU'] / oracle_ppl:.3f}× oracle; "
-     f"{weights['GRU'] / weights['RNN']:.0f}× the RNN's recurrent weights"),
-    ("LSTM", "almost always beats the RNN, long-range dependencies / more weights, still some vanishing",
-     f"agreement {agree('LSTM', 5)} with 5 attractors; gradient at 20 words {decay['LSTM'][20]:.0e}; "
-     f"perplexity {perplexity['LSTM'] / oracle_ppl:.3f}× oracle (the RNN: {perplexity['RNN'] / oracle_ppl:.3f}×; over "
-     f"seeds {verdict(ppl_seeds['LSTM'], ppl_seeds['RNN'], ('LSTM', 'RNN'))}); "
-     f"{weights['LSTM'] / weights['RNN']:.0f}× the RNN's recurrent weights"),
-    ("RNN, wider state", "(not in the lecture's table)",
-     f"hidden 256, clipping, half the steps: agreement with 5 attractors {wide_five['RNN, hidden 256'].format(2)} "
-     f"(hidden 128: {at_five['RNN'].format(2)}; the LSTM: {at_five['LSTM'].format(2)})"),
-    ("stacked LSTM", "increased abstractions / more to train",
-     f"perplexity {perplexity['LSTM 2 layers'] / oracle_ppl:.4f}× vs {perplexity['LSTM'] / oracle_ppl:.4f}× oracle; "
-     f"agreement {deep_accuracy[5]:.2f} vs {agree('LSTM', 5)} with 5 attractors; "
-     f"{count(recurrent['LSTM 2 layers']) / count(lstm):.1f}× the weights"),
-    ("bidirectional LSTM", "at least as good / needs the whole sequence",
-     f"masked word right {bi_accuracy:.3f} vs {lm_accuracy:.3f} from the left only; cannot generate"),
-    ("ELMo mix", "contextual embeddings for a task",
-     f"sentiment {sentiment['elmo_sentiment'][0]:.3f} vs {sentiment['sentiment_embeddings'][0]:.3f} "
-     f"(bag of embeddings); on but/not reviews {sentiment['elmo_sentiment'][2]:.3f} vs "
-     f"{sentiment['sentiment_embeddings'][2]:.3f}; over seeds: {elmo_verdict['all']}, on but/not {elmo_verdict['but/not']}"),
-]  # fmt: skip
+    (
+        "n-gram (trigram)",
+        "basic counts; fast / fixed window, sparsity",
+        f"agreement {agree('trigram', 0)} with 0 attractors (pairs it never counted), "
+        f"{agree('trigram', 2)} with 2",
+    ),
+    (
+        "FFNN (N = 5)",
+        "no sparsity issues / fixed window, no memory",
+        f"perplexity {perplexity['FFNN N=5'] / oracle_ppl:.3f}× oracle; agreement "
+        f"{agree('FFNN N=5', 0)} → "
+        f"{agree('FFNN N=5', 2)} with 2 attractors",
+    ),
+    (
+        "RNN",
+        "any length, same weights / slow, vanishing gradients, long context",
+        f"perplexity {perplexity['RNN'] / oracle_ppl:.3f}× oracle; gradient at 20 "
+        "words "
+        f"{decay['RNN'][20]:.0e}; "
+        f"agreement {agree('RNN', 5)} with 5 attractors (slowness: notebook 05's "
+        "timings)",
+    ),
+    (
+        "GRU",
+        "(named beside the LSTM: gated too, 3 blocks instead of 4)",
+        f"agreement {agree('GRU', 5)} with 5 attractors; perplexity "
+        f"{perplexity['GRU'] / oracle_ppl:.3f}× oracle; "
+        f"{weights['GRU'] / weights['RNN']:.0f}× the RNN's recurrent weights",
+    ),
+    (
+        "LSTM",
+        "almost always beats the RNN, long-range dependencies / more weights, still "
+        "some vanishing",
+        f"agreement {agree('LSTM', 5)} with 5 attractors; gradient at 20 words "
+        f"{decay['LSTM'][20]:.0e}; "
+        f"perplexity {perplexity['LSTM'] / oracle_ppl:.3f}× oracle (the RNN: "
+        f"{perplexity['RNN'] / oracle_ppl:.3f}×; over "
+        f"seeds {verdict(ppl_seeds['LSTM'], ppl_seeds['RNN'], ('LSTM', 'RNN'))}); "
+        f"{weights['LSTM'] / weights['RNN']:.0f}× the RNN's recurrent weights",
+    ),
+    (
+        "RNN, wider state",
+        "(not in the lecture's table)",
+        "hidden 256, clipping, half the steps: agreement with 5 attractors "
+        f"{wide_five['RNN, hidden 256'].format(2)} "
+        f"(hidden 128: {at_five['RNN'].format(2)}; the LSTM: "
+        f"{at_five['LSTM'].format(2)})",
+    ),
+    (
+        "stacked LSTM",
+        "increased abstractions / more to train",
+        f"perplexity {perplexity['LSTM 2 layers'] / oracle_ppl:.4f}× vs "
+        f"{perplexity['LSTM'] / oracle_ppl:.4f}× oracle; "
+        f"agreement {deep_accuracy[5]:.2f} vs {agree('LSTM', 5)} with 5 attractors; "
+        f"{count(recurrent['LSTM 2 layers']) / count(lstm):.1f}× the weights",
+    ),
+    (
+        "bidirectional LSTM",
+        "at least as good / needs the whole sequence",
+        f"masked word right {bi_accuracy:.3f} vs {lm_accuracy:.3f} from the left "
+        "only; cannot generate",
+    ),
+    (
+        "ELMo mix",
+        "contextual embeddings for a task",
+        f"sentiment {sentiment['elmo_sentiment'][0]:.3f} vs "
+        f"{sentiment['sentiment_embeddings'][0]:.3f} "
+        "(bag of embeddings); on but/not reviews "
+        f"{sentiment['elmo_sentiment'][2]:.3f} vs "
+        f"{sentiment['sentiment_embeddings'][2]:.3f}; over seeds: "
+        f"{elmo_verdict['all']}, on but/not {elmo_verdict['but/not']}",
+    ),
+]
 for model, lecture, measured in table:
     print(
         f"{model}\n    lecture (strengths / issues): {lecture}\n    measured here: {measured}"
