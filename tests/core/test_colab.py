@@ -278,7 +278,7 @@ def _pip_check(python: Path) -> list[str]:
 def _run_cell_twice(python: Path, folder: Path) -> dict:
     """The notebooks' set-up cell, run twice by ``python`` as Colab would run it; its output and pip's commands."""
     source = colab.setup_cell_source()
-    assert source.count(CONTENT) >= 4
+    assert source.count(CONTENT) == 1, "the clone's folder is named once (home), then derived"
     (folder / "cell.py").write_text(source.replace(CONTENT, str(ROOT)))
     (folder / "driver.py").write_text(RUN_CELL_TWICE)
     env = {key: value for key, value in colab_lock.pip_env().items() if key not in ("PYTHONPATH", "PYTHONHOME")}
