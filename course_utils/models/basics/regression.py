@@ -198,7 +198,8 @@ def loss_grid(X, y, b0, b1) -> np.ndarray:
 
 
 def analytic_solution(X, y) -> np.ndarray:
-    """β = (XᵀX)⁻¹Xᵀy, computed by solving the normal equations XᵀXβ = Xᵀy (no explicit inverse)."""
+    """β = (XᵀX)⁻¹Xᵀy, computed by solving the normal equations XᵀXβ = Xᵀy (no explicit
+    inverse)."""
     X, y = check_problem(X, y)
     _check_full_rank(X)
     return np.linalg.solve(X.T @ X, X.T @ y)  # (D,)
@@ -229,9 +230,10 @@ class Momentum:
 
 
 class Adam:
-    """Adam (Kingma & Ba, 2015), as torch.optim.Adam: bias-corrected running means of g and g²."""
+    """Adam (Kingma & Ba, 2015), as torch.optim.Adam: bias-corrected running means of g
+    and g²."""
 
-    def __init__(self, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+    def __init__(self, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
         self.lr, (self.beta1, self.beta2), self.eps = lr, betas, eps
         self.mean, self.square, self.t = 0.0, 0.0, 0
 
@@ -262,14 +264,25 @@ def make_optimizer(method: str, lr: float, *, momentum: float = 0.9, betas=(0.9,
     return PlainGD(lr)
 
 
-def gradient_descent(X, y, beta0, *, lr: float, steps: int, method: str = "gd", momentum: float = 0.9) -> DescentPath:
-    """Start at ``beta0`` and take ``steps`` updates of ``method``; return the path and the losses."""
+def gradient_descent(
+    X,
+    y,
+    beta0,
+    *,
+    lr: float,
+    steps: int,
+    method: str = "gd",
+    momentum: float = 0.9,
+) -> DescentPath:
+    """Start at ``beta0`` and take ``steps`` updates of ``method``; return the path and
+    the losses."""
     X, y = check_problem(X, y)
     beta = _check_beta("beta0", beta0, X.shape[1])
     steps = check_int("steps", steps, minimum=0)
     optimizer = make_optimizer(method, lr, momentum=momentum)
     betas, losses = [], []
-    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run overflows: from_run cuts it there
+    # a diverging run overflows: from_run cuts it there
+    with np.errstate(over="ignore", invalid="ignore"):
         for step in range(steps + 1):
             loss, grad = _loss_and_gradient(X, y, beta)
             betas.append(beta)
@@ -326,17 +339,20 @@ def _check_torch_inputs(X, y, beta0, lr, steps):
 
 
 def fit_native_torch(X, y, beta0, *, lr: float, steps: int) -> DescentPath:
-    """The lecture's native demo: a β tensor with ``requires_grad``, autograd, a manual update."""
+    """The lecture's native demo: a β tensor with ``requires_grad``, autograd, a manual
+    update."""
     import torch
 
     X, y, beta0, lr, steps = _check_torch_inputs(X, y, beta0, lr, steps)
     X_t = torch.tensor(X, dtype=torch.float64)  # (N, D)
     y_t = torch.tensor(y, dtype=torch.float64).unsqueeze(1)  # (N, 1)
-    beta = torch.tensor(beta0, dtype=torch.float64).unsqueeze(1).requires_grad_()  # (D, 1)
+    # (D, 1)
+    beta = torch.tensor(beta0, dtype=torch.float64).unsqueeze(1).requires_grad_()
     betas, losses = [], []
     for step in range(steps + 1):
         y_hat = X_t @ beta  # (N, 1)
-        loss = ((y_t - y_hat) ** 2).mean()  # a 0-d tensor that remembers how it was computed
+        # a 0-d tensor that remembers how it was computed
+        loss = ((y_t - y_hat) ** 2).mean()
         betas.append(beta.detach().flatten().numpy().copy())  # (D,)
         losses.append(loss.item())
         if step == steps:
@@ -357,15 +373,17 @@ def _torch_optimizer(method: str, parameters, lr: float):
     return torch.optim.SGD(parameters, lr=lr, momentum=0.9 if method == "momentum" else 0.0)
 
 
-def fit_torch_nn(X, y, beta0, *, lr: float, steps: int, method: str = "gd") -> DescentPath:
-    """The lecture's torch.nn demo: ``nn.Linear`` (its bias is the intercept), ``nn.MSELoss``, ``torch.optim``."""
+def fit_torch_nn(X, y, beta0, *, lr: float, steps: int, method="gd") -> DescentPath:
+    """The lecture's torch.nn demo: ``nn.Linear`` (its bias is the intercept),
+    ``nn.MSELoss``, ``torch.optim``."""
     import torch
     from torch import nn
 
     X, y, beta0, lr, steps = _check_torch_inputs(X, y, beta0, lr, steps)
     method = check_choice("method", method, METHODS)
     _check_intercept(X)
-    features = torch.tensor(X[:, 1:], dtype=torch.float64)  # (N, D-1): the bias replaces the column of ones
+    # (N, D-1): the bias replaces the column of ones
+    features = torch.tensor(X[:, 1:], dtype=torch.float64)
     targets = torch.tensor(y, dtype=torch.float64).unsqueeze(1)  # (N, 1)
     model = nn.Linear(X.shape[1] - 1, 1, dtype=torch.float64)
     with torch.no_grad():
@@ -376,7 +394,8 @@ def fit_torch_nn(X, y, beta0, *, lr: float, steps: int, method: str = "gd") -> D
     betas, losses = [], []
     for step in range(steps + 1):
         loss = loss_fn(model(features), targets)  # model(features): (N, 1)
-        betas.append(torch.cat([model.bias, model.weight.flatten()]).detach().numpy().copy())  # (D,)
+        beta = torch.cat([model.bias, model.weight.flatten()])  # (D,)
+        betas.append(beta.detach().numpy().copy())
         losses.append(loss.item())
         if step == steps:
             break  # the last β is evaluated, not updated
