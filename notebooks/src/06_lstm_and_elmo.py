@@ -45,9 +45,7 @@ from torch import nn
 from course_utils import CourseInputError
 from course_utils.language import corpus
 from course_utils.models import lm
-from course_utils.analysis import rnn_analysis
-from course_utils.analysis import lstm_analysis
-from course_utils.analysis import lm_seeds
+from course_utils.analysis import lm_seeds, lstm_analysis, rnn_analysis
 from course_utils.analysis.seed_spread import verdict
 from course_utils.zoo import lm_checkpoints as zoo
 from course_utils.zoo import load
@@ -56,22 +54,14 @@ from course_utils.evaluation.agreement import accuracy_by_attractors, form_probs
 from course_utils.language.grammar import CourseLanguage
 
 vocab = course_vocab()
-lang = CourseLanguage(
-    include_held_out=False
-)  # the training language, with exact probabilities
+# the training language, with exact probabilities
+lang = CourseLanguage(include_held_out=False)
 test = corpus.load_split("test")
-agreement = corpus.load_eval(
-    "agreement"
-)  # subject–verb agreement across 0..5 attractors
-recurrent = {
-    label: load(name)
-    for label, name in (
-        ("RNN", "rnn_lm"),
-        ("GRU", "gru_lm"),
-        ("LSTM", "lstm_lm"),
-        ("LSTM 2 layers", "lstm2_lm"),
-    )
-}
+# subject–verb agreement across 0..5 attractors
+agreement = corpus.load_eval("agreement")
+RECURRENT = {"RNN": "rnn_lm", "GRU": "gru_lm", "LSTM": "lstm_lm"}
+RECURRENT["LSTM 2 layers"] = "lstm2_lm"
+recurrent = {label: load(name) for label, name in RECURRENT.items()}
 rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 
 # %% [markdown]
@@ -183,17 +173,15 @@ print(
 
 # %%
 sentence = "the girl that saw the boys near the cats smiles .".split()
-gates = lstm_analysis.gate_activations(
-    lstm, vocab, sentence
-)  # name -> (T, H), T = 1 + words (row 0 reads <s>)
+# name -> (T, H), T = 1 + words (row 0 reads <s>)
+gates = lstm_analysis.gate_activations(lstm, vocab, sentence)
 tokens = ["<s>", *sentence]
 
 fig, axes = plt.subplots(1, 4, figsize=(15, 5.5), sharey=True)
 for ax, name in zip(axes, ("input", "forget", "output", "cell")):
     values = gates[name].T  # (H, T)
-    limits = (
-        (-3, 3) if name == "cell" else (0, 1)
-    )  # gates are sigmoids in (0, 1); the cell is a running sum
+    # gates are sigmoids in (0, 1); the cell is a running sum
+    limits = (-3, 3) if name == "cell" else (0, 1)
     image = ax.imshow(
         values,
         aspect="auto",
@@ -507,49 +495,34 @@ for number, name in (("sg", "singular"), ("pl", "plural")):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-wide = {
-    "RNN, hidden 256": load("rnn_wide_lm"),
-    "LSTM, hidden 256": load("lstm_wide_lm"),
-}
+WIDE = {"RNN, hidden 256": "rnn_wide_lm", "LSTM, hidden 256": "lstm_wide_lm"}
+wide = {label: load(name) for label, name in WIDE.items()}
 wide_accuracy = {
     label: accuracy_by_attractors(form_probs(model, vocab, agreement), agreement)
     for label, model in wide.items()
 }
-print(
-    f"{'attractors':16} "
-    + " ".join(f"{n:>5}" for n in wide_accuracy["RNN, hidden 256"])
-)
-for label, accuracy in {
-    **wide_accuracy,
-    "RNN, hidden 128": agreement_accuracy["RNN"],
-}.items():
+print(f"{'attractors':16} ", end="")
+print(" ".join(f"{n:>5}" for n in wide_accuracy["RNN, hidden 256"]))
+rows = {**wide_accuracy, "RNN, hidden 128": agreement_accuracy["RNN"]}
+for label, accuracy in rows.items():
     print(f"{label:16} " + " ".join(f"{a:5.2f}" for a in accuracy.values()))
-print(
-    "the longest agreement prefix has "
-    f"{max(len(item['prefix']) for item in agreement)} words"
-)
-print(
-    f"recurrent weights: RNN, hidden 256 {count(wide['RNN, hidden 256'].recurrent):,}; "
-    f"LSTM, hidden 128 {weights['LSTM']:,}"
-)
+longest = max(len(item["prefix"]) for item in agreement)
+print(f"the longest agreement prefix has {longest} words")
+wide_weights = count(wide["RNN, hidden 256"].recurrent)
+print(f"recurrent weights: RNN, hidden 256 {wide_weights:,}; ", end="")
+print(f"LSTM, hidden 128 {weights['LSTM']:,}")
 wide_five = {
-    label: lm_seeds.seed_spread(name, "agreement", 5)
-    for label, name in (
-        ("RNN, hidden 256", "rnn_wide_lm"),
-        ("LSTM, hidden 256", "lstm_wide_lm"),
-    )
+    label: lm_seeds.seed_spread(name, "agreement", 5) for label, name in WIDE.items()
 }
 for label, accuracy in wide_five.items():
     print(f"{label:16} agreement with 5 attractors {accuracy.format(2)}")
 for label, accuracy in wide_five.items():
-    print(
-        f"{label} against LSTM, hidden 128: "
-        f"{verdict(accuracy, at_five['LSTM'], (label, 'LSTM, hidden 128'), higher_is_better=True)}"
-    )
-print(
-    "LSTM against RNN, both hidden 256: "
-    f"{verdict(wide_five['LSTM, hidden 256'], wide_five['RNN, hidden 256'], ('LSTM', 'RNN'), higher_is_better=True)}"
-)
+    labels = (label, "LSTM, hidden 128")
+    result = verdict(accuracy, at_five["LSTM"], labels, higher_is_better=True)
+    print(f"{label} against LSTM, hidden 128: {result}")
+lstm_256, rnn_256 = wide_five["LSTM, hidden 256"], wide_five["RNN, hidden 256"]
+result = verdict(lstm_256, rnn_256, ("LSTM", "RNN"), higher_is_better=True)
+print(f"LSTM against RNN, both hidden 256: {result}")
 
 # %% [markdown]
 # With the larger state the RNN catches up most of the way: the sentences of the course language are
@@ -685,46 +658,33 @@ for label, (accuracy, nll) in masked_scores.items():
 # NBVAL_CHECK_OUTPUT
 from course_utils.language.lexicon import NOUNS
 
-plural_nouns = {
-    noun.plural
-    for nouns in NOUNS.values()
-    for noun in nouns
-    if noun.plural != noun.singular
-}
-singular_nouns = {
-    noun.singular
-    for nouns in NOUNS.values()
-    for noun in nouns
-    if noun.plural != noun.singular
-}
+forms = [(noun.plural, noun.singular) for nouns in NOUNS.values() for noun in nouns]
+plural_nouns = {plural for plural, singular in forms if plural != singular}
+singular_nouns = {singular for plural, singular in forms if plural != singular}
 left, right = ["the"], "near the tiger sleep .".split()
 answers = {
     "LSTM LM (left only)": lm.next_token_probs(lstm, vocab, left),
     "BiLSTM": predict_masked_words(bilstm, vocab, [*left, "<mask>", *right]),
 }
 exact = lang.masked_distribution(left, right)
+groups = (("plural", plural_nouns), ("singular", singular_nouns))
 for label, probs in answers.items():
     mass = {
         number: sum(probs[vocab.stoi[w]].item() for w in words if w in vocab.stoi)
-        for number, words in (("plural", plural_nouns), ("singular", singular_nouns))
+        for number, words in groups
     }
     print(
         f"{label:20} P(plural noun) = {mass['plural']:.3f}   P(singular noun) = "
         f"{mass['singular']:.3f}"
     )
+plural, singular = (sum(p for w, p in exact.items() if w in g) for _, g in groups)
 print(
-    f"{'oracle (exact)':20} P(plural noun) = "
-    f"{sum(p for w, p in exact.items() if w in plural_nouns):.3f}   "
-    f"P(singular noun) = {sum(p for w, p in exact.items() if w in singular_nouns):.3f}"
+    f"{'oracle (exact)':20} P(plural noun) = {plural:.3f}   "
+    f"P(singular noun) = {singular:.3f}"
 )
 top = torch.topk(answers["BiLSTM"], 5)
-print(
-    "BiLSTM's top 5:",
-    ", ".join(
-        f"{vocab.itos[i]} {p:.2f}"
-        for p, i in zip(top.values.tolist(), top.indices.tolist())
-    ),
-)
+top5 = zip(top.values.tolist(), top.indices.tolist())
+print("BiLSTM's top 5:", ", ".join(f"{vocab.itos[i]} {p:.2f}" for p, i in top5))
 
 # %% [markdown]
 # Reading the right side moves most of the BiLSTM's mass to plural nouns (0.765, against 0.358 from the left only),
@@ -788,10 +748,8 @@ for column in ("all", "but/not"):
     elmo_verdict[column] = verdict(
         elmo, bag, ("ELMo mix", "bag of embeddings"), higher_is_better=True
     )
-    print(
-        f"over seeds, {column:7}: bag of embeddings {bag.format()}, ELMo mix "
-        f"{elmo.format()}: {elmo_verdict[column]}"
-    )
+    print(f"over seeds, {column:7}: bag of embeddings {bag.format()},")
+    print(f"{'':20} ELMo mix {elmo.format()}: {elmo_verdict[column]}")
 
 # %% [markdown]
 # #### Which layers matter? (optional)
@@ -805,45 +763,33 @@ for column in ("all", "but/not"):
 # NBVAL_IGNORE_OUTPUT
 recipe = zoo.ALL_RECIPES["elmo_sentiment"][2]
 test_reviews = corpus.load_eval("reviews_test")
-turns = torch.tensor(
-    [("but" in r["words"]) or ("not" in r["words"]) for r in test_reviews]
-)  # (N,)
+turns = torch.tensor([bool({"but", "not"} & set(r["words"])) for r in test_reviews])
 (x_train, y_train), (x_test, y_test) = (
     zoo.review_tensors(split, "elmo_classifier") for split in ("train", "test")
 )
+# (L+1, N, 2d) each
 train_pooled, test_pooled = (
     lstm_analysis.pooled_layers(elmo_sentiment.elmo, x, vocab.pad_id)
     for x in (x_train, x_test)
-)  # (L+1, N, 2d) each
-single_layer = {}
-for j, label in (
-    (0, "embeddings only"),
-    (elmo_sentiment.elmo.num_layers, "top layer only"),
-):
-    head = lstm_analysis.train_feature_head(
-        train_pooled[j],
-        y_train,
-        steps=recipe["steps"],
-        lr=recipe["lr"],
-        batch_size=recipe["batch_size"],
-        seed=recipe["seed"],
-    )
+)
+settings = {key: recipe[key] for key in ("steps", "lr", "batch_size", "seed")}
+single_layer, top = {}, elmo_sentiment.elmo.num_layers
+for j, label in ((0, "embeddings only"), (top, "top layer only")):
+    head = lstm_analysis.train_feature_head(train_pooled[j], y_train, **settings)
     with torch.no_grad():
         right = head(test_pooled[j])[0].argmax(-1) == y_test  # (N,)
     single_layer[label] = tuple(
         r.double().mean().item() for r in (right, right[~turns], right[turns])
     )
+    every, plain, turning = single_layer[label]
     print(
-        f"{label:16} ({recipe['steps']} steps) test accuracy: all "
-        f"{single_layer[label][0]:.3f}, "
-        f"plain {single_layer[label][1]:.3f}, but/not {single_layer[label][2]:.3f}"
+        f"{label:16} ({recipe['steps']} steps) test accuracy: all {every:.3f}, "
+        f"plain {plain:.3f}, but/not {turning:.3f}"
     )
 mix = sentiment["elmo_sentiment"]
-print(
-    "the learned mix beats each single layer on all reviews: "
-    f"{all(mix[0] > a[0] for a in single_layer.values())}; "
-    f"on the but/not reviews: {all(mix[2] > a[2] for a in single_layer.values())}"
-)
+beats = [all(mix[i] > a[i] for a in single_layer.values()) for i in (0, 2)]
+print(f"the learned mix beats each single layer on all reviews: {beats[0]}; ", end="")
+print(f"on the but/not reviews: {beats[1]}")
 
 # %% [markdown]
 # The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a
@@ -851,7 +797,7 @@ print(
 # "but/not" columns: the embeddings alone are at chance on the reviews that turn, and the top layer alone is a
 # few points higher there, no more than its heads move from run to run (the cell is not checked for that reason:
 # read only the large gaps). On the plain reviews the gap is large and the other way round: the top layer alone
-# gets only about three in four of them, the embeddings nearly all. A biLM's top layer holds what helps predict the
+# gets only about seven in ten of them, the embeddings nearly all. A biLM's top layer holds what helps predict the
 # neighbouring words, and averaged over a review the word's own sentiment is weak in it; the embeddings hold the
 # word itself. (That is a reading of these numbers, not a measurement of its own.) The learned mix uses both and
 # beats each single layer, on all reviews and on those that turn (the last line, one run of each head): each layer
@@ -954,9 +900,9 @@ table = [
     ),
 ]
 for model, lecture, measured in table:
-    print(
-        f"{model}\n    lecture (strengths / issues): {lecture}\n    measured here: {measured}"
-    )
+    print(model)
+    print(f"    lecture (strengths / issues): {lecture}")
+    print(f"    measured here: {measured}")
 
 # %% [markdown]
 # ## 8. Widgets

@@ -33,15 +33,16 @@ def elman_step(x_t: Tensor, h_prev: Tensor, W: Tensor, U: Tensor, b: Tensor) -> 
     return torch.tanh(h_prev @ U.T + x_t @ W.T + b)  # (B, H)
 
 
-def lstm_step(x_t: Tensor, state: tuple[Tensor, Tensor], params: tuple[Tensor, Tensor, Tensor]):
-    """One LSTM step from the gate equations: returns ``(h_t, c_t, gates)``, gates a dict of (B, H) tensors.
+def lstm_step(x_t: Tensor, state: tuple[Tensor, Tensor], params: tuple[Tensor, ...]):
+    """One LSTM step from the gate equations: returns ``(h_t, c_t, gates)``, gates a
+    dict of (B, H) tensors.
 
-    ``params`` is ``(W, U, b)`` with the gates' blocks stacked in torch's order i, f, g, o:
-    W (4H, D), U (4H, H), b (4H,).
+    ``params`` is ``(W, U, b)`` with the gates' blocks stacked in torch's order
+    i, f, g, o: W (4H, D), U (4H, H), b (4H,).
     """
     h_prev, c_prev = state  # (B, H), (B, H)
     W, U, b = params
-    z = x_t @ W.T + h_prev @ U.T + b  # (B, 4H): the four gates' pre-activations at once
+    z = x_t @ W.T + h_prev @ U.T + b  # (B, 4H): the four gates' pre-activations
     z_i, z_f, z_g, z_o = z.chunk(4, dim=-1)  # (B, H) each
     i = torch.sigmoid(z_i)  # (B, H): how much of the candidate to write
     f = torch.sigmoid(z_f)  # (B, H): how much of the old cell to keep
