@@ -36,6 +36,7 @@ device = setup_notebook(seed=0)
 # %%
 import copy
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import torch
@@ -109,15 +110,15 @@ rnn = load("rnn_lm")  # the shipped RNN LM (recipe zoo.RECURRENT_RECIPES["rnn_lm
 slide = copy.deepcopy(rnn).double()  # float64: the two computations agree to ~1e-15
 E = slide.embedding.weight  # (V, d)
 W, U = slide.recurrent.weight_ih_l0, slide.recurrent.weight_hh_l0  # (H, d), (H, H)
-b1 = (
-    slide.recurrent.bias_ih_l0 + slide.recurrent.bias_hh_l0
-)  # (H,): torch keeps two biases
+# (H,): torch keeps two biases
+b1 = slide.recurrent.bias_ih_l0 + slide.recurrent.bias_hh_l0
 V_out, b2 = slide.output.weight, slide.output.bias  # (V, H), (V,)
 
 
 @torch.no_grad()
 def slide_loop(ids: list[int], g=torch.tanh) -> torch.Tensor:
-    """The slide's loop over every input id, with the nonlinearity g: the next-word distributions (T, V)."""
+    """The slide's loop over every input id, with the nonlinearity g: the next-word
+    distributions (T, V)."""
     h = torch.zeros(U.shape[0], dtype=torch.float64)  # h_(0) = 0: (H,)
     outputs = []
     for i in ids:
@@ -131,14 +132,10 @@ ids = [vocab.bos_id] + vocab.encode(words)  # the model reads <s> first
 loop = slide_loop(ids)  # (T, V)
 with torch.no_grad():
     library = torch.softmax(slide(torch.tensor([ids]))[0][0], dim=-1)  # (T, V)
-print(
-    f"{len(ids)} steps; max |slide's loop − nn.RNN| < 1e-12: "
-    f"{(loop - library).abs().max().item() < 1e-12}"
-)
-print(
-    f"the same loop with the logistic σ instead of tanh matches nn.RNN: "
-    f"{torch.allclose(slide_loop(ids, torch.sigmoid), library, rtol=0, atol=1e-6)}"
-)
+gap = (loop - library).abs().max().item()
+print(f"{len(ids)} steps; max |slide's loop − nn.RNN| < 1e-12: {gap < 1e-12}")
+same = torch.allclose(slide_loop(ids, torch.sigmoid), library, rtol=0, atol=1e-6)
+print("the same loop with the logistic σ instead of tanh matches nn.RNN:", same)
 skipped = [vocab.itos[i] for k, i in enumerate(ids) if k not in range(1, len(ids))]
 print(
     f"range(1, len(x)) would read {len(range(1, len(ids)))} of the {len(ids)} inputs, "
@@ -223,16 +220,15 @@ for n, ffnn in ffnns.items():
 d, width = ffnns[2].embedding.embedding_dim, ffnns[2].hidden.out_features
 print(
     f"each extra word of window adds d × hidden = {d} × {width} = {d * width:,} "
-    "weights "
-    f"(shipped N = 2 → 3: {count(ffnns[3]) - count(ffnns[2]):,}); at the RNN's width, "
-    f"{d} × {H} = {d * H:,}"
+    f"weights\n(shipped N = 2 → 3: {count(ffnns[3]) - count(ffnns[2]):,}); "
+    f"at the RNN's width, {d} × {H} = {d * H:,}"
 )
 longest = max(valid, key=len)
 print(
     f"the RNN reads the longest validation sentence ({len(longest)} words) with the "
-    f"same {count(rnn):,}: "
-    f"P = {math.exp(sum(lm.token_logprobs(rnn, vocab, longest))):.2e}"
+    f"same {count(rnn):,}:"
 )
+print(f"P = {math.exp(sum(lm.token_logprobs(rnn, vocab, longest))):.2e}")
 
 # %% [markdown]
 # At the same width the comparison is fair: a short window costs about as much as the RNN (which pays for its
@@ -340,7 +336,8 @@ print(
 
 # %%
 def read_in_chunks(model, x, k: int, *, carry: bool = True):
-    """The RNN LM's logits (B, T, V) for embedded inputs x (B, T, d), read k steps at a time.
+    """The RNN LM's logits (B, T, V) for embedded inputs x (B, T, d), read k steps at a
+    time.
 
     carry=True: the state goes on to the next chunk, detached (truncated BPTT).
     carry=False: every chunk starts again from h = 0 (a window of k, like an n-gram).
@@ -361,7 +358,7 @@ def read_in_chunks(model, x, k: int, *, carry: bool = True):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(" ".join(longest))
+print(textwrap.fill(" ".join(longest), width=88))
 idx, targets = lm.make_batch([vocab.encode(longest)], vocab)  # (1, T)
 t_verb = longest.index("is")  # the step whose target is "is"
 for k in (idx.shape[1], 8):
@@ -369,14 +366,13 @@ for k in (idx.shape[1], 8):
     step_loss = F.cross_entropy(
         read_in_chunks(slide, x, k)[0, t_verb], targets[0, t_verb]
     )
-    grad = torch.autograd.grad(step_loss, x)[0][0].norm(
-        dim=-1
-    )  # (T,): ‖∂L/∂x_j‖ for each input j
+    # (T,): ‖∂L/∂x_j‖ for each input j
+    grad = torch.autograd.grad(step_loss, x)[0][0].norm(dim=-1)
     subject = longest.index("woman") + 1  # + 1 for <s>
     name = "full BPTT" if k == idx.shape[1] else f"truncated, k = {k}"
     print(
         f"{name:17}  ‖∂L(is)/∂x‖ at 'woman' ({t_verb + 1 - subject} steps back): "
-        f"{grad[subject].item():.2e}   "
+        f"{grad[subject].item():.2e},\n{'':19}"
         f"at the word just before: {grad[t_verb].item():.2e}"
     )
 
@@ -463,14 +459,14 @@ for name, ppl in perplexity.items():
 print(f"{'oracle':13} {oracle_ppl:10.3f} {1:9.3f}")
 print(
     f"the language itself: as uncertain as a uniform choice among {oracle_ppl:.1f} "
-    "words at every step "
+    "words at every step\n"
     f"(a uniform guess over the whole vocabulary: {len(vocab)})"
 )
 rnn_seeds, ffnn_seeds = (
     lm_seeds.seed_spread(name, "perplexity") for name in ("rnn_lm", "ffnn_n5")
 )
 print(
-    f"over seeds: RNN {rnn_seeds.format()}, FFNN N=5 {ffnn_seeds.format()}: "
+    f"over seeds: RNN {rnn_seeds.format()}, FFNN N=5 {ffnn_seeds.format()}:\n"
     f"{verdict(rnn_seeds, ffnn_seeds, ('RNN', 'FFNN N=5'))}"
 )
 
@@ -681,9 +677,9 @@ curves = {
 for name, (distances, ratio) in curves.items():
     per_step = ratio[10].item() ** (1 / 10)
     print(
-        f"{name:14} t − k = 1: {ratio[1]:.2f}   5: {ratio[5]:.1e}   10: "
-        f"{ratio[10]:.1e}   15: {ratio[15]:.1e}"
-        f"   (× {per_step:.2f} per step)"
+        f"{name:14} t − k = 1: {ratio[1]:.2f}  5: {ratio[5]:.1e}  10: "
+        f"{ratio[10]:.1e}  15: {ratio[15]:.1e}"
+        f"  (× {per_step:.2f} per step)"
     )
 
 # %%
