@@ -42,7 +42,9 @@ def test_rare_context_share_counts_each_tokens_context_with_the_padding():
     model, sentence = fitted(2, "none"), ["eleni was late .".split()]  # c(h): <s> 4, eleni 2, was 3, late 3, . 4
     assert rare_context_share(model, sentence, times=3) == 1 / 5
     assert rare_context_share(model, sentence, times=4) == 3 / 5
-    assert rare_context_share(fitted(1, "none"), sentence, times=23) == 0.0  # a unigram's context is empty: all 23 tokens
+    assert (
+        rare_context_share(fitted(1, "none"), sentence, times=23) == 0.0
+    )  # a unigram's context is empty: all 23 tokens
 
 
 def test_trigram_pads_with_two_sentence_starts():
