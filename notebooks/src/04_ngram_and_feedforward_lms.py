@@ -627,7 +627,7 @@ for slot, row in zip(slots, similarity):
 # The CMU slides classify sentiment with a feed-forward net on six hand-built features: x1 = count of positive
 # lexicon words, x2 = count of negative ones, x3 = 1 if "no" is in the document, x4 = count of first- and
 # second-person pronouns, x5 = 1 if "!" is in it, x6 = log(word count). The course language has short reviews
-# with sentiment labels (`eval/reviews_*.jsonl`): the label is the sentiment of the last clause, so "but" turns
+# with sentiment labels (`eval/reviews_*.jsonl.bz2`): the label is the sentiment of the last clause, so "but" turns
 # it and "not" flips an adjective.
 
 # %%

@@ -650,7 +650,7 @@ print(f"    no attention {plain_gain} | dot {dot_gain} → {said}")
 # %% [markdown]
 # **The passive challenge.** The slide's "The ball was kicked by kayla." should be hard for one vector: the word
 # needed third in Tarevi ("kayla", target 2) is the last word before the full stop in English, and the third English
-# word ("was") goes last. `voice.jsonl` has 500 events in both voices; the table gives the exact match of each voice:
+# word ("was") goes last. `voice.jsonl.bz2` has 500 events in both voices; the table gives the exact match of each voice:
 
 # %%
 voices = analysis.voice_table(models)
