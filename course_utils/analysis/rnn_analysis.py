@@ -13,7 +13,8 @@ geometrically with the distance t-k.
 keeps every h_k as a node of the graph; the library kernels hide them), ``jacobian_product_norms``
 computes the same numbers from the product above, and ``gradient_decay_curve`` averages the decay
 over a corpus. ``exploding_demo`` and ``clip_by_norm`` show the other failure and its usual fix;
-``time_per_sequence`` measures the sequential cost. What the states carry is in ``lstm_analysis``.
+``time_per_sequence`` measures the sequential cost. Notebook 05's tables: ``slide_loop_notes``,
+``ffnn_size_lines``, ``perplexity``, and ``twin`` / ``next_word_probs`` for the agreement contexts. What the states carry is in ``lstm_analysis``.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ import torch
 import torch.nn.functional as F
 
 from course_utils.models import lm
-from course_utils.models.classic.neural_lm import seeded
+from course_utils.models.classic.neural_lm import FeedForwardLM, seeded
 from course_utils.models.recurrent.recurrent_lm import (
     SCRATCH_CELLS,
     RecurrentLM,
     check_sequences,
 )
 from course_utils.models.recurrent.rnn import ScratchRNN
+from course_utils.evaluation.lm_probes import oracle_probs
+from course_utils.language.lexicon import NOUNS
 from course_utils.language.text_pipeline import Vocab
 from course_utils.validation import CourseInputError, check_int, check_positive, describe
 
@@ -273,3 +276,60 @@ def _timed_forward(model: torch.nn.Module, idx: Tensor) -> float:
     model(idx)
     synchronize()
     return time.perf_counter() - start
+
+
+def slide_loop_notes(loop: Tensor, ids: list[int], vocab: Vocab, oracle_prob: float) -> str:
+    """Two lines on the slide's loop (notebook 05): the inputs that a loop over ``range(1, len(x))`` would skip,
+    and the sentence's probability by the chain rule from the loop's next-word distributions ``loop`` (T, V)
+    beside the grammar's ``oracle_prob``."""
+    skipped = [vocab.itos[i] for k, i in enumerate(ids) if k not in range(1, len(ids))]
+    next_ids = ids[1:] + [vocab.eos_id]  # the word that follows each step
+    sentence_prob = math.prod(loop[t, i].item() for t, i in enumerate(next_ids))
+    sentence = " ".join(vocab.itos[i] for i in next_ids)
+    return (
+        f"range(1, len(x)) would read {len(range(1, len(ids)))} of the {len(ids)} inputs, skipping {skipped}\n"
+        f"P({sentence}) by the loop: {sentence_prob:.3e}   oracle: {oracle_prob:.3e}"
+    )
+
+
+def ffnn_size_lines(ffnns: dict, hidden: int, vocab_size: int) -> list[str]:
+    """The parameter counts of feed-forward LMs ``{N: model}``, shipped and (untrained) at the RNN's ``hidden``
+    width, and the weights each extra word of window adds (notebook 05)."""
+
+    def count(model) -> int:
+        return sum(p.numel() for p in model.parameters())
+
+    lines = []
+    for n, ffnn in ffnns.items():
+        narrow = FeedForwardLM(vocab_size, n, embed_dim=ffnn.embedding.embedding_dim, hidden_dim=hidden)
+        lines.append(
+            f"FFNN, window of N = {n}: shipped (hidden {ffnn.hidden.out_features}) {count(ffnn):,}   "
+            f"at the RNN's width ({hidden}) {count(narrow):,}"
+        )
+    first, second = sorted(ffnns)[:2]
+    d, width = ffnns[first].embedding.embedding_dim, ffnns[first].hidden.out_features
+    lines.append(
+        f"each extra word of window adds d × hidden = {d} × {width} = {d * width:,} weights\n"
+        f"(shipped N = {first} → {second}: {count(ffnns[second]) - count(ffnns[first]):,}); "
+        f"at the RNN's width, {d} × {hidden} = {d * hidden:,}"
+    )
+    return lines
+
+
+def perplexity(logits: Tensor, targets: Tensor) -> float:
+    """exp of the mean cross-entropy of ``logits`` (B, T, V), in float64, against ``targets`` (B, T)."""
+    return math.exp(lm.lm_loss(logits.double(), targets).item())
+
+
+def twin(prefix: list[str]) -> list[str]:
+    """The same context with the subject (its second word) in the other number: "the girl …" ↔ "the girls …"."""
+    other = {noun.singular: noun.plural for nouns in NOUNS.values() for noun in nouns}
+    other |= {plural: singular for singular, plural in other.items()}
+    return [prefix[0], other[prefix[1]], *prefix[2:]]
+
+
+def next_word_probs(model, context: list[str], vocab: Vocab, lang) -> Tensor:
+    """The next-word distribution (V,) after ``context``: the model's, or the grammar's when model is "oracle"."""
+    if isinstance(model, str) and model == "oracle":
+        return oracle_probs(lang, vocab, context)
+    return lm.next_token_probs(model, vocab, context)

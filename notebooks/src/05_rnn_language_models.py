@@ -45,7 +45,6 @@ import torch.nn.functional as F
 from course_utils import CourseInputError, budget
 from course_utils.language import corpus
 from course_utils.models import lm
-from course_utils.evaluation import lm_probes
 from course_utils.analysis import rnn_analysis
 from course_utils.analysis import lstm_analysis
 from course_utils.analysis import lm_seeds
@@ -110,15 +109,13 @@ rnn = load("rnn_lm")  # the shipped RNN LM (recipe zoo.RECURRENT_RECIPES["rnn_lm
 slide = copy.deepcopy(rnn).double()  # float64: the two computations agree to ~1e-15
 E = slide.embedding.weight  # (V, d)
 W, U = slide.recurrent.weight_ih_l0, slide.recurrent.weight_hh_l0  # (H, d), (H, H)
-# (H,): torch keeps two biases
-b1 = slide.recurrent.bias_ih_l0 + slide.recurrent.bias_hh_l0
+b1 = slide.recurrent.bias_ih_l0 + slide.recurrent.bias_hh_l0  # (H,): torch keeps two
 V_out, b2 = slide.output.weight, slide.output.bias  # (V, H), (V,)
 
 
 @torch.no_grad()
 def slide_loop(ids: list[int], g=torch.tanh) -> torch.Tensor:
-    """The slide's loop over every input id, with the nonlinearity g: the next-word
-    distributions (T, V)."""
+    """The slide's loop over the ids, nonlinearity g: next-word distributions (T, V)."""
     h = torch.zeros(U.shape[0], dtype=torch.float64)  # h_(0) = 0: (H,)
     outputs = []
     for i in ids:
@@ -136,17 +133,8 @@ gap = (loop - library).abs().max().item()
 print(f"{len(ids)} steps; max |slide's loop − nn.RNN| < 1e-12: {gap < 1e-12}")
 same = torch.allclose(slide_loop(ids, torch.sigmoid), library, rtol=0, atol=1e-6)
 print("the same loop with the logistic σ instead of tanh matches nn.RNN:", same)
-skipped = [vocab.itos[i] for k, i in enumerate(ids) if k not in range(1, len(ids))]
-print(
-    f"range(1, len(x)) would read {len(range(1, len(ids)))} of the {len(ids)} inputs, "
-    f"skipping {skipped}"
-)
-next_ids = ids[1:] + [vocab.eos_id]  # the word that follows each step
-sentence_prob = math.prod(loop[t, i].item() for t, i in enumerate(next_ids))
-print(
-    f"P(the dog chased the cats . </s>) by the loop: {sentence_prob:.3e}   oracle: "
-    f"{lang.score(words).prob:.3e}"
-)
+# what a loop over range(1, len(x)) skips; P(sentence) = Π P(next word) by the loop
+print(rnn_analysis.slide_loop_notes(loop, ids, vocab, lang.score(words).prob))
 
 # %% [markdown]
 # `course_utils.models.recurrent.rnn` has the same loop as a module, `ScratchRNN` (one `elman_step` per token, named after Elman,
@@ -183,11 +171,9 @@ for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
 # mostly because they are twice as wide. The cell prints them beside the same FFNNs at the RNN's width (untrained:
 # only the count matters), and the weights each extra word of window adds: one more d × hidden block of W.
 
+
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.models.classic.neural_lm import FeedForwardLM
-
-
 def count(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
@@ -208,21 +194,8 @@ print(
     "parameters"
 )
 ffnns = {n: load(f"ffnn_n{n}") for n in (2, 3, 5)}
-for n, ffnn in ffnns.items():
-    narrow = FeedForwardLM(
-        len(vocab), n, embed_dim=ffnn.embedding.embedding_dim, hidden_dim=H
-    )  # untrained
-    print(
-        f"FFNN, window of N = {n}: shipped (hidden {ffnn.hidden.out_features}) "
-        f"{count(ffnn):,}   "
-        f"at the RNN's width ({H}) {count(narrow):,}"
-    )
-d, width = ffnns[2].embedding.embedding_dim, ffnns[2].hidden.out_features
-print(
-    f"each extra word of window adds d × hidden = {d} × {width} = {d * width:,} "
-    f"weights\n(shipped N = 2 → 3: {count(ffnns[3]) - count(ffnns[2]):,}); "
-    f"at the RNN's width, {d} × {H} = {d * H:,}"
-)
+# shipped, and at the RNN's width H (untrained); one more word of window: d × hidden
+print("\n".join(rnn_analysis.ffnn_size_lines(ffnns, H, len(vocab))))
 longest = max(valid, key=len)
 print(
     f"the RNN reads the longest validation sentence ({len(longest)} words) with the "
@@ -363,9 +336,8 @@ idx, targets = lm.make_batch([vocab.encode(longest)], vocab)  # (1, T)
 t_verb = longest.index("is")  # the step whose target is "is"
 for k in (idx.shape[1], 8):
     x = slide.embedding(idx).detach().requires_grad_(True)  # (1, T, d), float64
-    step_loss = F.cross_entropy(
-        read_in_chunks(slide, x, k)[0, t_verb], targets[0, t_verb]
-    )
+    logits = read_in_chunks(slide, x, k)  # (1, T, V)
+    step_loss = F.cross_entropy(logits[0, t_verb], targets[0, t_verb])
     # (T,): ‖∂L/∂x_j‖ for each input j
     grad = torch.autograd.grad(step_loss, x)[0][0].norm(dim=-1)
     subject = longest.index("woman") + 1  # + 1 for <s>
@@ -382,17 +354,12 @@ with torch.no_grad():
     x = rnn.embedding(idx)  # (B, T, d)
     for k in (4, 8):
         for carry in (True, False):
-            perplexity = math.exp(
-                lm.lm_loss(
-                    read_in_chunks(rnn, x, k, carry=carry).double(), targets
-                ).item()
-            )
+            logits = read_in_chunks(rnn, x, k, carry=carry)  # (B, T, V)
+            perplexity = rnn_analysis.perplexity(logits, targets)
             how = "state carried, detached" if carry else "state reset to 0       "
             print(f"chunks of k = {k}, {how}: perplexity {perplexity:.3f}")
-    print(
-        f"whole sentences (as trained):               perplexity "
-        f"{math.exp(lm.lm_loss(rnn(idx)[0].double(), targets).item()):.3f}"
-    )
+    whole = rnn_analysis.perplexity(rnn(idx)[0], targets)
+    print(f"whole sentences (as trained):               perplexity {whole:.3f}")
 
 # %% [markdown]
 # Backward, truncation cuts the gradient to exactly 0 beyond the boundary; full BPTT lets some through, but from
@@ -535,37 +502,25 @@ for name, model in models.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from course_utils.language.lexicon import NOUNS
-
-other_number = {n.singular: n.plural for nouns in NOUNS.values() for n in nouns}
-other_number |= {plural: singular for singular, plural in other_number.items()}
+twin = rnn_analysis.twin  # the subject (the second word) in the other number
 
 
-def twin(prefix: list[str]) -> list[str]:
-    """The same context with the subject (its second word) in the other number."""
-    return [prefix[0], other_number[prefix[1]], *prefix[2:]]
+def next_probs(model, context) -> torch.Tensor:
+    """The next-word distribution after context (model="oracle": the grammar's)."""
+    return rnn_analysis.next_word_probs(model, context, vocab, lang)
 
 
 def distance(model, a, b) -> float:
     """Total variation between the next-word distributions after contexts a and b."""
-    if model == "oracle":
-        p, q = (lm_probes.oracle_probs(lang, vocab, c) for c in (a, b))
-    else:
-        p, q = (lm.next_token_probs(model, vocab, c) for c in (a, b))
+    p, q = next_probs(model, a), next_probs(model, b)
     return 0.5 * (p - q).abs().sum().item()
 
 
 example = "the girl that saw the boys near the cats".split()
 print(f"{'':13}  {'P(is | the girl …)':>19}  {'P(is | the girls …)':>19}  {'TV':>5}")
 for name, model in [*models.items(), ("oracle", "oracle")]:
-    is_probs = []
-    for context in (example, twin(example)):
-        probs = (
-            lm_probes.oracle_probs(lang, vocab, context)
-            if model == "oracle"
-            else lm.next_token_probs(model, vocab, context)
-        )
-        is_probs.append(probs[vocab.stoi["is"]].item())
+    contexts = (example, twin(example))
+    is_probs = [next_probs(model, c)[vocab.stoi["is"]].item() for c in contexts]
     print(
         f"{name:13}  {is_probs[0]:19.4f}  {is_probs[1]:19.4f}  "
         f"{distance(model, example, twin(example)):5.3f}"

@@ -23,14 +23,21 @@ from course_utils.analysis.rnn_analysis import (
     exploding_demo,
     gradient_decay_curve,
     hidden_gradient_norms,
+    ffnn_size_lines,
     hidden_jacobians,
     jacobian_product_norms,
+    next_word_probs,
+    perplexity,
     scaled_orthogonal,
+    slide_loop_notes,
     time_per_sequence,
+    twin,
 )
 from course_utils.analysis.lstm_analysis import (
+    LECTURE_CLAIMS,
     gap_states,
     gate_activations,
+    lecture_claims,
     masked_word_by_side,
     mean_side_states,
     number_unit,
@@ -40,6 +47,7 @@ from course_utils.analysis.lstm_analysis import (
     word_prediction_scores,
 )
 from course_utils.language.text_pipeline import Vocab
+from course_utils.models import lm
 
 VOCAB = Vocab(["the", "cat", "cats", "sleeps", "sleep", "near", "dog", "."])
 V = len(VOCAB)
@@ -533,3 +541,82 @@ def test_train_feature_head_learns_a_separable_task():
     assert not head.training and accuracy > 0.95
     again = train_feature_head(features, labels, steps=200, lr=1e-2, batch_size=32, seed=0)
     assert all(torch.equal(a, b) for a, b in zip(head.parameters(), again.parameters()))
+
+
+# --- notebook 05's tables: the slide's loop, model sizes, chunked perplexity, agreement twins -----
+
+
+def test_slide_loop_notes_name_the_skipped_input_and_the_chain_rule_probability():
+    ids = [VOCAB.bos_id, *VOCAB.encode("the cat sleeps .".split())]  # T = 5
+    loop = torch.full((len(ids), V), 0.5)
+    first, second = slide_loop_notes(loop, ids, VOCAB, 0.25).splitlines()
+    assert first == "range(1, len(x)) would read 4 of the 5 inputs, skipping ['<s>']"
+    assert second == f"P(the cat sleeps . </s>) by the loop: {0.5**5:.3e}   oracle: 2.500e-01"
+
+
+def test_ffnn_size_lines_count_the_weights_one_more_word_of_window_adds():
+    ffnns = {n: FeedForwardLM(V, n, embed_dim=4, hidden_dim=6) for n in (2, 3)}
+    lines = ffnn_size_lines(ffnns, 5, V)
+    count = [sum(p.numel() for p in m.parameters()) for m in ffnns.values()]
+    assert count[1] - count[0] == 4 * 6  # one more d × hidden block of the hidden layer
+    assert lines[0].startswith(f"FFNN, window of N = 2: shipped (hidden 6) {count[0]:,}")
+    assert lines[-1].endswith(f"(shipped N = 2 → 3: {4 * 6:,}); at the RNN's width, 4 × 5 = 20")
+
+
+def test_perplexity_of_uniform_logits_is_the_vocabulary_size():
+    targets = torch.tensor([[4, 5, 6]])
+    assert perplexity(torch.zeros(1, 3, V), targets) == pytest.approx(V)
+    confident = F.one_hot(targets, V).float() * 50  # (1, 3, V): almost all mass on the target
+    assert perplexity(confident, targets) == pytest.approx(1.0)
+
+
+def test_twin_flips_the_subjects_number_and_back():
+    girl = "the girl that saw the boys".split()
+    assert twin(girl) == "the girls that saw the boys".split()
+    assert twin(twin(girl)) == girl
+
+
+def test_next_word_probs_are_the_models_or_the_grammars():
+    from course_utils.evaluation.lm_probes import oracle_probs
+    from course_utils.language.grammar import CourseLanguage
+    from course_utils.language.vocab import course_vocab
+
+    vocab, lang = course_vocab(), CourseLanguage()
+    oracle = next_word_probs("oracle", ["the"], vocab, lang)
+    assert torch.equal(oracle, oracle_probs(lang, vocab, ["the"]))
+    assert oracle.sum().item() == pytest.approx(1.0)
+    model = RecurrentLM(len(vocab), embed_dim=4, hidden_dim=5, seed=3).double()
+    assert torch.equal(next_word_probs(model, ["the"], vocab, lang), lm.next_token_probs(model, vocab, ["the"]))
+
+
+def test_lecture_claims_set_each_claim_beside_its_numbers():
+    from course_utils.analysis.seed_spread import spread
+
+    models = ("trigram", "FFNN N=5", "RNN", "GRU", "LSTM")
+    table = lecture_claims(
+        agreement={name: {0: 0.75, 2: 0.5, 5: 0.25 + i / 10} for i, name in enumerate(models)},
+        perplexity={"FFNN N=5": 21.0, "RNN": 20.5, "GRU": 20.25, "LSTM": 20.6, "LSTM 2 layers": 20.8},
+        oracle_ppl=20.0,
+        decay={"RNN": {20: 2e-4}, "LSTM": {20: 1.2e-3}},
+        weights={"RNN": 100, "GRU": 300, "LSTM": 400},
+        lstm_vs_rnn="within noise",
+        wide_five={"RNN, hidden 256": spread([0.7, 0.8, 0.9])},
+        at_five={"RNN": spread([0.2, 0.2, 0.2]), "LSTM": spread([1.0, 1.0, 1.0])},
+        deep_accuracy={5: 0.97},
+        stacked_weights=1.6,
+        masked_scores={"BiLSTM, both sides": (0.625,), "LSTM LM, left only": (0.5,)},
+        sentiment={"elmo_sentiment": (0.9, 0.95, 0.7), "sentiment_embeddings": (0.8, 0.99, 0.6)},
+        elmo_verdict={"all": "ELMo mix better", "but/not": "within noise"},
+    )
+    assert list(table) == list(LECTURE_CLAIMS)
+    assert all(table[model][0] == claim for model, claim in LECTURE_CLAIMS.items())
+    assert table["FFNN (N = 5)"][1].startswith("perplexity 1.050× oracle; agreement 0.75 → 0.50")
+    assert "gradient at 20 words 2e-04; agreement 0.45 with 5 attractors" in table["RNN"][1]
+    assert table["GRU"][1].endswith("perplexity 1.012× oracle; 3× the RNN's recurrent weights")
+    assert "perplexity 1.030× oracle (the RNN: 1.025×; over seeds within noise); 4×" in table["LSTM"][1]
+    assert "0.80 (0.70–0.90, 3 seeds) (hidden 128: 0.20 (0.20–0.20, 3 seeds)" in table["RNN, wider state"][1]
+    assert table["stacked LSTM"][1] == (
+        "perplexity 1.0400× vs 1.0300× oracle; agreement 0.97 vs 0.65 with 5 attractors; 1.6× the weights"
+    )
+    assert table["bidirectional LSTM"][1].startswith("masked word right 0.625 vs 0.500 from the left only")
+    assert table["ELMo mix"][1].endswith("0.700 vs 0.600; over seeds: ELMo mix better, on but/not within noise")
