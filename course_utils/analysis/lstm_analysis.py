@@ -242,3 +242,76 @@ def train_feature_head(
     batches = example_batches(features, labels, batch_size=batch_size, seed=seed)
     train(head, batches, steps=steps, lr=lr, schedule="cosine", progress=False)
     return head.eval()
+
+
+# ---------------------------------------------------------------- the lecture's claims beside the numbers measured
+
+LECTURE_CLAIMS = {  # model -> the lecture's strengths / issues (its tables, as typed there)
+    "n-gram (trigram)": "basic counts; fast / fixed window, sparsity",
+    "FFNN (N = 5)": "no sparsity issues / fixed window, no memory",
+    "RNN": "any length, same weights / slow, vanishing gradients, long context",
+    "GRU": "(named beside the LSTM: gated too, 3 blocks instead of 4)",
+    "LSTM": "almost always beats the RNN, long-range dependencies / more weights, still some vanishing",
+    "RNN, wider state": "(not in the lecture's table)",
+    "stacked LSTM": "increased abstractions / more to train",
+    "bidirectional LSTM": "at least as good / needs the whole sequence",
+    "ELMo mix": "contextual embeddings for a task",
+}
+
+
+def lecture_claims(
+    *,
+    agreement,
+    perplexity,
+    oracle_ppl,
+    decay,
+    weights,
+    lstm_vs_rnn,
+    wide_five,
+    at_five,
+    deep_accuracy,
+    stacked_weights,
+    masked_scores,
+    sentiment,
+    elmo_verdict,
+) -> dict[str, tuple[str, str]]:
+    """Notebook 06's closing table: model → (``LECTURE_CLAIMS[model]``, the numbers measured for it).
+
+    ``agreement``: model → attractors → accuracy; ``perplexity`` (÷ ``oracle_ppl``), ``decay`` (gradient ratio by
+    distance) and ``weights`` (recurrent weights) by model; ``lstm_vs_rnn`` and ``elmo_verdict`` (column →) are
+    ``seed_spread.verdict`` strings; ``wide_five`` / ``at_five``: label → ``Spread`` at 5 attractors;
+    ``deep_accuracy``: the 2-layer LSTM's by attractors; ``stacked_weights``: its weights ÷ the LSTM's;
+    ``masked_scores`` / ``sentiment``: name → (accuracy first, ...) with sentiment (all, plain, but/not).
+    """
+
+    def agree(label: str, attractors: int) -> str:
+        return f"{agreement[label][attractors]:.2f}"
+
+    def ppl(label: str, digits: int = 3) -> str:
+        return f"{perplexity[label] / oracle_ppl:.{digits}f}×"
+
+    mix, bag = sentiment["elmo_sentiment"], sentiment["sentiment_embeddings"]
+    measured = {
+        "n-gram (trigram)": f"agreement {agree('trigram', 0)} with 0 attractors (pairs it never counted), "
+        f"{agree('trigram', 2)} with 2",
+        "FFNN (N = 5)": f"perplexity {ppl('FFNN N=5')} oracle; agreement {agree('FFNN N=5', 0)} → "
+        f"{agree('FFNN N=5', 2)} with 2 attractors",
+        "RNN": f"perplexity {ppl('RNN')} oracle; gradient at 20 words {decay['RNN'][20]:.0e}; "
+        f"agreement {agree('RNN', 5)} with 5 attractors (slowness: notebook 05's timings)",
+        "GRU": f"agreement {agree('GRU', 5)} with 5 attractors; perplexity {ppl('GRU')} oracle; "
+        f"{weights['GRU'] / weights['RNN']:.0f}× the RNN's recurrent weights",
+        "LSTM": f"agreement {agree('LSTM', 5)} with 5 attractors; gradient at 20 words {decay['LSTM'][20]:.0e}; "
+        f"perplexity {ppl('LSTM')} oracle (the RNN: {ppl('RNN')}; over seeds {lstm_vs_rnn}); "
+        f"{weights['LSTM'] / weights['RNN']:.0f}× the RNN's recurrent weights",
+        "RNN, wider state": "hidden 256, clipping, half the steps: agreement with 5 attractors "
+        f"{wide_five['RNN, hidden 256'].format(2)} (hidden 128: {at_five['RNN'].format(2)}; "
+        f"the LSTM: {at_five['LSTM'].format(2)})",
+        "stacked LSTM": f"perplexity {ppl('LSTM 2 layers', 4)} vs {ppl('LSTM', 4)} oracle; "
+        f"agreement {deep_accuracy[5]:.2f} vs {agree('LSTM', 5)} with 5 attractors; "
+        f"{stacked_weights:.1f}× the weights",
+        "bidirectional LSTM": f"masked word right {masked_scores['BiLSTM, both sides'][0]:.3f} vs "
+        f"{masked_scores['LSTM LM, left only'][0]:.3f} from the left only; cannot generate",
+        "ELMo mix": f"sentiment {mix[0]:.3f} vs {bag[0]:.3f} (bag of embeddings); on but/not reviews "
+        f"{mix[2]:.3f} vs {bag[2]:.3f}; over seeds: {elmo_verdict['all']}, on but/not {elmo_verdict['but/not']}",
+    }
+    return {model: (claim, measured[model]) for model, claim in LECTURE_CLAIMS.items()}

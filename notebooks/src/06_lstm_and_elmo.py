@@ -811,95 +811,29 @@ print(f"on the but/not reviews: {beats[1]}")
 #
 # ## 7. When to use which
 #
-# The lecture's tables of strengths and issues, each line next to a number measured above (the table is built
-# from the variables of this notebook, not typed in).
+# The lecture's tables of strengths and issues, each line next to a number measured above (the lecture's lines
+# are `lstm_analysis.LECTURE_CLAIMS`; `lstm_analysis.lecture_claims` builds the measured ones from the variables
+# of this notebook, not typed in).
 
 
 # %%
 # NBVAL_CHECK_OUTPUT
-def agree(label: str, attractors: int) -> str:
-    return f"{agreement_accuracy[label][attractors]:.2f}"
-
-
-bi_accuracy, lm_accuracy = (
-    masked_scores["BiLSTM, both sides"][0],
-    masked_scores["LSTM LM, left only"][0],
+table = lstm_analysis.lecture_claims(  # model -> (lecture's claim, what was measured)
+    agreement=agreement_accuracy,
+    perplexity=perplexity,
+    oracle_ppl=oracle_ppl,
+    decay=decay,
+    weights=weights,
+    lstm_vs_rnn=verdict(ppl_seeds["LSTM"], ppl_seeds["RNN"], ("LSTM", "RNN")),
+    wide_five=wide_five,
+    at_five=at_five,
+    deep_accuracy=deep_accuracy,
+    stacked_weights=count(recurrent["LSTM 2 layers"]) / count(lstm),
+    masked_scores=masked_scores,
+    sentiment=sentiment,
+    elmo_verdict=elmo_verdict,
 )
-table = [
-    (
-        "n-gram (trigram)",
-        "basic counts; fast / fixed window, sparsity",
-        f"agreement {agree('trigram', 0)} with 0 attractors (pairs it never counted), "
-        f"{agree('trigram', 2)} with 2",
-    ),
-    (
-        "FFNN (N = 5)",
-        "no sparsity issues / fixed window, no memory",
-        f"perplexity {perplexity['FFNN N=5'] / oracle_ppl:.3f}× oracle; agreement "
-        f"{agree('FFNN N=5', 0)} → "
-        f"{agree('FFNN N=5', 2)} with 2 attractors",
-    ),
-    (
-        "RNN",
-        "any length, same weights / slow, vanishing gradients, long context",
-        f"perplexity {perplexity['RNN'] / oracle_ppl:.3f}× oracle; gradient at 20 "
-        "words "
-        f"{decay['RNN'][20]:.0e}; "
-        f"agreement {agree('RNN', 5)} with 5 attractors (slowness: notebook 05's "
-        "timings)",
-    ),
-    (
-        "GRU",
-        "(named beside the LSTM: gated too, 3 blocks instead of 4)",
-        f"agreement {agree('GRU', 5)} with 5 attractors; perplexity "
-        f"{perplexity['GRU'] / oracle_ppl:.3f}× oracle; "
-        f"{weights['GRU'] / weights['RNN']:.0f}× the RNN's recurrent weights",
-    ),
-    (
-        "LSTM",
-        "almost always beats the RNN, long-range dependencies / more weights, still "
-        "some vanishing",
-        f"agreement {agree('LSTM', 5)} with 5 attractors; gradient at 20 words "
-        f"{decay['LSTM'][20]:.0e}; "
-        f"perplexity {perplexity['LSTM'] / oracle_ppl:.3f}× oracle (the RNN: "
-        f"{perplexity['RNN'] / oracle_ppl:.3f}×; over "
-        f"seeds {verdict(ppl_seeds['LSTM'], ppl_seeds['RNN'], ('LSTM', 'RNN'))}); "
-        f"{weights['LSTM'] / weights['RNN']:.0f}× the RNN's recurrent weights",
-    ),
-    (
-        "RNN, wider state",
-        "(not in the lecture's table)",
-        "hidden 256, clipping, half the steps: agreement with 5 attractors "
-        f"{wide_five['RNN, hidden 256'].format(2)} "
-        f"(hidden 128: {at_five['RNN'].format(2)}; the LSTM: "
-        f"{at_five['LSTM'].format(2)})",
-    ),
-    (
-        "stacked LSTM",
-        "increased abstractions / more to train",
-        f"perplexity {perplexity['LSTM 2 layers'] / oracle_ppl:.4f}× vs "
-        f"{perplexity['LSTM'] / oracle_ppl:.4f}× oracle; "
-        f"agreement {deep_accuracy[5]:.2f} vs {agree('LSTM', 5)} with 5 attractors; "
-        f"{count(recurrent['LSTM 2 layers']) / count(lstm):.1f}× the weights",
-    ),
-    (
-        "bidirectional LSTM",
-        "at least as good / needs the whole sequence",
-        f"masked word right {bi_accuracy:.3f} vs {lm_accuracy:.3f} from the left "
-        "only; cannot generate",
-    ),
-    (
-        "ELMo mix",
-        "contextual embeddings for a task",
-        f"sentiment {sentiment['elmo_sentiment'][0]:.3f} vs "
-        f"{sentiment['sentiment_embeddings'][0]:.3f} "
-        "(bag of embeddings); on but/not reviews "
-        f"{sentiment['elmo_sentiment'][2]:.3f} vs "
-        f"{sentiment['sentiment_embeddings'][2]:.3f}; over seeds: "
-        f"{elmo_verdict['all']}, on but/not {elmo_verdict['but/not']}",
-    ),
-]
-for model, lecture, measured in table:
+for model, (lecture, measured) in table.items():
     print(model)
     print(f"    lecture (strengths / issues): {lecture}")
     print(f"    measured here: {measured}")

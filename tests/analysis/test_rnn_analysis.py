@@ -34,8 +34,10 @@ from course_utils.analysis.rnn_analysis import (
     twin,
 )
 from course_utils.analysis.lstm_analysis import (
+    LECTURE_CLAIMS,
     gap_states,
     gate_activations,
+    lecture_claims,
     masked_word_by_side,
     mean_side_states,
     number_unit,
@@ -585,3 +587,36 @@ def test_next_word_probs_are_the_models_or_the_grammars():
     assert oracle.sum().item() == pytest.approx(1.0)
     model = RecurrentLM(len(vocab), embed_dim=4, hidden_dim=5, seed=3).double()
     assert torch.equal(next_word_probs(model, ["the"], vocab, lang), lm.next_token_probs(model, vocab, ["the"]))
+
+
+def test_lecture_claims_set_each_claim_beside_its_numbers():
+    from course_utils.analysis.seed_spread import spread
+
+    models = ("trigram", "FFNN N=5", "RNN", "GRU", "LSTM")
+    table = lecture_claims(
+        agreement={name: {0: 0.75, 2: 0.5, 5: 0.25 + i / 10} for i, name in enumerate(models)},
+        perplexity={"FFNN N=5": 21.0, "RNN": 20.5, "GRU": 20.25, "LSTM": 20.6, "LSTM 2 layers": 20.8},
+        oracle_ppl=20.0,
+        decay={"RNN": {20: 2e-4}, "LSTM": {20: 1.2e-3}},
+        weights={"RNN": 100, "GRU": 300, "LSTM": 400},
+        lstm_vs_rnn="within noise",
+        wide_five={"RNN, hidden 256": spread([0.7, 0.8, 0.9])},
+        at_five={"RNN": spread([0.2, 0.2, 0.2]), "LSTM": spread([1.0, 1.0, 1.0])},
+        deep_accuracy={5: 0.97},
+        stacked_weights=1.6,
+        masked_scores={"BiLSTM, both sides": (0.625,), "LSTM LM, left only": (0.5,)},
+        sentiment={"elmo_sentiment": (0.9, 0.95, 0.7), "sentiment_embeddings": (0.8, 0.99, 0.6)},
+        elmo_verdict={"all": "ELMo mix better", "but/not": "within noise"},
+    )
+    assert list(table) == list(LECTURE_CLAIMS)
+    assert all(table[model][0] == claim for model, claim in LECTURE_CLAIMS.items())
+    assert table["FFNN (N = 5)"][1].startswith("perplexity 1.050× oracle; agreement 0.75 → 0.50")
+    assert "gradient at 20 words 2e-04; agreement 0.45 with 5 attractors" in table["RNN"][1]
+    assert table["GRU"][1].endswith("perplexity 1.012× oracle; 3× the RNN's recurrent weights")
+    assert "perplexity 1.030× oracle (the RNN: 1.025×; over seeds within noise); 4×" in table["LSTM"][1]
+    assert "0.80 (0.70–0.90, 3 seeds) (hidden 128: 0.20 (0.20–0.20, 3 seeds)" in table["RNN, wider state"][1]
+    assert table["stacked LSTM"][1] == (
+        "perplexity 1.0400× vs 1.0300× oracle; agreement 0.97 vs 0.65 with 5 attractors; 1.6× the weights"
+    )
+    assert table["bidirectional LSTM"][1].startswith("masked word right 0.625 vs 0.500 from the left only")
+    assert table["ELMo mix"][1].endswith("0.700 vs 0.600; over seeds: ELMo mix better, on but/not within noise")
