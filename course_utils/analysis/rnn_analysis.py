@@ -13,8 +13,9 @@ geometrically with the distance t-k.
 keeps every h_k as a node of the graph; the library kernels hide them), ``jacobian_product_norms``
 computes the same numbers from the product above, and ``gradient_decay_curve`` averages the decay
 over a corpus. ``exploding_demo`` and ``clip_by_norm`` show the other failure and its usual fix;
-``time_per_sequence`` measures the sequential cost. Notebook 05's tables: ``slide_loop_notes``,
-``ffnn_size_lines``, ``perplexity``, and ``twin`` / ``next_word_probs`` for the agreement contexts. What the states carry is in ``lstm_analysis``.
+``time_per_sequence`` measures the sequential cost. What the states carry is in ``lstm_analysis``.
+Notebook 05's tables: ``slide_loop_notes``, ``ffnn_size_lines``, ``perplexity``, and ``twin`` /
+``next_word_probs`` for the agreement contexts.
 """
 
 from __future__ import annotations
