@@ -23,7 +23,7 @@ def plan_text(stem: str, teaching: str | None = None) -> str | None:
     return match[0].split("### Lecture plan", 1)[1]
 
 
-def _cells_of(row: str) -> list[str]:
+def cells_of(row: str) -> list[str]:
     """A Markdown table row's cells; a pipe inside a cell is written \\|."""
     return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
 
@@ -34,7 +34,7 @@ def plan_prompts(text: str) -> list[int]:
     for line in text.splitlines():
         if not line.startswith("| "):
             continue
-        cells = _cells_of(line)
+        cells = cells_of(line)
         if len(cells) < 3 or not MINUTES.fullmatch(cells[0]):
             continue  # the header or its rule
         for first, last in PROMPTS.findall(cells[2]):

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import notebook_times  # noqa: E402  (benchmarks/notebook_times.py)
+from plan_support import cells_of  # noqa: E402  (tests/plan_support.py)
 
 from course_utils.cell_slices import needed_cells  # noqa: E402
 
@@ -129,11 +130,6 @@ def plan(stem: str) -> str:
     text = section(stem)
     assert text.count("### Lecture plan") == 1, f"{stem}: one '### Lecture plan' in its teaching-page section"
     return text.split("### Lecture plan", 1)[1]
-
-
-def cells_of(row: list[str]) -> list[str]:
-    """A Markdown table row's cells; a pipe inside a cell is written \\|."""
-    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
 
 
 def rows(stem: str) -> list[dict]:

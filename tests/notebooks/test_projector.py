@@ -32,10 +32,11 @@ from browser_support import (
     stage_notebooks,
     wait_or_fail,
 )
+from course_utils.lecture import PROJECTOR_SIZES, SMALLEST_TEXT_PX
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "projector"
-SIZES = ({"width": 1280, "height": 720}, {"width": 1024, "height": 768})
+SIZES = tuple({"width": width, "height": height} for width, height in PROJECTOR_SIZES)
 LECTURE_CELL = "from course_utils.lecture import lecture_mode\n\nlecture_mode()"
 RUN_TIMEOUT_S = 240
 
@@ -59,7 +60,6 @@ MEASURE_JS = """(index) => {
           shown: [box(img).width, box(img).height], drawn: [img.naturalWidth, img.naturalHeight],
           text_px: text ? Number(text.slice('course-text-'.length)) : null};
 }"""
-SMALLEST_TEXT_PX = 20  # on a 1280 × 720 projector
 
 
 def with_lecture_mode(path: Path) -> None:
