@@ -378,7 +378,8 @@ def prepare(number: str, *, port: int | None = None, token: str | None = None, f
         lab.stop()
         raise
     lab.timings["total"] = time.monotonic() - started
-    lab.url = f"{lab.base_url}/lab/tree/{path.name}" + (f"?token={lab.token}" if lab.token else "")
+    # /doc opens JupyterLab's Simple Interface: the notebook alone, no side panel taking the projector's width.
+    lab.url = f"{lab.base_url}/doc/tree/{path.name}" + (f"?token={lab.token}" if lab.token else "")
     return lab
 
 
