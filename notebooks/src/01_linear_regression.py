@@ -130,7 +130,7 @@ plt.show()
 # In code we **solve** the normal equations rather than form the inverse: solving is cheaper and
 # more accurate, and it fails loudly when $X^\top X$ is singular (a column that repeats, or fewer
 # examples than parameters). `np.linalg.lstsq` goes one step further and never forms $X^\top X$.
-# On this well-behaved problem all three agree:
+# On this well-behaved problem all three agree, as the cell after the listing shows:
 
 # %%
 show_source(analytic_solution)
@@ -176,7 +176,7 @@ print("finite differences  :", finite_differences)
 assert np.allclose(mse_gradient(X, y, beta0), finite_differences, rtol=1e-6)
 
 # %% [markdown]
-# The loop itself is short. Each optimizer (here `PlainGD`, later momentum and Adam) turns a
+# The loop itself is short. Each optimizer (plain gradient descent by default, later momentum and Adam) turns a
 # gradient into a step; the loop records every β and its loss.
 
 # %%
@@ -289,7 +289,8 @@ assert all(
 
 # %% [markdown]
 # The measured edge sits where the formula puts it. Below the edge, *how fast* depends on α:
-# the slowest direction (smallest λ) decides the number of steps. The theory's best fixed rate
+# up to the best rate α* below, the slowest direction (smallest λ) decides the number of steps, and past it the
+# fastest. The theory's best fixed rate
 # balances the two extremes, $\alpha^* = 2/(\lambda_{min} + \lambda_{max})$. Here is the measured
 # number of steps to reach 10⁻⁶, across the whole range:
 

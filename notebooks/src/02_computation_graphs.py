@@ -103,7 +103,8 @@ print(
 # Doing this by hand does not scale to a network with millions of weights, but the recipe is mechanical.
 # `course_utils.models.basics.autograd` implements it for scalars in one short module. A `Value` holds a number (`data`),
 # its gradient (`grad`), the `parents` it was computed from, and the **local derivative** with respect to
-# each parent, recorded by the operation that made it. Every operation goes through one of two helpers.
+# each parent, recorded by the operation that made it. Almost every operation goes through one of two helpers (raising
+# to a number and negation make their node directly, the same way).
 # `_unary(op, data, local)` makes a node with one parent (self), the value `data` and the local derivative
 # `local`. `_binary(other, op, data, d_self, d_other)` makes a node with two parents; its arguments `data`,
 # `d_self` and `d_other` are functions that it calls with the two parents' numbers, x = `self.data` and
@@ -116,7 +117,7 @@ print(inspect.getsource(Value._binary))
 
 # %% [markdown]
 # With them, multiplication, whose local derivatives are ∂(xy)/∂x = y and ∂(xy)/∂y = x, and the sigmoid, whose
-# local derivative is σ(x)(1 − σ(x)), take a line or a few each:
+# local derivative is σ(x)(1 − σ(x)), need one helper call each:
 
 # %%
 print(inspect.getsource(Value.__mul__))

@@ -546,7 +546,7 @@ assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
 # The gradient norms say how much each layer *would* change; a training run shows what happens. We train nets with
 # 10 hidden layers of 16 units on the continuous XOR of section 3, with sigmoid, tanh and ReLU, three seeds each,
 # for 400 steps of plain full-batch gradient descent (`torch.optim.SGD`, α = 0.5). Not Adam: Adam rescales every
-# coordinate to steps of about α whatever the gradient's size (notebook 01), which would hide the very thing we
+# coordinate to steps of about α for all but the tiniest gradients (below its ε, steps shrink) (notebook 01), which would hide the very thing we
 # measure. For each run: the test accuracy, the gradient norm of layer 1 at the start, and how far layers 1 and 10
 # moved, ‖W_after − W_before‖ / ‖W_before‖. This takes a few seconds.
 

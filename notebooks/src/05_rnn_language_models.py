@@ -376,7 +376,7 @@ with torch.no_grad():
 # The shipped model was trained by a recipe: 3,000 steps of AdamW (notebook 03) on batches of 64 sentences, with a
 # **cosine learning-rate schedule**: the rate falls from its start value to 0 along half a cosine wave, large steps
 # early and small ones at the end (`course_utils.training.train`, `schedule="cosine"`). Here is the same recipe,
-# briefly (in CI's fast mode only a few dozen steps):
+# run in full (in CI's fast mode only a few dozen steps):
 
 # %% [markdown]
 # ⏱ *The next cell takes about 25 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
@@ -551,8 +551,8 @@ for attractors in (1, 2, 3, 5):
 
 # %% [markdown]
 # The n-gram and the FFNN give *exactly* the same prediction once the subject leaves their window, as the slide says.
-# Inside the window the FFNN is no worse: with 1 attractor it reacts to the subject's number more than the RNN
-# does (0.276 against 0.208 on these 12 contexts, one trained model of each). The recurrent model's advantage
+# Inside the window the FFNN reacts to the subject's number more than the RNN does (0.276 against 0.208 on these
+# 12 contexts, one model of each); reacting is not yet agreeing (notebook 06). The recurrent model's advantage
 # starts where the window ends.
 # The RNN's prediction still depends on the subject, but less and less the further back it is, while the oracle's
 # does not fade at all. The RNN has a memory, and it is leaky. Section 4 shows one reason; notebook 06 measures
@@ -856,7 +856,8 @@ for question in (
 # one, for every word of every sentence? The BiLSTM sees both sides; the unidirectional RNN LM predicts the same
 # word from the left only (`lstm_analysis.word_prediction_scores` scores both). The BiLSTM is built from LSTMs,
 # not from this notebook's tanh RNN, so the RNN against the BiLSTM changes two things at once. The middle line is
-# a left-to-right LSTM LM of the same size (notebook 06's `lstm_lm`): against it, only the right side changes.
+# a left-to-right LSTM LM of the same size (notebook 06's `lstm_lm`): against it, the main change is the right side (the BiLSTM also has a second LSTM and is trained on masked words;
+# one model of each).
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -795,8 +795,8 @@ print(f"on the but/not reviews: {beats[1]}")
 # The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a
 # representation that knows the words around each word can see that and a bag of embeddings cannot. Read the
 # "but/not" columns: the embeddings alone are at chance on the reviews that turn, and the top layer alone is a
-# few points higher there, no more than its heads move from run to run (the cell is not checked for that reason:
-# read only the large gaps). On the plain reviews the gap is large and the other way round: the top layer alone
+# few points higher there (one run of each head: their run-to-run spread is not measured, so the cell is not
+# checked; read only the large gaps). On the plain reviews the gap is large and the other way round: the top layer alone
 # gets only about seven in ten of them, the embeddings nearly all. A biLM's top layer holds what helps predict the
 # neighbouring words, and averaged over a review the word's own sentiment is weak in it; the embeddings hold the
 # word itself. (That is a reading of these numbers, not a measurement of its own.) The learned mix uses both and

@@ -89,7 +89,7 @@ show_alignment("kayla kicked the ball .")
 # %% [markdown]
 # Tarevi keeps the voice: the passive stays a passive, and both voices move words. The slide's "long distance
 # dependency" is there too: the agent "kayla", the last word before the full stop in English (source 5), is target 2
-# in Tarevi, the third word, right after "ko gefe" (the ball); and "was", the third English word, comes last.
+# in Tarevi, the third word, right after "ko gefe" (the ball); and "was", the third English word, comes last, just before the full stop.
 #
 # **The corpus** (`data/translation/`, made by `python -m course_utils.language.parallel`; its datasheet has
 # every number). A *passage* is one or more clauses of the translatable fragment given as one input, so that the
@@ -276,7 +276,7 @@ print(f"padding gets weight exactly 0: {bool((padded == 0).all())}")
 # reads its own previous word. `Seq2Seq.step` is the same model one step at a time, written from scratch
 # (`rnn.gru_step` from the GRU's equations, and `attend`). Greedy decoding (section 4) and beam search (notebook
 # 10) use it: `start(source)` gives a decoder state, `step(state, previous words)` the next word's log-probabilities.
-# Fed the reference, the loop must reproduce the batched model exactly:
+# Fed the reference, the loop must reproduce the batched model to rounding error:
 
 
 # %%
@@ -559,11 +559,13 @@ for label, norms in gradients.items():
 # the way to the beginning". The paths differ, and so does the spread. Without attention the only road from the loss
 # to the source is the encoder's final state and back through every encoder step. Every word but the final "." gets a
 # sizeable share, and among them the first word, at the end of the longest road, gets the least (the printed row, read
-# left to right): the fading with distance that notebook 05 measured in an RNN LM, still mild at 12 words. With
+# left to right), clearly less than the rest, though the words between show no steady fall with distance in this one
+# model. With
 # attention each decoder step also has a direct road to each encoder state, and the gradient is concentrated on a few
 # words. Which words, and why, this notebook does not measure. A plausible guess: the loss is nearly zero, so gradient
 # flows only where it is not yet zero, at the few words whose translation the model still gets slightly wrong. (The
-# raw sizes are not comparable: the attention model's loss is nearly zero, so all its gradients are small. The plot
+# raw sizes are not comparable: the attention model's gradients are far smaller, probably because its loss is nearly
+# zero, which this notebook does not print. The plot
 # divides each model's by its largest.)
 #
 # ## 8. Claim: "the entire meaning … packed into this one embedding"
@@ -650,7 +652,7 @@ print(f"    no attention {plain_gain} | dot {dot_gain} → {said}")
 # %% [markdown]
 # **The passive challenge.** The slide's "The ball was kicked by kayla." should be hard for one vector: the word
 # needed third in Tarevi ("kayla", target 2) is the last word before the full stop in English, and the third English
-# word ("was") goes last. `voice.jsonl.bz2` has 500 events in both voices; the table gives the exact match of each voice:
+# word ("was") goes last, just before the full stop. `voice.jsonl.bz2` has 500 events in both voices; the table gives the exact match of each voice:
 
 # %%
 voices = analysis.voice_table(models)
@@ -858,7 +860,7 @@ print(f"additive attention's AER ≤ 0.10 in every seed: {highest <= 0.10}")
 #
 # ## 10. Cost *(optional)*
 #
-# Attention is not free: each decoder step scores every source word. Counted per score, additive attention does the
+# Counted per score, attention adds work: each decoder step scores every source word. Counted per score, additive attention does the
 # most work: it builds a (B, T, S, H) tensor, tanh(W_s s_t + W_h h_j) for every pair of target and source positions,
 # before reducing it with v. Dot attention is one batched matrix product, (B, T, H) × (B, H, S); general first
 # applies one H × H matrix to the keys. Time of one training step (64 passages) and greedy decoding speed, on this

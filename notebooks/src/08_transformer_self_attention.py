@@ -22,7 +22,8 @@
 #   perplexity, agreement across attractors, and which heads find the subject (and which ones it needs);
 # - tell a model short of data from one short of capacity, by the oracle's floor (fresh sentences against a bigger
 #   model);
-# - measure the lecture's "easy to parallelize" against an LSTM, as Vaswani et al.'s Table 1 predicts.
+# - measure the lecture's "easy to parallelize" against an LSTM, and see where Vaswani et al.'s Table 1 count does
+#   and does not predict the speed on a CPU.
 #
 # Sections marked *(optional)* go beyond the slides; skip them on a first reading.
 
@@ -584,9 +585,9 @@ for a, b in (("learned", "sinusoidal"), ("none", "sinusoidal"), ("none", "learne
 # %% [markdown]
 # The hoped-for extrapolation does not happen: past the training length the sinusoidal model is the *worst* of the
 # three, in every seed and by more than the spread. The model has learned to read the sinusoids of positions 0–7
-# only; later positions are new inputs it has never seen, and it misreads them. Learned positions beyond 8 were
-# never trained at all (they stay near their small random start), which is close to having no position there, and no
-# positions at all does best, again by more than the spread. Press et al.
+# only; later positions are new inputs it has never seen, and it misreads them. Learned positions beyond 8 received
+# no gradient at all, and whatever they hold, the learned model ends behind the model with no positions, which does
+# best, again by more than the spread. Press et al.
 # (2022, ALiBi) report the same failure of sinusoids at scale and add a distance penalty to the attention scores
 # instead of a position vector; Kazemnejad et al. (2023) find "no positional encoding" extrapolating better than
 # either. What the sinusoids do give is the exact linear shift above, which the model *can* use; nothing makes it.
@@ -1338,7 +1339,8 @@ print(f"9,000 batches of fresh sentences reach 1.5 % of the oracle (≤ 1.015): 
 
 # %% [markdown]
 # A stored table is only as good as the code that made it. Each run also stored the training losses of its first
-# 20 steps; the cell trains the biggest model again for those steps (a few seconds) and compares:
+# 20 steps; the cell trains the biggest model again for those steps (from seconds to half a minute, with the number
+# of threads: the cost section below prints one step's time) and compares:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1665,8 +1667,8 @@ print(
 
 # %% [markdown]
 # **Training throughput.** Notebook 06's LSTM LM against a GPT of a similar size (section 10's shape with a third
-# layer, untrained), training tokens per second on course-language batches, with one thread and with every thread
-# this machine gives torch:
+# layer, untrained), training tokens per second on course-language batches, with one thread and, where torch has
+# more, with all of them (one line when the run had one thread):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -1688,8 +1690,9 @@ for threads in sorted({1, torch.get_num_threads()}):
 # > sequential processing. Entire layer can be computed at once." In fact the layer *can* be computed at once (one
 # > step instead of n, and the per-layer count is the smaller one while n < 2d), but whether that is faster depends on
 # > hardware that runs the n positions in parallel. On one CPU thread the LSTM LM trains more tokens per second than
-# > the GPT of similar size (BENCHMARKS.md on the course's machine; the line above is this run's), because the fused
-# > LSTM kernel already hides its loop and our sentences are short; the Python cell loop, the literal n sequential
+# > the GPT of similar size (BENCHMARKS.md on the course's machine; the line above is this run's), although the
+# > attention layer alone is not the slower one at these lengths (above): the GPT's other costs (its MLPs and
+# > LayerNorms, eager attention, three layers) are not separated here. The Python cell loop, the literal n sequential
 # > steps, is slower than the fused `nn.LSTM` at every length. The transformer's speed advantage is a GPU's (Vaswani
 # > et al. trained on 8 P100s): that is where "computed at once" pays.
 

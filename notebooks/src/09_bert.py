@@ -557,7 +557,7 @@ print("the BERT within 10 % of the oracle at every seed:", bert_seeds.high <= 1.
 # the two means. So the course cannot say which of the two is closer to the truth. It can say that the BERT, which
 # learns only from the words it hides, does as well, within noise, as a BiLSTM that predicts every word of every
 # sentence at every step. Both are well ahead of notebook 04's window model (1.199 in the table), though that model
-# is one run: its gap to them is about four times the BERT's range over seeds, but its own spread is not measured.
+# is one run: its gap to them is four to five times the BERT's range over seeds, but its own spread is not measured.
 # The BERT was not always level: the course's first BERT, with a 600-entry vocabulary and 4,000 steps on the
 # training split, was behind both word-level models (the first row of the table in "How big a vocabulary?" below).
 # The rest of this section measures what changed. First, where the BERT still loses most: the words WordPiece
@@ -1041,7 +1041,7 @@ for row in by_layer[2:]:
 
 # %% [markdown]
 # The untrained weights are a draw from the library's initialisation, which a release of transformers may change, so
-# its exact column can differ on your machine. What it shows holds whatever the draw:
+# its exact column can differ on your machine. What it shows, in this one draw (seed 0; other draws are not measured):
 
 # %%
 # NBVAL_CHECK_OUTPUT

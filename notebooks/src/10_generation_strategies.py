@@ -30,7 +30,8 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# Every model runs on the CPU, whatever `device` says, so the printed numbers are the same on every machine. The
+# Every model runs on the CPU, whatever `device` says, so the checked numbers are the same on every machine (timings,
+# and sampled numbers by a sentence or two, vary between CPUs). The
 # models are the course's shipped checkpoints: the n-gram, FFNN, RNN and LSTM language models of notebooks 04–06,
 # the GPT of notebook 08 (`gpt_lm`, trained on the training split), and the translation models of notebooks 07 and
 # 08. Nothing is trained here.
@@ -305,7 +306,7 @@ print(inspect.getsource(beam.beam_search))
 
 # %% [markdown]
 # §5 and the tests check these functions token for token against `generate()` (greedy, sampling after the same
-# seed, and beam search at every width, length penalty and stopping rule). The beam widget (§11) draws the same search
+# seed, and beam search at widths 4 and 8, under several length penalties and all three stopping rules). The beam widget (§11) draws the same search
 # through `beam_variants.traced_beam_search`, which records every step and is tested against the loop above.
 #
 # The same prompt, every LM, greedy and a beam of 4, with the oracle's verdict:
@@ -327,8 +328,9 @@ for name, model in left_to_right.items():
         print(f"{name:10} {label:7} {shown(sentence):46} {verdict(sentence)}")
 
 # %% [markdown]
-# Greedy search *degenerates* on every neural model, the GPT included: "that eats the cake that eats the cake …" until
-# the 30-token bound, the loops Holtzman et al. describe. A beam of 4 ends most of them sooner, and shorter (not the
+# Greedy search *loops* on every neural model: the FFNN, RNN and LSTM repeat themselves until the 30-token bound, and
+# the GPT says "that eats the cake" twice before it ends (the table cuts sentences at 46 characters): the loops
+# Holtzman et al. describe. A beam of 4 ends most of them sooner, and shorter (not the
 # RNN's). The trigram's "my friend gets paid ." is not in the language at all, not even in the full one: "gets" comes
 # only after "make sure that …" or "check that …", which a model reading two words back cannot know. The oracle says
 # where it fails, and the training split says where "gets" occurs:
@@ -434,7 +436,7 @@ same = sum(
 print(f"greedy: identical tokens on {same}/{len(prompts)} prompts")
 
 # %% [markdown]
-# Beam search, at three widths, length penalties and stopping rules:
+# Beam search, under three settings (widths 4 and 8, three length penalties, three stopping rules):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -525,7 +527,8 @@ print(
 )
 
 # %% [markdown]
-# **Speed.** Our loops against `generate()`'s, best of 3, 40 new tokens (`time_generation`), and the KV cache:
+# **Speed.** Our loops against `generate()`'s, best of 3, at most 40 new tokens (`time_generation`; both stop at
+# `</s>`, here after about a dozen), and the KV cache:
 # the time per generated token with and without `use_cache`, as the sequence grows (`time_per_token`).
 
 # %%
@@ -558,8 +561,8 @@ plt.show()
 # %% [markdown]
 # Without the cache every step re-reads the whole sequence, so a token costs more the longer the sequence; with it
 # each step reads one new token against cached keys and values, so the gap should grow with the length. On this
-# 2-layer, 64-wide model the fixed cost of a step dominates, and a single timing run is noisy at a millisecond or less
-# per token: on a busy machine the two curves can cross at short lengths, so read the plot's trend, not one point.
+# 2-layer, 64-wide model the fixed cost of a step dominates, and a single timing run is noisy, the more so on a
+# loaded machine: on a busy machine the two curves can cross at short lengths, so read the plot's trend, not one point.
 # BENCHMARKS.md's table, best of 10 on the course's machine, has the cache about 1.5× faster per token at 120 tokens. The first lines of the cell time our loops against `generate()`'s; in the stored run
 # ours are not slower (ratios below 1), which is all such a timing can say. On GPT-2-sized models and long contexts
 # the cache is what makes generation affordable.
@@ -951,8 +954,8 @@ plt.show()
 # %% [markdown]
 # On the GPT the curse is plain: a wider beam writes shorter sentences, well below the language's mean; eq. 13.16
 # undoes most of it. Among the translation models the weakest, the 32-unit GRU without attention, shows it on both
-# sets, and on the long passages (the only set run with eq. 13.16) eq. 13.16 brings back most of the length that the
-# wider beam lost. It cannot bring back what the model never had: at width 1, greedy, the GRU-32's outputs on the long
+# sets, and on the long passages (the only set run with eq. 13.16) eq. 13.16 brings back most of the length lost at
+# width 16, but only part of it at width 4. It cannot bring back what the model never had: at width 1, greedy, the GRU-32's outputs on the long
 # passages are already shorter than the references (the first column against the header), and no normalisation of the
 # search fixes a model's own brevity. The attention models are so sure of each word that the search width leaves their
 # mean length where it is and changes few of their translations (the counts are printed under the length table). Beam

@@ -291,8 +291,9 @@ plt.show()
 
 # %% [markdown]
 # Two things show. At the five smaller budgets the parabolas' minima lie below the best run of their budget, by up
-# to 0.017 nats: loss is not a parabola in log N here, it rises steeply on the big-model side (too few tokens) and
-# gently on the small-model side, so a parabola through both sides dips below the runs. And the floor law fitted
+# to 0.017 nats: loss is not a parabola in log N here. It rises steeply on the big-model side (too few tokens) and is
+# nearly flat at the smallest sizes, where at most budgets no run lies beyond the best one; a parabola bent to that
+# shape puts its minimum below the runs. And the floor law fitted
 # through those minima sits on its own limit again: approach 2, carried on to a floor, returns its lowest parabola
 # minimum, 0.006 above the truth. That is below the best run (0.012 above), so approach 2 does reach past the runs,
 # but only by the parabola's dip: the very error that section 10 measures.
@@ -337,7 +338,8 @@ print(
 )
 
 # %% [markdown]
-# At 250 steps the law lies below the runs (a negative residual: it is too optimistic), at 16,000 above them, and
+# At 250 steps the law lies below the runs on average (a negative mean residual: too optimistic for the small models,
+# though not for the largest), at 16,000 above them on average, and
 # the residual rises steadily in between: the form, not noise, limits the fit. A law with a floor and two power laws
 # is too stiff to follow both a model's first thousand steps and its last.
 #
@@ -510,7 +512,7 @@ for row in held_out:
 # ## 9. The compute-optimal model
 #
 # For a budget C, which N (and D = C / 6N) gives the lowest loss? Approach 3 answers in closed form,
-# N_opt = G·(C/6)^(β/(α+β)); approach 2 reads each parabola's minimum; Chinchilla's rule of thumb is D ≈ 20 N,
+# N_opt = G·(C/6)^(β/(α+β)) with G = (αA/(βB))^(1/(α+β)); approach 2 reads each parabola's minimum; Chinchilla's rule of thumb is D ≈ 20 N,
 # N = √(C/120). The truth as far as this grid can tell is the best run of each budget, at a resolution of its sizes,
 # about 2× apart:
 
