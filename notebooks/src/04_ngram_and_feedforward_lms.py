@@ -277,7 +277,7 @@ print(
 # Read the add-k rows first. More context helps only when the counts can carry it: with k = 1 the trigram (20.046)
 # is worse than the bigram (12.980). Add-1 gives every context |V| pretend counts, one per word of the
 # vocabulary. Most bigram contexts ("the") were seen more often than that, so the pretend counts are a small
-# correction; half of the trigram contexts ("ate the") were seen fewer than |V| times (the two "contexts were
+# correction; half of the trigram contexts (two-word histories such as "ate the") were seen fewer than |V| times (the two "contexts were
 # seen" lines), so there the pretend counts outweigh the real ones and most of the probability goes to words
 # that never followed. A smaller
 # k shrinks that damage (k = 0.01: the trigram wins). Kneser–Ney is a large gain for the trigram (7.217 against

@@ -1339,8 +1339,8 @@ print(f"9,000 batches of fresh sentences reach 1.5 % of the oracle (≤ 1.015): 
 
 # %% [markdown]
 # A stored table is only as good as the code that made it. Each run also stored the training losses of its first
-# 20 steps; the cell trains the biggest model again for those steps (from seconds to half a minute, with the number
-# of threads: the cost section below prints one step's time) and compares:
+# 20 steps; the cell trains the biggest model again for those steps (from a few seconds to about a minute, with the
+# machine and its threads: the cost section below prints one step's time) and compares:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1630,7 +1630,7 @@ print(f"Table 1's, constants dropped: n = {crossovers['table1_crossover_n']} (= 
 # %% [markdown]
 # Vaswani et al.: *"self-attention layers are faster than recurrent layers when the sequence length n is smaller
 # than the representation dimensionality d, which is most often the case with sentence representations."* Our
-# sentences are 4–40 tokens and our widths 64–128: the cheap side of the crossover. Timed, one layer's forward
+# sentences are 4–40 tokens and our widths mostly 64–128: the cheap side of the crossover. Timed, one layer's forward
 # pass (batch 8, one thread): causal self-attention through torch's fused SDPA kernel, `nn.LSTM` (whose loop over
 # time runs inside one fused C++ kernel), and the same LSTM stepped through `nn.LSTMCell` in a Python loop, the
 # n sequential steps made visible. The times are not checked, and the crossover the cell prints is this machine's:
@@ -1833,7 +1833,8 @@ _ = check_positional_encoding(positional_encoding)
 #   (3rd ed.), ch. 9, tell it.
 # - **"Input embedding: IDs FIXED, embeddings LEARNED", d_model = 512 or 1024.** Here too the ids are fixed by the
 #   vocabulary and the embedding table is learned (section 10's GPT trains its `wte`). The paper's d_model is 512
-#   (base) and 1024 (big); ours are 32 to 128, so that one CPU core trains them in minutes.
+#   (base) and 1024 (big); ours are 32 to 128 (256 for section 10's optional bigger model), so that one CPU core
+#   trains them in minutes (that 4 × 256 model in about 40).
 # - **The input matrix [s, d_model]** is our (T, C): s positions, d_model features; with a batch, (B, T, C).
 # - **"Transformers improved upon RNNs and CNNs"**: the course builds no convolutional model, and section 11 drops
 #   Table 1's convolutional row. Gehring et al. (2017, ConvS2S) and Table 1 itself cover it.

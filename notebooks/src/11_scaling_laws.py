@@ -551,7 +551,9 @@ print(
 # other rules put N_opt higher at every budget: the parabolas by 1.1 to 3.1×, approach 3 by 1.8 to 5.6×, and
 # Chinchilla's rule of thumb by 2.1 to 11.6×. With sizes 2× apart the best run is known to within a factor of about
 # 1.4 (and where two neighbours differ by less than the seed range, 0.003, not even that): approach 3 and the rule of
-# thumb miss by more than that at every budget, the parabolas at four of the seven.
+# thumb ask for a larger model than the best run at every budget, by more than that factor of 1.4 at every budget
+# and the parabolas at four of the seven; but at most budgets the best run beats the next size up by less than the
+# seed range, so there a larger N is not shown to be worse.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it) gives about 20 tokens per parameter for a compute-optimal model, widely quoted as a rule.
