@@ -24,6 +24,7 @@ CORE = {
     "lecture",
     "notebook",
     "offline",
+    "reference",
     "threads",
     "training",
     "validation",

@@ -23,11 +23,13 @@ import math
 import torch
 from torch import nn
 
+from course_utils.reference import course_reference
 from course_utils.validation import CourseInputError, check_int
 
 Tensor = torch.Tensor
 
 
+@course_reference
 def elman_step(x_t: Tensor, h_prev: Tensor, W: Tensor, U: Tensor, b: Tensor) -> Tensor:
     """One step of the lecture's loop: h_t = tanh(U h_{t-1} + W x_t + b), for a batch of rows."""
     return torch.tanh(h_prev @ U.T + x_t @ W.T + b)  # (B, H)
