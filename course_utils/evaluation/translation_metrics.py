@@ -21,6 +21,7 @@ from typing import Iterable, Sequence
 import torch
 
 from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.reference import course_reference
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ def _pairs(hypotheses, references) -> list[tuple[tuple[str, ...], tuple[str, ...
     return [(_as_words(h, "hypothesis"), _as_words(r, "reference")) for h, r in zip(hypotheses, references)]
 
 
+@course_reference
 def bleu(
     hypotheses: Iterable,
     references: Iterable,
@@ -117,6 +119,7 @@ def token_accuracy(hypotheses: Iterable, references: Iterable) -> float:
 # ---------------------------------------------------------------- alignments
 
 
+@course_reference
 def argmax_alignment(weights) -> set[tuple[int, int]]:
     """For each target position t (a row of the (M, S) weights), the link (source argmax, t)."""
     weights = torch.as_tensor(weights)
@@ -127,6 +130,7 @@ def argmax_alignment(weights) -> set[tuple[int, int]]:
     return {(int(s), t) for t, s in enumerate(weights.argmax(dim=1).tolist())}
 
 
+@course_reference
 def alignment_error_rate(predicted: Iterable, sure: Iterable, possible: Iterable = ()) -> float:
     """AER of predicted links against the sure links S (and possible links P ⊇ S); 0 is perfect."""
     predicted, sure = {tuple(link) for link in predicted}, {tuple(link) for link in sure}

@@ -29,6 +29,7 @@ from course_utils.language.text_pipeline import Vocab
 from course_utils.models.lm import IGNORE_INDEX, epoch_batches
 from course_utils.models.recurrent.rnn import gru_step
 from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.reference import course_reference
 
 Tensor = torch.Tensor
 ATTENTION_KINDS = ("additive", "dot", "general")
@@ -37,6 +38,7 @@ ATTENTION_KINDS = ("additive", "dot", "general")
 # ---------------------------------------------------------------- attention, from scratch
 
 
+@course_reference
 def attend(scores: Tensor, values: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
     """Scores → softmax over the source (padding excluded) → weighted sum of the values.
 
