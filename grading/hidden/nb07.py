@@ -94,9 +94,19 @@ def _attention_aer(weights, true_links) -> float:
 
 
 EXERCISES = (
-    HiddenExercise(1, ("dot_attention",), tensors_judge(_dot_attention, ("context", "weights")), _attention_cases,
-                   references=(attend,)),  # fmt: skip
+    HiddenExercise(
+        1,
+        ("dot_attention",),
+        tensors_judge(_dot_attention, ("context", "weights")),
+        _attention_cases,
+        references=(attend,),
+    ),  # fmt: skip
     HiddenExercise(2, ("sentence_bleu",), numbers_judge(_sentence_bleu), _bleu_cases, references=(bleu,)),
-    HiddenExercise(3, ("attention_aer",), numbers_judge(_attention_aer), _aer_cases,
-                   references=(alignment_error_rate, argmax_alignment)),  # fmt: skip
+    HiddenExercise(
+        3,
+        ("attention_aer",),
+        numbers_judge(_attention_aer),
+        _aer_cases,
+        references=(alignment_error_rate, argmax_alignment),
+    ),  # fmt: skip
 )
