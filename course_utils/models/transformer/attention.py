@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_utils.validation import CourseInputError, check_int
+from course_utils.reference import course_reference
 
 Tensor = torch.Tensor
 
@@ -24,6 +25,7 @@ Tensor = torch.Tensor
 # ---------------------------------------------------------------- masks
 
 
+@course_reference
 def causal_mask(length: int, *, device=None) -> Tensor:
     """(T, T) boolean, ``True`` on and below the diagonal: position t may attend to positions ≤ t."""
     length = check_int("length", length, minimum=1)
@@ -49,6 +51,7 @@ def library_key_padding_mask(may_attend: Tensor) -> Tensor:
 # ---------------------------------------------------------------- scaled dot-product attention
 
 
+@course_reference
 def attention_weights(
     q: Tensor,
     k: Tensor,
@@ -75,6 +78,7 @@ def attention_weights(
     return torch.nan_to_num(weights, nan=0.0)
 
 
+@course_reference
 def scaled_dot_product_attention(
     q: Tensor,
     k: Tensor,

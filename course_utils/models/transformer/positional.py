@@ -24,6 +24,7 @@ from course_utils.models.transformer.encoder_block import EncoderBlock
 from course_utils.models.lm import IGNORE_INDEX, batch_stream, target_log_probs
 from course_utils.models.recurrent.recurrent_lm import check_sequences, sequence_loss
 from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.reference import course_reference
 
 Tensor = torch.Tensor
 POSITIONS = ("learned", "sinusoidal", "none")
@@ -38,6 +39,7 @@ def frequencies(d_model: int) -> Tensor:
     return 1.0 / 10000 ** (two_i / d_model)  # (d/2,)
 
 
+@course_reference
 def sinusoidal_positions(length: int, d_model: int, *, offset: int = 0) -> Tensor:
     """The slide's PE rows for positions offset … offset + length − 1:
     (length, d_model), float64.
