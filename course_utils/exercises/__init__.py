@@ -28,11 +28,15 @@ import copy
 import functools
 import math
 
-from course_utils.exercises.answers import one_number
+from course_utils.exercises.answers import REL_TOLERANCE, Number, one_number
 from course_utils.validation import CourseInputError
 
 # Every check says this, and only this, of an answer still left as shipped (None): the grader counts it as not finished.
 NOT_FINISHED = "not finished yet"
+# What a check says of attention weights that hold NaN, whatever else is wrong with them.
+NAN_WEIGHTS = ("your weights contain NaN: a row whose scores are all -inf (every key blocked, say by a mask used the "
+               "wrong way round) gives 0/0 in the softmax, and exp of a large score overflows (torch.softmax "
+               "subtracts each row's maximum for you)")  # fmt: skip
 
 
 def never_raises(check):
@@ -79,12 +83,23 @@ def as_number(value) -> float | None:
 
 
 def numeric_answer(fn, args: tuple, crash_hint: str = ""):
-    """``(float, None)``, or ``(None, why)`` when ``fn`` raised, returned None or returned no number (NaN and inf
-    are numbers here: ``close`` fails a NaN, and a check whose answer may be inf compares it)."""
+    """``(Number, None)``, or ``(None, why)`` when ``fn`` raised, returned None, returned no number or NaN (inf is a
+    number here: a check whose answer may be inf compares it)."""
     answer, why = answer_of(fn, args, crash_hint)
-    return (None, why) if why else one_number(answer, finite=False)  # the check judges NaN and inf itself
+    value, why = (None, why) if why else one_number(answer, finite=False)
+    if value is not None and math.isnan(value):
+        return None, NOT_A_NUMBER + (f". Hint: {crash_hint}" if crash_hint else "")
+    return value, why
 
 
-def close(answer: float | None, expected: float) -> bool:
-    """Equal up to float32 rounding (an answer computed with torch's default dtype passes)."""
-    return answer is not None and math.isclose(answer, expected, rel_tol=1e-6, abs_tol=1e-12)
+# What a check says of an answer that is NaN, whatever the exercise.
+NOT_A_NUMBER = (
+    "your function returns NaN (not a number): look for a 0/0, inf − inf, or a log or square root of a negative number"
+)
+
+
+def close(answer: float | None, expected: float, floor: float = REL_TOLERANCE) -> bool:
+    """Equal up to the rounding of the answer's own precision (a ``Number`` read from a float32 or float16 answer
+    earns its dtype's tolerance), and at least up to ``floor`` relative."""
+    rel_tol = answer.rel_tolerance(floor) if isinstance(answer, Number) else floor
+    return answer is not None and math.isclose(answer, expected, rel_tol=rel_tol, abs_tol=1e-12)

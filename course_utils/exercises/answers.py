@@ -68,14 +68,31 @@ def read_numbers(answer, *, finite: bool = True) -> tuple[Numbers | None, str | 
         return None, f"return numbers (a float, a list, an array or a tensor): {error}"
     if values.dtype == object or values.size == 0:
         return None, "return numbers: yours is empty or ragged"
+    if not values.flags.c_contiguous or not values.flags.writeable:  # a view: a[::-1], a.T, a Fortran-order array
+        values = values.copy(order="C")  # torch.from_numpy refuses negative strides
     if finite and not np.isfinite(values).all():
         bad = "NaN" if np.isnan(values).any() else "inf"
         return None, f"your answer contains {bad}: look for a division by zero or a log of 0"
     return Numbers(values, eps), None
 
 
-def one_number(answer, *, finite: bool = True) -> tuple[float | None, str | None]:
-    """``(float, None)`` for an answer that is one number (a 0-d or one-element tensor or array too).
+class Number(float):
+    """One number read from an answer: a float that remembers the machine epsilon of the float it came in."""
+
+    eps: float
+
+    def __new__(cls, value: float, eps: float = 0.0) -> "Number":
+        number = super().__new__(cls, value)
+        number.eps = eps
+        return number
+
+    def rel_tolerance(self, floor: float = REL_TOLERANCE) -> float:
+        """As ``Numbers.rel_tolerance``: the relative tolerance this number's precision earns."""
+        return max(floor, ULPS * self.eps)
+
+
+def one_number(answer, *, finite: bool = True) -> tuple[Number | None, str | None]:
+    """``(Number, None)`` for an answer that is one number (a 0-d or one-element tensor or array too).
 
     ``finite=False`` lets NaN and inf through, for a check whose right answer may be inf (a perplexity).
     """
@@ -84,7 +101,17 @@ def one_number(answer, *, finite: bool = True) -> tuple[float | None, str | None
         return None, why.replace("return numbers", "return one number", 1)
     if read.values.size != 1:
         return None, f"return one number, got {read.values.size} of shape {read.values.shape}"
-    return float(read.values.reshape(())), None
+    return Number(float(read.values.reshape(())), read.eps), None
+
+
+def shown(expected: float, got: float, places: int = 4, kind: str = "f") -> tuple[str, str]:
+    """``expected`` and ``got`` written with ``places`` digits (decimals for ``kind`` "f", significant ones for
+    "g"), or with as many more as it takes for two different numbers to read differently."""
+    for digits in range(places, 18):
+        texts = (f"{expected:.{digits}{kind}}", f"{got:.{digits}{kind}}")
+        if texts[0] != texts[1] or expected == got:
+            return texts
+    return repr(float(expected)), repr(float(got))
 
 
 def whole_number(answer) -> int | None:

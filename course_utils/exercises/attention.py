@@ -1,10 +1,9 @@
 """Self-checks for notebook 08's exercises (transformer self-attention).
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
-unfinished (``None``) or crashing answer. The references are the course's own code:
-``course_utils.models.transformer.attention.causal_mask`` for the mask, ``scaled_dot_product_attention`` (the
-lecture's softmax(Q Kᵀ / √d_k) V) for one attention head, and
-``course_utils.models.transformer.positional.sinusoidal_positions`` for the slide's sinusoidal encoding.
+unfinished (``None``) or crashing answer. The exercises: the causal mask (position t sees the keys s ≤ t), one
+attention head, the lecture's softmax(Q Kᵀ / √d_k) V under a boolean mask, and the slide's sinusoidal positional
+encoding.
 
 Masks follow ``torch.nn.functional.scaled_dot_product_attention``: a boolean mask is ``True`` where a
 query **may attend** to a key. ``check_causal_mask`` asks for such a boolean mask and rejects (with a
@@ -21,7 +20,7 @@ import numpy as np
 import torch
 
 from course_utils.exercises.answers import as_tensors
-from course_utils.exercises import answer_of, never_raises, verdict
+from course_utils.exercises import NAN_WEIGHTS, answer_of, never_raises, verdict
 from course_utils.models.transformer.attention import causal_mask, scaled_dot_product_attention
 from course_utils.models.transformer.positional import sinusoidal_positions
 
@@ -29,14 +28,18 @@ Tensor = torch.Tensor
 
 # the lengths T of the causal-mask cases
 _MASK_CASES = (1, 2, 5, 9)
-# (B, T, d_model, d_k, causal mask?, seed) of the attention-head cases; the first has T = d_k, so that a
-# forgotten transpose (q @ k) runs instead of crashing and gets its own hint
+# (B, T, d_model, d_k, mask, seed) of the attention-head cases: no mask, a causal one, a padding mask (the last keys
+# hidden from every query) and a random one (each query still sees itself), so that a head which ignores the mask's
+# values (say, one that always masks the future) fails. The first has T = d_k, so that a forgotten transpose (q @ k)
+# runs instead of crashing and gets its own hint
 _HEAD_CASES = [
-    (2, 4, 6, 4, False, 0),
-    (1, 3, 5, 2, False, 1),
-    (2, 5, 8, 4, True, 2),
-    (3, 6, 4, 6, True, 3),
-    (1, 1, 3, 2, True, 4),
+    (2, 4, 6, 4, None, 0),
+    (1, 3, 5, 2, None, 1),
+    (2, 5, 8, 4, "causal", 2),
+    (3, 6, 4, 6, "causal", 3),
+    (1, 1, 3, 2, "causal", 4),
+    (2, 5, 6, 4, "padding", 5),
+    (2, 6, 4, 3, "random", 6),
 ]
 # (length, d_model) of the positional-encoding cases
 _PE_CASES = [(1, 4), (10, 16), (50, 64)]
@@ -106,8 +109,7 @@ def check_causal_mask(fn) -> bool:
     """Exercise: ``fn(length) -> (T, T)`` boolean tensor, True where position t may attend to position s (s ≤ t).
 
     Row t is the query, column s the key; the mask is True on and below the diagonal, in
-    F.scaled_dot_product_attention's convention (True = may attend). Checked against
-    ``course_utils.models.transformer.attention.causal_mask`` for T = 1, 2, 5, 9. An additive float mask
+    F.scaled_dot_product_attention's convention (True = may attend). Checked for T = 1, 2, 5, 9. An additive float mask
     (0 / -inf) is not accepted: the hint says how to turn it into booleans.
     """
     answers = []
@@ -119,7 +121,7 @@ def check_causal_mask(fn) -> bool:
             return verdict(False, why if why.startswith("wrong shape") else f"for length={length}: {why}")
         answers.append(answer)
     if all(torch.equal(answer, causal_mask(length)) for answer, length in zip(answers, _MASK_CASES)):
-        return verdict(True, f"your mask matches causal_mask for T = {', '.join(map(str, _MASK_CASES))}: "
+        return verdict(True, f"your mask is the lower triangle for T = {', '.join(map(str, _MASK_CASES))}: "
                              "each position sees itself and the past, never the future")  # fmt: skip
     length, answer = next((t, a) for t, a in zip(_MASK_CASES, answers) if not torch.equal(a, causal_mask(t)))
     hint = next((name for name in _mask_variants(1)  # a mistake fits when it gives every answer
@@ -133,14 +135,25 @@ def check_causal_mask(fn) -> bool:
 # ---------------------------------------------------------------- exercise: one attention head
 
 
-def _head_case(batch: int, length: int, d_model: int, d_k: int, masked: bool, seed: int):
+def _head_mask(kind: str | None, length: int, g: torch.Generator) -> Tensor | None:
+    """The (T, T) boolean mask of a case (True = may attend), or None; every query keeps at least one key."""
+    if kind is None:
+        return None
+    if kind == "causal":
+        return causal_mask(length)
+    if kind == "padding":  # the last two positions are padding: no query attends to them
+        return (torch.arange(length) < max(1, length - 2)).expand(length, length).clone()
+    return (torch.rand(length, length, generator=g) < 0.5) | torch.eye(length, dtype=torch.bool)
+
+
+def _head_case(batch: int, length: int, d_model: int, d_k: int, kind: str | None, seed: int):
     """Arguments (x, W_q, W_k, W_v[, mask]) in float64 and the reference (output, weights)."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(batch, length, d_model, generator=g, dtype=torch.float64)  # (B, T, d_model)
     W_q, W_k, W_v = (torch.randn(d_model, d_k, generator=g, dtype=torch.float64) for _ in range(3))  # (d_model, d_k)
-    mask = causal_mask(length) if masked else None  # (T, T)
+    mask = _head_mask(kind, length, g)  # (T, T) or None
     expected = scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v, mask)  # (B, T, d_k), (B, T, T)
-    return ((x, W_q, W_k, W_v, mask) if masked else (x, W_q, W_k, W_v)), expected
+    return ((x, W_q, W_k, W_v) if mask is None else (x, W_q, W_k, W_v, mask)), expected
 
 
 def _weights_variants(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor,
@@ -166,12 +179,17 @@ def _weights_variants(x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Tensor,
                  "(B, T, T)"] = softmax(q @ k / math.sqrt(d_k))  # fmt: skip
     if mask is not None:
         plain = torch.softmax(scores / math.sqrt(d_k), dim=-1)  # (B, T, T)
+        causal = torch.ones_like(mask).tril()  # (T, T)
+        if not torch.equal(mask, causal):
+            variants["that is a causal mask of your own: use the mask you are given, whatever its pattern (here "
+                     "not a causal one): scores.masked_fill(~mask, float('-inf'))"] = (
+                torch.softmax((scores / math.sqrt(d_k)).masked_fill(~causal, -math.inf), dim=-1))  # fmt: skip
         variants.update({
-            "the mask is ignored: set the scores where mask is False to -inf before the softmax, so the "
-            "future gets weight 0": plain,
+            "the mask is ignored: set the scores where mask is False to -inf before the softmax, so that the "
+            "blocked keys get weight 0": plain,
             "mask before the softmax (scores → -inf), not after it: zeroing weights afterwards leaves rows "
             "that no longer sum to 1": plain * mask,
-            "a blocked score must be -inf (weight exactly 0), not 0: exp(0) still gives the future a weight":
+            "a blocked score must be -inf (weight exactly 0), not 0: exp(0) still gives a blocked key a weight":
                 softmax(scores / math.sqrt(d_k), fill=0.0),
         })  # fmt: skip
     return variants
@@ -194,6 +212,8 @@ def _weights_hint(weights: Tensor, x: Tensor, W_q: Tensor, W_k: Tensor, W_v: Ten
             and bool(early[mask[:-1].expand_as(early)].abs().max() < 1e-9)):  # fmt: skip
         return ("the mask is inverted: True means *may attend* (SDPA's convention), so fill the scores where "
                 "mask is False: scores.masked_fill(~mask, float('-inf'))")  # fmt: skip
+    if bool(torch.isnan(weights).any()):
+        return NAN_WEIGHTS
     sums = weights.sum(dim=-1)  # (B, T)
     if not torch.allclose(sums, torch.ones_like(sums), atol=1e-6):
         return ("softmax over the wrong dim: each row of weights (one query t over the keys s) must sum to 1, "
@@ -208,12 +228,12 @@ def check_attention_head(fn) -> bool:
 
     x (B, T, d_model); W_q, W_k, W_v (d_model, d_k) give q = x @ W_q, k = x @ W_k, v = x @ W_v. The weights
     (B, T, T) are softmax(q kᵀ / √d_k) over the keys, with weight 0 where the (T, T) boolean mask is False
-    (True = may attend); the output (B, T, d_k) is weights @ v. Checked against
-    ``course_utils.models.transformer.attention.scaled_dot_product_attention`` in float64, with no mask (the call
-    leaves it out) and with a causal mask.
+    (True = may attend); the output (B, T, d_k) is weights @ v. Checked in float64 with no mask (the call leaves
+    it out), with a causal mask, a padding mask and a random one.
     """
-    for batch, length, d_model, d_k, masked, seed in _HEAD_CASES:
-        args, (output, weights) = _head_case(batch, length, d_model, d_k, masked, seed)
+    for batch, length, d_model, d_k, kind, seed in _HEAD_CASES:
+        masked = kind is not None
+        args, (output, weights) = _head_case(batch, length, d_model, d_k, kind, seed)
         crash_hint = ("q, k, v = x @ W_q, x @ W_k, x @ W_v are (B, T, d_k) and the scores q @ k.transpose(-2, -1) "
                       "are (B, T, T)")  # fmt: skip
         if not masked:
@@ -224,7 +244,7 @@ def check_attention_head(fn) -> bool:
         if why:
             return verdict(False, why)
         got_output, got_weights = parts
-        case = f"B={batch}, T={length}, d_model={d_model}, d_k={d_k}, " + ("causal mask" if masked else "no mask")
+        case = f"B={batch}, T={length}, d_model={d_model}, d_k={d_k}, " + (f"{kind} mask" if masked else "no mask")
         if _same(got_output, weights) and _same(got_weights, output):
             return verdict(False, f"not yet ({case}). Hint: return (output, weights) in this order")
         if got_weights.shape != weights.shape:
@@ -243,8 +263,8 @@ def check_attention_head(fn) -> bool:
             elif _same(got_output, weights.transpose(-2, -1) @ (x @ W_v)):
                 hint = "output = weights @ v, not weightsᵀ @ v: row t of the weights mixes the values for query t"
             return verdict(False, f"the weights are right but the output is not ({case}). Hint: {hint}")
-    return verdict(True, f"your head matches scaled_dot_product_attention (and so F.scaled_dot_product_attention) "
-                         f"on {len(_HEAD_CASES)} cases, with and without a causal mask")  # fmt: skip
+    return verdict(True, f"your head computes softmax(q kᵀ / √d_k) v on {len(_HEAD_CASES)} cases: without a mask, "
+                         "and with a causal, a padding and a random mask")  # fmt: skip
 
 
 # ---------------------------------------------------------------- exercise: sinusoidal positions
@@ -289,8 +309,7 @@ def check_positional_encoding(fn) -> bool:
     """Exercise: ``fn(length, d_model) -> (length, d_model)`` tensor, the slide's sinusoidal positional encoding.
 
     PE(pos, 2i) = sin(pos / 10000^(2i/d_model)) and PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)), pos = 0 …
-    length − 1. Checked against ``course_utils.models.transformer.positional.sinusoidal_positions`` for (1, 4), (10, 16)
-    and (50, 64), up to float32 rounding (1e-5).
+    length − 1. Checked for (length, d_model) = (1, 4), (10, 16) and (50, 64), up to float32 rounding (1e-5).
     """
     for length, d_model in _PE_CASES:
         expected = sinusoidal_positions(length, d_model)  # (T, d)
@@ -312,4 +331,4 @@ def check_positional_encoding(fn) -> bool:
             "PE(pos, 2i) = sin(pos / 10000^(2i/d_model)) and PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))",
         )
         return verdict(False, f"not the sinusoidal encoding yet ({case}). Hint: {hint}")
-    return verdict(True, f"your encoding matches sinusoidal_positions on {len(_PE_CASES)} sizes")
+    return verdict(True, f"your encoding is sin / cos of pos / 10000^(2i/d_model) on {len(_PE_CASES)} sizes")

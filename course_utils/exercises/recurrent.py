@@ -1,9 +1,9 @@
 """Self-checks for notebook 05's exercises (the RNN language model).
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
-unfinished (``None``) or crashing answer. The references are the course's own code:
-``course_utils.models.recurrent.rnn.elman_step``, ``F.cross_entropy`` with ``IGNORE_INDEX``,
-``torch.nn.utils.clip_grad_norm_`` and the parameters of a scratch ``RecurrentLM``.
+unfinished (``None``) or crashing answer. The exercises: one Elman step h_t = tanh(U h_{t-1} + W x_t + b), the
+teacher-forced loss (the mean of −log ŷ_t[target] over the targets that are not padding), clipping gradients by
+their joint norm, and the parameter count of the slide's RNN language model.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from course_utils.exercises.answers import as_tensors
-from course_utils.exercises import answer_of, as_number, never_raises, verdict
+from course_utils.exercises.answers import as_tensors, one_number, shown
+from course_utils.exercises import answer_of, close, never_raises, verdict
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.models.recurrent.recurrent_lm import RecurrentLM
 from course_utils.models.recurrent.rnn import elman_step
@@ -59,7 +59,8 @@ def _elman_hint(answer: Tensor, x_t, h_prev, W, U, b) -> str:
 def check_elman_step(fn) -> bool:
     """Exercise: ``fn(x_t, h_prev, W, U, b)`` is one Elman step tanh(U h_{t-1} + W x_t + b) for rows (B, ·).
 
-    Compared with ``course_utils.models.recurrent.rnn.elman_step`` on batches of different sizes, float32 and float64.
+    x_t (B, D), h_prev (B, H), W (H, D), U (H, H), b (H,): one row per example, so the products are x_t @ W.T and
+    h_prev @ U.T. Checked on batches of different sizes, in float32 and float64.
     """
     crash_hint = "x_t is (B, D) and h_prev is (B, H), one row per example: use x_t @ W.T and h_prev @ U.T"
     for seed, (batch, inputs, hidden, dtype) in enumerate(_ELMAN_CASES):
@@ -76,9 +77,7 @@ def check_elman_step(fn) -> bool:
             continue
         case = f"B={batch}, D={inputs}, H={hidden}"
         return verdict(False, f"not h_t yet ({case}). Hint: {_elman_hint(answer.to(dtype), *args)}")
-    return verdict(
-        True, f"your step matches course_utils.models.recurrent.rnn.elman_step on all {len(_ELMAN_CASES)} cases"
-    )
+    return verdict(True, f"your step computes tanh(U h_{{t-1}} + W x_t + b) on all {len(_ELMAN_CASES)} cases")
 
 
 # ---------------------------------------------------------------- exercise 2: the teacher-forced loss
@@ -123,7 +122,7 @@ def _loss_hint(answer: float, logits: Tensor, targets: Tensor) -> str:
         (-prob.sum() / n, "take the log of the probability: −log ŷ_t[target]"),
     ]
     for value, hint in mistakes:
-        if abs(answer - value.item()) < 1e-6:
+        if close(answer, value.item()):
             return hint
     return "mean over the real targets of −log_softmax(logits)[target]"
 
@@ -132,7 +131,8 @@ def _loss_hint(answer: float, logits: Tensor, targets: Tensor) -> str:
 def check_sequence_loss(fn) -> bool:
     """Exercise: ``fn(logits, targets)`` is the mean of −log ŷ_t[target] over targets that are not IGNORE_INDEX.
 
-    ``logits`` (B, T, V), ``targets`` (B, T). Compared with ``F.cross_entropy(..., ignore_index=IGNORE_INDEX)``.
+    ``logits`` (B, T, V), ``targets`` (B, T); ŷ_t = softmax(logits[b, t]). Padding targets (IGNORE_INDEX) are left
+    out of the sum and of the count. Checked on a batch without padding and on padded batches.
     """
     cases = _loss_cases()
     padding_hint = (
@@ -146,14 +146,17 @@ def check_sequence_loss(fn) -> bool:
             why += (
                 ". Hint: F.cross_entropy wants the classes on axis 1: reshape logits to (B·T, V) and targets to (B·T,)"
             )
-        value = None if why else as_number(answer.detach() if isinstance(answer, Tensor) else answer)
-        if why or value is None:
-            return verdict(False, why or f"return one number (a scalar tensor or float), got {type(answer).__name__}")
+        value, why = (None, why) if why else one_number(answer)
+        if why:
+            return verdict(False, why)
         expected = _reference_loss(logits, targets)
-        if abs(value - expected) > 1e-6 * max(1.0, abs(expected)):
+        if not close(value, expected):
             hint = _loss_hint(value, logits, targets)
-            return verdict(False, f"on {what} the loss is {expected:.4f}; yours gives {value:.4f}. Hint: {hint}")
-    return verdict(True, f"your loss matches F.cross_entropy(ignore_index={IGNORE_INDEX}) on {len(cases)} batches")
+            want, got = shown(expected, value)
+            return verdict(False, f"on {what} the loss is {want}; yours gives {got}. Hint: {hint}")
+    return verdict(
+        True, f"your loss is the mean −log ŷ_t[target] over the real targets on {len(cases)} batches, padding left out"
+    )
 
 
 # ---------------------------------------------------------------- exercise 3: clipping by the joint norm
@@ -212,7 +215,7 @@ def _clip_hint(answer: list[Tensor], grads: list[Tensor], max_norm: float) -> st
 def check_clip_by_norm(fn) -> bool:
     """Exercise: ``fn(grads, max_norm)`` returns new tensors scaled by min(1, max_norm / joint norm).
 
-    Compared with ``torch.nn.utils.clip_grad_norm_``; the inputs must not be changed.
+    The joint norm is that of all the gradients as one vector, √(Σ g²); the inputs must not be changed.
     """
     cases = _clip_cases()
     for grads, max_norm, what in cases:
@@ -233,9 +236,9 @@ def check_clip_by_norm(fn) -> bool:
         if any(a.shape != g.shape for a, g in zip(answer, grads)):
             return verdict(False, f"return one tensor per gradient, each of its shape ({len(grads)} here)")
         if not all(torch.allclose(a, e.double(), rtol=1e-4, atol=1e-7) for a, e in zip(answer, expected)):
-            return verdict(False, f"on {what} (max_norm={max_norm}) yours differs from clip_grad_norm_. "
+            return verdict(False, f"on {what} (max_norm={max_norm}) yours is not the clipped gradient. "
                                   f"Hint: {_clip_hint(answer, grads, max_norm)}")  # fmt: skip
-    return verdict(True, f"your clipping matches torch.nn.utils.clip_grad_norm_ on all {len(cases)} cases")
+    return verdict(True, f"your clipping scales by min(1, max_norm / joint norm) on all {len(cases)} cases")
 
 
 # ---------------------------------------------------------------- exercise 4: parameters, for any length
@@ -245,7 +248,7 @@ _LENGTHS = (5, 40, 1)
 
 
 def rnn_lm_parameters(vocab_size: int, embed_dim: int, hidden_dim: int) -> int:
-    """E, W_e, W_h, b_1, U, b_2 of the CMU slide's RNN LM: a scratch ``RecurrentLM``'s parameter count."""
+    """E, W_e, W_h, b_1, U, b_2 of the CMU slide's RNN LM: how many numbers the model learns."""
     model = RecurrentLM(vocab_size, impl="scratch", embed_dim=embed_dim, hidden_dim=hidden_dim)
     return sum(p.numel() for p in model.parameters())
 
@@ -279,16 +282,17 @@ def _count_hint(answer: float, V: int, d: int, H: int, varies: bool) -> str:
 def check_parameter_count(fn) -> bool:
     """Exercise: ``fn(V, d, H, T)`` is the number of parameters of the CMU slide's RNN LM; T must not matter.
 
-    Checked against a scratch ``RecurrentLM`` (one bias vector per layer, as on the slide).
+    The slide's model: an embedding E (V × d), the input and recurrent weights, one hidden bias b_1, the output
+    layer U (V × H) and its bias b_2.
     """
     for V, d, H in _COUNT_CASES:
         expected = rnn_lm_parameters(V, d, H)
         answers = []
         for T in _LENGTHS:
             answer, why = answer_of(fn, (V, d, H, T))
-            value = None if why else as_number(answer)
-            if why or value is None:
-                return verdict(False, why or f"return one number, got {type(answer).__name__}")
+            value, why = (None, why) if why else one_number(answer)
+            if why:
+                return verdict(False, why)
             answers.append(value)
         varies = len(set(answers)) > 1
         if varies or answers[0] != expected:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_utils.exercises.answers import read_numbers
+from course_utils.exercises.answers import Numbers, read_numbers
 from course_utils.exercises import NOT_FINISHED, never_raises, verdict
 from course_utils.models.basics.regression import (
     RegressionData,
@@ -15,8 +15,8 @@ from course_utils.models.basics.regression import (
 )
 
 
-def _as_vector(answer, size: int) -> np.ndarray | str:
-    """The answer as a float vector of ``size`` entries, or a message saying why it is not one."""
+def _as_vector(answer, size: int) -> Numbers | str:
+    """The answer as ``size`` numbers (a vector, with the precision it came in), or a message saying why not."""
     if answer is None:
         return f"{NOT_FINISHED}: your function or variable still gives None"
     parts = answer if isinstance(answer, list | tuple) else [answer]  # (model.bias, model.weight) reads as one β
@@ -29,13 +29,14 @@ def _as_vector(answer, size: int) -> np.ndarray | str:
     vector = np.concatenate([numbers.values.reshape(-1) for numbers, _ in read])
     if vector.size != size:
         return f"expected {size} numbers, got {vector.size}"
-    return vector
+    return Numbers(vector, max(numbers.eps for numbers, _ in read))
 
 
-def _first_match(answer: np.ndarray, hints, otherwise: str) -> bool:
-    """Report the first ``(candidate, correct, message)`` that ``answer`` matches, else ``otherwise``."""
+def _first_match(answer: Numbers, hints, otherwise: str) -> bool:
+    """Report the first ``(candidate, correct, message)`` that ``answer`` matches (up to its precision), else
+    ``otherwise``."""
     for candidate, correct, message in hints:
-        if np.allclose(answer, candidate, rtol=1e-6, atol=1e-12):
+        if np.allclose(answer.values, candidate, rtol=answer.rel_tolerance(), atol=1e-12):
             return verdict(correct, message)
     return verdict(False, otherwise)
 
@@ -103,6 +104,7 @@ def check_fit(beta, tol: float = 1e-4) -> bool:
     if isinstance(answer, str):
         return verdict(False, answer)
     expected = analytic_solution(data.X, data.y)
+    answer = answer.values
     error = float(np.abs(answer - expected).max())
     if error <= tol:
         return verdict(True, f"correct: your β is within {error:.1e} of the analytic solution")

@@ -21,7 +21,7 @@ from course_utils.analysis import scaling_fits as fits
 from course_utils.analysis import scaling_laws, scaling_runs
 from course_utils.analysis.scaling_fits import ChinchillaLaw, _parametric_objective
 from course_utils.exercises import answer_of, never_raises, verdict
-from course_utils.exercises.answers import one_number, read_numbers
+from course_utils.exercises.answers import ULPS, Number, one_number, read_numbers, shown
 
 Tensor = torch.Tensor
 
@@ -145,8 +145,12 @@ def check_isoflop_minimum(fn) -> bool:
             "fit loss ≈ p2·x² + p1·x + p0 with x = log N, then N_opt = exp(−p1 / (2·p2)) and L_opt is the "
             "parabola's value at x_opt"
         )
-        return verdict(False, f"not the minimum yet ({about}: expected N_opt = {profile.n_opt:,.6g}, L_opt = "
-                              f"{profile.loss_opt:.5f}; got {answer[0]:.6g}, {answer[1]:.5g}). Hint: {hint}")  # fmt: skip
+        (want_n, got_n), (want_l, got_l) = (
+            shown(profile.n_opt, answer[0], 6, "g"),
+            shown(profile.loss_opt, answer[1], 5),
+        )
+        return verdict(False, f"not the minimum yet ({about}: expected N_opt = {want_n}, L_opt = {want_l}; "
+                              f"got {got_n}, {got_l}). Hint: {hint}")  # fmt: skip
     stored = [fits.isoflop_profile(budget, n, loss) for budget, n, loss, _ in cases[1:]]
     low, high = stored[0], stored[-1]
     exponent = _isoflop_exponent([p.flops for p in stored], [p.n_opt for p in stored])
@@ -239,8 +243,9 @@ def check_optimal_allocation(fn) -> bool:
         n_opt, d_opt = _optimal_split(c, law)
         if _near(answer[0], n_opt, ALLOCATION_TOLERANCE) and _near(answer[1], d_opt, ALLOCATION_TOLERANCE):
             continue
-        return verdict(False, f"not the optimal split yet ({about}: expected N_opt = {n_opt:.4g}, D_opt = "
-                              f"{d_opt:.4g}; got {answer[0]:.4g}, {answer[1]:.4g}). "
+        (want_n, got_n), (want_d, got_d) = shown(n_opt, answer[0], 4, "g"), shown(d_opt, answer[1], 4, "g")
+        return verdict(False, f"not the optimal split yet ({about}: expected N_opt = {want_n}, D_opt = "
+                              f"{want_d}; got {got_n}, {got_d}). "
                               f"Hint: {_allocation_hint(answer, c, law)}")  # fmt: skip
     n_chinchilla, d_chinchilla = _optimal_split(CHINCHILLA_FLOPS, HOFFMANN)
     share = COURSE_LAW.beta / (COURSE_LAW.alpha + COURSE_LAW.beta)
@@ -336,6 +341,20 @@ def _objective_variants(theta, n: Tensor, d: Tensor, loss: Tensor, delta: float)
     }  # fmt: skip
 
 
+def _objective_tolerance(
+    value: Number, expected: float, theta, n: Tensor, d: Tensor, loss: Tensor, delta: float
+) -> float:
+    """How far an answer computed in its own precision may lie from ``expected``.
+
+    Each residual LSE(...) − log L is a small difference of numbers of size |a| + |α log N| + … : in float32 it
+    carries an absolute error of a few ulps of those, and a Huber term moves by at most δ per unit of residual.
+    """
+    a, b, e, alpha, beta = _floats(theta)
+    sizes = abs(a) + abs(alpha) * n.log().abs() + abs(b) + abs(beta) * d.log().abs() + abs(e) + loss.log().abs()
+    residual_error = ULPS * value.eps * sizes  # (runs,)
+    return value.rel_tolerance() * abs(expected) + delta * float(residual_error.sum()) + 1e-15
+
+
 def _objective_answer(fn, case) -> tuple[float | None, str | None]:
     """The student's objective on one case: ``(value, None)`` or ``(None, why)``; NaN and inf are reported."""
     theta, n, d, loss, delta, _ = case
@@ -366,13 +385,15 @@ def check_huber_objective(fn) -> bool:
             return verdict(False, why)
         width = fits.HUBER_DELTA if delta is None else delta
         expected = _objective_reference(theta, n, d, loss, width)
-        if math.isclose(value, expected, rel_tol=1e-6, abs_tol=1e-15):
+        tolerance = _objective_tolerance(value, expected, theta, n, d, loss, width)
+        if abs(value - expected) <= tolerance:
             continue
         hint = next((name for name, variant in _objective_variants(theta, n, d, loss, width).items()
-                     if math.isclose(value, variant, rel_tol=1e-6, abs_tol=1e-15)),
+                     if abs(value - variant) <= tolerance),
                     "Σ over the runs of Huber_δ(r), r = LSE(a − α log N, b − β log D, e) − log L; "
                     "Huber_δ(r) = r²/2 for |r| ≤ δ, δ·(|r| − δ/2) beyond")  # fmt: skip
-        return verdict(False, f"not the objective yet ({about}: expected {expected:.6g}, got {value:.6g}). "
+        want, got = shown(expected, value, 6, "g")
+        return verdict(False, f"not the objective yet ({about}: expected {want}, got {got}). "
                               f"Hint: {hint}")  # fmt: skip
     n, d, loss = _stored_runs()
     residual = _law_log(NEAR_FIT, n, d) - loss.log()  # (runs,)

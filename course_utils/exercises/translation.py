@@ -1,10 +1,9 @@
 """Self-checks for notebook 07's exercises (seq2seq translation with attention).
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
-unfinished (``None``) or crashing answer. The references are the course's own code:
-``course_utils.models.recurrent.seq2seq.attend`` for dot attention, ``translation_metrics.bleu`` (sacrebleu's
-corpus BLEU) on real pairs of ``data/translation/test.jsonl.bz2``, and ``argmax_alignment`` with
-``alignment_error_rate`` for the AER.
+unfinished (``None``) or crashing answer. The exercises: Luong's dot attention over a padded source, the BLEU of
+one pair (on real pairs of ``data/translation/test.jsonl.bz2``), and the alignment error rate of the links an
+attention matrix's row maxima give.
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from collections import Counter
 
 import torch
 
-from course_utils.exercises.answers import as_tensors
-from course_utils.exercises import answer_of, close, never_raises, numeric_answer, verdict
+from course_utils.exercises.answers import as_tensors, shown
+from course_utils.exercises import NAN_WEIGHTS, answer_of, close, never_raises, numeric_answer, verdict
 from course_utils.language import parallel
 from course_utils.models.recurrent.seq2seq import attend
 from course_utils.evaluation.translation_metrics import alignment_error_rate, argmax_alignment, bleu
@@ -64,6 +63,8 @@ def _weights_hint(weights: Tensor, query: Tensor, keys: Tensor, mask: Tensor) ->
                 "that no longer sum to 1")  # fmt: skip
     if _same(weights, torch.softmax(masked / math.sqrt(query.shape[-1]), dim=-1)):
         return "no 1/√H scaling here: Luong's dot score is plain q·k (scale 1)"
+    if bool(torch.isnan(weights).any()):
+        return NAN_WEIGHTS
     if not torch.allclose(weights.sum(dim=-1), torch.ones(weights.shape[:2], dtype=weights.dtype), atol=1e-6):
         return ("softmax over the wrong dim: each row of weights (one query over the source positions) must "
                 "sum to 1, so take the softmax over the last axis S (dim=-1)")  # fmt: skip
@@ -76,8 +77,7 @@ def check_dot_attention(fn) -> bool:
 
     query (B, T, H) holds decoder states, keys (B, S, H) encoder states, mask (B, S) is True at real
     source words. Scores q·k (no scaling) → softmax over the source with padding excluded → weighted
-    sum of the keys. Returns context (B, T, H) and weights (B, T, S); checked against
-    ``course_utils.models.recurrent.seq2seq.attend`` in float64.
+    sum of the keys. Returns context (B, T, H) and weights (B, T, S); checked in float64, padded sources included.
     """
     for batch, steps, length, hidden, lengths, seed in _ATTENTION_CASES:
         args, (context, weights) = _attention_case(batch, steps, length, hidden, lengths, seed)
@@ -101,7 +101,7 @@ def check_dot_attention(fn) -> bool:
         if not _same(got_context, context):
             return verdict(False, f"the weights are right but the context is not ({case}). Hint: the context is "
                                   "the weighted sum of the keys, weights @ keys: (B, T, S) @ (B, S, H)")  # fmt: skip
-    return verdict(True, f"your attention matches attend (and so SDPA with scale=1) on {len(_ATTENTION_CASES)} "
+    return verdict(True, f"your attention is softmax(q·kᵀ, padding at -inf) · keys on {len(_ATTENTION_CASES)} "
                          "cases, padded sources included")  # fmt: skip
 
 
@@ -183,8 +183,7 @@ def check_sentence_bleu(fn) -> bool:
 
     BLEU = 100 · BP · exp(¼ Σ_{n=1..4} log p_n), with p_n the clipped n-gram precision and
     BP = exp(1 − r/c) when the hypothesis (c words) is not longer than the reference (r words), else 1.
-    Every case has a match at every order, so no smoothing is needed. Checked against
-    ``translation_metrics.bleu([hyp], [ref])`` (sacrebleu's corpus BLEU) on real pairs.
+    Every case has a match at every order, so no smoothing is needed. Checked on real pairs of the test set.
     """
     cases, why = _shipped_cases(bleu_cases)
     if why:
@@ -198,9 +197,10 @@ def check_sentence_bleu(fn) -> bool:
             continue
         hint = next((name for name, variant in _bleu_variants(hypothesis, reference).items() if close(value, variant)),
                     "BLEU = 100 · BP · exp(¼ Σ log p_n) with clipped n-gram precisions p_1..p_4")  # fmt: skip
+        want, got = shown(expected, value, 2)
         return verdict(False, f"on a real pair ({what}: {' '.join(hypothesis)!r} against {' '.join(reference)!r}) "
-                              f"BLEU is {expected:.2f}, yours gives {value:.2f}. Hint: {hint}")  # fmt: skip
-    return verdict(True, f"your BLEU matches translation_metrics.bleu (and sacrebleu) on {len(cases)} real pairs")
+                              f"BLEU is {want}, yours gives {got}. Hint: {hint}")  # fmt: skip
+    return verdict(True, f"your BLEU is 100 · BP · exp(¼ Σ log p_n) on {len(cases)} real pairs")
 
 
 # ---------------------------------------------------------------- exercise 3: the AER of an attention matrix
@@ -256,8 +256,7 @@ def check_aer(fn) -> bool:
 
     weights (M, S) has one row per target word t and one column per source word s; sure is a set of
     true links (s, t). The predicted links A are (argmax of row t, t) for every row, and
-    AER = 1 − 2|A ∩ S| / (|A| + |S|). Checked against ``argmax_alignment`` and
-    ``alignment_error_rate`` on hand, random and real cases.
+    AER = 1 − 2|A ∩ S| / (|A| + |S|). Checked on hand-made, random and real cases.
     """
     cases, why = _shipped_cases(aer_cases)
     if why:
@@ -269,7 +268,22 @@ def check_aer(fn) -> bool:
             return verdict(False, why)
         if close(value, expected):
             continue
-        hint = next((name for name, variant in _aer_variants(weights, sure).items() if close(value, variant)),
-                    "links A = {(argmax of row t, t)}, then AER = 1 − 2|A∩S| / (|A| + |S|)")  # fmt: skip
-        return verdict(False, f"on {what} the AER is {expected:.3f}, yours gives {value:.3f}. Hint: {hint}")
-    return verdict(True, f"your AER matches argmax_alignment + alignment_error_rate on {len(cases)} matrices")
+        want, got = shown(expected, value, 3)
+        return verdict(False, f"on {what} the AER is {want}, yours gives {got}. Hint: {_aer_hint(fn, cases)}")
+    return verdict(True, f"your AER is 1 − 2|A∩S| / (|A| + |S|) on {len(cases)} matrices")
+
+
+def _aer_hint(fn, cases) -> str:
+    """The hint of the mistake that gives the answer's value on every case (one case alone can fit two mistakes)."""
+    fits = None
+    for weights, sure, _ in cases:
+        value, why = numeric_answer(fn, (weights, sure))
+        if why:
+            continue
+        fitting = {name for name, variant in _aer_variants(weights, sure).items() if close(value, variant)}
+        fits = fitting if fits is None else fits & fitting
+    order = list(_aer_variants(*cases[0][:2]))
+    return next(
+        (name for name in order if name in (fits or set())),
+        "links A = {(argmax of row t, t)}, then AER = 1 − 2|A∩S| / (|A| + |S|)",
+    )

@@ -93,10 +93,22 @@ def head_in_loops(x, W_q, W_k, W_v, mask=None):
     for b in range(batch):
         q, k, v = x[b] @ W_q, x[b] @ W_k, x[b] @ W_v
         for t in range(length):
-            seen = length if mask is None else t + 1  # the causal mask: keys 0..t
-            w = torch.softmax(k[:seen] @ q[t] / math.sqrt(d_k), dim=0)
-            weights[b, t, :seen] = w
-            output[b, t] = w @ v[:seen]
+            seen = torch.ones(length, dtype=torch.bool) if mask is None else mask[t]  # the keys query t may see
+            w = torch.softmax(k[seen] @ q[t] / math.sqrt(d_k), dim=0)
+            weights[b, t, seen] = w
+            output[b, t] = w @ v[seen]
+    return output, weights
+
+
+def head_always_causal(x, W_q, W_k, W_v, mask=None):
+    """Masks the future whenever a mask is given, whatever the mask's values."""
+    causal = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril()
+    return attention_head(x, W_q, W_k, W_v, None if mask is None else causal)
+
+
+def head_nan(x, W_q, W_k, W_v, mask=None):
+    """Every key blocked in every row: 0/0 in the softmax."""
+    output, weights = attention_head(x, W_q, W_k, W_v, None if mask is None else torch.zeros_like(mask))
     return output, weights
 
 
@@ -248,6 +260,8 @@ WRONG = [
     (check_attention_head, lambda *a: (attention_head(*a)[0], attention_head(*a)[1][:, None]), "(B, T, T)"),
     (check_attention_head, lambda *a: attention_head(*a)[0], "a pair (output, weights)"),
     (check_attention_head, lambda *a: head(*a, scale=-1.0), "weights = softmax(q kᵀ / √d_k"),
+    (check_attention_head, head_always_causal, "causal mask of your own"),
+    (check_attention_head, head_nan, "contain NaN"),
     (check_positional_encoding, lambda T, d: pe_by_column(T, d, swap=True), "sin and cos are swapped"),
     (check_positional_encoding, lambda T, d: pe_by_column(T, d, exponent=lambda j: j), "both columns 2i and 2i+1"),
     (check_positional_encoding, lambda T, d: pe_by_column(T, d, exponent=lambda j: j // 2), "not i/d_model"),

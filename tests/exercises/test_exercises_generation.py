@@ -132,8 +132,25 @@ def score_with(logprobs, kind, alpha, *, gnmt=lambda t, a: ((5 + t) / 6) ** a, h
     return total / {"mean": mean, "hf": hf, "gnmt": gnmt}[kind](t, alpha)
 
 
+def top_p_transformers(probs, p):
+    """Hugging Face's own warper on the log-probabilities: its float64 softmax puts the mass of the top two of
+    (0.5, 0.25, 0.125, 0.125) a hair above 0.75, so at p = 0.75 it keeps a third token."""
+    from transformers.generation.logits_process import TopPLogitsWarper
+
+    logits = TopPLogitsWarper(top_p=p)(None, probs.log()[None])  # (1, V), -inf where dropped
+    return torch.softmax(logits, dim=-1)[0]
+
+
+def top_p_from_logits(probs, p):
+    """From scratch on softmax(log probs), as a model's logits would come: the same rounding as the library."""
+    return nucleus(torch.softmax(probs.log(), dim=-1), p, rule="before<=p")
+
+
 RIGHT = [
     (check_top_p, top_p),
+    (check_top_p, top_p_transformers),
+    (check_top_p, top_p_from_logits),
+    (check_top_p, lambda probs, p: nucleus(probs, p, rule="before<=p")),
     (check_top_p, top_p_in_loops),
     (check_top_p, top_p_via_warp),
     (check_top_p, top_p_float32_numpy),
@@ -149,7 +166,6 @@ WRONG = [
     (check_top_p, lambda probs, p: nucleus(probs, p, renormalise=False), "renormalised"),
     (check_top_p, lambda probs, p: nucleus(probs, p, rule="cum<p"), "the token that crosses p is kept"),
     (check_top_p, lambda probs, p: nucleus(probs, p, rule="cum<=p"), "the token that crosses p is kept"),
-    (check_top_p, lambda probs, p: nucleus(probs, p, rule="before<=p"), "strictly"),
     (check_top_p, lambda probs, p: nucleus(probs, p, sort=False), "descending order first"),
     (check_top_p, lambda probs, p: nucleus(probs, p, scatter=False), "vocabulary's order"),
     (check_top_p, lambda probs, p: nucleus(probs, p) > 0, "return the distribution itself"),
