@@ -44,6 +44,7 @@ import torch.nn.functional as F
 
 from course_utils.evaluation.linear_probe import cross_validated_predictions, group_accuracies
 from course_utils.validation import CourseInputError, check_choice, check_int
+from course_utils.reference import course_reference
 
 Tensor = torch.Tensor
 
@@ -216,6 +217,7 @@ class LayerStrategy:
         """True if the model is too shallow for the strategy as written, so it took fewer or other layers."""
         return self.from_top is not None and any(depth - back < 1 for back in self.from_top)
 
+    @course_reference
     def __call__(self, hidden: Tensor) -> Tensor:
         """Features (N, C) ("one", "sum") or (N, k·C) ("concat" of k layers) from hidden states (L+1, N, C)."""
         if not isinstance(hidden, Tensor) or hidden.ndim != 3 or hidden.shape[0] < 2:

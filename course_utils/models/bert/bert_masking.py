@@ -36,6 +36,7 @@ import torch
 
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.validation import CourseInputError, check_choice, check_int, check_number
+from course_utils.reference import course_reference
 
 Tensor = torch.Tensor
 
@@ -137,6 +138,7 @@ def _check_ids(input_ids, vocab_size: int) -> Tensor:
     return input_ids.long()
 
 
+@course_reference
 def mask_tokens(input_ids: Tensor, *, mask_id: int, vocab_size: int, special_ids: Sequence[int],
                 generator: torch.Generator | None = None, seed: int | None = None, probability: float = 0.15,
                 mask_share: float = 0.8, random_share: float = 0.1,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from course_utils.validation import CourseInputError, check_int
+from course_utils.reference import course_reference
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # ids 0, 1, 2, 3, 4
 PAD, UNK, CLS, SEP, MASK = SPECIAL_TOKENS
@@ -133,6 +134,7 @@ class WordPieceEncoder:
             raise CourseInputError(f"the unknown token {unk!r} is not in the vocabulary")
         self.unk, self.prefix, self.max_characters = unk, prefix, max_characters
 
+    @course_reference
     def encode_word(self, word: str) -> list[str]:
         """The pieces of one word: the longest vocabulary entry at each point, or
         ``[UNK]`` for the whole word."""
