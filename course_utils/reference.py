@@ -45,7 +45,7 @@ def course_reference(function):
     def guarded(*args, **kwargs):
         if _refusing and not _called_by_the_course(sys._getframe(1)):
             raise GradedAnswerError(
-                f"{function.__name__} is the course's own answer: a graded answer must compute this itself"
+                f"the answer calls the course's own {function.__name__}, which a graded answer may not: compute it yourself"
             )
         return function(*args, **kwargs)
 

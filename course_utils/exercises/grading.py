@@ -1,17 +1,12 @@
-"""What the grader (``scripts/grade.py``) runs inside a submission's kernel: no network, and each check's verdict as
-one line it can read back.
+"""What the instructor's grader runs first in a submission's process: Python's own block on the network.
 
-A check prints ``✓ …`` or ``✗ …`` and returns a bool (``course_utils.exercises``). ``report`` runs one check with
-what it prints captured, a student's own prints included, and prints one line: a token only the grader knows,
-then the verdict as JSON.
+The grader's sandbox also shuts the process off from the network at the level of the system where Linux allows it;
+this block is what remains where it does not (and what a student sees: a clear error, not a timeout).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import ipaddress
-import json
 import socket
 
 NO_NETWORK = "grading runs with no network"
@@ -48,20 +43,3 @@ def block_network() -> None:
         return getaddrinfo(host, *args, **kwargs)
 
     socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo = guarded(connect), guarded(connect_ex), lookup
-
-
-def report(token: str, exercise: int, check) -> bool:
-    """Run ``check()`` (a check called on the student's answer) and print ``token`` and its verdict as JSON:
-    ``{"exercise", "passed", "message"}``. A name the check reads that the submission never bound is said so."""
-    printed = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(printed):
-            passed = bool(check())
-        lines = [line[2:] for line in printed.getvalue().splitlines() if line.startswith(("✓ ", "✗ "))]
-        message = lines[-1] if lines else "the check printed no verdict"
-    except NameError as error:  # the answer's name was never bound: its cell raised, was not run, or was renamed
-        passed, message = False, f"{error}: its cell raised, was not run, or the name was changed"
-    except Exception as error:  # noqa: BLE001 - the grader reports, it never raises
-        passed, message = False, f"the check could not run: {type(error).__name__}: {error}"
-    print(token, json.dumps({"exercise": exercise, "passed": passed, "message": message}, ensure_ascii=False))
-    return passed
