@@ -93,7 +93,7 @@ def grade_all(submissions: list[Submission], keys: dict[str, AnswerKey], hidden:
 
 def missing_rows(submissions: list[Submission], graded: list[Submission], keys: dict[str, AnswerKey],
                  hidden: dict[str, tuple[HiddenExercise, ...]], students: list[str] = ()) -> list[Row]:  # fmt: skip
-    """"not submitted" rows: each student (those who handed anything in, and ``students``) and each notebook that
+    """The "not submitted" rows: each student (those who handed anything in, and ``students``) and each notebook that
     someone handed in."""
     handed_in = {(s.student, s.notebook) for s in graded}
     notebooks = sorted({s.notebook for s in graded})

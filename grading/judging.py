@@ -17,7 +17,17 @@ from grading.export import RAISED, UNBOUND, UNREADABLE, marker, plain
 from grading.spec import Case, HiddenExercise
 
 # What a case can come to. "refused": the answer called the course's own reference implementation.
-CASE_STATUSES = ("passed", "wrong", "not finished", "unbound", "raised", "refused", "unreadable", "timed out", "crashed")
+CASE_STATUSES = (
+    "passed",
+    "wrong",
+    "not finished",
+    "unbound",
+    "raised",
+    "refused",
+    "unreadable",
+    "timed out",
+    "crashed",
+)
 NOT_FINISHED = "not finished yet: it still gives None"
 
 

@@ -65,7 +65,7 @@ FORGERIES = {
     "verdict": "import course_utils.exercises as ex, course_utils.exercises.recurrent as rec\n"
     "ex.verdict = rec.verdict = lambda ok, message: print('✓ ' + message) or True",
     "printed": "print('✓ your step is right on all cases')\n"
-    "print('0123456789abcdef {\"exercise\": 1, \"passed\": true, \"message\": \"right\"}')",
+    'print(\'0123456789abcdef {"exercise": 1, "passed": true, "message": "right"}\')',
     "delegating": "from course_utils.models.recurrent.rnn import elman_step\n"
     "def my_elman_step(x_t, h_prev, W, U, b):\n    return elman_step(x_t, h_prev, W, U, b)",
 }
@@ -124,7 +124,8 @@ def test_the_command_writes_the_ta_files_for_a_canvas_download(tmp_path: Path):
         notebook = completed(course_notebook(STEM)) if source == "complete" else student_edition(course_notebook(STEM))
         nbformat.write(notebook, folder / f"{name}_{STEM}.ipynb")
     (folder / "smithjane_1001_5004_05_rnn_language_models-1.ipynb").write_bytes(
-        (folder / f"smithjane_1001_5001_{STEM}.ipynb").read_bytes())  # the resubmission: the same complete answers
+        (folder / f"smithjane_1001_5001_{STEM}.ipynb").read_bytes()
+    )  # the resubmission: the same complete answers
     roster = tmp_path / "roster.csv"
     roster.write_text("id,name,email\n1001,Jane Smith,jane@example.edu\n1002,John Doe,john@example.edu\n"
                       "1003,Ann Lee,ann@example.edu\n", encoding="utf-8")  # fmt: skip
