@@ -21,11 +21,13 @@ import torch
 from course_utils.models.generation.decoders import Generation, check_prefix, check_room, decoder_for, eos_id_of
 from course_utils.models.generation.decoders import step_logprobs
 from course_utils.validation import CourseInputError, check_choice, check_int, check_number
+from course_utils.reference import course_reference
 
 NORMALISATIONS = ("none", "mean", "hf", "gnmt")
 EARLY_STOPPING = (True, False, "never")
 
 
+@course_reference
 def length_divisor(normalisation: str, length_penalty: float, length: int) -> float:
     """What a finished hypothesis's summed log-probability is divided by (``length`` generated tokens)."""
     if normalisation == "none":

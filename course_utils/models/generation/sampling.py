@@ -24,6 +24,7 @@ from course_utils.models.generation.decoders import (
     step_logprobs,
 )
 from course_utils.validation import CourseInputError, check_int, check_number
+from course_utils.reference import course_reference
 
 # ---------------------------------------------------------------- warpers
 
@@ -39,6 +40,7 @@ def check_warp_args(temperature, top_k, top_p) -> tuple[float, int, float]:
     return temperature, top_k, top_p
 
 
+@course_reference
 def warped_scores(
     scores: torch.Tensor,
     temperature: float,
@@ -82,6 +84,7 @@ def warped_scores(
     return scores
 
 
+@course_reference
 def warp(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
     """The warped next-token log-probabilities (..., V): temperature → top-k → top-p (``generate()``'s order).
 
