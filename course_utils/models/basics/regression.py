@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from course_utils.reference import course_reference
 from course_utils.validation import CourseInputError, check_choice, check_int, check_positive, check_same_length
 
 METHODS = ("gd", "momentum", "adam")
@@ -166,6 +167,7 @@ def mse_loss(X, y, beta) -> float:
     return _loss_and_gradient(X, y, _check_beta("beta", beta, X.shape[1]))[0]
 
 
+@course_reference
 def mse_gradient(X, y, beta) -> np.ndarray:
     """∇L(β) = -2/N · Xᵀ(y - Xβ)."""
     X, y = check_problem(X, y)
