@@ -35,6 +35,7 @@ def elman_step(x_t: Tensor, h_prev: Tensor, W: Tensor, U: Tensor, b: Tensor) -> 
     return torch.tanh(h_prev @ U.T + x_t @ W.T + b)  # (B, H)
 
 
+@course_reference
 def lstm_step(x_t: Tensor, state: tuple[Tensor, Tensor], params: tuple[Tensor, ...]):
     """One LSTM step from the gate equations: returns ``(h_t, c_t, gates)``, gates a
     dict of (B, H) tensors.
