@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from course_utils.validation import CourseInputError
+from course_utils.reference import course_reference
 
 HUBER_DELTA = 1e-3  # Chinchilla's δ, on log L
 
@@ -93,6 +94,7 @@ class ChinchillaLaw:
         n, d = np.asarray(n, dtype=float), np.asarray(d, dtype=float)
         return self.E + self.A / n**self.alpha + self.B / d**self.beta
 
+    @course_reference
     def optimal_n(self, c) -> np.ndarray:
         """The N that minimises L under C = 6·N·D: G·(C/6)^(β/(α+β)), G = (αA / βB)^(1/(α+β))."""
         g = (self.alpha * self.A / (self.beta * self.B)) ** (1 / (self.alpha + self.beta))
@@ -104,6 +106,7 @@ PARAMETRIC_STARTS = list(itertools.product((0.0, 5.0, 10.0), (0.0, 5.0, 10.0), (
                                            (0.2, 0.5, 1.0), (0.2, 0.5, 1.0)))  # fmt: skip
 
 
+@course_reference
 def _parametric_objective(n, d, loss, delta: float, fixed_e: float | None = None):
     """θ -> Σ Huber_δ(LSE(a − α log N, b − β log D, e) − log L); θ = (a, b, e, α, β), or (a, b, α, β) with e fixed."""
     n, d, loss = (torch.tensor(a, dtype=torch.float64) for a in _arrays(n, d, loss))
@@ -129,6 +132,7 @@ def fit_parametric(n, d, loss, starts=None, *, delta: float = HUBER_DELTA) -> Ch
     return ChinchillaLaw(E=math.exp(e), A=math.exp(a), alpha=float(alpha), B=math.exp(b), beta=float(beta))
 
 
+@course_reference
 def parametric_objective(law: ChinchillaLaw, n, d, loss, *, delta: float = HUBER_DELTA) -> float:
     """Approach 3's objective for ``law`` on the runs, Σ Huber_δ(log L(N, D) − log L): what its fits minimise
     (LSE(a − α log N, b − β log D, e) is log L(N, D)), so fits compare by it."""
@@ -250,6 +254,7 @@ class IsoFlopProfile:
     loss_opt: float
 
 
+@course_reference
 def isoflop_profile(budget: float, n, loss) -> IsoFlopProfile:
     """Approach 2 for one budget: a parabola through loss against log N (at least three model sizes), and its minimum."""
     n, loss = _arrays(n, loss)
