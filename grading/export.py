@@ -14,7 +14,8 @@ import numpy as np
 import torch
 
 RAISED = "__raised__"
-UNBOUND = "__unbound__"  # the answer's name was never bound
+UNBOUND = "__unbound__"
+NDARRAY = "__ndarray__"  # an argument that the student's function gets as a NumPy array  # the answer's name was never bound
 UNREADABLE = "__unreadable__"
 MAX_DEPTH = 8
 MAX_ITEMS = 1_000_000  # numbers in all; more is not an answer to any exercise here
@@ -29,10 +30,10 @@ def plain(value, depth: int = 0, budget: list[int] | None = None):
     budget = [MAX_ITEMS] if budget is None else budget
     if depth > MAX_DEPTH:
         return {UNREADABLE: "nested too deeply"}
+    if isinstance(value, np.generic):  # before float: np.float64 is a float, but not one torch.load reads back
+        value = np.asarray(value)
     if value is None or isinstance(value, bool | int | float | str):
         return value
-    if isinstance(value, np.generic):
-        value = np.asarray(value)
     if isinstance(value, np.ndarray):
         if value.dtype == object or not (np.issubdtype(value.dtype, np.number) or value.dtype == np.bool_):
             return {UNREADABLE: f"a NumPy array of {value.dtype}"}
@@ -49,6 +50,28 @@ def plain(value, depth: int = 0, budget: list[int] | None = None):
         return {str(key) if not isinstance(key, int) else key: plain(part, depth + 1, budget)
                 for key, part in value.items()}  # fmt: skip
     return {UNREADABLE: type(value).__name__}
+
+
+def pack_arguments(value):
+    """A case's arguments for the trip into the student's process: NumPy arrays as ``{NDARRAY: tensor}``, so that
+    a function written for NumPy gets NumPy (``unpack_arguments`` turns them back)."""
+    if isinstance(value, np.ndarray):
+        return {NDARRAY: torch.from_numpy(np.array(value, order="C", copy=True))}
+    if isinstance(value, list | tuple):
+        return type(value)(pack_arguments(part) for part in value)
+    if isinstance(value, dict):
+        return {key: pack_arguments(part) for key, part in value.items()}
+    return value
+
+
+def unpack_arguments(value):
+    if isinstance(value, dict) and set(value) == {NDARRAY} and isinstance(value[NDARRAY], torch.Tensor):
+        return value[NDARRAY].numpy()
+    if isinstance(value, list | tuple):
+        return type(value)(unpack_arguments(part) for part in value)
+    if isinstance(value, dict):
+        return {key: unpack_arguments(part) for key, part in value.items()}
+    return value
 
 
 def save_answer(value, path: Path) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from course_utils.reference import GradedAnswerError, refusing_references
-from grading.export import RAISED, UNBOUND, UNREADABLE, marker, plain
+from grading.export import RAISED, UNBOUND, UNREADABLE, marker, pack_arguments, plain, unpack_arguments
 from grading.spec import Case, HiddenExercise
 
 # What a case can come to. "refused": the answer called the course's own reference implementation.
@@ -66,20 +66,23 @@ def judge_exported(exercise: HiddenExercise, case: Case, answer) -> CaseResult:
     return result("passed" if verdict.passed else "wrong", verdict.message, case.points if verdict.passed else 0.0)
 
 
-def roundtrip(value):
-    """``value`` as the grader reads it back from the student's process."""
+def roundtrip(value, *, answer: bool = True):
+    """``value`` as it arrives on the other side (an answer: as plain data)."""
     buffer = io.BytesIO()
-    torch.save(plain(value), buffer)
+    torch.save(plain(value) if answer else value, buffer)
     buffer.seek(0)
     return torch.load(buffer, weights_only=True)
 
 
-def call_guarded(fn, args: tuple):
-    """``fn(*copies of args)`` with the course's references refusing, as the runner calls it; an exception is
-    returned as the RAISED marker."""
+def call_guarded(fn, args: tuple, probe: str | None = None):
+    """``fn(*copies of args)`` (or through ``probe``) with the course's references refusing, as the runner calls
+    it, the arguments having made the same trip; an exception is returned as the RAISED marker."""
+    from grading.runner import course_function
+
+    args = unpack_arguments(roundtrip(pack_arguments(copy.deepcopy(args)), answer=False))
     try:
         with refusing_references():
-            return fn(*copy.deepcopy(args))
+            return course_function(probe)(fn, *args) if probe else fn(*args)
     except Exception as error:  # noqa: BLE001 - the answer's own error is its result
         return {RAISED: f"{type(error).__name__}: {error}"}
 
@@ -89,4 +92,5 @@ def answer_here(exercise: HiddenExercise, answer) -> list[CaseResult]:
     answered in this process."""
     if exercise.cases is None:
         return [judge_exported(exercise, Case(points=exercise.points), roundtrip(tuple(answer)))]
-    return [judge_exported(exercise, case, roundtrip(call_guarded(answer, case.args))) for case in exercise.cases()]
+    return [judge_exported(exercise, case, roundtrip(call_guarded(answer, case.args, exercise.probe)))
+            for case in exercise.cases()]  # fmt: skip

@@ -8,6 +8,8 @@ into the replies). The requests:
 
     {"op": "cell", "code": ...}                                run a cell; reply whether it raised
     {"op": "call", "name": ..., "inputs": P, "output": Q}      the function ``name`` on the arguments in P; answer → Q
+        (with "probe": "course_utils.m.f", the answer is f(the function, *arguments): for an answer that takes or
+        gives a course object, such as 02's softplus on a ``Value``)
     {"op": "values", "names": [...], "output": Q}             the values bound to ``names``, as one tuple → Q
 
 Shell commands (``!pip install …``) and the pip/conda magics are refused: a submission cannot change what later
@@ -51,20 +53,30 @@ def run_cell(shell, code: str) -> dict:
     return {"ok": False, "ename": type(error).__name__, "evalue": str(error)[:500]}
 
 
-def call(shell, name: str, inputs: str, output: str) -> dict:
+def course_function(dotted: str):
+    """A function of ``course_utils`` named ``module.function`` (a probe): nothing outside the course."""
+    import importlib
+
+    module, _, function = dotted.rpartition(".")
+    if not module.startswith("course_utils."):
+        raise ValueError(f"a probe must be a course_utils function, not {dotted}")
+    return getattr(importlib.import_module(module), function)
+
+
+def call(shell, name: str, inputs: str, output: str, probe: str | None = None) -> dict:
     import torch
 
     from course_utils.reference import refusing_references
-    from grading.export import UNBOUND, save_answer, save_raised
+    from grading.export import UNBOUND, save_answer, save_raised, unpack_arguments
 
     fn = shell.user_ns.get(name)
     if fn is None or not callable(fn):
         save_answer(None if name in shell.user_ns else {UNBOUND: name}, Path(output))
         return {"ok": True, "bound": name in shell.user_ns}
-    args = torch.load(inputs, weights_only=True)
+    args = unpack_arguments(torch.load(inputs, weights_only=True))
     try:
         with refusing_references():
-            answer = fn(*args)
+            answer = course_function(probe)(fn, *args) if probe else fn(*args)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - the answer's error is its result (SystemExit too)
@@ -100,7 +112,7 @@ def serve(requests_fd: int, replies_fd: int) -> None:
             if request["op"] == "cell":
                 answer = run_cell(shell, request["code"])
             elif request["op"] == "call":
-                answer = call(shell, request["name"], request["inputs"], request["output"])
+                answer = call(shell, request["name"], request["inputs"], request["output"], request.get("probe"))
             else:
                 answer = values(shell, request["names"], request["output"])
         except KeyboardInterrupt:

@@ -156,14 +156,18 @@ class Session:
             self.replayed.append(code)  # a cell that killed the process is not run again
         return reply
 
-    def call(self, name: str, args: tuple, tag: str) -> tuple[Reply, Path]:
-        """``name(*args)`` in the student's process; the answer is written to the returned path."""
+    def call(self, name: str, args: tuple, tag: str, probe: str | None = None) -> tuple[Reply, Path]:
+        """``name(*args)`` in the student's process (``probe(name, *args)`` when a probe is named: a course function
+        that calls the answer and returns plain data); the answer is written to the returned path."""
         import torch
 
+        from grading.export import pack_arguments
+
         inputs, output = self.scratch / "io" / f"{tag}.in.pt", self.scratch / "io" / f"{tag}.out.pt"
-        torch.save(args, inputs)
+        torch.save(pack_arguments(args), inputs)
         output.unlink(missing_ok=True)
-        return self._request({"op": "call", "name": name, "inputs": str(inputs), "output": str(output)}), output
+        request = {"op": "call", "name": name, "inputs": str(inputs), "output": str(output), "probe": probe}
+        return self._request(request), output
 
     def values(self, names: tuple[str, ...], tag: str) -> tuple[Reply, Path]:
         output = self.scratch / "io" / f"{tag}.out.pt"

@@ -45,6 +45,7 @@ class HiddenExercise:
     cases: Callable[[], list[Case]] | None = None  # None: a value answer
     points: float = 1.0  # a value answer's points (a function's are its cases')
     references: tuple[Callable, ...] = field(default=())  # the course's functions that answer it (@course_reference)
+    probe: str | None = None  # "course_utils.m.f": the answer is f(the student's function, *case.args), plain data
 
     @property
     def total(self) -> float:

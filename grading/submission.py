@@ -82,7 +82,7 @@ def _answer(session: Session, hidden: HiddenExercise, case: Case, tag: str) -> C
     if hidden.cases is None:
         reply, path = session.values(hidden.answer, tag)
     else:
-        reply, path = session.call(hidden.answer[0], case.args, tag)
+        reply, path = session.call(hidden.answer[0], case.args, tag, hidden.probe)
     if reply.status in ("timed out", "crashed"):
         what = "ran over its time limit" if reply.status == "timed out" else "killed the process"
         return CaseResult(case.label, case.points, 0.0, reply.status, f"the answer {what} ({reply.error})")

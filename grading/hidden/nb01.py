@@ -1,7 +1,6 @@
 """Hidden tests of notebook 01 (linear regression): the gradient on new problems; the two values by their checks.
 
-The gradient's inputs arrive as float64 tensors, not NumPy arrays: a NumPy array does not travel to the student's
-process (``torch.load(weights_only=True)`` refuses it). ``X @ beta``, ``X.T``, ``len(y)`` work the same on both.
+The gradient's inputs arrive as NumPy float64 arrays, as in the notebook (``grading.export.pack_arguments``).
 """
 
 from __future__ import annotations
@@ -27,18 +26,14 @@ def _gradient_cases() -> list[Case]:
         y = 2 * torch.randn(N, generator=generator, dtype=torch.float64)  # (N,)
         beta = torch.randn(D, generator=generator, dtype=torch.float64)  # (D,)
         label = f"N={N}, D={D}" + (", first column the intercept's 1s" if intercept else "")
-        cases.append(Case((X, y, beta), label=label))
+        cases.append(Case((X.numpy(), y.numpy(), beta.numpy()), label=label))
     X, y, _ = cases[0].args
-    cases.append(Case((X, y, torch.zeros(X.shape[1], dtype=torch.float64)), label="N=40, D=3, β = 0"))
+    cases.append(Case((X, y, np.zeros(X.shape[1])), label="N=40, D=3, β = 0"))
     return cases
 
 
-def _gradient(X, y, beta) -> np.ndarray:
-    return mse_gradient(X.numpy(), y.numpy(), beta.numpy())
-
-
 EXERCISES = (
-    HiddenExercise(1, ("my_gradient",), numbers_judge(_gradient), _gradient_cases, references=(mse_gradient,)),
+    HiddenExercise(1, ("my_gradient",), numbers_judge(mse_gradient), _gradient_cases, references=(mse_gradient,)),
     HiddenExercise(2, ("my_lr",), check_judge(check_max_stable_lr), points=1),
     HiddenExercise(3, ("my_beta",), check_judge(check_fit), points=2),
 )

@@ -1,11 +1,14 @@
 """Hidden tests of notebook 02 (computation graphs): the output layer's gradients on new layers; the chain rule's
 three numbers by their check.
 
-Exercise 2 (``softplus``) has no hidden test here: its function takes and returns a ``Value`` of the course's
-engine, an object that cannot travel to the student's process and back as plain data.
+Exercise 2 (``softplus``) takes and gives a ``Value`` of the course's engine, which does not travel: the grader
+calls it through ``course_utils.exercises.probes.softplus_probe`` in the student's process, on new points, and
+judges the plain numbers that come back (the output, one new node, the gradient on the input).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -49,7 +52,33 @@ def _judge_output_layer(answer, case: Case) -> Judged:
     return Judged(True, "right")
 
 
+SOFTPLUS_POINTS = (-6.5, -0.75, 0.0, 1.3, 8.25)
+
+
+def _judge_softplus(answer, case: Case) -> Judged:
+    (point,) = case.args
+    if not isinstance(answer, dict) or answer.get("type") != "Value":
+        kind = answer.get("type") if isinstance(answer, dict) else type(answer).__name__
+        return Judged(False, f"softplus must return a Value, got {kind}")
+    if not answer["one_node"]:
+        return Judged(False, "softplus must be one new node whose only parent is x")
+    value = compare_numbers(answer["data"], math.log1p(math.exp(point)))
+    if not value.passed:
+        return Judged(False, f"the value log(1 + eˣ): {value.message}")
+    gradient = compare_numbers(answer["grad"], 1 / (1 + math.exp(-point)))
+    if not gradient.passed:
+        return Judged(False, f"the gradient on x, σ(x): {gradient.message}")
+    return Judged(True, "right")
+
+
 EXERCISES = (
     HiddenExercise(1, ("my_gradients",), check_judge(check_chain_rule), points=1),
+    HiddenExercise(
+        2,
+        ("softplus",),
+        _judge_softplus,
+        lambda: [Case((p,), label=f"x = {p:g}") for p in SOFTPLUS_POINTS],
+        probe="course_utils.exercises.probes.softplus_probe",
+    ),  # fmt: skip
     HiddenExercise(3, ("output_layer_grads",), _judge_output_layer, _output_layer_cases),
 )

@@ -16,9 +16,8 @@ from tests.grading.hidden_support import solved_namespace
 MODULES = (nb01, nb02, nb03, nb04, nb06)
 # 01's my_lr is a np.float64, a subclass of float that grading.export.plain keeps as it is, and
 # torch.load(weights_only=True) refuses to read it back: remove the mark once plain turns it into a tensor.
-NP_FLOAT64 = pytest.mark.xfail(strict=True, reason="grading.export.plain passes a np.float64 through unconverted")
 VALUES = [
-    pytest.param(module, exercise, marks=NP_FLOAT64 if (module, exercise.number) == (nb01, 2) else ())
+    pytest.param(module, exercise)
     for module in MODULES
     for exercise in module.EXERCISES
     if exercise.cases is None
@@ -106,10 +105,6 @@ def test_a_perplexity_of_inf_is_judged_not_compared():
     assert [r.status for r in results].count("wrong") == 1 and "expected inf" in results[-1].message
 
 
-NUMPY_ARGS = "01's X, y, β arrive as tensors (a NumPy array does not pass torch.load(weights_only=True)); code written for NumPy raises"
-
-
-@pytest.mark.xfail(strict=True, reason=NUMPY_ARGS)
 @pytest.mark.parametrize(
     "answer",
     [
@@ -122,7 +117,6 @@ def test_a_right_gradient_written_for_numpy_arrays_scores_full_marks(answer):
     assert {r.status for r in results} == {"passed"}, results[0].message
 
 
-@pytest.mark.xfail(strict=True, reason="grading.export.plain passes a np.float64 through unconverted")
 def test_a_right_perplexity_computed_with_numpy_scores_full_marks():
     results = answer_here(exercise_of(nb04, 3), lambda lps: np.exp(-np.mean(lps)))
     assert {r.status for r in results} == {"passed"}
