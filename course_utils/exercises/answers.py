@@ -59,6 +59,11 @@ def _parts(answer) -> tuple[object, float]:
     raise TypeError(f"{type(answer).__name__} is not a number")
 
 
+def non_finite(nan: bool) -> str:
+    """What a check says of an answer that holds NaN (``nan``) or else inf."""
+    return f"your answer contains {'NaN' if nan else 'inf'}: look for a division by zero or a log of 0"
+
+
 def read_numbers(answer, *, finite: bool = True) -> tuple[Numbers | None, str | None]:
     """``(Numbers, None)``, or ``(None, why)`` for an answer that is not numbers, or (``finite``) holds NaN or inf."""
     try:
@@ -71,8 +76,7 @@ def read_numbers(answer, *, finite: bool = True) -> tuple[Numbers | None, str | 
     if not values.flags.c_contiguous or not values.flags.writeable:  # a view: a[::-1], a.T, a Fortran-order array
         values = values.copy(order="C")  # torch.from_numpy refuses negative strides
     if finite and not np.isfinite(values).all():
-        bad = "NaN" if np.isnan(values).any() else "inf"
-        return None, f"your answer contains {bad}: look for a division by zero or a log of 0"
+        return None, non_finite(np.isnan(values).any())
     return Numbers(values, eps), None
 
 
@@ -104,11 +108,13 @@ def one_number(answer, *, finite: bool = True) -> tuple[Number | None, str | Non
     return Number(float(read.values.reshape(())), read.eps), None
 
 
-def shown(expected: float, got: float, places: int = 4, kind: str = "f") -> tuple[str, str]:
+def shown(expected: float, got: float, places: int = 4, kind: str = "f", *, group: bool = False) -> tuple[str, str]:
     """``expected`` and ``got`` written with ``places`` digits (decimals for ``kind`` "f", significant ones for
-    "g"), or with as many more as it takes for two different numbers to read differently."""
+    "g"; thousands separated by commas when ``group``), or with as many more as it takes for two different numbers
+    to read differently."""
+    comma = "," if group else ""
     for digits in range(places, 18):
-        texts = (f"{expected:.{digits}{kind}}", f"{got:.{digits}{kind}}")
+        texts = (f"{expected:{comma}.{digits}{kind}}", f"{got:{comma}.{digits}{kind}}")
         if texts[0] != texts[1] or expected == got:
             return texts
     return repr(float(expected)), repr(float(got))
@@ -137,12 +143,15 @@ def numbers_close(answer, expected, *, abs_tolerance: float = 1e-12) -> tuple[bo
     return bool(np.all(np.abs(values - reference) <= tolerance)), None
 
 
-def _tensor(part, floats: bool) -> tuple[torch.Tensor | None, str | None]:
-    """One part of an answer as a CPU tensor without grad: float64 when ``floats``; else integers stay integers."""
+def _tensor(part, floats: bool, finite: bool) -> tuple[torch.Tensor | None, str | None]:
+    """One part of an answer as a CPU tensor without grad: float64 when ``floats``; else integers stay integers.
+    With ``finite``, a part holding NaN or inf is refused, and said so."""
     if isinstance(part, torch.Tensor):
         part = part.detach().cpu()
+        if finite and (part.is_floating_point() or part.is_complex()) and not bool(torch.isfinite(part).all()):
+            return None, non_finite(part.isnan().any())
         return (part.double() if floats else part), None
-    read, why = read_numbers(part, finite=False)
+    read, why = read_numbers(part, finite=finite)
     if why:
         return None, why
     whole = not read.eps and not floats
@@ -150,10 +159,11 @@ def _tensor(part, floats: bool) -> tuple[torch.Tensor | None, str | None]:
 
 
 def as_tensors(
-    answer, count: int, what: str, *, floats: bool = True, sequence: bool = False
+    answer, count: int, what: str, *, floats: bool = True, sequence: bool = False, finite: bool = True
 ) -> tuple[tuple[torch.Tensor, ...] | None, str | None]:
     """``answer`` as ``count`` tensors, or ``(None, why)``: ``answer`` itself when ``count`` is 1, unless
-    ``sequence`` (a list of one tensor is then one part, not a (1, …) array).
+    ``sequence`` (a list of one tensor is then one part, not a (1, …) array). NaN and inf are refused (said so)
+    unless ``finite`` is False, for a check that names their cause itself.
 
     A tensor, a NumPy array or a (nested) list of numbers are all read, by value: a check never asks for a type.
     """
@@ -162,8 +172,10 @@ def as_tensors(
         return None, f"return {what}; got {type(answer).__name__}"
     tensors = []
     for part in parts:
-        tensor, why = _tensor(part, floats)
+        tensor, why = _tensor(part, floats, finite)
         if why:
-            return None, f"return {what} as numbers (tensors or arrays): {why}"
+            return None, why if why.startswith(
+                "your answer contains"
+            ) else f"return {what} as numbers (tensors or arrays): {why}"
         tensors.append(tensor)
     return tuple(tensors), None

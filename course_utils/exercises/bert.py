@@ -1,11 +1,10 @@
 """Self-checks for notebook 09's exercises (BERT: its masking, WordPiece encoding, features from its layers).
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
-unfinished (``None``) or crashing answer. The references are the course's own code:
-``course_utils.models.bert.bert_masking`` for what BERT's masking must do (15 % of the maskable tokens chosen,
-of those 80 % ``[MASK]``, 10 % a random id, 10 % unchanged; labels -100 elsewhere), checked by counting
-on a large batch since a masking is random; ``course_utils.models.bert.wordpiece.WordPieceEncoder`` for greedy
-longest-match-first encoding; ``contextual_embeddings.LAYER_STRATEGIES`` for Devlin et al.'s layer choices.
+unfinished (``None``) or crashing answer. The exercises: BERT's masking (15 % of the maskable tokens chosen, of
+those 80 % ``[MASK]``, 10 % a random id, 10 % unchanged; labels -100 elsewhere), checked by counting on a large
+batch since a masking is random; WordPiece's greedy longest-match-first encoding of one word; and Devlin et al.'s
+features from the last four layers (Table 7).
 """
 
 from __future__ import annotations
@@ -112,9 +111,9 @@ def check_mask_batch(fn) -> bool:
     generator a ``torch.Generator``, for every random number, so that a seed repeats the masking. Choose 15 % of
     the other tokens; of the chosen, replace 80 % by ``mask_id``, 10 % by a random id in [0, vocab_size) and leave
     10 % unchanged. ``labels`` (B, T) is the original id at the chosen positions and -100 elsewhere. A coin per token
-    (as the library) or an exact count (as BERT's code, ``bert_masking.mask_tokens``) both pass, and so do random ids
-    drawn from the whole vocabulary (as the library) or from its non-special ids (as ``mask_tokens``): the check
-    counts the shares on a batch of 1,000 rows (60,000 maskable tokens).
+    (as the library) or an exact count (as BERT's own code) both pass, and so do random ids drawn from the whole
+    vocabulary (as the library) or from its non-special ids: the check counts the shares on a batch of 1,000 rows
+    (60,000 maskable tokens).
     """
     ids = _mask_case()
     answer, why = _masking_answer(fn, ids, _SEED)
@@ -194,7 +193,7 @@ def check_mask_batch(fn) -> bool:
 
 # ---------------------------------------------------------------- exercise: WordPiece encoding of one word
 
-# (word, the vocabulary's entries, what the case tests): the expected pieces come from WordPieceEncoder
+# (word, the vocabulary's entries, what the case tests)
 _HAND_CASES = [
     ("cat", ("cat", "c", "##a", "##t", "ca"), "a word that is in the vocabulary is one piece"),
     ("a", ("a", "##a"), "a one-letter word in the vocabulary is one piece"),
@@ -281,9 +280,8 @@ def check_wordpiece_encode(fn) -> bool:
 
     ``vocab`` is a set of strings, the vocabulary's entries (``set(tokenizer.get_vocab())``); a piece that continues
     a word carries ``##``. Take the longest entry that starts the word, then the longest ``##`` entry that starts the
-    rest, and so on; if some rest matches nothing, the whole word is ``['[UNK]']``. Checked against
-    ``course_utils.models.bert.wordpiece.WordPieceEncoder`` on hand-made vocabularies (the edge cases) and on every word
-    of the course language with the course's tokenizer.
+    rest, and so on; if some rest matches nothing, the whole word is ``['[UNK]']``. Checked on hand-made
+    vocabularies (the edge cases) and on every word of the course language with the course's tokenizer.
     """
     cases = [(word, {UNK, *tokens}, why, tokens) for word, tokens, why in _HAND_CASES]
     try:
@@ -308,7 +306,7 @@ def check_wordpiece_encode(fn) -> bool:
         return verdict(False, f"for {word!r} with the course's vocabulary you return {got}, the encoding is "
                               f"{expected}. Hint: {hint}")  # fmt: skip
     course = f" and all {len(course_words)} words of the course language and a few others" if course_words else ""
-    return verdict(True, f"your encoder matches WordPieceEncoder on {len(_HAND_CASES)} edge cases (longest match first, "
+    return verdict(True, f"your encoder is greedy longest-match-first on {len(_HAND_CASES)} edge cases (longest match first, "
                          f"## continuations, a whole-word [UNK]){course}")  # fmt: skip
 
 
@@ -367,11 +365,11 @@ def _layer_hint(answer: Tensor, hidden: Tensor, combine: str) -> str | None:
 def check_layer_strategy(fn, strategy: str = "concat last four hidden") -> bool:
     """Exercise: ``fn(hidden) -> features``: hidden states (L+1, N, C) → one feature row per occurrence.
 
-    ``hidden`` stacks layer 0 (the embeddings) to layer L, as ``contextual_embeddings.word_vectors`` returns them.
-    ``strategy`` names the row of Devlin et al.'s Table 7 to write (a key of ``LAYER_STRATEGIES``, or "concat" /
+    ``hidden`` stacks layer 0 (the embeddings) to layer L, as the notebook's word vectors come. ``strategy`` names the
+    row of Devlin et al.'s Table 7 to write ("concat last four hidden", "sum of last four hidden", or "concat" /
     "sum"): "concat last four hidden" gives (N, 4·C), layers L-3, L-2, L-1, L side by side; "sum of last four hidden"
-    gives (N, C). Checked against ``LAYER_STRATEGIES`` on models of 4 to 24 layers. (On a model shallower than
-    four layers the course's strategies take the hidden layers there are, never the embedding layer.)
+    gives (N, C). Checked on models of 4 to 24 layers. (On a model shallower than four layers the course's strategies
+    take the hidden layers there are, never the embedding layer.)
     """
     name, reference = _strategy(strategy)
     for layers, count, width, seed in _LAYER_CASES:

@@ -1,8 +1,8 @@
 """Self-checks for notebook 04's exercises (n-gram and feed-forward language models).
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong,
-unfinished (``None``) or crashing answer. The references are the course's own models:
-``NGramLM`` for the counts, ``course_utils.models.lm.evaluate`` for perplexity, ``FeedForwardLM`` for e.
+unfinished (``None``) or crashing answer. The exercises: the MLE bigram probability, the add-k estimate, the
+perplexity of a sentence's token log-probabilities, and the input e of Bengio's feed-forward model.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from course_utils.exercises.answers import as_tensors
+from course_utils.exercises.answers import as_tensors, shown
 from course_utils.exercises import answer_of, close, never_raises, numeric_answer, verdict
 from course_utils.models.lm import evaluate, token_logprobs
 from course_utils.models.classic.neural_lm import FeedForwardLM
@@ -45,7 +45,7 @@ _BIGRAM_HINTS = {
     "markers": f"read each sentence as {BOS} w1 .. wn {EOS}: add the two markers before counting pairs",
     "boundary": "count pairs inside each sentence only: the last word of one sentence does not precede the next one",
     "unseen pair": "a pair never seen has count 0, so its probability is 0.0",
-    "unseen context": "a context never seen has count 0: return 0.0 there (as NGramLM(..., smoothing='none') does)",
+    "unseen context": "a context never seen has count 0, so there is nothing to divide: return 0.0 there",
 }
 
 _ADD_K_CASES = [(2, 3, 1, 10), (0, 3, 1, 10), (5, 20, 0.5, 8), (2, 3, 0, 10), (0, 0, 1, 10), (0, 0, 0.1, 4)]
@@ -88,8 +88,8 @@ def check_bigram_probability(fn) -> bool:
     """Exercise: ``fn(sentences, previous, word)`` is the MLE bigram P(word | previous) = c(previous word) / c(previous).
 
     Each sentence (a list of words) is read as ``<s> w1 .. wn </s>``; ``previous`` may be ``"<s>"`` and
-    ``word`` may be ``"</s>"``. A context never seen returns 0.0. Checked against ``NGramLM(vocab, 2,
-    smoothing="none")`` on ``BIGRAM_CORPORA``.
+    ``word`` may be ``"</s>"``. A context never seen returns 0.0. Checked on the small corpora of
+    ``BIGRAM_CORPORA``.
     """
     for corpus, previous, word, tag in _BIGRAM_CASES:
         counts = _bigram_counts(corpus, previous, word)
@@ -100,12 +100,13 @@ def check_bigram_probability(fn) -> bool:
         if not close(value, counts["p"]):
             seen = counts["previous"] > 0
             fraction = f"{counts['pair']}/{counts['previous']}" if seen else f"0 ({previous} never occurs)"
+            want, got = shown(counts["p"], value)
             return verdict(
                 False,
-                f"on the corpus '{corpus}', P({word} | {previous}) = {fraction} = {counts['p']:.4f}; yours gives "
-                f"{value:.4f}. Hint: {_bigram_hint(tag, counts, value)}",
+                f"on the corpus '{corpus}', P({word} | {previous}) = {fraction} = {want}; yours gives "
+                f"{got}. Hint: {_bigram_hint(tag, counts, value)}",
             )
-    return verdict(True, f"all {len(_BIGRAM_CASES)} bigram probabilities match NGramLM(smoothing='none')")
+    return verdict(True, f"all {len(_BIGRAM_CASES)} bigram probabilities are c(previous word) / c(previous)")
 
 
 def _add_k_hint(answer: float, count_hw: float, count_h: float, k: float, vocab_size: int) -> str:
@@ -135,7 +136,8 @@ def check_add_k(fn) -> bool:
         if not close(value, expected):
             case = f"c(h, w)={count_hw}, c(h)={count_h}, k={k}, |V|={vocab_size}"
             hint = _add_k_hint(value, count_hw, count_h, k, vocab_size)
-            return verdict(False, f"with {case} the estimate is {expected:.4f}; yours gives {value:.4f}. Hint: {hint}")
+            want, got = shown(expected, value)
+            return verdict(False, f"with {case} the estimate is {want}; yours gives {got}. Hint: {hint}")
     return verdict(True, f"add-k is right on all {len(_ADD_K_CASES)} cases, k = 0 and unseen contexts included")
 
 
@@ -157,7 +159,7 @@ def _perplexity_cases() -> list[tuple[list[float], float, str]]:
         ([math.log(0.5), -math.inf], math.inf, "a token of probability 0"),
     ]
     logprobs, perplexity = _model_logprobs()
-    return cases + [(logprobs, perplexity, "an add-one bigram model on 'anqi was late for class' (lm.evaluate)")]
+    return cases + [(logprobs, perplexity, "an add-one bigram model on 'anqi was late for class'")]
 
 
 def _perplexity_hint(answer: float, logprobs: list[float]) -> str:
@@ -180,7 +182,7 @@ def _perplexity_hint(answer: float, logprobs: list[float]) -> str:
 
 @never_raises
 def check_perplexity(fn) -> bool:
-    """Exercise: ``fn(token_logprobs)`` is the perplexity exp(−mean) of natural-log token probabilities."""
+    """Exercise: ``fn(logprobs)`` is the perplexity exp(−mean) of a sentence's natural-log token probabilities."""
     cases = _perplexity_cases()
     for logprobs, expected, what in cases:
         crash_hint = "a token of probability 0 should give perplexity inf, not an error" if math.isinf(expected) else ""
@@ -189,8 +191,9 @@ def check_perplexity(fn) -> bool:
             return verdict(False, why)
         if not close(value, expected):
             hint = _perplexity_hint(value, logprobs)
-            return verdict(False, f"on {what} the perplexity is {expected:.4f}; yours gives {value:.4f}. Hint: {hint}")
-    return verdict(True, f"perplexity is right on all {len(cases)} cases, including lm.evaluate's on a real model")
+            want, got = shown(expected, value)
+            return verdict(False, f"on {what} the perplexity is {want}; yours gives {got}. Hint: {hint}")
+    return verdict(True, f"perplexity is right on all {len(cases)} cases, a real bigram model's sentence included")
 
 
 @torch.no_grad()
@@ -226,7 +229,7 @@ def _ffnn_hint(answer: torch.Tensor, E: torch.Tensor, window: list[int]) -> str:
 def check_ffnn_input(fn) -> bool:
     """Exercise: ``fn(E, window)`` is Bengio's projection layer e = [E[w1]; ...; E[wN]]: (V, d), N ids → (N·d,).
 
-    Compared with the e that ``FeedForwardLM.forward`` builds from its own embedding matrix.
+    Row i of E is the embedding of word id i; the window's embeddings are concatenated, the oldest word's first.
     """
     checked = 0
     for (vocab_size, context_size, embed_dim, seed), windows in _FFNN_CASES:
@@ -246,4 +249,4 @@ def check_ffnn_input(fn) -> bool:
                 continue
             hint = _ffnn_hint(answer, E, window)
             return verdict(False, f"not e yet for the window {window} (V={vocab_size}, d={embed_dim}). Hint: {hint}")
-    return verdict(True, f"your e matches FeedForwardLM's projection layer on {checked} windows, order kept")
+    return verdict(True, f"your e is the concatenation [E[w1]; ...; E[wN]] on {checked} windows, order kept")

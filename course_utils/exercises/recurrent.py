@@ -298,6 +298,7 @@ def check_parameter_count(fn) -> bool:
         if varies or answers[0] != expected:
             wrong = next(a for a in answers if a != expected) if not varies else answers[1]
             hint = _count_hint(answers[0], V, d, H, varies)
-            return verdict(False, f"with V={V}, d={d}, H={H} the model has {expected:,} parameters for every T; "
-                                  f"yours gives {wrong:,.0f}. Hint: {hint}")  # fmt: skip
+            want, got = shown(expected, wrong, 0, group=True)
+            return verdict(False, f"with V={V}, d={d}, H={H} the model has {want} parameters for every T; "
+                                  f"yours gives {got}. Hint: {hint}")  # fmt: skip
     return verdict(True, f"right on all {len(_COUNT_CASES)} sizes, and the same for every length T")

@@ -2,11 +2,10 @@
 a budget, approach 3's Huber objective).
 
 Each check prints one ✓ or ✗ line with a hint and returns a bool; it never raises on a wrong, unfinished (``None``)
-or crashing answer. The references are the course's own code in ``course_utils.analysis.scaling_fits``:
-``isoflop_profile`` (a parabola through the losses against log N by ``np.polyfit``, and its vertex) on an exact
-parabola and on every FLOP budget of the stored runs (``scaling_laws.isoflop_profiles``); ``ChinchillaLaw.optimal_n``
-with D_opt = C / (6 N_opt); and approach 3's objective, torch's ``huber_loss(residual, 0, delta=δ,
-reduction="sum")`` of the residuals LSE(a − α log N, b − β log D, e) − log L, summed over the runs.
+or crashing answer. The exercises: the vertex of a parabola fitted to the losses against log N (approach 2), on an
+exact parabola and on every FLOP budget of the stored runs; the split of a budget C = 6·N·D that minimises
+L = E + A/N^α + B/D^β; and approach 3's objective, the Huber loss of the residuals LSE(a − α log N, b − β log D, e)
+− log L, summed over the runs.
 """
 
 from __future__ import annotations
@@ -126,8 +125,7 @@ def check_isoflop_minimum(fn) -> bool:
 
     n (k,) and loss (k,) are NumPy arrays (float64): the sizes trained with one budget and their test losses, in
     any order. Fit a parabola to the losses against log N and return its vertex, N_opt (a size, not its log) and
-    the parabola's value there. Checked against ``scaling_fits.isoflop_profile`` on an exact parabola and on each
-    FLOP budget of the stored runs.
+    the parabola's value there. Checked on an exact parabola and on each FLOP budget of the stored runs.
     """
     cases = _isoflop_cases()
     for budget, n, loss, about in cases:
@@ -154,7 +152,7 @@ def check_isoflop_minimum(fn) -> bool:
     stored = [fits.isoflop_profile(budget, n, loss) for budget, n, loss, _ in cases[1:]]
     low, high = stored[0], stored[-1]
     exponent = _isoflop_exponent([p.flops for p in stored], [p.n_opt for p in stored])
-    return verdict(True, f"your minima match isoflop_profile on an exact parabola and on the {len(stored)} FLOP "
+    return verdict(True, f"your minima are the parabolas' vertices on an exact parabola and on the {len(stored)} FLOP "
                          f"budgets of the stored runs: from {low.flops:.2g} to {high.flops:.2g} FLOPs, N_opt grows "
                          f"from {low.n_opt:,.0f} to {high.n_opt:,.0f}, about N_opt ∝ C^{exponent:.2f}")  # fmt: skip
 
@@ -230,8 +228,8 @@ def check_optimal_allocation(fn) -> bool:
     """Exercise: ``fn(flops, E, A, alpha, B, beta) -> (N_opt, D_opt)``: the compute-optimal split of a budget.
 
     All six are Python floats. Of the pairs (N, D) with 6·N·D = C, return the one that minimises
-    L(N, D) = E + A/N^α + B/D^β. Checked against ``ChinchillaLaw.optimal_n`` (D_opt = C / (6·N_opt)) on a symmetric
-    law, Hoffmann et al.'s law at Chinchilla's budget and the course's law at three budgets.
+    L(N, D) = E + A/N^α + B/D^β. Checked on a symmetric law, Hoffmann et al.'s law at Chinchilla's budget and the
+    course's law at three budgets.
     """
     for c, law, about in _ALLOCATION_CASES:
         answer, why = answer_of(fn, _law_args(c, law), "all six arguments are floats: math or NumPy is enough")
@@ -249,7 +247,7 @@ def check_optimal_allocation(fn) -> bool:
                               f"Hint: {_allocation_hint(answer, c, law)}")  # fmt: skip
     n_chinchilla, d_chinchilla = _optimal_split(CHINCHILLA_FLOPS, HOFFMANN)
     share = COURSE_LAW.beta / (COURSE_LAW.alpha + COURSE_LAW.beta)
-    return verdict(True, f"your split matches ChinchillaLaw.optimal_n on {len(_ALLOCATION_CASES)} budgets. At "
+    return verdict(True, f"your split minimises L on 6·N·D = C for {len(_ALLOCATION_CASES)} budgets. At "
                          f"5.76e23 FLOPs Hoffmann et al.'s law gives N_opt = {n_chinchilla:.2g} parameters and "
                          f"D_opt = {d_chinchilla:.2g} tokens ({d_chinchilla / n_chinchilla:.0f} tokens a parameter; "
                          "Chinchilla itself: 70B parameters, 1.4T tokens, 20 a parameter); the course's law, with β > α, gives N_opt ∝ "
@@ -375,8 +373,8 @@ def check_huber_objective(fn) -> bool:
 
     θ comes as a (5,) float64 tensor that requires grad (as L-BFGS hands it over) or as five floats; n, d and
     loss are (runs,) float64 tensors. The objective is the Huber loss with width δ of the residuals
-    LSE(a − α log N, b − β log D, e) − log L, summed over the runs. Checked against ``scaling_fits``' approach-3
-    objective on three hand-made runs and on the stored runs at two θ, with the default δ and δ = 0.01.
+    LSE(a − α log N, b − β log D, e) − log L, summed over the runs. Checked on three hand-made runs and on the
+    stored runs at two θ, with the default δ and δ = 0.01.
     """
     for case in _objective_cases():
         theta, n, d, loss, delta, about = case

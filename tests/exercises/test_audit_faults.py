@@ -232,3 +232,24 @@ def test_only_one_minus_the_aer_gets_the_one_minus_hint(capsys, wrong):
 def test_a_nan_bleu_is_called_nan(capsys):
     assert check_sentence_bleu(lambda hyp, ref: float("nan")) is False
     assert "NaN" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "check, nan_answer",
+    [
+        (check_elman_step, lambda x_t, h_prev, W, U, b: torch.full((x_t.shape[0], W.shape[0]), math.nan)),
+        (check_positional_encoding, lambda length, d_model: torch.full((length, d_model), math.nan)),
+        (check_top_p, lambda probs, p: probs * math.nan),
+    ],
+)
+def test_a_tensor_answer_holding_nan_is_called_nan(capsys, check, nan_answer):
+    assert check(nan_answer) is False
+    assert "NaN" in capsys.readouterr().out
+
+
+def test_a_count_off_by_a_half_is_shown_to_differ(capsys):
+    from course_utils.exercises.lstm import check_lstm_parameters
+
+    assert check_lstm_parameters(lambda d, h: 4 * (h * d + h * h + 2 * h) + 0.5) is False
+    out = capsys.readouterr().out
+    assert "has 99,328.0 parameters; yours gives 99,328.5" in out, out

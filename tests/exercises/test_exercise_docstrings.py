@@ -11,7 +11,8 @@ import pytest
 
 import course_utils.exercises as exercises
 
-SHARED = {"answers", "grading"}  # shared by the wing (answers) or the grader (grading); the rest: one notebook each
+SHARED = {"answers", "grading", "probes"}  # shared by the wing (answers) or the grader (grading, probes); the rest:
+# one notebook each
 MODULES = [
     importlib.import_module(f"course_utils.exercises.{m.name}")
     for m in pkgutil.iter_modules(exercises.__path__)
