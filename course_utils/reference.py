@@ -49,6 +49,7 @@ def course_reference(function):
             )
         return function(*args, **kwargs)
 
-    del guarded.__wrapped__  # no way back to the unguarded function through the wrapper
+    # functools.wraps keeps __wrapped__, so source and signature read as the function's own; an answer that reaches
+    # for it is flagged to the TA by the grader's notes.
     guarded.course_reference = True
     return guarded

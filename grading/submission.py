@@ -26,7 +26,9 @@ from grading.session import Session, scratch_folder
 from grading.spec import Case, HiddenExercise
 
 # Names a submission has no business touching: a note asks a TA to look (the verdicts do not depend on them).
-GRADER_NAMES = re.compile(r"\b(course_utils\.reference|refusing_references|_refusing|grading\.|report\s*=|verdict\s*=)")
+GRADER_NAMES = re.compile(
+    r"(course_utils\.reference|refusing_references|_refusing|__wrapped__|__closure__|\bgrading\.|report\s*=|verdict\s*=)"
+)
 SETUP_CALL = "setup_notebook("
 
 

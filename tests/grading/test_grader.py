@@ -141,3 +141,20 @@ def test_the_command_writes_the_ta_files_for_a_canvas_download(tmp_path: Path):
     assert (out / "feedback").is_dir() and len(list((out / "feedback").glob("*.md"))) == 3
     header = (out / "canvas.csv").read_text(encoding="utf-8-sig").splitlines()[0]
     assert "Homework 5 (777)" in header and header.startswith("Student,ID")
+
+
+def test_every_notebook_complete_earns_every_point_and_empty_none(tmp_path: Path):
+    """The example students of every notebook (``--examples``), graded by the command, two at a time."""
+    folder, out = tmp_path / "examples", tmp_path / "grades"
+    for args in (["--examples", str(folder)], [str(folder), "--out", str(out), "--jobs", "2"]):
+        done = subprocess.run([sys.executable, str(ROOT / "scripts" / "grade.py"), *args], capture_output=True,
+                              text=True, timeout=1200)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+    with (out / "grades.csv").open(encoding="utf-8") as file:
+        rows = list(csv.DictReader(file))
+    hidden = hidden_tests()
+    assert len(rows) == 2 * sum(len(tests) for tests in hidden.values())
+    for row in rows:
+        full = float(row["out_of"])
+        expected = ("passed", full) if row["student"] == "complete" else ("not finished", 0.0)
+        assert (row["status"], float(row["points"])) == expected, row
