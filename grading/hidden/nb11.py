@@ -1,8 +1,4 @@
-"""Hidden tests of notebook 11 (scaling laws): new profiles, laws, budgets, runs and δ.
-
-NumPy arrays cannot travel to the student's process (``torch.load(weights_only=True)`` refuses them), so the IsoFLOP
-profiles come as float64 tensors: ``np.log``, ``np.asarray`` and ``np.polyfit`` take them as they take arrays.
-"""
+"""Hidden tests of notebook 11 (scaling laws): new profiles, laws, budgets, runs and δ."""
 
 from __future__ import annotations
 
@@ -56,7 +52,8 @@ def _isoflop_cases() -> list[Case]:
         (three, 4.0 + 0.2 * (three.log() - math.log(5e4)) ** 2, "three sizes, the fewest a parabola needs"),
         (sizes, torch.from_numpy(law.loss(sizes.numpy(), 1e20 / (6 * sizes.numpy()))), "Hoffmann et al.'s law"),
     ]
-    return [Case((n, loss), label=f"{len(n)} sizes: {what}") for n, loss, what in cases]
+    return [Case((n.numpy(), np.asarray(loss, dtype=float)), label=f"{len(n)} sizes: {what}")  # NumPy, as in 11
+            for n, loss, what in cases]  # fmt: skip
 
 
 def _isoflop_minimum(n, loss) -> tuple[float, float]:
