@@ -120,6 +120,17 @@ def shown(expected: float, got: float, places: int = 4, kind: str = "f", *, grou
     return repr(float(expected)), repr(float(got))
 
 
+def shown_lists(expected, got, places: int = 3) -> tuple[list[float], list[float]]:
+    """Two lists of numbers rounded to ``places`` decimals, or to as many more as it takes for different lists to
+    read differently."""
+    expected, got = [float(v) for v in expected], [float(v) for v in got]
+    for digits in range(places, 18):
+        texts = [round(v, digits) for v in expected], [round(v, digits) for v in got]
+        if texts[0] != texts[1] or expected == got:
+            return texts
+    return expected, got
+
+
 def whole_number(answer) -> int | None:
     """``answer`` as an int when it is one whole number (``7``, ``7.0``, ``torch.tensor(7.)``), else None."""
     value, why = one_number(answer)

@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from course_utils.exercises.answers import as_tensors, one_number, shown
+from course_utils.exercises.answers import as_tensors, one_number, shown, shown_lists
 from course_utils.exercises import NOT_A_NUMBER, answer_of, close, never_raises, numeric_answer, verdict
 from course_utils.models.generation import length_divisor, warp
 
@@ -145,14 +145,15 @@ def check_top_p(fn) -> bool:
             hint = ("keep the most probable tokens until their mass reaches p (the one that crosses p included), "
                     "0 for the others, then renormalise")  # fmt: skip
         elif hint is None:
-            hint = f"the result must sum to 1 (yours sums to {float(answer.sum()):.4g}): renormalise the kept mass"
-        shown = ""
+            total = shown(1.0, float(answer.sum()), 4, "g")[1]
+            hint = f"the result must sum to 1 (yours sums to {total}): renormalise the kept mass"
+        example = ""
+        want, got = shown_lists(expected.tolist(), answer.tolist())
         if len(probs) <= 4:
-            shown = (
-                f" For probs = {[round(v, 3) for v in probs.tolist()]}, p = {p:g} the nucleus is "
-                f"{[round(v, 3) for v in expected.tolist()]}, yours {[round(v, 3) for v in answer.tolist()]}."
+            example = (
+                f" For probs = {[round(v, 3) for v in probs.tolist()]}, p = {p:g} the nucleus is {want}, yours {got}."
             )
-        return verdict(False, f"not the nucleus yet ({about}).{shown} Hint: {hint}")
+        return verdict(False, f"not the nucleus yet ({about}).{example} Hint: {hint}")
     return verdict(True, f"your top-p keeps the right nucleus on {len(cases)} distributions: the crossing token "
                          "is kept, p = 1 keeps all, a tiny p keeps the top token, ties are handled")  # fmt: skip
 

@@ -253,3 +253,26 @@ def test_a_count_off_by_a_half_is_shown_to_differ(capsys):
     assert check_lstm_parameters(lambda d, h: 4 * (h * d + h * h + 2 * h) + 0.5) is False
     out = capsys.readouterr().out
     assert "has 99,328.0 parameters; yours gives 99,328.5" in out, out
+
+
+def test_output_layer_gradients_computed_in_float32_and_returned_as_a_list_pass(capsys):
+    from course_utils.exercises.backprop import check_output_layer_grads
+
+    def grads(h, a, y):
+        delta = torch.tensor(a) - torch.tensor(y)  # float32, torch's default
+        return (delta * torch.tensor(h)).tolist(), delta.item()
+
+    assert check_output_layer_grads(grads) is True, capsys.readouterr().out
+    assert check_output_layer_grads(lambda h, a, y: ([(a - y) * v * (1 + 1e-4) for v in h], a - y)) is False
+
+
+def test_a_nucleus_slightly_off_is_shown_to_differ(capsys):
+    def slightly_off(probs, p):
+        nucleus = torch.as_tensor(top_p(probs, p))
+        return nucleus * (1 + 1e-4 * (nucleus > 0).double().cumsum(0))  # no longer sums to 1, by 1e-4
+
+    assert check_top_p(slightly_off) is False
+    out = capsys.readouterr().out
+    assert "sums to 1)" not in out and "sums to 1 " not in out, out
+    want, got = out.split("the nucleus is ")[1].split(". Hint")[0].split(", yours ")
+    assert want != got, out
