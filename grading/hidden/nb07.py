@@ -11,15 +11,15 @@ from grading.spec import Case, HiddenExercise, Judged, compare_numbers, numbers_
 NOTEBOOK = "07_seq2seq_attention"
 
 
-def tensors_judge(reference, names: tuple[str, ...], *, rel: float | None = None):
-    """A judge for an answer of several tensors (a tuple, in the order of ``names``), each compared with
-    ``reference(*case.args)``'s part of the same name."""
+def parts_judge(reference, names: tuple[str, ...], rels: tuple[float | None, ...] | None = None):
+    """A judge for an answer of several parts (tensors or numbers, in the order of ``names``), each compared with
+    ``reference(*case.args)``'s part of the same name, at its ``rels`` tolerance (None: the answer's precision)."""
 
     def judge(answer, case: Case) -> Judged:
         expected = reference(*case.args)
-        if not isinstance(answer, list | tuple) or len(answer) != len(names):
+        if not isinstance(answer, list | tuple | torch.Tensor) or len(answer) != len(names):
             return Judged(False, f"return {len(names)} things, ({', '.join(names)}); got {type(answer).__name__}")
-        for name, part, wanted in zip(names, answer, expected):
+        for name, part, wanted, rel in zip(names, answer, expected, rels or (None,) * len(names)):
             judged = compare_numbers(part, wanted, rel=rel)
             if not judged.passed:
                 return Judged(False, f"{name}: {judged.message}")
@@ -97,7 +97,7 @@ EXERCISES = (
     HiddenExercise(
         1,
         ("dot_attention",),
-        tensors_judge(_dot_attention, ("context", "weights")),
+        parts_judge(_dot_attention, ("context", "weights")),
         _attention_cases,
         references=(attend,),
     ),  # fmt: skip

@@ -6,7 +6,7 @@ import torch
 
 from course_utils.models.transformer.attention import attention_weights, causal_mask, scaled_dot_product_attention
 from course_utils.models.transformer.positional import sinusoidal_positions
-from grading.hidden.nb07 import tensors_judge
+from grading.hidden.nb07 import parts_judge
 from grading.spec import Case, HiddenExercise, Judged, numbers_judge
 
 NOTEBOOK = "08_transformer_self_attention"
@@ -83,7 +83,7 @@ EXERCISES = (
     HiddenExercise(
         2,
         ("attention_head",),
-        tensors_judge(_attention_head, ("output", "weights")),
+        parts_judge(_attention_head, ("output", "weights")),
         _head_cases,
         references=(scaled_dot_product_attention, attention_weights),
     ),

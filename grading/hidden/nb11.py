@@ -13,24 +13,10 @@ from course_utils.analysis.scaling_fits import (
     isoflop_profile,
     parametric_objective,
 )
+from grading.hidden.nb07 import parts_judge
 from grading.spec import Case, HiddenExercise, Judged, compare_numbers
 
 NOTEBOOK = "11_scaling_laws"
-
-
-def pair_judge(reference, names: tuple[str, str], rels: tuple[float, float]):
-    """A judge for an answer of two numbers, each compared with ``reference(*case.args)``'s at its own tolerance."""
-
-    def judge(answer, case: Case) -> Judged:
-        if not isinstance(answer, list | tuple | torch.Tensor) or len(answer) != 2:
-            return Judged(False, f"return two numbers ({', '.join(names)}); got {type(answer).__name__}")
-        for name, part, wanted, rel in zip(names, answer, reference(*case.args), rels):
-            judged = compare_numbers(part, wanted, rel=rel)
-            if not judged.passed:
-                return Judged(False, f"{name}: {judged.message}")
-        return Judged(True, "right")
-
-    return judge
 
 
 def _isoflop_cases() -> list[Case]:
@@ -107,14 +93,14 @@ EXERCISES = (
     HiddenExercise(
         1,
         ("isoflop_minimum",),
-        pair_judge(_isoflop_minimum, ("N_opt", "L_opt"), (1e-3, 1e-5)),
+        parts_judge(_isoflop_minimum, ("N_opt", "L_opt"), (1e-3, 1e-5)),
         _isoflop_cases,
         references=(isoflop_profile,),
     ),
     HiddenExercise(
         2,
         ("optimal_allocation",),
-        pair_judge(_optimal_allocation, ("N_opt", "D_opt"), (1e-4, 1e-4)),
+        parts_judge(_optimal_allocation, ("N_opt", "D_opt"), (1e-4, 1e-4)),
         _allocation_cases,
         references=(ChinchillaLaw.optimal_n,),
     ),
