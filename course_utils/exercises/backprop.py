@@ -31,6 +31,14 @@ def _close(a, b, floor: float = TOLERANCE) -> bool:
     return abs(float(read.values.reshape(())) - b) <= read.rel_tolerance(floor) * max(1.0, abs(b))
 
 
+def _unreadable(value) -> str | None:
+    """Why ``value`` is not one finite number (NaN, inf, not a number, several numbers), or None."""
+    read, why = read_numbers(value)
+    if why:
+        return why
+    return None if read.values.size == 1 else f"one number, not {read.values.size}"
+
+
 def chain_rule_reference() -> dict[str, float]:
     """∂f/∂x, ∂f/∂y, ∂f/∂z of f = (x·y + z)·y at ``CHAIN_RULE_POINT``, from our engine."""
     x, y, z = (Value(CHAIN_RULE_POINT[k], k) for k in "xyz")
@@ -46,6 +54,9 @@ def check_chain_rule(answer) -> bool:
         return verdict(False, 'answer must be a dict with the keys "x", "y" and "z"')
     if any(v is None for v in answer.values()):
         return verdict(False, f"{NOT_FINISHED}: replace each None by a number")
+    unread = next(((k, why) for k in "xyz" if (why := _unreadable(answer[k]))), None)
+    if unread:
+        return verdict(False, f"the value for {unread[0]!r}: {unread[1]}")
     reference = chain_rule_reference()
     wrong = [k for k in "xyz" if not _close(answer[k], reference[k])]
     if not wrong:
@@ -124,6 +135,10 @@ def check_output_layer_grads(output_layer_grads) -> bool:
             )
         if len(your_dw) != len(dw):
             return verdict(False, f"∂L/∂W2 needs one entry per hidden unit ({len(dw)}), got {len(your_dw)}")
+        unread = next(((name, why) for name, value in (("∂L/∂b2", your_db), *(("∂L/∂W2", v) for v in your_dw))
+                       if (why := _unreadable(value))), None)  # fmt: skip
+        if unread:
+            return verdict(False, f"{unread[0]}: {unread[1]}")
         if not _close(your_db, db):
             return verdict(False, f"∂L/∂b2 is not right yet (got {your_db!r}): how does L change with z2, "
                                   "and how does z2 change with b2?")  # fmt: skip

@@ -73,6 +73,8 @@ def _bigram_hint(tag: str, counts: dict[str, float], answer: float | None) -> st
     """Why the answer is wrong, from what the case tests and which mistaken formula it matches."""
     if tag in _BIGRAM_HINTS:
         return _BIGRAM_HINTS[tag]
+    if not 0 <= answer <= 1:
+        return "a probability lies between 0 and 1: divide count(previous word) by count(previous)"
     if counts["word"] and close(answer, counts["pair"] / counts["word"]):
         return "you divided by count(word): divide by count(previous), how often the context occurred"
     if close(answer, counts["pair"] / counts["pairs"]):

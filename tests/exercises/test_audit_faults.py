@@ -276,3 +276,19 @@ def test_a_nucleus_slightly_off_is_shown_to_differ(capsys):
     assert "sums to 1)" not in out and "sums to 1 " not in out, out
     want, got = out.split("the nucleus is ")[1].split(". Hint")[0].split(", yours ")
     assert want != got, out
+
+
+def test_nan_in_hand_worked_gradients_is_called_nan(capsys):
+    from course_utils.exercises.backprop import check_chain_rule, check_output_layer_grads
+
+    assert check_chain_rule({"x": math.nan, "y": 1.0, "z": 2.0}) is False
+    assert "NaN" in capsys.readouterr().out
+    assert check_output_layer_grads(lambda h, a, y: ([math.nan] * len(h), math.nan)) is False
+    assert "NaN" in capsys.readouterr().out
+
+
+def test_a_probability_above_one_is_told_so(capsys):
+    from course_utils.exercises.language_models import check_bigram_probability
+
+    assert check_bigram_probability(lambda sentences, previous, word: 2.0) is False
+    assert "between 0 and 1" in capsys.readouterr().out
