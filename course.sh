@@ -12,6 +12,10 @@
 #                          demos live (scripts/lecture.py: a copy in build/lecture/; --demos-only runs only the cells
 #                          the demos need; --no-browser prints the URL only, --port P; Ctrl-C stops it)
 #   bash course.sh setup   set everything up only
+#   bash course.sh release DIR --url https://github.com/ORG/REPO
+#                          set everything up, then write the students' repository into DIR: the student edition of
+#                          every notebook, course_utils, data and set-up, no solutions (scripts/release.py; --site
+#                          also builds the students' website into build/student_site)
 #   bash course.sh newest  on Colab's Python (3.13) with the newest torch that pip installs and the lock, in build/py313:
 #                          the parity tests and every notebook under nbval, in the student edition (part of "test")
 #   bash course.sh floor   the same Python 3.13 venv, then the parity tests and notebooks 09-10 on the oldest
@@ -323,8 +327,12 @@ case "$command_name" in
         setup
         exec "$PY" scripts/lecture.py "$@"
         ;;
+    release)
+        setup
+        exec "$PY" scripts/release.py "$@"
+        ;;
     *)
-        echo "usage: bash course.sh [lab|test|bench|site|grade|lecture NN|setup|newest|floor|lock]" >&2
+        echo "usage: bash course.sh [lab|test|bench|site|grade|lecture NN|setup|release DIR|newest|floor|lock]" >&2
         exit 2
         ;;
 esac
