@@ -215,7 +215,8 @@ def _allocation_hint(answer: tuple[float, float], c: float, law: ChinchillaLaw) 
     if hint:
         return hint
     if not math.isclose(6 * answer[0] * answer[1], c, rel_tol=1e-6):
-        return f"the split must spend the whole budget: 6·N_opt·D_opt = C (yours gives {6 * answer[0] * answer[1]:.4g})"
+        spent = shown(c, 6 * answer[0] * answer[1], 4, "g")[1]
+        return f"the split must spend the whole budget: 6·N_opt·D_opt = C (yours gives {spent})"
     if math.isclose(answer[0], n_opt, rel_tol=NEAR):
         return ("close, but not the exact minimum: on the line 6·N·D = C, set dL/dN = 0; it gives "
                 "N_opt = G·(C/6)^(β/(α+β)) with G = (αA / (βB))^(1/(α+β))")  # fmt: skip
