@@ -6,7 +6,8 @@ and it judges an answer's value, not its type (``answers``).
 The helpers here call a student's function safely and compare its answer. It imports the models
 wing and the core, never the widgets.
 
-- ``grading``: what the grader (``scripts/grade.py``) runs in a submission's kernel: no network, each verdict as a line.
+- ``grading``: what the instructor's grader runs first in a submission's process: Python's own network block.
+- ``probes``: for an answer that takes or gives a course object, the call the grader makes in the student's process.
 - ``answers``: one coercion for every check: an answer read as numbers, whatever its type, and the tolerance its precision earns.
 - ``regression``: notebook 01 (linear regression and gradient descent).
 - ``backprop``: notebook 02 (computation graphs and backpropagation).
