@@ -69,7 +69,7 @@ print(f"y = σ(z) = {y.item():.2f}   (unrounded {y.item():.4f})")
 # | name | g(z) | g'(z) |
 # |---|---|---|
 # | sigmoid | σ(z) = 1 / (1 + e^(−z)) | σ(z)(1 − σ(z)) |
-# | tanh | (e^(2z) − 1) / (e^(2z) + 1) = 2σ(2z) − 1 | 1 − tanh(z)² |
+# | tanh | (e^(2z) − 1) / (e^(2z) + 1) = 2σ(2z) − 1 | yours to write: exercise 1 (section 8) |
 # | ReLU | max(0, z) | 1 if z > 0, else 0 (see the slide check below) |
 # | GELU | z·Φ(z) = z · ½[1 + erf(z/√2)] | Φ(z) + z·φ(z) |
 #

@@ -104,14 +104,16 @@ rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 # (i, f, g, o) give it three quarters of the LSTM's recurrent weights. Notebook 07 writes its step from these
 # equations and checks it against `nn.GRU`.
 #
-# `course_utils.models.recurrent.rnn.lstm_step` is the LSTM's six lines:
+# `course_utils.models.recurrent.rnn.lstm_step` writes the six equations one line each. Exercise 1 (section 10)
+# asks you to write them yourself, so here is only its docstring: what `lstm_step(x_t, (h_prev, c_prev), (W, U, b))`
+# takes and returns.
 
 # %%
 import inspect
 
 from course_utils.models.recurrent.rnn import ScratchLSTM, lstm_step
 
-print(inspect.getsource(lstm_step))
+print(inspect.getdoc(lstm_step))  # its body is exercise 1's answer
 
 # %% [markdown]
 # `ScratchLSTM` loops `lstm_step` over the words. Copy the weights of a library `nn.LSTM` into it and the two
@@ -288,9 +290,10 @@ plt.show()
 # after "girl". For the plural subject it drops at the words right after "girls": the old value is largely thrown
 # away, and a negative value is written in its place, word after word.
 #
-# How much of what the cell held at the subject reaches the last word of the prefix? Along the cell path (gates held
-# fixed), c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t gives ∂c_t/∂c_k = f_{k+1} ⊙ … ⊙ f_t: a product of forget gates, one per
-# word (exercise 3 asks you to write it). For the number unit and for a typical unit, in both sentences:
+# How much of what the cell held at the subject reaches the last word of the prefix? Hold the gates fixed, run the
+# cell update c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t from the subject to the last word, and let autograd give
+# ∂c_t/∂c_k, the share of the subject's cell that gets through, unit by unit (exercise 3 asks you for its formula
+# in the gates). For the number unit and for a typical unit, in both sentences:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -298,21 +301,22 @@ for label, prefix in pair.items():
     read = lstm_analysis.gate_activations(
         lstm, vocab, prefix
     )  # name -> (T, H); rows: <s>=0, the=1, subject=2, ...
-    subject, last = (
-        2,
-        len(read["forget"]) - 1,
-    )  # the subject's row and the row that reads the last prefix word
+    subject, last = 2, len(read["forget"]) - 1  # the subject's row, the last word's
+    at_subject = read["cell"][subject].clone().requires_grad_(True)  # c_k, (H,)
+    c = at_subject
+    for j in range(subject + 1, last + 1):  # the cell update with the gates held fixed
+        c = read["forget"][j] * c + read["input"][j] * read["candidate"][j]  # (H,)
+    (kept,) = torch.autograd.grad(c.sum(), at_subject)  # (H,): ∂c_t/∂c_k per unit
     forget, write = (
         read[gate][subject + 1 : last + 1] for gate in ("forget", "input")
     )  # (words after it, H)
-    kept = forget.prod(dim=0)  # (H,): Π f_j over the words after the subject
     signs = " ".join(
         "+" if c > 0 else "−"
         for c in read["cell"][subject : last + 1, cell_unit].tolist()
     )
     print(
-        f"{label}: Π f over the {last - subject} words after it: unit {cell_unit} "
-        f"{kept[cell_unit]:.3f}, "
+        f"{label}: ∂c_t/∂c_k over the {last - subject} words after it: "
+        f"unit {cell_unit} {kept[cell_unit]:.3f}, "
         f"median unit {kept.median():.3f}; unit {cell_unit}'s smallest f "
         f"{forget[:, cell_unit].min():.2f}, "
         f"mean i {write[:, cell_unit].mean():.2f}; sign of its cell from the subject "
@@ -923,6 +927,9 @@ _ = check_lstm_step(my_lstm_step)
 #     c = torch.sigmoid(z_f) * c_prev + torch.sigmoid(z_i) * torch.tanh(z_g)
 #     return torch.sigmoid(z_o) * torch.tanh(c), c
 # ```
+#
+# The course's own step, `lstm_step` in `course_utils/models/recurrent/rnn.py`, writes one line per equation of
+# section 1.
 # </details>
 
 # %% [markdown]
@@ -952,7 +959,7 @@ _ = check_scalar_mix(scalar_mix)
 # **Exercise 3.** The gradient along the cell. With the gates held fixed, c_j = f_j ⊙ c_{j−1} + i_j ⊙ g_j, so
 # ∂c_t/∂c_k is diagonal. Return its diagonal (H,) from the forget gates `forget` (T, H), where row j holds f_j. Then
 # try it on the number unit of section 2: `my_cell_gradient(read["forget"], subject, last)[cell_unit]` (`read` holds
-# the plural twin, the last sentence that cell read).
+# the plural twin, the last sentence that cell read): it should give what autograd gave there, 0.032.
 
 
 # %% tags=["exercise"]
