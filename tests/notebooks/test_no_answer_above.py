@@ -92,7 +92,7 @@ def references(check) -> set:
             value = namespace.get(name)
             if inspect.isfunction(value) and value.__module__ == home:
                 todo.append(value.__code__)
-            elif inspect.ismodule(value):
+            elif inspect.ismodule(value) and value.__name__.startswith(REFERENCE_PACKAGES):
                 found |= {getattr(value, a) for a in code.co_names if _is_reference(getattr(value, a, None))}
             elif _is_reference(value):
                 found.add(value)
