@@ -4,8 +4,12 @@
 #   bash course.sh test    set everything up, then run the whole test suite (what CI runs)
 #   bash course.sh bench   set everything up, then run the benchmarks (writes BENCHMARKS.md)
 #   bash course.sh site    set everything up, then build the website into build/site/html (no network)
-#   bash course.sh grade F set everything up, then grade the submitted notebooks in folder F into F/grades.csv
-#                          (scripts/grade.py: the course's own checks, no network; --examples F writes two to try)
+#   bash course.sh grade F set everything up, then grade the submitted notebooks in folder F on the hidden tests into
+#                          F/grades/ (scripts/grade.py: each submission sandboxed, judged outside it; --roster R.csv,
+#                          --canvas-column; the TA's CSVs and feedback files; --examples F writes students to try)
+#   bash course.sh otter OUT
+#                          set everything up, then write the same hidden tests as otter-grader autograders for
+#                          Gradescope, one zip a notebook (grading/otter.py; --release-url URL, NN ... for some)
 #   bash course.sh lecture NN
 #                          set everything up, then open notebook NN in JupyterLab as its lecture plan describes: the
 #                          stored notebook, its prompts as stored, every cell run in full mode and lecture mode, the
@@ -331,8 +335,12 @@ case "$command_name" in
         setup
         exec "$PY" scripts/release.py "$@"
         ;;
+    otter)
+        setup
+        exec "$PY" -m grading.otter "$@"
+        ;;
     *)
-        echo "usage: bash course.sh [lab|test|bench|site|grade|lecture NN|setup|release DIR|newest|floor|lock]" >&2
+        echo "usage: bash course.sh [lab|test|bench|site|grade|lecture NN|setup|release DIR|otter OUT|newest|floor|lock]" >&2
         exit 2
         ;;
 esac

@@ -22,6 +22,7 @@ CORE = {
     "colab_install",
     "device",
     "lecture",
+    "listing",
     "notebook",
     "offline",
     "reference",
