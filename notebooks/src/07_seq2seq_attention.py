@@ -41,6 +41,7 @@ import torch
 from course_utils import CourseInputError, budget
 from course_utils.language import parallel
 from course_utils.language.tarevi import translate_passage
+from course_utils.listing import listing
 from course_utils.models.recurrent import rnn
 from course_utils.models.recurrent import seq2seq as s2s
 from course_utils.analysis import translation_analysis as analysis
@@ -241,11 +242,12 @@ print(
 # with three scores: **additive** (Bahdanau's; Luong calls it "concat") vᵀ tanh(W_s s_t + W_h h_j), **dot**
 # s_tᵀ h_j, and **general** s_tᵀ W h_j. The weights a_tj depend on s_t, the decoder's current state, as the slide
 # notes (*"each attention weight is based on the decoder's current hidden state, too"*). Scores → softmax →
-# weighted sum, with padding excluded:
+# weighted sum, with padding excluded, is `attend`; its body is exercise 1's answer, so only its signature shows
+# here, with the three scores:
 
 # %%
-print(inspect.getsource(s2s.attend))
-print(inspect.getsource(s2s.Attention.scores))
+print(listing(s2s.attend, exercise=1))
+print(listing(s2s.Attention.scores))
 
 # %% [markdown]
 # > **Slide check.** The slide (CS109B, "seq2seq + Attention") says each weight "is based on the decoder's current
@@ -363,10 +365,11 @@ print(f"{'reference':13} {' '.join(challenge.target)}")
 # (`course_utils/evaluation/translation_metrics.py`): the **modified n-gram precision** p_n clips each hypothesis
 # n-gram's count at its count in the reference, summed over the whole corpus, for n = 1…4; a **brevity penalty**
 # BP = exp(1 − r/c) punishes a corpus of hypotheses shorter (c words) than the references (r words); BLEU is
-# BP · exp(¼ Σ log p_n), ×100.
+# BP · exp(¼ Σ log p_n), ×100. Exercise 2 computes it for one sentence pair, so the course's `bleu` shows its
+# signature only:
 
 # %%
-print(inspect.getsource(metrics.bleu))
+print(listing(metrics.bleu, exercise=2))
 
 # %% [markdown]
 # The standard implementation is sacrebleu. Our sentences are already words, so it must not tokenize again

@@ -268,7 +268,8 @@ for name, model in left_to_right.items():
 # `warped_scores` holds temperature, top-k and top-p: **temperature** T divides the scores, so that
 # P_T(w) ∝ P(w)^{1/T}; T < 1 sharpens the distribution, T > 1 flattens it, and T → 0 is greedy. **Top-k** keeps
 # the k most probable words. **Top-p** ("nucleus") keeps the most probable words until their mass reaches p. Each
-# filter sets the words it drops to −∞, and the softmax renormalises what is left. `beam.beam_search` keeps the k
+# filter sets the words it drops to −∞, and the softmax renormalises what is left (exercise 1 writes top-p, so
+# `warped_scores` shows its signature only). `beam.beam_search` keeps the k
 # best hypotheses. Every strategy adds log-probabilities instead of multiplying probabilities, because the product
 # underflows: 50 words at P = 10⁻³ each have probability 10⁻¹⁵⁰, below the smallest float32 (about 10⁻⁴⁵). The
 # last line of the cell shows it.
@@ -276,15 +277,12 @@ for name, model in left_to_right.items():
 # %%
 import inspect
 
+from course_utils.listing import listing
 from course_utils.models.generation import beam, sampling
 
-for function in (
-    sampling._walk,
-    sampling.greedy,
-    sampling.sample,
-    sampling.warped_scores,
-):
+for function in (sampling._walk, sampling.greedy, sampling.sample):
     print(inspect.getsource(function))
+print(listing(sampling.warped_scores, exercise=1))
 fifty = torch.full((50,), 1e-3)  # 50 words at P = 0.001
 print(
     f"product of the probabilities in float32: {float(fifty.prod()):g}; "

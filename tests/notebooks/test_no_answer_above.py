@@ -106,26 +106,29 @@ def _is_reference(value) -> bool:
 
 
 def body_lines(target) -> set[str]:
-    """The stripped statement lines of a function's or class's source, without docstrings, comments and blank lines."""
+    """The stripped statement lines of a function's or class's source, without signatures (a ``def`` over several
+    lines too), decorators, docstrings, comments and blank lines."""
     source = textwrap.dedent(definition(target))
-    docstrings = set()
+    left_out = set()
     for node in ast.walk(ast.parse(source)):
         body = getattr(node, "body", None)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and body:
+            left_out.update(range(node.lineno, body[0].lineno))  # the signature, however many lines
         if (
             isinstance(body, list)
             and body
             and isinstance(body[0], ast.Expr)
             and isinstance(body[0].value, ast.Constant)
         ):
-            docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
+            left_out.update(range(body[0].lineno, body[0].end_lineno + 1))
     lines = source.splitlines()
-    kept = (_statement(line) for n, line in enumerate(lines, 1) if n not in docstrings)
+    kept = (_statement(line) for n, line in enumerate(lines, 1) if n not in left_out)
     return {line for line in kept if line and not line.startswith(("def ", "class ", "@"))}
 
 
 def definition(target) -> str:
     """The source of a function or class as its module writes it, read from the module: a decorator's wrapper
-    (``course_reference``'s, which keeps no ``__wrapped__``) does not hide it."""
+    (``course_reference``'s) does not hide it."""
     module = sys.modules[target.__module__]
     tree = ast.parse(source := inspect.getsource(module))
     scope = tree.body
@@ -300,25 +303,7 @@ def leaks(cells) -> list[str]:
 # ---------------------------------------------------------------- the tests
 
 
-# Leaks this rule found in notebooks outside the change that added it (issue 43, item 7), left to their owners: each
-# is expected to fail until it is mended, and then the strict xfail fails, so that its entry here goes.
-KNOWN_LEAKS = {
-    "07_seq2seq_attention": "cell [19] prints seq2seq.attend, the reference of exercise 1 (dot attention)",
-    "08_transformer_self_attention": "cells [8] and [34] print scaled_dot_product_attention and "
-    "sinusoidal_positions, the references of exercises 2 (one attention head) and 3 (the positional encoding)",
-    "09_bert": "cell [17] prints WordPieceEncoder.encode_word, the reference of exercise 2 (WordPiece one word)",
-}
-
-
-@pytest.mark.parametrize(
-    "stem",
-    [
-        pytest.param(stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_LEAKS[stem]))
-        if stem in KNOWN_LEAKS
-        else stem
-        for stem in STEMS
-    ],
-)
+@pytest.mark.parametrize("stem", STEMS)
 def test_no_answer_above_its_exercise(stem):
     cells = notebook(stem).cells
     assert exercises(cells), f"{stem}: no exercise found"
