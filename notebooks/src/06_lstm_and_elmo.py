@@ -106,7 +106,7 @@ rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 #
 # `course_utils.models.recurrent.rnn.lstm_step` writes the six equations one line each. Exercise 1 (section 10)
 # asks you to write them yourself, so here is only its docstring: what `lstm_step(x_t, (h_prev, c_prev), (W, U, b))`
-# takes and returns.
+# takes and returns (its gates are a dict with the keys "input", "forget", "output" and "candidate").
 
 # %%
 import inspect
@@ -117,7 +117,7 @@ print(inspect.getdoc(lstm_step))  # its body is exercise 1's answer
 
 # %% [markdown]
 # `ScratchLSTM` loops `lstm_step` over the words. Copy the weights of a library `nn.LSTM` into it and the two
-# give the same outputs, in float32 up to rounding and in float64 exactly enough to check every digit:
+# give the same outputs, in float32 up to rounding and in float64 to within 1e-10:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -292,8 +292,8 @@ plt.show()
 #
 # How much of what the cell held at the subject reaches the last word of the prefix? Hold the gates fixed, run the
 # cell update c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t from the subject to the last word, and let autograd give
-# ∂c_t/∂c_k, the share of the subject's cell that gets through, unit by unit (exercise 3 asks you for its formula
-# in the gates). For the number unit and for a typical unit, in both sentences:
+# ∂c_t/∂c_k (k the subject, t the last word of the prefix), the share of the subject's cell that gets through, unit
+# by unit (exercise 3 asks you for its formula in the gates). For the number unit and for a typical unit, in both sentences:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -370,8 +370,8 @@ plt.show()
 # every step back, the geometric decay of section 4 of notebook 05. Compare the LSTM's curve: where it starts, and
 # how much flatter it runs, so that at the longest distances more gradient reaches back than in the RNN (the last
 # line above; one trained model of each). That is the CMU slide's wording: LSTMs *address, but do not solve* vanishing
-# gradients; the curve still falls. (This measures the path through h_k. The cell path, the product of forget
-# gates of section 2, comes on top of it.)
+# gradients; the curve still falls. (This measures the path through h_k. The cell path of section 2, ∂c_t/∂c_k with
+# the gates held fixed, comes on top of it.)
 #
 # ## 4. The long-distance claim, measured on agreement
 #
@@ -958,8 +958,9 @@ _ = check_scalar_mix(scalar_mix)
 # %% [markdown]
 # **Exercise 3.** The gradient along the cell. With the gates held fixed, c_j = f_j ⊙ c_{j−1} + i_j ⊙ g_j, so
 # ∂c_t/∂c_k is diagonal. Return its diagonal (H,) from the forget gates `forget` (T, H), where row j holds f_j. Then
-# try it on the number unit of section 2: `my_cell_gradient(read["forget"], subject, last)[cell_unit]` (`read` holds
-# the plural twin, the last sentence that cell read): it should give what autograd gave there, 0.032.
+# try it on the number unit of section 2: `my_cell_gradient(read["forget"], subject, last)[cell_unit]` (after section
+# 2's gradient cell, `read`, `subject` and `last` hold the plural twin's gates, the subject's row, k, and the last
+# word's row, t): it should give what autograd gave there, 0.032.
 
 
 # %% tags=["exercise"]

@@ -242,8 +242,8 @@ print(
 # with three scores: **additive** (Bahdanau's; Luong calls it "concat") vᵀ tanh(W_s s_t + W_h h_j), **dot**
 # s_tᵀ h_j, and **general** s_tᵀ W h_j. The weights a_tj depend on s_t, the decoder's current state, as the slide
 # notes (*"each attention weight is based on the decoder's current hidden state, too"*). Scores → softmax →
-# weighted sum, with padding excluded, is `attend`; its body is exercise 1's answer, so only its signature shows
-# here, with the three scores:
+# weighted sum, with padding excluded, is `attend`; its body is most of exercise 1's answer, so only its signature
+# and docstring show here, with the three scores:
 
 # %%
 print(listing(s2s.attend, exercise=1))
@@ -365,8 +365,8 @@ print(f"{'reference':13} {' '.join(challenge.target)}")
 # (`course_utils/evaluation/translation_metrics.py`): the **modified n-gram precision** p_n clips each hypothesis
 # n-gram's count at its count in the reference, summed over the whole corpus, for n = 1…4; a **brevity penalty**
 # BP = exp(1 − r/c) punishes a corpus of hypotheses shorter (c words) than the references (r words); BLEU is
-# BP · exp(¼ Σ log p_n), ×100. Exercise 2 computes it for one sentence pair, so the course's `bleu` shows its
-# signature only:
+# BP · exp(¼ Σ log p_n), ×100. Exercise 2 computes it for one sentence pair, so the course's `bleu` shows only its
+# signature and docstring (its `smooth="exp"`, the name of sacrebleu's default, is what it does with a p_n of 0):
 
 # %%
 print(listing(metrics.bleu, exercise=2))
@@ -863,7 +863,7 @@ print(f"additive attention's AER ≤ 0.10 in every seed: {highest <= 0.10}")
 #
 # ## 10. Cost *(optional)*
 #
-# Counted per score, attention adds work: each decoder step scores every source word. Counted per score, additive attention does the
+# Attention adds work: each decoder step scores every source word. Counted per score, additive attention does the
 # most work: it builds a (B, T, S, H) tensor, tanh(W_s s_t + W_h h_j) for every pair of target and source positions,
 # before reducing it with v. Dot attention is one batched matrix product, (B, T, H) × (B, H, S); general first
 # applies one H × H matrix to the keys. Time of one training step (64 passages) and greedy decoding speed, on this
