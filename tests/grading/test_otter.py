@@ -119,8 +119,8 @@ OTTER_LIMIT = 420  # seconds for one otter run; 08, the longest, takes about 3 m
 
 def otter_points(autograder: Path, submission: Path, out: Path) -> tuple[dict[int, float], float]:
     """Each exercise's points from ``otter run`` (no Docker), and the seconds it took. otter's runner sets no time
-    limit on a cell, and it has hung here twice in about thirty runs (its kernel idle, the runner waiting; once on
-    a widget cell): such a run is stopped, with its kernel, and run once more."""
+    limit on a cell, and it has hung here 4 times in about 40 runs (its kernel idle, the runner waiting, on a cell
+    that shows a widget): such a run is stopped, with its kernel, and run once more."""
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "COURSE_FAST": "1"}
     otter = [sys.executable, "-m", "otter", "run", "--no-logo", "-a", str(autograder), "-o", str(out)]
