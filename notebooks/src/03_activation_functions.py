@@ -77,7 +77,7 @@ print(f"y = σ(z) = {y.item():.2f}   (unrounded {y.item():.4f})")
 # GELU (used in BERT and GPT) is, in the slides' words, "similar, in some respects, to ReLU", but it
 # weights its input by how likely a standard normal variable is to be smaller, where ReLU gates it by its
 # sign. `course_utils.models.basics.activations` writes the four functions and their four derivatives with plain tensor
-# operations (tanh's derivative is also yours to write, in exercise 1); two of the eight:
+# operations; two of the eight:
 
 # %%
 print(inspect.getsource(activations.sigmoid))

@@ -49,11 +49,11 @@ from torch import nn
 from course_utils import CourseInputError, budget
 from course_utils.language import corpus
 from course_utils.language.grammar import CourseLanguage
-from course_utils.models.transformer import attention as att
+from course_utils.listing import listing
 from course_utils.models import lm
 from course_utils.zoo import lm_checkpoints as zoo
 from course_utils.language.vocab import course_vocab, train_ids
-from course_utils.models.transformer import positional
+from course_utils.models.transformer import attention as att, positional
 from course_utils.slides import slide_attention as slide
 from course_utils.zoo import transformer_checkpoints as tzoo
 from course_utils.zoo import load
@@ -112,11 +112,12 @@ print(f"z1 = {weights[0]:.2f}·v1 + {weights[1]:.2f}·v2 = [{z1_text}]")
 
 # %% [markdown]
 # The course's `scaled_dot_product_attention` does the four steps at once for every query (the weights come from
-# `attention_weights`, printed here), and gives the same:
+# `attention_weights`; both bodies are exercise 2's answer, so only their signatures are printed here), and gives
+# the same:
 
 # %%
-print(inspect.getsource(att.attention_weights))
-print(inspect.getsource(att.scaled_dot_product_attention))
+print(listing(att.attention_weights, exercise=2))
+print(listing(att.scaled_dot_product_attention, exercise=2))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -431,10 +432,10 @@ print(f"    the scaled one stays within 20%: {shrinks and steady}")
 #
 # The slide "Positional Encoding": *PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) =
 # cos(pos / 10000^(2i/d_model))*, a vector of size d_model added to each token's embedding, *"Can be Learned or
-# Fixed"*. The formula, exactly:
+# Fixed"*. The course's `sinusoidal_positions` computes it (its body is exercise 3's answer), drawn here:
 
 # %%
-print(inspect.getsource(positional.sinusoidal_positions))
+print(listing(positional.sinusoidal_positions, exercise=3))
 pe = positional.sinusoidal_positions(100, 64)  # (T, d_model)
 fig, axes = plt.subplots(1, 2, figsize=(12, 3.5))
 image = axes[0].imshow(pe.T, aspect="auto", cmap="RdBu", vmin=-1, vmax=1)
@@ -1630,11 +1631,12 @@ print(f"Table 1's, constants dropped: n = {crossovers['table1_crossover_n']} (= 
 # %% [markdown]
 # Vaswani et al.: *"self-attention layers are faster than recurrent layers when the sequence length n is smaller
 # than the representation dimensionality d, which is most often the case with sentence representations."* Our
-# sentences are 4–40 tokens and our widths mostly 64–128: the cheap side of the crossover. Timed, one layer's forward
-# pass (batch 8, one thread): causal self-attention through torch's fused SDPA kernel, `nn.LSTM` (whose loop over
-# time runs inside one fused C++ kernel), and the same LSTM stepped through `nn.LSTMCell` in a Python loop, the
-# n sequential steps made visible. The times are not checked, and the crossover the cell prints is this machine's:
-# it need not fall at the counted 2d, since the count leaves out the softmax, the mask and each kernel's fixed cost:
+# sentences are 4–40 tokens and our widths mostly 64–128: the cheap side of the counted crossover. Timed, one
+# layer's forward pass (batch 8, one thread): causal self-attention through torch's fused SDPA kernel, `nn.LSTM`
+# (whose loop over time runs inside one fused C++ kernel), and the same LSTM stepped through `nn.LSTMCell` in a
+# Python loop, the n sequential steps made visible. The times are not checked, and the crossover the cell prints is
+# this machine's: it need not fall at the counted 2d, since the count leaves out the softmax, the mask and each
+# kernel's fixed cost:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -1690,9 +1692,10 @@ for threads in sorted({1, torch.get_num_threads()}):
 # > sequential processing. Entire layer can be computed at once." In fact the layer *can* be computed at once (one
 # > step instead of n, and the per-layer count is the smaller one while n < 2d), but whether that is faster depends on
 # > hardware that runs the n positions in parallel. On one CPU thread the LSTM LM trains more tokens per second than
-# > the GPT of similar size (BENCHMARKS.md on the course's machine; the line above is this run's), although the
-# > attention layer alone is not the slower one at these lengths (above): the GPT's other costs (its MLPs and
-# > LayerNorms, eager attention, three layers) are not separated here. The Python cell loop, the literal n sequential
+# > the GPT of similar size (BENCHMARKS.md on the course's machine; the line above is this run's). Whether the
+# > attention layer alone is the slower one at these lengths changes from machine to machine, and from run to run on
+# > a shared one (above), and the GPT's other costs (its MLPs and LayerNorms, eager attention, three layers) are not
+# > separated here. The Python cell loop, the literal n sequential
 # > steps, is slower than the fused `nn.LSTM` at every length. The transformer's speed advantage is a GPU's (Vaswani
 # > et al. trained on 8 P100s): that is where "computed at once" pays.
 
