@@ -242,8 +242,8 @@ print(
 # with three scores: **additive** (Bahdanau's; Luong calls it "concat") vᵀ tanh(W_s s_t + W_h h_j), **dot**
 # s_tᵀ h_j, and **general** s_tᵀ W h_j. The weights a_tj depend on s_t, the decoder's current state, as the slide
 # notes (*"each attention weight is based on the decoder's current hidden state, too"*). Scores → softmax →
-# weighted sum, with padding excluded, is `attend`; its body is most of exercise 1's answer, so only its signature
-# and docstring show here, with the three scores:
+# weighted sum, with padding excluded, is `attend`; its body, with the dot score, is exercise 1's answer, so only its
+# signature and docstring show here, with the three scores:
 
 # %%
 print(listing(s2s.attend, exercise=1))
@@ -366,7 +366,7 @@ print(f"{'reference':13} {' '.join(challenge.target)}")
 # n-gram's count at its count in the reference, summed over the whole corpus, for n = 1…4; a **brevity penalty**
 # BP = exp(1 − r/c) punishes a corpus of hypotheses shorter (c words) than the references (r words); BLEU is
 # BP · exp(¼ Σ log p_n), ×100. Exercise 2 computes it for one sentence pair, so the course's `bleu` shows only its
-# signature and docstring (its `smooth="exp"`, the name of sacrebleu's default, is what it does with a p_n of 0):
+# signature and docstring:
 
 # %%
 print(listing(metrics.bleu, exercise=2))
@@ -1034,8 +1034,8 @@ _ = check_aer(attention_aer)
 #   accuracy are sharper.
 # - Within the training lengths the attention heatmap is close to the true alignment for additive attention in
 #   every seed. For dot attention, which translates as well, the shipped model's argmax often lands on a later
-#   word, and its AER depends on the seed:
-#   weights show which states one trained model read, not what each word did.
+#   word, and its AER depends on the seed. The weights show which states one trained model read, not what each
+#   word did.
 #
 # ## References
 #

@@ -112,8 +112,8 @@ print(f"z1 = {weights[0]:.2f}·v1 + {weights[1]:.2f}·v2 = [{z1_text}]")
 
 # %% [markdown]
 # The course's `scaled_dot_product_attention` does the four steps at once for every query (the weights come from
-# `attention_weights`; both bodies are exercise 2's answer, so only their signatures are printed here), and gives
-# the same:
+# `attention_weights`; their bodies are, in essence, exercise 2's answer, so only their signatures and docstrings
+# are printed here), and gives the same:
 
 # %%
 print(listing(att.attention_weights, exercise=2))
@@ -425,7 +425,7 @@ print(f"    the scaled one stays within 20%: {shrinks and steady}")
 
 # %% [markdown]
 # Without the scaling, the softmax becomes an argmax as d_k grows (entropy → 0, one weight → 1) and the gradient
-# reaching the scores shrinks with it; with the scaling, nothing depends on d_k. The Thinking/Machines numbers show
+# reaching the scores shrinks with it; with the scaling, almost nothing depends on d_k. The Thinking/Machines numbers show
 # the same: softmax(112, 96) gives 1 − 10⁻⁷ against 10⁻⁷, softmax(14, 12) gives 0.88 against 0.12.
 #
 # ## 6. Positional encoding
@@ -1341,7 +1341,7 @@ print(f"9,000 batches of fresh sentences reach 1.5 % of the oracle (≤ 1.015): 
 # %% [markdown]
 # A stored table is only as good as the code that made it. Each run also stored the training losses of its first
 # 20 steps; the cell trains the biggest model again for those steps (from a few seconds to about a minute, with the
-# machine and its threads: the cost section below prints one step's time) and compares:
+# machine and its threads: the GPU cell a few cells below prints one step's time) and compares:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1391,14 +1391,15 @@ print(
 )
 
 # %% [markdown]
-# Both gain from fresh data, the LSTM more: on the split part of the transformer's lead was that it learned more from
-# the same sentences. On the stream the transformer is still closer to the truth, by less. The two stream models were
+# Both gain, the LSTM more. The stream models differ in two ways: fresh data, and more steps (9,000 each, against
+# 3,000 for the split's LSTM and 4,500 for its GPT), so the gain mixes the two; part of the transformer's lead on
+# the split may be its extra steps. On the stream the transformer is still closer to the truth, by less. The two stream models were
 # trained once each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range
 # over three seeds on the split (the seeds cell above), about half the lead on the stream. A lead that small,
 # from one run each, is a hint, not a finding.
 #
 # **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model costs far less extra time per
-# step than on a CPU; that is why the field makes models bigger, and why on a GPU the first choice is cheap. The cell
+# step than on a CPU; that is why the field makes models bigger, and why on a GPU a bigger model is the cheap choice. The cell
 # times one step of the 4 × 256 model only (not the small one) on the CPU and, where there is one, on the GPU (not
 # checked: times differ from machine to machine):
 
@@ -1604,7 +1605,7 @@ print(f"no trend with distance (|correlation| < 0.3): {abs(correlation) < 0.3}")
 #
 # Counted, then timed on this machine, both at d = 64, the width of section 10's GPT. The times vary from machine
 # to machine. BENCHMARKS.md has the same count and timing on the course's machine at d = 64 and at d = 128: there
-# self-attention becomes the slower layer at n = 2d, at both widths, where the count says it should.
+# self-attention becomes the slower layer from n = 64 at both widths, before the counted n = 2d (128 and 256).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1636,7 +1637,7 @@ print(f"Table 1's, constants dropped: n = {crossovers['table1_crossover_n']} (= 
 # (whose loop over time runs inside one fused C++ kernel), and the same LSTM stepped through `nn.LSTMCell` in a
 # Python loop, the n sequential steps made visible. The times are not checked, and the crossover the cell prints is
 # this machine's: it need not fall at the counted 2d, since the count leaves out the softmax, the mask and each
-# kernel's fixed cost:
+# kernel's fixed cost. On a loaded machine it can fall at the shortest length timed, 16:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -1694,7 +1695,7 @@ for threads in sorted({1, torch.get_num_threads()}):
 # > hardware that runs the n positions in parallel. On one CPU thread the LSTM LM trains more tokens per second than
 # > the GPT of similar size (BENCHMARKS.md on the course's machine; the line above is this run's). Whether the
 # > attention layer alone is the slower one at these lengths changes from machine to machine, and from run to run on
-# > a shared one (above), and the GPT's other costs (its MLPs and LayerNorms, eager attention, three layers) are not
+# > a shared one (this run's table against BENCHMARKS.md's), and the GPT's other costs (its MLPs and LayerNorms, eager attention, three layers) are not
 # > separated here. The Python cell loop, the literal n sequential
 # > steps, is slower than the fused `nn.LSTM` at every length. The transformer's speed advantage is a GPU's (Vaswani
 # > et al. trained on 8 P100s): that is where "computed at once" pays.

@@ -190,15 +190,15 @@ print(
 )
 
 # %% [markdown]
-# In the stored run 992 of the 1,000 entries came back (the line before the check); earlier builds got 998, and all
-# 1,000. None of these is guaranteed, which is why the check asks only for 95 %: when two merges are equally frequent, the trainer's choice between them can differ from run to run,
+# The line before the check says how many of the 1,000 entries came back; it need not be all of them, which is why the check asks only for 95 %: when two merges are equally frequent, the trainer's choice between them can differ from run to run,
 # and then a few entries, and the ids of others, change. That is why the course ships its tokenizer with its models:
 # a BERT is only meaningful with the exact vocabulary it was trained on, the slide's "You must use it".
 #
 # **From scratch.** WordPiece *encoding* is greedy longest-match-first: take the longest vocabulary entry that starts
 # the word, then the longest `##` entry that starts the rest, and so on; if some rest matches nothing, the whole
 # word becomes `[UNK]`. (The *trainer* learns its merges like BPE; the encoder does not replay them.) The course's
-# encoder is `WordPieceEncoder.encode_word`; its body is exercise 2's answer, so only its signature shows here.
+# encoder is `WordPieceEncoder.encode_word`; its body is exercise 2's answer, so only its signature and docstring show
+# here. Like BERT's, it also gives `[UNK]` for a word over 100 characters, a rule exercise 2 leaves out.
 
 # %%
 import inspect

@@ -269,7 +269,7 @@ for name, model in left_to_right.items():
 # P_T(w) ∝ P(w)^{1/T}; T < 1 sharpens the distribution, T > 1 flattens it, and T → 0 is greedy. **Top-k** keeps
 # the k most probable words. **Top-p** ("nucleus") keeps the most probable words until their mass reaches p. Each
 # filter sets the words it drops to −∞, and the softmax renormalises what is left (exercise 1 writes top-p, so
-# `warped_scores` shows its signature only). `beam.beam_search` keeps the k
+# `warped_scores` shows only its signature and docstring). `beam.beam_search` keeps the k
 # best hypotheses. Every strategy adds log-probabilities instead of multiplying probabilities, because the product
 # underflows: 50 words at P = 10⁻³ each have probability 10⁻¹⁵⁰, below the smallest float32 (about 10⁻⁴⁵). The
 # last line of the cell shows it.
@@ -526,7 +526,7 @@ print(
 
 # %% [markdown]
 # **Speed.** Our loops against `generate()`'s, best of 3, at most 40 new tokens (`time_generation`; both stop at
-# `</s>`, here after about a dozen), and the KV cache:
+# `</s>`), and the KV cache:
 # the time per generated token with and without `use_cache`, as the sequence grows (`time_per_token`).
 
 # %%
