@@ -1392,7 +1392,7 @@ print(
 
 # %% [markdown]
 # Both gain, the LSTM more. The stream models differ in two ways: fresh data, and more steps (9,000 each, against
-# 3,000 for the split's LSTM and 4,500 for its GPT), so the gain mixes the two; part of the transformer's lead on
+# 3,000 for the split's LSTM and 4,500 for its GPT: the zoo's recipes), so the gain mixes the two; part of the transformer's lead on
 # the split may be its extra steps. On the stream the transformer is still closer to the truth, by less. The two stream models were
 # trained once each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range
 # over three seeds on the split (the seeds cell above), about half the lead on the stream. A lead that small,
