@@ -368,8 +368,8 @@ plt.show()
 # %% [markdown]
 # On a log scale the RNN's curve is close to a straight line: the gradient shrinks by roughly the same factor at
 # every step back, the geometric decay of section 4 of notebook 05. The LSTM's curve starts lower (3.0e-01 against
-# 5.3e-01 at distance 1) but runs flatter, so from about 10 words back more gradient reaches back than in the RNN (the
-# last line above; one trained model of each). That is the CMU slide's wording: LSTMs *address, but do not solve* vanishing
+# 5.3e-01 at distance 1) but runs flatter: the two are level about 10 words back, and at 20 the LSTM keeps 9× more
+# (the last line printed before the plot; one trained model of each). That is the CMU slide's wording: LSTMs *address, but do not solve* vanishing
 # gradients; the curve still falls. (This measures the path through h_k. The cell path of section 2, ∂c_t/∂c_k with
 # the gates held fixed, comes on top of it.)
 #

@@ -426,7 +426,7 @@ print(f"    the scaled one stays within 20%: {shrinks and steady}")
 # %% [markdown]
 # Without the scaling, the softmax becomes an argmax as d_k grows (entropy → 0, one weight → 1) and the gradient
 # reaching the scores shrinks with it; with the scaling, almost nothing depends on d_k. The Thinking/Machines numbers show
-# the same: softmax(112, 96) gives 1 − 10⁻⁷ against 10⁻⁷, softmax(14, 12) gives 0.88 against 0.12.
+# the same: softmax(112, 96) gives about 1 − 10⁻⁷ against 10⁻⁷ (e⁻¹⁶), softmax(14, 12) gives 0.88 against 0.12.
 #
 # ## 6. Positional encoding
 #
@@ -1341,7 +1341,7 @@ print(f"9,000 batches of fresh sentences reach 1.5 % of the oracle (≤ 1.015): 
 # %% [markdown]
 # A stored table is only as good as the code that made it. Each run also stored the training losses of its first
 # 20 steps; the cell trains the biggest model again for those steps (from a few seconds to about a minute, with the
-# machine and its threads: the GPU cell a few cells below prints one step's time) and compares:
+# machine and its threads: the timing cell a few cells below prints one step's time) and compares:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1395,12 +1395,12 @@ print(
 # 3,000 for the split's LSTM and 4,500 for its GPT: the zoo's recipes), so the gain mixes the two; part of the transformer's lead on
 # the split may be its extra steps. On the stream the transformer is still closer to the truth, by less. The two stream models were
 # trained once each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range
-# over three seeds on the split (the seeds cell above), about half the lead on the stream. A lead that small,
+# over three seeds on the split (the seeds cell above), about two-fifths of the lead on the stream (0.0011 against 0.0027 in BENCHMARKS.md). A lead that small,
 # from one run each, is a hint, not a finding.
 #
-# **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model costs far less extra time per
-# step than on a CPU; that is why the field makes models bigger, and why on a GPU a bigger model is the cheap choice. The cell
-# times one step of the 4 × 256 model only (not the small one) on the CPU and, where there is one, on the GPU (not
+# **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model is expected to cost far less
+# extra time per step than on a CPU (the stored run had no GPU to show it); that is why the field makes models
+# bigger. The cell times one step of the 4 × 256 model only (not the small one) on the CPU and, where there is one, on the GPU (not
 # checked: times differ from machine to machine):
 
 # %%
@@ -1554,9 +1554,9 @@ print(f"    below 0.7: {worst_ablation[needed_layer, needed_head] < 0.7}")
 #
 # ### "Self-attention treats far away words similar to those close"
 #
-# The slide "The Transformer: Take Away". For that subject head, the attention from the verb's position to the
-# subject, against their distance in tokens (an RNN must carry the subject through every step in between; one
-# attention head reads it directly):
+# The slide "The Transformer: Take Away". For the head that looks hardest at the subject (the plot's title names
+# it), the attention from the verb's position to the subject, against their distance in tokens (an RNN must carry
+# the subject through every step in between; one attention head reads it directly):
 
 # %%
 by_distance = tlm.subject_attention_by_distance(
@@ -1632,7 +1632,7 @@ print(f"Table 1's, constants dropped: n = {crossovers['table1_crossover_n']} (= 
 # %% [markdown]
 # Vaswani et al.: *"self-attention layers are faster than recurrent layers when the sequence length n is smaller
 # than the representation dimensionality d, which is most often the case with sentence representations."* Our
-# sentences are 4–40 tokens and our widths mostly 64–128: the cheap side of the counted crossover. Timed, one
+# sentences are up to about 40 tokens and our widths mostly 64–128: the cheap side of the counted crossover. Timed, one
 # layer's forward pass (batch 8, one thread): causal self-attention through torch's fused SDPA kernel, `nn.LSTM`
 # (whose loop over time runs inside one fused C++ kernel), and the same LSTM stepped through `nn.LSTMCell` in a
 # Python loop, the n sequential steps made visible. The times are not checked, and the crossover the cell prints is

@@ -166,7 +166,8 @@ for word in ["the", "cat", "amazing", "outside", "cherries", "zebra"]:
 
 # %% [markdown]
 # The split follows frequency: "the" and "amazing" are whole, the rare "cherries" is spelled in pieces, and
-# "zebra", which the course language does not have, is spelled from small pieces rather than being unknown.
+# "outside" and "zebra", which the course language does not have, are spelled from small pieces rather than being
+# unknown.
 #
 # The shipped tokenizer came from `wp.train_wordpiece`. Training one again takes a few seconds:
 

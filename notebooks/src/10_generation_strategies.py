@@ -269,7 +269,7 @@ for name, model in left_to_right.items():
 # P_T(w) ∝ P(w)^{1/T}; T < 1 sharpens the distribution, T > 1 flattens it, and T → 0 is greedy. **Top-k** keeps
 # the k most probable words. **Top-p** ("nucleus") keeps the most probable words until their mass reaches p. Each
 # filter sets the words it drops to −∞, and the softmax renormalises what is left (exercise 1 writes top-p, so
-# `warped_scores` shows only its signature and docstring). `beam.beam_search` keeps the k
+# `warped_scores` shows only its signature and docstring: its top-p part is exercise 1's answer). `beam.beam_search` keeps the k
 # best hypotheses. Every strategy adds log-probabilities instead of multiplying probabilities, because the product
 # underflows: 50 words at P = 10⁻³ each have probability 10⁻¹⁵⁰, below the smallest float32 (about 10⁻⁴⁵). The
 # last line of the cell shows it.
