@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 RAISED = "__raised__"
-UNBOUND = "__unbound__"
-NDARRAY = "__ndarray__"  # an argument that the student's function gets as a NumPy array  # the answer's name was never bound
+UNBOUND = "__unbound__"  # the answer's name was never bound
+NDARRAY = "__ndarray__"  # an argument that the student's function gets as a NumPy array
 UNREADABLE = "__unreadable__"
 MAX_DEPTH = 8
 MAX_ITEMS = 1_000_000  # numbers in all; more is not an answer to any exercise here

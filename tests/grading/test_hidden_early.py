@@ -17,10 +17,7 @@ MODULES = (nb01, nb02, nb03, nb04, nb06)
 # 01's my_lr is a np.float64, a subclass of float that grading.export.plain keeps as it is, and
 # torch.load(weights_only=True) refuses to read it back: remove the mark once plain turns it into a tensor.
 VALUES = [
-    pytest.param(module, exercise)
-    for module in MODULES
-    for exercise in module.EXERCISES
-    if exercise.cases is None
+    pytest.param(module, exercise) for module in MODULES for exercise in module.EXERCISES if exercise.cases is None
 ]
 
 
