@@ -287,8 +287,8 @@ plt.show()
 # In the left panel the two lines part at the subject and never cross again: the unit's cell is positive from
 # "girl" on and negative from "girls" on, whatever nouns come after. The right panel shows that the two
 # sentences keep their sign in different ways. For the singular subject the forget gate stays high at every word
-# after "girl". For the plural subject it drops at the words right after "girls": the old value is largely thrown
-# away, and a negative value is written in its place, word after word.
+# after "girl". For the plural subject it drops at the words from "girls" to "saw": the old value is largely thrown
+# away and a negative value written in its place; after that the cell is mostly kept.
 #
 # How much of what the cell held at the subject reaches the last word of the prefix? Hold the gates fixed, run the
 # cell update c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t from the subject to the last word, and let autograd give
@@ -327,9 +327,9 @@ for label, prefix in pair.items():
 # For the singular subject the number is held: 0.607 of what the cell had at "girl" still reaches the
 # last word, against 0.036 for the median unit (the input gate, mean i 0.72, writes to it as well). For the plural
 # twin it is not held: the forget gate falls to 0.20, and only 0.032 of the cell at "girls" gets through, yet the
-# sign stays negative at every word, because the input gate, wide open (mean i 0.94 over those words), writes the
-# plural value again at each of them. So what carries the number past the attractors is the sign of one cell, kept
-# by the forget gate for one number and rewritten word by word for the other. Either way it is the gates, reading
+# sign stays negative at every word: the input gate is wide open (mean i 0.94 over those words), and what it writes,
+# with what the cell keeps, stays below zero. So what carries the number past the attractors is the sign of one
+# cell, kept by the forget gate for one number and rewritten for the other. Either way it is the gates, reading
 # the words, that decide; the tanh RNN has no such switch.
 
 # %% [markdown]
@@ -370,8 +370,8 @@ plt.show()
 # every step back, the geometric decay of section 4 of notebook 05. The LSTM's curve starts lower (3.0e-01 against
 # 5.3e-01 at distance 1) but runs flatter: the two are level about 10 words back, and at 20 the LSTM keeps 9× more
 # (the last line printed before the plot; one trained model of each). That is the CMU slide's wording: LSTMs *address, but do not solve* vanishing
-# gradients; the curve still falls. (This measures the path through h_k. The cell path of section 2, ∂c_t/∂c_k with
-# the gates held fixed, comes on top of it.)
+# gradients; the curve still falls. (This is the gradient reaching h_k. The other half of the LSTM's state, c_k,
+# gets its own gradient; section 2's ∂c_t/∂c_k is its gates-fixed part.)
 #
 # ## 4. The long-distance claim, measured on agreement
 #

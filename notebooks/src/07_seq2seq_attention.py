@@ -364,10 +364,10 @@ print(f"{'reference':13} {' '.join(challenge.target)}")
 # BLEU (Papineni et al. 2002), the metric of the papers the lecture cites, from its definition
 # (`course_utils/evaluation/translation_metrics.py`): the **modified n-gram precision** p_n clips each hypothesis
 # n-gram's count at its count in the reference, summed over the whole corpus, for n = 1…4; a **brevity penalty**
-# BP = exp(1 − r/c) punishes a corpus of hypotheses shorter (c words) than the references (r words); BLEU is
-# BP · exp(¼ Σ log p_n), ×100. Exercise 2 computes it for one sentence pair, so the course's corpus `bleu` shows only its
-# signature and docstring (its body, summed over a corpus, is what exercise 2 computes for one pair; its `smooth`
-# matters only when some p_n is 0):
+# BP = exp(1 − r/c) when c ≤ r (1 otherwise) punishes a corpus of hypotheses shorter (c words) than the references (r words); BLEU is
+# BP · exp(¼ Σ log p_n), ×100. Exercise 2 writes BLEU for one sentence pair; the corpus version here sums the same
+# clipped counts over all pairs, so only its signature and docstring show (its `smooth` matters only when some p_n
+# is 0):
 
 # %%
 print(listing(metrics.bleu, exercise=2))

@@ -1395,7 +1395,8 @@ print(
 # 3,000 for the split's LSTM and 4,500 for its GPT: the zoo's recipes), so the gain mixes the two; part of the transformer's lead on
 # the split may be its extra steps. On the stream the transformer is still closer to the truth, by less. The two stream models were
 # trained once each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range
-# over three seeds on the split (the seeds cell above), about two-fifths of the lead on the stream (0.0011 against 0.0027 in BENCHMARKS.md). A lead that small,
+# over three seeds on the split (the seeds cell above), 0.0011, about half the lead on the stream as printed (1.017
+# against 1.015; BENCHMARKS.md has it unrounded, 0.0027). A lead that small,
 # from one run each, is a hint, not a finding.
 #
 # **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model is expected to cost far less
@@ -1546,7 +1547,7 @@ print(f"    below 0.7: {worst_ablation[needed_layer, needed_head] < 0.7}")
 
 # %% [markdown]
 # The head that looks hardest at the subject is not the one the prediction depends on. Without it agreement barely
-# moves: what it reads must also reach the verb's position another way. Without the head the model needs most, which
+# moves: what it reads either reaches the verb's position another way or is not what the prediction uses. Without the head the model needs most, which
 # puts only part of its attention on the subject, agreement falls to about a coin toss as soon as one attractor
 # stands between subject and verb. So the attention map was a good place to look, and the wrong thing to conclude
 # from. The reading that holds is the one the ablation supports: the model carries the subject's number through
