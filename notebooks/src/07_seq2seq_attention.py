@@ -253,7 +253,8 @@ print(listing(s2s.Attention.scores))
 # > **Slide check.** The slide (CS109B, "seq2seq + Attention") says each weight "is based on the decoder's current
 # > hidden state". In fact Bahdanau et al. score the *previous* state s_{t−1} and feed the context into the
 # > decoder RNN; Luong et al. (2015) score the current state s_t after the RNN step, as here. We use Luong's
-# > architecture for all three scores, so that training can run every decoder step at once.
+# > global attention for all three scores, without its input feeding (which feeds h̃_{t−1} into the next step and
+# > makes training sequential), so that training can run every decoder step at once.
 #
 # **The library, and parity.** The dot form is torch's fused `scaled_dot_product_attention` with `scale=1`
 # (no 1/√d: that comes with transformers, notebook 08) and the same mask. Note the mask convention: in SDPA a

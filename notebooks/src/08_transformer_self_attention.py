@@ -1395,8 +1395,8 @@ print(
 # 3,000 for the split's LSTM and 4,500 for its GPT: the zoo's recipes), so the gain mixes the two; part of the transformer's lead on
 # the split may be its extra steps. On the stream the transformer is still closer to the truth, by less. The two stream models were
 # trained once each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range
-# over three seeds on the split (the seeds cell above), 0.0011, about half the lead on the stream as printed (1.017
-# against 1.015; BENCHMARKS.md has it unrounded, 0.0027). A lead that small,
+# over three seeds on the split (the seeds cell above), 0.0011, about 40 % of the lead on the stream (0.0027: 1.0172
+# against 1.0145 in BENCHMARKS.md; the table above rounds them to 1.017 and 1.015). A lead that small,
 # from one run each, is a hint, not a finding.
 #
 # **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model is expected to cost far less

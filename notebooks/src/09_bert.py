@@ -141,7 +141,8 @@ print(
 # fixed vocabulary of words and word pieces, where a piece that continues a word starts with `##`. Frequent words
 # are one piece; rarer ones are spelled from pieces, so a word made of characters the vocabulary has is never out of
 # vocabulary (at worst it is spelled letter by letter). A character it never saw, or a word longer than the encoder's
-# limit (100 characters in BERT's), still becomes `[UNK]`: the cells below show both.
+# limit (100 characters in BERT's), still becomes `[UNK]`: the cells below show both (an accented letter is first
+# reduced to its base letter, so "naïve" is not one of them).
 #
 # **The library.** `wp.train_wordpiece` trains one with Hugging Face `tokenizers` on the course's training split and
 # wraps it as a `BertTokenizerFast`. We give it 1,000 entries for the 605 words of the language, a size chosen from a
