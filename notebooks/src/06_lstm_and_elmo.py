@@ -289,7 +289,8 @@ plt.show()
 # sentences keep their sign in different ways. For the singular subject the forget gate stays high at every word
 # after "girl". For the plural subject it drops at the words from "girls" to "saw": the old value is largely thrown
 # away and a negative value written in its place. After that the forget gate is high at "the" and "boy", dips again
-# at "near" and the next "the", where the cell moves back towards zero, and the input gate writes it negative again.
+# at "near", where the cell moves back towards zero, and at the next "the", where the input gate writes it negative
+# again (the cell below: its mean i is 0.94).
 #
 # How much of what the cell held at the subject reaches the last word of the prefix? Hold the gates fixed, run the
 # cell update c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t from the subject to the last word, and let autograd give

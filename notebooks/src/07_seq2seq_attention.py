@@ -367,8 +367,8 @@ print(f"{'reference':13} {' '.join(challenge.target)}")
 # n-gram's count at its count in the reference, summed over the whole corpus, for n = 1…4; a **brevity penalty**
 # BP = exp(1 − r/c) when c ≤ r (1 otherwise) punishes a corpus of hypotheses shorter (c words) than the references (r words); BLEU is
 # BP · exp(¼ Σ log p_n), ×100. Exercise 2 writes BLEU for one sentence pair; the corpus version here sums the same
-# clipped counts over all pairs, so only its signature and docstring show (its `smooth` matters only when some p_n
-# is 0):
+# clipped counts, n-gram totals and lengths over all pairs before dividing, so its body is that answer extended and
+# only its signature and docstring show (its `smooth` matters only when some p_n is 0):
 
 # %%
 print(listing(metrics.bleu, exercise=2))

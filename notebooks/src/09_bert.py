@@ -140,8 +140,8 @@ print(
 # The CMU slide: *"BERT has its own tokenizer and tokenization scheme. You must use it."* BERT's is **WordPiece**: a
 # fixed vocabulary of words and word pieces, where a piece that continues a word starts with `##`. Frequent words
 # are one piece; rarer ones are spelled from pieces, so a word made of characters the vocabulary has is never out of
-# vocabulary (at worst it is spelled letter by letter). A character it never saw, or a word longer than the encoder's
-# limit (100 characters in BERT's), still becomes `[UNK]`: the cells below show both (an accented letter is first
+# vocabulary (at worst it is spelled letter by letter). A word with a character it never saw, or a word longer than
+# the encoder's limit (100 characters in BERT's), still becomes a single `[UNK]`: the cells below show both (an accented letter is first
 # reduced to its base letter, so "naïve" is not one of them).
 #
 # **The library.** `wp.train_wordpiece` trains one with Hugging Face `tokenizers` on the course's training split and
