@@ -62,7 +62,7 @@ def exercise_row(student: str, notebook: str, hidden: HiddenExercise, results: l
     statuses = {r.status for r in failed}
     status = "passed" if not failed else "partial" if earned > 0 else _zero_status(statuses)
     message = "all cases right" if not failed else _case_message(failed[0], len(results))
-    return Row(student, notebook, hidden.number, status, round(earned, 4), round(total, 4), message,
+    return Row(student, notebook, hidden.number, status, round(float(earned), 4), round(float(total), 4), message,
                f"{passed}/{len(results)}")  # fmt: skip
 
 
