@@ -21,6 +21,7 @@ from grading import sandbox
 
 START_TIMEOUT = 120  # seconds for a fresh process to import IPython
 GRACE = 5  # seconds an interrupted request gets to stop before it is killed
+CLOSED = {"closed": True}  # what _read gives when the process closed its end: it died (unshare may outlive it briefly)
 # Offline, one torch thread, and nothing from the grader's own shell: a throwaway home, working and temporary folder.
 ENVIRONMENT = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "PYTHONNOUSERSITE": "1", "PIP_NO_INDEX": "1", "MPLBACKEND": "Agg",
@@ -68,7 +69,7 @@ class Session:
         self._buffer = b""
         self.starts += 1
         hello = self._read(START_TIMEOUT)
-        if hello is None:
+        if hello is None or hello is CLOSED:
             self.stop()
             return Reply("crashed", "the grading process did not start")
         self.pid = hello.get("pid")
@@ -105,17 +106,19 @@ class Session:
     # ---------------------------------------------------------------- requests
 
     def _read(self, timeout: float) -> dict | None:
-        """One reply, or None when none came within ``timeout`` or the process closed its end."""
+        """One reply; None when none came within ``timeout``; ``CLOSED`` when the process ended or closed its end."""
         deadline = time.monotonic() + timeout
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
-            if left <= 0 or self.process.poll() is not None:  # unshare keeps the pipe open after its child died
+            if self.process.poll() is not None:
+                return CLOSED
+            if left <= 0:
                 return None
             if not select.select([self._replies], [], [], min(left, 0.25))[0]:
                 continue
             chunk = os.read(self._replies, 65536)
             if not chunk:
-                return None
+                return CLOSED
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
@@ -131,22 +134,25 @@ class Session:
         except OSError:
             return self._died()
         reply = self._read(self.timeout)
-        if reply is None and self.process.poll() is None:  # still running: interrupt, then kill
+        if reply is None:  # still running: interrupt, then kill
             try:
                 os.kill(self.pid, signal.SIGINT)
             except (ProcessLookupError, PermissionError, TypeError):
                 pass
-            if self._read(GRACE) is None:
+            if self._read(GRACE) in (None, CLOSED):
                 self.stop()
             return Reply("timed out", f"ran over {self.timeout:g} s and was stopped")
-        if reply is None:
+        if reply is CLOSED:
             return self._died()
         if reply.get("ok"):
             return Reply("ok", bound=reply.get("bound", True))
         return Reply("raised", f"{reply.get('ename')}: {reply.get('evalue')}")
 
     def _died(self) -> Reply:
-        code = self.process.wait() if self.process else None
+        try:
+            code = self.process.wait(timeout=GRACE) if self.process else None
+        except subprocess.TimeoutExpired:
+            code = None
         self.stop()
         return Reply("crashed", f"the process died (exit status {code})")
 

@@ -93,9 +93,7 @@ def test_a_crash_a_loop_and_a_shell_command_cost_only_what_they_stop(tmp_path: P
     assert solved  # the solved cells are kept for exercise 1
     graded, rows = grade(path, timeout=20)
     assert (rows[1].status, rows[1].points) == ("passed", HIDDEN[0].total)
-    # A crash is told apart from a timeout by the process's exit; on a loaded CI machine one crash was once reported
-    # as a timeout (each case's process restart and replay under load): both cost that exercise only.
-    assert rows[2].status in ("crashed", "timed out") and rows[2].points == 0 and rows[3].status == "timed out"
+    assert rows[2].status == "crashed" and rows[3].status == "timed out"
     assert rows[4].status == "error", "the cell that killed its process is left out: the name is never bound"
     assert "code cell" in graded.rows[0].notes and "killed the process" in graded.rows[0].notes
 
