@@ -32,9 +32,10 @@ import numpy as np
 from course_utils.analysis import scaling_fits as fits
 from course_utils.analysis import scaling_runs
 from course_utils.analysis.scaling_runs import Run, flop_diagonal
-from course_utils.validation import CourseInputError, check_int
+from course_utils.validation import CourseInputError, check_choice, check_int
 
-TRAINING_PARTS = ("grid", "longer")  # the runs a fit may see; "held-out" is predicted, "seeds" measure the spread
+TRAINING_PARTS = scaling_runs.TRAINING_PARTS  # the runs a fit may see ("held-out" is predicted)
+COUNTINGS = {"kaplan": "non_embedding_parameters", "chinchilla": "parameters"}  # N: the row's field (scaling_counting)
 FAST_STARTS = [(a, b, e, alpha, beta) for a in (0.0, 10.0) for b in (0.0, 10.0) for e in (-1.0, 0.5)
                for alpha in (0.2, 1.0) for beta in (0.2, 1.0)]  # fmt: skip  # 32 of approach 3's starts
 
@@ -49,10 +50,11 @@ def rows(results: dict, parts=TRAINING_PARTS, *, min_steps: int = 0, seed: int =
     return chosen
 
 
-def columns(chosen: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(N, D, test loss) of the runs: non-embedding parameters, tokens trained on, nats per token."""
+def columns(chosen: list[dict], counting: str = "kaplan") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(N, D, test loss) of the runs: parameters (non-embedding ones for Kaplan's ``counting``, all of them for
+    Chinchilla's), tokens trained on, nats per token."""
     pick = lambda key: np.array([row[key] for row in chosen], dtype=float)  # noqa: E731
-    return pick("non_embedding_parameters"), pick("tokens"), pick("test_loss")
+    return pick(COUNTINGS[check_choice("counting", counting, tuple(COUNTINGS))]), pick("tokens"), pick("test_loss")
 
 
 def parametric(results: dict, *, min_steps: int = 0, starts=None) -> fits.ChinchillaLaw:
@@ -142,7 +144,8 @@ BOOTSTRAP_COMMAND = "OMP_NUM_THREADS=1 python -m course_utils.analysis.scaling_l
 RESAMPLES, BOOTSTRAP_SEED = 100, 0
 
 
-def _law_row(law: fits.ChinchillaLaw) -> dict:
+def law_row(law: fits.ChinchillaLaw) -> dict:
+    """A law's five numbers, rounded for storing."""
     return {"E": round(law.E, 6), "A": float(f"{law.A:.6g}"), "alpha": round(law.alpha, 6),
             "B": float(f"{law.B:.6g}"), "beta": round(law.beta, 6)}  # fmt: skip
 
@@ -155,18 +158,18 @@ def resample_draws(results: dict, resamples: int = RESAMPLES, seed: int = BOOTST
     return [generator.integers(0, count, count) for _ in range(check_int("resamples", resamples, minimum=1))]
 
 
-def bootstrap_parametric(results: dict, *, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                         first: int | None = None) -> list[dict]:  # fmt: skip
+def bootstrap_parametric(results: dict, *, counting: str = "kaplan", resamples: int = RESAMPLES,
+                         seed: int = BOOTSTRAP_SEED, first: int | None = None) -> list[dict]:  # fmt: skip
     """Approach 3 fitted again to ``resamples`` resamples of the training runs (drawn with replacement, seeded),
-    each from the 32 ``FAST_STARTS``, as Besiroglu et al. (2024) bootstrap Chinchilla's fit; only the ``first``
-    resamples when given (the notebook re-runs a few)."""
-    n, d, loss = columns(rows(results))
-    return [_law_row(fits.fit_parametric(n[rows_], d[rows_], loss[rows_], starts=FAST_STARTS))
+    each from the 32 ``FAST_STARTS``, as Besiroglu et al. (2024) bootstrap Chinchilla's fit, N counted the
+    ``counting`` way; only the ``first`` resamples when given (the notebook re-runs a few)."""
+    n, d, loss = columns(rows(results), counting)
+    return [law_row(fits.fit_parametric(n[rows_], d[rows_], loss[rows_], starts=FAST_STARTS))
             for rows_ in resample_draws(results, resamples, seed)[:first]]  # fmt: skip
 
 
 def load_bootstrap(path=BOOTSTRAP_FILE) -> dict:
-    """The stored bootstrap: {"command", "resamples", "seed", "fits": [{E, A, alpha, B, beta}]}."""
+    """The stored bootstrap: {"command", "resamples", "seed", "runs", "fits": {counting: [{E, A, alpha, B, beta}]}}."""
     path = Path(path)
     if not path.is_file():
         raise CourseInputError(f"{path} is missing; make it with `{BOOTSTRAP_COMMAND}`")
@@ -188,7 +191,7 @@ def runs_fingerprint(results: dict) -> str:
 
 
 def _objective_row(law: fits.ChinchillaLaw, objective: float) -> dict:
-    return {**_law_row(law), "objective": float(f"{objective:.6g}")}
+    return {**law_row(law), "objective": float(f"{objective:.6g}")}
 
 
 def floor_profile(results: dict, floors=PROFILE_FLOORS, *, starts=None) -> dict:
@@ -250,6 +253,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--write", action="store_true", help=f"write {BOOTSTRAP_FILE.name} beside the runs")
     parser.add_argument("--resamples", type=int, default=RESAMPLES)
+    parser.add_argument("--counting", choices=tuple(COUNTINGS), help="bootstrap one counting only (no --write)")
     parser.add_argument("--profile", action="store_true", help=f"write {PROFILE_FILE.name} (no bootstrap)")
     args = parser.parse_args(argv)
     results = scaling_runs.load_results()
@@ -259,17 +263,18 @@ def main(argv: list[str] | None = None) -> None:
         print(f"approach 3 at {len(profile['floors'])} fixed floors written to {PROFILE_FILE} "
               f"({time.perf_counter() - started:.0f} s)")  # fmt: skip
         return
-    started = time.perf_counter()
-    bootstrapped = bootstrap_parametric(results, resamples=args.resamples)
-    low, high = fits.interval([row["E"] for row in bootstrapped])
-    print(
-        f"approach 3's E over {len(bootstrapped)} resamples: 95 % in [{low:.4f}, {high:.4f}]; "
-        f"true {results['test_entropy']:.4f} ({time.perf_counter() - started:.0f} s)"
-    )
-    if args.write:
+    bootstrapped = {}
+    for counting in [args.counting] if args.counting else COUNTINGS:
+        started = time.perf_counter()
+        bootstrapped[counting] = bootstrap_parametric(results, counting=counting, resamples=args.resamples)
+        low, high = fits.interval([row["E"] for row in bootstrapped[counting]])
+        print(f"{counting}: approach 3's E over {args.resamples} resamples: 95 % in [{low:.4f}, {high:.4f}]; "
+              f"true {results['test_entropy']:.4f} ({time.perf_counter() - started:.0f} s)")  # fmt: skip
+    if args.write and not args.counting:
         stored = {"command": BOOTSTRAP_COMMAND, "resamples": args.resamples, "seed": BOOTSTRAP_SEED,
-                  "starts": len(FAST_STARTS), "fits": bootstrapped}  # fmt: skip
-        BOOTSTRAP_FILE.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
+                  "starts": len(FAST_STARTS), "runs": runs_fingerprint(results), "fits": bootstrapped}  # fmt: skip
+        text = re.sub(r"\{[^{}\[\]]*\}", lambda inner: json.dumps(json.loads(inner[0])), json.dumps(stored, indent=1))
+        BOOTSTRAP_FILE.write_text(text + "\n", encoding="utf-8")  # each fit on one line
 
 
 if __name__ == "__main__":

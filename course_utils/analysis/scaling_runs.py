@@ -55,7 +55,14 @@ BUDGETS = (250, 500, 1000, 2000, 4000, 8000)  # steps of BATCH_SIZE fresh senten
 # The ladder one rung further for the six smallest shapes: within 8,000 steps every IsoFLOP profile had its lowest
 # loss at its smallest model (the most tokens per parameter), so the profiles need more data to bend upwards.
 LONGER_BUDGET, LONGER_SHAPES = 16_000, GRID_SHAPES[:6]
-LADDER = (*BUDGETS, LONGER_BUDGET)
+# Two rungs more (issue 44), so that the IsoFLOP profiles bend up on their small side as well: 32,000 steps for the
+# four smallest shapes, 64,000 for the two smallest.
+LONGEST = {32_000: GRID_SHAPES[:4], 64_000: GRID_SHAPES[:2]}
+LADDER = (*BUDGETS, LONGER_BUDGET, *LONGEST)
+# The learning-rate sweep (issue 44): the rule x1/3 and x3 at a small, a middle and the largest grid shape, on two
+# budgets (the rule itself is the grid's own run).
+LR_FACTORS = {"1/3": 1 / 3, "3": 3.0}
+LR_SHAPES, LR_BUDGETS = ((2, 16), (2, 64), (4, 128)), (500, 2000)
 BATCH_SIZE = 64
 HEAD_WIDTH = 16  # channels per attention head (two heads at least)
 SPREAD_SEEDS = (1, 2)
@@ -64,7 +71,8 @@ VALIDATION_SEED, VALIDATION_BATCHES = 1_000, 16  # the fixed validation sentence
 CURVE_POINTS = 15  # validation losses per run, log-spaced
 FIRST_STEPS = 20  # the first training losses each run stores, for short_run
 DIGITS = 5  # significant digits of the stored floats
-PARTS = ("grid", "held-out", "seeds", "longer")
+PARTS = ("grid", "held-out", "seeds", "longer", "longest", "lr")
+TRAINING_PARTS = ("grid", "longer", "longest")  # the runs the laws are fitted to
 
 
 # ---------------------------------------------------------------- the grid
@@ -79,10 +87,17 @@ class Run:
     steps: int
     seed: int = 0
     part: str = "grid"
+    lr_factor: str = "1"  # the learning-rate rule times this (a key of LR_FACTORS, or "1")
 
     @property
     def name(self) -> str:
-        return f"{self.n_layer}x{self.n_embd} {self.steps} steps seed {self.seed}"  # "2x64 8000 steps seed 0"
+        name = f"{self.n_layer}x{self.n_embd} {self.steps} steps seed {self.seed}"  # "2x64 8000 steps seed 0"
+        return name if self.lr_factor == "1" else f"{name} lr x{self.lr_factor}"  # "2x64 500 steps seed 0 lr x3"
+
+    @property
+    def lr(self) -> float:
+        """The run's peak learning rate: the rule's, times its factor."""
+        return learning_rate(self.n_embd) * LR_FACTORS.get(self.lr_factor, 1.0)
 
 
 def heads(n_embd: int) -> int:
@@ -144,7 +159,10 @@ def all_runs() -> list[Run]:
     seeds = [Run(run.n_layer, run.n_embd, run.steps, seed, "seeds") for seed in SPREAD_SEEDS for run in grid
              if flop_diagonal(run) == SPREAD_DIAGONAL]  # fmt: skip
     longer = [Run(n_layer, n_embd, LONGER_BUDGET, part="longer") for n_layer, n_embd in LONGER_SHAPES]
-    return grid + held_out + seeds + longer
+    longest = [Run(*shape, steps, part="longest") for steps, shapes in LONGEST.items() for shape in shapes]
+    swept = [Run(*shape, steps, part="lr", lr_factor=factor) for shape in LR_SHAPES for steps in LR_BUDGETS
+             for factor in LR_FACTORS]  # fmt: skip
+    return grid + held_out + seeds + longer + longest + swept
 
 
 RUNS = {run.name: run for run in all_runs()}
@@ -154,8 +172,8 @@ def isoflop_groups(runs=None) -> dict[int, list[Run]]:
     """{FLOP-budget index: the seed-0 runs on it, smallest model first} (an IsoFLOP profile each), of ``runs`` or of
     the grid."""
     groups: dict[int, list[Run]] = {}
-    for run in [run for run in RUNS.values() if run.part in ("grid", "longer")] if runs is None else runs:
-        if run.seed == 0:
+    for run in [run for run in RUNS.values() if run.part in TRAINING_PARTS] if runs is None else runs:
+        if run.seed == 0 and run.lr_factor == "1":
             groups.setdefault(flop_diagonal(run), []).append(run)
     return {k: sorted(group, key=lambda run: block_parameters(run.n_layer, run.n_embd)) for k, group in sorted(groups.items())}  # fmt: skip
 
@@ -242,7 +260,7 @@ def train_run(run: Run, *, device="cpu", steps: int | None = None) -> tuple[Cour
         return idx, targets
 
     start = time.perf_counter()
-    history = train(model, batch, steps=steps, lr=learning_rate(run.n_embd), schedule="cosine",
+    history = train(model, batch, steps=steps, lr=run.lr, schedule="cosine",
                     warmup_steps=warmup_steps(run.steps), clip_grad_norm=1.0, device=device, progress=False)  # fmt: skip
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -270,7 +288,7 @@ def measure(run: Run, device="cpu") -> dict:
     row = {"part": run.part, "n_layer": run.n_layer, "n_embd": run.n_embd, "n_head": heads(run.n_embd),
            "non_embedding_parameters": n, "parameters": sum(p.numel() for p in model.parameters()),
            "steps": run.steps, "batch_size": BATCH_SIZE, "warmup_steps": warmup_steps(run.steps),
-           "lr": learning_rate(run.n_embd), "seed": run.seed, "tokens": trained["tokens"],
+           "lr": run.lr, "lr_factor": run.lr_factor, "seed": run.seed, "tokens": trained["tokens"],
            "flops": 6.0 * n * trained["tokens"], "device": _device_name(torch.device(device)),
            "torch": torch.__version__, "train_seconds": trained["train_seconds"],
            "curve": {"steps": list(trained["curve"]), "loss": list(trained["curve"].values())},

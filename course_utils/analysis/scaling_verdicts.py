@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_utils.analysis import scaling_counting as counting_
 from course_utils.analysis import scaling_fits as fits
 from course_utils.analysis import scaling_laws as laws
 from course_utils.analysis import scaling_runs
@@ -129,6 +130,26 @@ def compute_optimal(results: dict, law: fits.ChinchillaLaw) -> list[OptimalModel
                                    float(envelope_n[0]), profile.n_opt, float(law.optimal_n(profile.flops)),
                                    float(rule_of_thumb_n(profile.flops))))  # fmt: skip
     return models
+
+
+def held_out_baselines(results: dict, law: fits.ChinchillaLaw, counting: str = "kaplan") -> dict[int, dict[str, float]]:
+    """{steps: {predictor: its prediction − the measured test loss}} for the held-out shape: ``law`` (fitted under
+    ``counting``), the nearest smaller shape's loss at the same steps (the same stream: the same tokens), and the
+    envelope of final losses against real compute extrapolated to the held-out run's compute."""
+    held_out = sorted(laws.rows(results, ("held-out",)), key=lambda row: row["steps"])
+    shapes = sorted({(row["n_layer"], row["n_embd"]) for row in laws.rows(results)},
+                    key=lambda shape: scaling_runs.block_parameters(*shape))  # fmt: skip
+    nearest = shapes[-1]
+    envelope = counting_.envelope_law(laws.rows(results))
+    n, d, measured = laws.columns(held_out, counting)
+    compute = counting_.real_flops(held_out)
+    table = {}
+    for i, row in enumerate(held_out):
+        smaller = results["runs"][scaling_runs.Run(*nearest, row["steps"]).name]["test_loss"]
+        table[row["steps"]] = {"approach 3": float(law.loss(n[i], d[i])) - measured[i],
+                               f"{nearest[0]}x{nearest[1]} at the same steps": smaller - measured[i],
+                               "the envelope extrapolated": float(envelope.loss(compute[i])) - measured[i]}  # fmt: skip
+    return table
 
 
 def parabola_bias(results: dict, law: fits.ChinchillaLaw) -> list[tuple[float, float]]:
