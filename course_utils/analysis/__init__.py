@@ -12,9 +12,12 @@ widgets import it; the models never do.
 - ``lm_seeds``: Seed spreads of notebooks 04–06's headline comparisons, each model retrained by its zoo recipe with other seeds, stored beside the checkpoints.
 - ``lstm_analysis``: What recurrent states carry, measured: an LSTM's gates, a unit that stores the subject's number, both sides.
 - ``rnn_analysis``: Measuring what the lectures claim about recurrent networks: vanishing and exploding gradients, clipping, speed.
+- ``scaling_counting``: Two ways to count a model's size and cost, and the compute-optimal model under each (notebook 11, issue 44).
 - ``scaling_fits``: Scaling laws fitted from scratch: Chinchilla's three approaches, Kaplan's form, and bootstrap intervals.
+- ``scaling_flops``: The real training FLOPs of the scaling runs: every matmul of every step, forward and backward.
 - ``scaling_laws``: The scaling laws of the course language: each approach fitted to the stored runs and judged against the true floor.
 - ``scaling_runs``: Scaling laws against a known floor: a grid of GPT runs on fresh sentences, each scored against the oracle.
+- ``scaling_sensitivity``: How far analysis and training choices move approach 3's E and a, against the seed spread (notebook 11, issue 44).
 - ``scaling_verdicts``: Each scaling-law approach judged against the truth the course language knows (notebook 11).
 - ``seed_runs``: Runs of one recipe over several seeds, stored and read back: run names, spreads and verdicts, tables, the command line.
 - ``seed_spread``: The course's noise rule: a comparison between two trainings stands only where its gap exceeds their spread over seeds.

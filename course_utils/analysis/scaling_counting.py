@@ -239,3 +239,34 @@ def envelope_law(chosen: list[dict]) -> fits.FloorLaw:
     c, loss = real_flops(chosen), laws.columns(chosen)[2]
     front = pareto_front(c, loss)
     return fits.fit_floor_law(c[front], loss[front])
+
+
+# ---------------------------------------------------------------- the notebook's tables
+
+
+def counting_table(chosen: list[dict]) -> str:
+    """Per shape: N both ways, the real training FLOPs per token, and how much of them each counting's 6·N sees."""
+    lines = [f"{'shape':>6} {'N blocks':>9} {'N all':>9} {'real FLOPs':>11} {'real ÷ 6·N':>11} {'real ÷ 6·N':>11}",
+             f"{'':>6} {'(Kaplan)':>9} {'(Chinch.)':>9} {'per token':>11} {'(Kaplan)':>11} {'(Chinch.)':>11}"]  # fmt: skip
+    by_shape: dict[tuple[int, int], list[dict]] = {}
+    for row in chosen:
+        by_shape.setdefault((row["n_layer"], row["n_embd"]), []).append(row)
+    for (layers, width), own in sorted(by_shape.items(), key=lambda item: item[1][0]["parameters"]):
+        per_token = float(np.sum(real_flops(own)) / np.sum([row["tokens"] for row in own]))
+        blocks, total = own[0]["non_embedding_parameters"], own[0]["parameters"]
+        lines.append(f"{layers}x{width:<4} {blocks:9,} {total:9,} {per_token:11.3g} "
+                     f"{per_token / (6 * blocks):11.2f} {per_token / (6 * total):11.2f}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def optimum_table(profiles: list[Profile], law: fits.ChinchillaLaw) -> str:
+    """Per IsoFLOP budget (N counted as ``law`` was fitted): the sizes there, the best one, where it lies among them,
+    its tokens per parameter, and approach 3's N_opt and Chinchilla's rule (D = 20 N) over the best size."""
+    lines = [f"{'C (FLOPs)':>9} {'sizes':>5} {'best N':>9} {'its place':>9} {'tokens/N':>8} "
+             f"{'approach 3 ÷ best':>17} {'20 tokens/N ÷ best':>18}"]  # fmt: skip
+    for p in profiles:
+        place = "inside" if p.bracketed else ("smallest" if p.best == 0 else "largest")
+        rule_n = math.sqrt(p.flops / (6 * 20))
+        lines.append(f"{p.flops:9.2e} {len(p.n):5} {p.best_n:9,.0f} {place:>9} {p.flops / (6 * p.best_n**2):8.0f} "
+                     f"{float(law.optimal_n(p.flops)) / p.best_n:17.1f} {rule_n / p.best_n:18.1f}")  # fmt: skip
+    return "\n".join(lines)

@@ -137,6 +137,24 @@ def envelope_floor(results: dict, budgets: int = 30, *, least_flops: float = 1e1
     return fits.fit_floor_law(c[keep], loss[keep]), results["validation"]["oracle_entropy"]
 
 
+def envelope_readings(results: dict, budgets: int = 30) -> list[tuple[float, dict, float, float]]:
+    """Approach 1 read point by point: [(C, the run whose validation curve is lowest there, the share of its schedule
+    done at that point, the loss)] at ``budgets`` log-spaced C (as ``envelope_floor``): where the envelope comes from."""
+    chosen, curves = rows(results), validation_curves(results)
+    low = min(6 * n * tokens[0] for n, tokens, _ in curves)
+    high = max(6 * n * tokens[-1] for n, tokens, _ in curves)
+    readings = []
+    for c in np.geomspace(low, high, check_int("budgets", budgets, minimum=3)):
+        reached = []  # (loss, row, D) of every curve that reaches C
+        for row, (n, tokens, curve) in zip(chosen, curves):
+            d = c / (6 * n)
+            if tokens[0] <= d <= tokens[-1]:
+                reached.append((float(np.interp(math.log(d), np.log(tokens), curve)), row, d))
+        loss, row, d = min(reached, key=lambda item: item[0])
+        readings.append((float(c), row, d / row["tokens"], loss))
+    return readings
+
+
 # ---------------------------------------------------------------- the bootstrap of approach 3, stored
 
 BOOTSTRAP_FILE = scaling_runs.RESULTS_FILE.with_name("bootstrap.json")

@@ -37,7 +37,7 @@ class Choice:
 
 
 CHOICES = (
-    Choice("as fitted (δ = 1e-3, all runs)"),
+    Choice("as fitted: δ = 1e-3, all runs"),
     Choice("Huber δ = 1e-2", delta=1e-2),
     Choice("least squares (δ = 10)", delta=10.0),
     Choice("runs of ≥ 1,000 steps", min_steps=1000),

@@ -6,13 +6,12 @@
   it too names a floor (Hoffmann et al. read only N_opt from the parabolas);
 - ``bootstrap_floors``: approaches 1 and 2's floors on the same resamples of the runs as approach 3's stored
   bootstrap, stored in ``data/scaling/floor_bootstrap.json`` (``FLOOR_BOOTSTRAP_COMMAND``);
-- ``compute_optimal``: per FLOP budget, the best run (the truth at the grid's resolution, sizes about 2x apart), the
-  envelope's N (approach 1), the parabola's N_opt (approach 2), approach 3's N_opt and Chinchilla's "20 tokens per
-  parameter";
+- ``rule_of_thumb_n``: Chinchilla's "20 tokens per parameter" as an N for a budget;
+- ``held_out_baselines``: the held-out shape predicted by approach 3 and by two baselines with no law;
 - ``seed_ranges``, ``seed_noise``: the runs trained with three seeds, and the noise of a single run;
 - ``parabola_bias``: Czech et al.'s test of approach 2 on a surface whose optimum is known, here approach 3's own law
   sampled at the sizes each budget trained;
-- ``floor_table``, ``optimal_table``: the notebook's two verdict tables, each at most 88 characters wide.
+- ``floor_table``: the notebook's verdict table, at most 88 characters wide.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import argparse
 import json
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -94,42 +92,9 @@ def finite_interval(values, level: float = 0.95) -> tuple[float, float, int]:
 # ---------------------------------------------------------------- the compute-optimal model
 
 
-@dataclass(frozen=True)
-class OptimalModel:
-    """One FLOP budget's compute-optimal N by each way of telling, and the grid's sizes there."""
-
-    flops: float  # the budget's geometric mean C = 6 N D
-    smallest: float  # the smallest and largest N trained on this budget
-    largest: float
-    best_run: dict  # the run with the lowest test loss
-    envelope_n: float  # approach 1: the N of the curve lowest at C
-    parabola_n: float  # approach 2
-    law_n: float  # approach 3
-    rule_n: float  # 20 tokens per parameter: N = sqrt(C / 120)
-
-    def tokens_per_parameter(self, n: float) -> float:
-        return self.flops / (6 * n * n)
-
-
 def rule_of_thumb_n(flops) -> np.ndarray:
     """Chinchilla's N_opt for D = 20 N: C = 6 N · 20 N, so N = sqrt(C / 120)."""
     return np.sqrt(np.asarray(flops, dtype=float) / (6 * CHINCHILLA_TOKENS_PER_PARAMETER))
-
-
-def compute_optimal(results: dict, law: fits.ChinchillaLaw) -> list[OptimalModel]:
-    """Every budget whose parabola is kept (its minimum inside the sizes trained): the best run, the envelope's N (the
-    run whose validation curve is lowest at C), the parabola's N_opt, ``law``'s N_opt and the rule of thumb's."""
-    best = laws.best_on_budget(results)
-    curves = laws.validation_curves(results)
-    models = []
-    for profile in laws.isoflop_profiles(results):
-        row = next(row for k, row in best.items() if row["non_embedding_parameters"] in profile.n
-                   and min(profile.loss) == row["test_loss"])  # fmt: skip
-        _, envelope_n, _ = fits.envelope(curves, [profile.flops])  # (1,): the N whose curve is lowest at C
-        models.append(OptimalModel(profile.flops, float(profile.n.min()), float(profile.n.max()), row,
-                                   float(envelope_n[0]), profile.n_opt, float(law.optimal_n(profile.flops)),
-                                   float(rule_of_thumb_n(profile.flops))))  # fmt: skip
-    return models
 
 
 def held_out_baselines(results: dict, law: fits.ChinchillaLaw, counting: str = "kaplan") -> dict[int, dict[str, float]]:
@@ -175,25 +140,6 @@ def floor_table(rows: list[tuple[str, float, list[float], float]], truth: float,
         lines.append(f"{name:20} {e:7.4f} [{low:6.3f}, {high:6.3f}] {floor:7.4f} {e - floor:+7.4f}")
     lines.append(f"{'Kaplan':20} {0:7.4f} {'(no floor)':>17} {truth:7.4f} {-truth:+7.4f}")
     lines.append(f"{'(the best run)':20} {best_loss:7.4f} {'':>17} {truth:7.4f} {best_loss - truth:+7.4f}")
-    return "\n".join(lines)
-
-
-def optimal_table(optimal: list[OptimalModel]) -> str:
-    """Per budget, the best run (its N, its place among the sizes trained, its tokens per non-embedding parameter and
-    per parameter of any kind) and each rule's N_opt divided by the best run's N."""
-    lines = [
-        f"{'':9} {'the best run':^35}  {'N_opt ÷ the best run N':^39}",
-        f"{'C (FLOPs)':>9} {'N':>8} {'its place':>9} {'tokens/N':>8} {'/all':>5}  "
-        f"{'envelope':>8} {'parabola':>8} {'approach 3':>10} {'20 tokens/N':>11}",
-    ]
-    for m in optimal:
-        best, best_n = m.best_run, m.best_run["non_embedding_parameters"]
-        place = "smallest" if best_n == m.smallest else "inside"
-        lines.append(
-            f"{m.flops:9.2e} {best_n:8,.0f} {place:>9} {best['tokens'] / best_n:8.0f} "
-            f"{best['tokens'] / best['parameters']:5.0f}  {m.envelope_n / best_n:8.1f} "
-            f"{m.parabola_n / best_n:8.1f} {m.law_n / best_n:10.1f} {m.rule_n / best_n:11.1f}"
-        )
     return "\n".join(lines)
 
 

@@ -68,16 +68,7 @@ def test_on_an_exact_parabola_the_vertex_is_found():
     assert profile.n_opt == pytest.approx(3e4, rel=1e-9) and profile.loss_opt == pytest.approx(2.0)
 
 
-def test_the_verdict_tables_fit_the_projector_and_hold_every_row(results):
-    law = laws.parametric(results, starts=laws.FAST_STARTS)
-    optimal = verdicts.compute_optimal(results, law)
-    table = verdicts.optimal_table(optimal).splitlines()
-    assert len(table) == 2 + len(optimal) and max(map(len, table)) <= 88
-    first = optimal[0]
-    assert (
-        f"{first.flops:.2e}" in table[2]
-        and f"{first.rule_n / first.best_run['non_embedding_parameters']:.1f}" in table[2]
-    )
+def test_the_verdict_table_fits_the_projector_and_holds_every_row():
     rows = [("1: envelope", 1.75, [1.7, 1.8, math.nan], 1.7), ("3: parametric", 1.6, [1.5, 1.7], 1.7)]
     floors = verdicts.floor_table(rows, truth=1.7, best_loss=1.71).splitlines()
     assert len(floors) == 5 and max(map(len, floors)) <= 88
