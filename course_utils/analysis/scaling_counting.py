@@ -245,17 +245,20 @@ def envelope_law(chosen: list[dict]) -> fits.FloorLaw:
 
 
 def counting_table(chosen: list[dict]) -> str:
-    """Per shape: N both ways, the real training FLOPs per token, and how much of them each counting's 6·N sees."""
-    lines = [f"{'shape':>6} {'N blocks':>9} {'N all':>9} {'real FLOPs':>11} {'real ÷ 6·N':>11} {'real ÷ 6·N':>11}",
-             f"{'':>6} {'(Kaplan)':>9} {'(Chinch.)':>9} {'per token':>11} {'(Kaplan)':>11} {'(Chinch.)':>11}"]  # fmt: skip
+    """Per shape: N both ways, the real training FLOPs per computed position against each counting's 6·N, and the
+    positions computed per predicted token (the padding, the same for every shape)."""
+    lines = [f"{'shape':>6} {'N blocks':>9} {'N all':>9} {'real FLOPs per position ÷ 6·N':>31} {'positions':>10}",
+             f"{'':>6} {'(Kaplan)':>9} {'(Chinch.)':>9} {'Kaplan':>15} {'Chinchilla':>15} {'per token':>10}"]  # fmt: skip
     by_shape: dict[tuple[int, int], list[dict]] = {}
     for row in chosen:
         by_shape.setdefault((row["n_layer"], row["n_embd"]), []).append(row)
     for (layers, width), own in sorted(by_shape.items(), key=lambda item: item[1][0]["parameters"]):
-        per_token = float(np.sum(real_flops(own)) / np.sum([row["tokens"] for row in own]))
+        positions = float(np.sum([row["positions"] for row in own]))
+        per_position = float(np.sum(real_flops(own))) / positions
         blocks, total = own[0]["non_embedding_parameters"], own[0]["parameters"]
-        lines.append(f"{layers}x{width:<4} {blocks:9,} {total:9,} {per_token:11.3g} "
-                     f"{per_token / (6 * blocks):11.2f} {per_token / (6 * total):11.2f}")  # fmt: skip
+        padding = positions / float(np.sum([row["tokens"] for row in own]))
+        lines.append(f"{layers}x{width:<4} {blocks:9,} {total:9,} {per_position / (6 * blocks):15.2f} "
+                     f"{per_position / (6 * total):15.2f} {padding:10.2f}")  # fmt: skip
     return "\n".join(lines)
 
 

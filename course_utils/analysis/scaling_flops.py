@@ -116,16 +116,23 @@ def row_training_flops(row: dict) -> int:
     return run_training_flops(row["n_layer"], row["n_embd"], row["steps"], row["seed"])
 
 
+def row_positions(row: dict) -> int:
+    """The positions a stored run computed, B·T summed over its batches (padding included; ``tokens`` counts only the
+    predicted ones)."""
+    return sr.BATCH_SIZE * sum(batch_lengths(row["seed"], row["steps"]))
+
+
 def _with_training_flops(row: dict) -> dict:
-    """The row with ``training_flops`` (DIGITS significant digits) after ``flops``, the rest as it was."""
-    value = sr._rounded(float(row_training_flops(row)))
-    items = [(key, item) for key, item in row.items() if key != "training_flops"]
+    """The row with ``training_flops`` (DIGITS significant digits) and ``positions`` after ``flops``, the rest as it
+    was."""
+    added = [("training_flops", sr._rounded(float(row_training_flops(row)))), ("positions", row_positions(row))]
+    items = [(key, item) for key, item in row.items() if key not in dict(added)]
     at = next((i + 1 for i, (key, _) in enumerate(items) if key == "flops"), len(items))
-    return dict(items[:at] + [("training_flops", value)] + items[at:])
+    return dict(items[:at] + added + items[at:])
 
 
 def add_training_flops(path: Path | str = sr.RESULTS_FILE) -> dict:
-    """Add ``training_flops`` to every row of the runs file ``path``, written the way ``scaling_runs.save_row``
+    """Add ``training_flops`` and ``positions`` to every row of the runs file ``path``, written the way ``scaling_runs.save_row``
     writes it (indent 1, lists of numbers on one line, replaced at once). The file is read again just before writing,
     so rows that training added meanwhile are kept (and counted). Returns what was written."""
     path = Path(path)
@@ -146,7 +153,7 @@ def ratio_table(runs: dict) -> str:
     shapes: dict[tuple[int, int], list[tuple[float, float, float]]] = {}
     for row in runs.values():
         real = row["training_flops"] if "training_flops" in row else row_training_flops(row)
-        positions = sr.BATCH_SIZE * sum(batch_lengths(row["seed"], row["steps"]))
+        positions = row["positions"] if "positions" in row else row_positions(row)
         ratios = (real / row["flops"], real / (6 * row["parameters"] * row["tokens"]), positions / row["tokens"])
         shapes.setdefault((row["n_layer"], row["n_embd"]), []).append(ratios)
     lines = [f"{'shape':>7} {'runs':>4}  {'real / 6 N D':>13}  {'real / 6 N_total D':>18}  {'B T / D':>13}"]

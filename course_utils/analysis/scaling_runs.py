@@ -5,12 +5,14 @@ rate, which no real corpus can offer. The grid:
 
     9 shapes (n_layer x n_embd), non-embedding parameters N from 3.3k to 793k, about 2x apart   (GRID_SHAPES)
     6 budgets of steps of 64 fresh sentences: 250, 500, ..., 8,000 (x2 apart; about 0.14M-4.4M tokens)   (BUDGETS)
+    the ladder further for the small shapes: 16,000 steps (six), 32,000 (four) and 64,000 (two)   (LONGER_*, LONGEST)
     one held-out larger shape, 4 x 192 (N = 1.78M, 2.2x the largest), at every budget: fit small, predict large
     seeds 1 and 2 again on the runs of one FLOP budget (SPREAD_DIAGONAL), for the run-to-run spread
+    the learning-rate rule x1/3 and x3 at three shapes on two budgets   (LR_FACTORS, LR_SHAPES, LR_BUDGETS)
 
 Since N and D both step about x2, the runs on one anti-diagonal of the grid (shape index + budget index = k) share a
-FLOP budget C = 6 N D within a factor of about 1.3: ``isoflop_groups`` gives the IsoFLOP profiles (diagonals 3-10 hold
-4-6 sizes each). Every run has its own cosine schedule to its last step, a warm-up of min(100, steps // 10) steps,
+FLOP budget C = 6 N D within a factor of about 1.3, N counted Kaplan's way: ``isoflop_groups`` gives those IsoFLOP
+profiles (``scaling_counting`` reads profiles under both countings instead). Every run has its own cosine schedule to its last step, a warm-up of min(100, steps // 10) steps,
 clipping at 1.0, and a learning rate by one fixed rule, not tuned per run (``learning_rate``). A run stores its
 validation loss curve (a fixed set of fresh sentences, ~15 log-spaced steps), its final loss per token on the test
 split, the first training losses (a fingerprint for ``short_run``) and its cost. The oracle's entropy of the test

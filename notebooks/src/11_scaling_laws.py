@@ -213,7 +213,7 @@ for layers, width in ((1, 16), (2, 64), (4, 128)):
     counted = scaling_flops.counted_step_flops(layers, width, idx, targets)
     print(
         f"{layers}x{width:<4} one step: closed form {formula:.4g} FLOPs, "
-        f"FlopCounterMode {counted:.4g}, equal: {formula == counted}"
+        f"FlopCounterMode {counted:.4g}, within 1 %: {abs(counted / formula - 1) < 0.01}"
     )
 
 # %% [markdown]

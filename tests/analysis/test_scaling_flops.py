@@ -63,11 +63,13 @@ def test_training_flops_are_added_to_every_row_and_nothing_else_changes(tmp_path
         row = stored["runs"][name]
         expected = sf.run_training_flops(row["n_layer"], row["n_embd"], row["steps"], row["seed"])
         assert written[name]["training_flops"] == pytest.approx(expected, rel=1e-4)
-        assert list(written[name]) == [*list(row)[: list(row).index("flops") + 1], "training_flops",
+        assert list(written[name]) == [*list(row)[: list(row).index("flops") + 1], "training_flops", "positions",
                                        *list(row)[list(row).index("flops") + 1 :]]  # fmt: skip
         assert written[name]["training_flops"] > row["flops"]  # the output layer and the attention on top of 6 N D
+        assert written[name]["positions"] == 64 * sum(sf.batch_lengths(row["seed"], row["steps"])) > row["tokens"]
     again = path.read_text(encoding="utf-8")
-    assert "\n".join(line for line in again.splitlines() if '"training_flops"' not in line) == text
+    added = ('"training_flops"', '"positions"')
+    assert "\n".join(line for line in again.splitlines() if not line.strip().startswith(added)) == text
     sf.add_training_flops(path)
     assert path.read_text(encoding="utf-8") == again  # a second pass changes nothing
 

@@ -25,7 +25,7 @@ def law(results):
 def test_every_run_stays_above_the_true_floor(results):
     floor = results["test_entropy"]
     assert all(row["test_loss"] > floor for row in results["runs"].values())
-    assert len(laws.rows(results)) == 60 and len(laws.rows(results, ("held-out",))) == 6
+    assert len(laws.rows(results)) == 66 and len(laws.rows(results, ("held-out",))) == 6
 
 
 @pytest.mark.slow  # the 324 starts take about 26 s
@@ -92,10 +92,13 @@ def bootstrap():
 
 def test_the_stored_bootstrap_is_what_its_command_makes(results, bootstrap):
     """The first two resamples fitted again here match the stored ones (the same draws, the same starts)."""
-    assert bootstrap["command"] == laws.BOOTSTRAP_COMMAND and len(bootstrap["fits"]) == bootstrap["resamples"]
-    again = laws.bootstrap_parametric(results, resamples=bootstrap["resamples"], first=2)
-    for stored, fitted in zip(bootstrap["fits"], again):
-        assert fitted["E"] == pytest.approx(stored["E"], abs=1e-4)
+    assert bootstrap["command"] == laws.BOOTSTRAP_COMMAND and bootstrap["runs"] == laws.runs_fingerprint(results)
+    assert {counting: len(fits_) for counting, fits_ in bootstrap["fits"].items()} == dict.fromkeys(
+        laws.COUNTINGS, bootstrap["resamples"]
+    )
+    for counting in laws.COUNTINGS:
+        again = laws.bootstrap_parametric(results, counting=counting, resamples=bootstrap["resamples"], first=1)
+        assert again[0]["E"] == pytest.approx(bootstrap["fits"][counting][0]["E"], abs=1e-4), counting
 
 
 def test_a_missing_bootstrap_names_its_command(tmp_path):
@@ -106,7 +109,7 @@ def test_a_missing_bootstrap_names_its_command(tmp_path):
 def test_the_bootstrap_interval_holds_the_truth_but_cannot_pin_it(results, bootstrap):
     """Unlike Chinchilla's implausibly narrow intervals (Besiroglu et al. 2024), this one holds the true floor; it
     is wide: some resamples give E a fraction of the truth, the N and D terms taking up the rest."""
-    values = [row["E"] for row in bootstrap["fits"]]
+    values = [row["E"] for row in bootstrap["fits"]["kaplan"]]
     low, high = fits.interval(values)
     assert low < results["test_entropy"] < high and high - low > 0.5
     assert abs(float(np.median(values)) - results["test_entropy"]) < 0.02
