@@ -26,11 +26,13 @@ from course_utils.validation import CourseInputError, check_choice
 
 @dataclass(frozen=True)
 class Choice:
-    """One way to fit approach 3: a Huber δ, the least steps a fitted run has, shapes left out, a seed swapped in."""
+    """One way to fit approach 3: a Huber δ, the least and most steps a fitted run has, shapes left out, a seed
+    swapped in."""
 
     label: str
     delta: float = 1e-3
     min_steps: int = 0
+    max_steps: int | None = None
     without: tuple[tuple[int, int], ...] = ()
     seed: int = 0  # the seed of the runs of FLOP budget SPREAD_DIAGONAL (their twins replace the seed-0 runs)
     kind: str = "analysis"  # or "seed": the yardstick
@@ -42,6 +44,7 @@ CHOICES = (
     Choice("least squares (δ = 10)", delta=10.0),
     Choice("runs of ≥ 1,000 steps", min_steps=1000),
     Choice("runs of ≥ 2,000 steps", min_steps=2000),
+    Choice("runs of ≤ 16,000 steps", max_steps=16_000),
     Choice("without the 1-layer shape", without=((1, 16),)),
     Choice("seed 1 on one budget", seed=1, kind="seed"),
     Choice("seed 2 on one budget", seed=2, kind="seed"),
@@ -60,7 +63,8 @@ def _swapped(results: dict, seed: int) -> list[dict]:
 def chosen_runs(results: dict, choice: Choice) -> list[dict]:
     """The runs ``choice`` fits."""
     chosen = [row for row in _swapped(results, choice.seed)
-              if row["steps"] >= choice.min_steps and (row["n_layer"], row["n_embd"]) not in choice.without]  # fmt: skip
+              if choice.min_steps <= row["steps"] <= (choice.max_steps or row["steps"])
+              and (row["n_layer"], row["n_embd"]) not in choice.without]  # fmt: skip
     if not chosen:
         raise CourseInputError(f"the choice {choice.label!r} leaves no run to fit")
     return chosen
