@@ -36,11 +36,11 @@ def test_the_fast_starts_find_the_full_grid_s_best_fit(results, law):
 
 
 def test_approach_3_puts_the_floor_below_the_truth(results, law):
-    """The fitted E undershoots the true entropy by about as much as the best run's distance to it: a law that
-    says the loss can fall below what the language allows."""
+    """The fitted E undershoots the true entropy by more than five times the best run's distance to it: a law that
+    says the loss can fall well below what the language allows."""
     floor = results["test_entropy"]
     best_excess = min(row["test_loss"] for row in laws.rows(results)) - floor
-    assert 0.5 * best_excess < floor - law.E < 2 * best_excess
+    assert 5 * best_excess < floor - law.E < 0.1
 
 
 def test_approach_3_s_residuals_trend_with_the_budget(results, law):
@@ -52,10 +52,11 @@ def test_approach_3_s_residuals_trend_with_the_budget(results, law):
     assert residual[steps == 250].mean() < -0.05 < 0 < residual[steps == 16000].mean()
 
 
-def test_the_held_out_shape_is_predicted_within_0_02_nats_from_2000_steps(results, law):
+def test_the_held_out_shape_is_predicted_ever_lower_from_2000_steps(results, law):
+    """Too pessimistic at 250 steps, too optimistic from 2,000 on, more so the longer the run."""
     errors = laws.held_out_errors(law, results)
     assert list(errors) == list(scaling_runs.BUDGETS)
-    assert all(abs(errors[steps]) < 0.02 for steps in (2000, 4000, 8000)) and errors[250] > 0.1
+    assert errors[250] > 0.1 and 0 > errors[2000] > errors[4000] > errors[8000]
 
 
 def test_the_best_model_of_a_budget_sees_far_more_than_20_tokens_per_parameter(results):
@@ -111,16 +112,16 @@ def test_the_bootstrap_interval_holds_the_truth_but_cannot_pin_it(results, boots
     is wide: some resamples give E a fraction of the truth, the N and D terms taking up the rest."""
     values = [row["E"] for row in bootstrap["fits"]["kaplan"]]
     low, high = fits.interval(values)
-    assert low < results["test_entropy"] < high and high - low > 0.5
-    assert abs(float(np.median(values)) - results["test_entropy"]) < 0.02
+    assert low < results["test_entropy"] < high < 1.72 and high - low > 0.5
 
 
 def test_the_runs_bound_the_floor_from_above_but_hardly_from_below(results):
-    """Approach 3's objective with E held fixed: flat from 0.5 to 1.69 nats (within 3 %), then rising above the true
-    1.6975: why the bootstrap's low tail reaches E near 0 (the fits there are as good, not failures)."""
+    """Approach 3's objective with E held fixed: flat from 0.5 to 1.60 nats (within 1 % of the free fit), rising
+    above the true 1.6975: why the bootstrap's low tail reaches E near 0 (the fits there are as good, not failures)."""
     n, d, loss = laws.columns(laws.rows(results))
-    low, best, high = fits.profile_over_floor(n, d, loss, [0.5, 1.69, 1.71], starts=laws.FAST_STARTS)
-    assert best <= low < 1.03 * best and high > 1.01 * best
+    free = fits.parametric_objective(laws.parametric(results, starts=laws.FAST_STARTS), n, d, loss)
+    low, middle, high = fits.profile_over_floor(n, d, loss, [0.5, 1.6, 1.71], starts=laws.FAST_STARTS) / free
+    assert low < 1.01 and middle < 1.01 and high > 1.03
 
 
 @pytest.fixture(scope="module")

@@ -44,11 +44,12 @@ def test_approaches_1_and_2_return_the_lowest_loss_they_were_given(results):
     assert verdicts.isoflop_floor(results).E == pytest.approx(min(p.loss_opt for p in profiles), abs=1e-4)
 
 
-def test_approach_2_is_closest_and_ties_with_approach_3_within_noise(results, law, noise):
+def test_approach_2_is_closest_only_by_a_dip_below_the_truth(results, law, law_all):
+    """Approach 2's floor is the closest of the three, and below the true floor: a parabola's dip, not a measurement;
+    approach 3 is further below it under either counting."""
     truth = results["test_entropy"]
     isoflop_error = verdicts.isoflop_floor(results).E - truth
-    assert 0 < isoflop_error < truth - law.E < 0.01
-    assert (truth - law.E) - isoflop_error < noise < 0.004
+    assert -0.005 < isoflop_error < 0 and abs(isoflop_error) < truth - law_all.E < truth - law.E
 
 
 def test_the_intervals_fail_in_opposite_ways(results):
@@ -56,7 +57,7 @@ def test_the_intervals_fail_in_opposite_ways(results):
     stored = verdicts.load_floor_bootstrap()
     low, high, kept = verdicts.finite_interval(stored["envelope"])
     assert kept == 100 and low > results["validation"]["oracle_entropy"] and high - low < 0.01
-    for sample in (stored["isoflop"], [row["E"] for row in laws.load_bootstrap()["fits"]]):
+    for sample in (stored["isoflop"], [row["E"] for row in laws.load_bootstrap()["fits"]["kaplan"]]):
         low, high, _ = verdicts.finite_interval(sample)
         assert low < 0.1 and low <= results["test_entropy"] <= high < 1.72
 
@@ -71,8 +72,7 @@ def test_the_stored_floor_bootstrap_is_what_the_code_gives(results):
 
 def test_the_parabola_misplaces_the_optimum_of_an_exact_surface(results, law):
     ratios = [ratio for _, ratio in verdicts.parabola_bias(results, law)]
-    assert min(ratios[:3]) < 0.8 and max(ratios[:3]) < 0.9
-    assert all(abs(ratio - 1) < 0.06 for ratio in ratios[3:])
+    assert max(ratios) > 1.3 and min(ratios) < 0.75 and abs(ratios[-1] - 1) < 0.1
 
 
 def test_on_the_runs_the_parabolas_dip_below_the_best_run_at_the_smaller_budgets(results):
@@ -82,16 +82,16 @@ def test_on_the_runs_the_parabolas_dip_below_the_best_run_at_the_smaller_budgets
 
 def test_approach_3_s_profile_is_flat_below_the_truth_and_steep_above(results, law):
     n, d, loss = laws.columns(laws.rows(results))
-    profile = fits.profile_over_floor(n, d, loss, [0.5, 1.69, 1.72], starts=laws.FAST_STARTS)
+    profile = fits.profile_over_floor(n, d, loss, [0.5, 1.6, 1.69, 1.72], starts=laws.FAST_STARTS)
     relative = profile / fits.parametric_objective(law, n, d, loss) - 1
-    assert relative[0] < 0.02 and relative[1] < 0.005 and relative[2] > 0.05
+    assert relative[0] < 0.005 and relative[1] < 0.005 and relative[2] < 0.02 and relative[3] > 0.05
 
 
-def test_the_held_out_model_is_predicted_too_low_by_about_what_it_has_left_to_learn(results, law):
+def test_the_held_out_model_is_predicted_below_the_true_floor_at_8000_steps(results, law):
     errors = laws.held_out_errors(law, results)
     final = max(laws.rows(results, ("held-out",)), key=lambda row: row["steps"])
     excess = final["test_loss"] - results["test_entropy"]
-    assert errors[8000] < 0 and abs(errors[8000]) == pytest.approx(excess, rel=0.1)
+    assert errors[8000] < 0 and excess + errors[8000] < 0
 
 
 # ---------------------------------------------------------------- issue 44: the counting, the choices, the grid
@@ -119,10 +119,26 @@ def test_kaplan_s_6nd_misses_most_of_a_small_model_s_compute_and_chinchilla_s_do
     assert max(padding) / min(padding) < 1.01
 
 
-def test_the_counting_moves_the_compute_optimal_exponent_from_kaplan_s_towards_chinchilla_s(results, law, law_all):
-    """Approach 3: a ≈ 0.67 counting blocks only, ≈ 0.5 counting every parameter, and E lands on the truth."""
-    assert counting.exponent(law) > 0.6 and abs(counting.exponent(law_all) - 0.5) < 0.05
-    assert abs(law_all.E - results["test_entropy"]) < 0.003
+def test_counting_every_parameter_lowers_every_approach_s_exponent(results, law, law_all):
+    """Pearce & Song's and Porian et al.'s direction: Kaplan's counting gives a higher a, by every reading."""
+    chosen = laws.rows(results)
+    kaplan, chinchilla = (counting.grid_exponents(chosen, c) for c in laws.COUNTINGS)
+    assert all(kaplan[key] > chinchilla[key] for key in kaplan)
+    assert counting.exponent(law) > counting.exponent(law_all) and law_all.E > law.E
+
+
+def test_before_the_last_rungs_chinchilla_s_counting_gave_chinchilla_s_exponent(results):
+    """The reviewer's refit, on the 60 runs of up to 16,000 steps: E within 0.003 of the truth and a ≈ 0.5; the six
+    longer runs move both by far more than a seed does."""
+    rows = {(r["choice"], r["counting"]): r for r in sensitivity.load_sensitivity()["rows"]}
+    before, after = rows[("runs of ≤ 16,000 steps", "chinchilla")], rows[(sensitivity.CHOICES[0].label, "chinchilla")]
+    assert abs(before["error"]) < 0.003 and abs(before["a"] - 0.5) < 0.03
+    assert abs(after["error"] - before["error"]) > 0.03 and after["a"] - before["a"] > 0.1
+
+
+def test_three_times_the_rule_s_learning_rate_beats_it_at_every_swept_size(results):
+    for losses in sensitivity.lr_sweep(results).values():
+        assert losses["3"] < losses["1"] < losses["1/3"]
 
 
 def test_analysis_choices_move_e_far_more_than_a_seed(results):
