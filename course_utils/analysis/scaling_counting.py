@@ -273,3 +273,49 @@ def optimum_table(profiles: list[Profile], law: fits.ChinchillaLaw) -> str:
         lines.append(f"{p.flops:9.2e} {len(p.n):5} {p.best_n:9,.0f} {place:>9} {p.flops / (6 * p.best_n**2):8.0f} "
                      f"{float(law.optimal_n(p.flops)) / p.best_n:17.1f} {rule_n / p.best_n:18.1f}")  # fmt: skip
     return "\n".join(lines)
+
+
+def bootstrap_table(results: dict, resampled: dict[str, list[fits.ChinchillaLaw]]) -> str:
+    """95 % intervals over approach 3's resampled laws ({counting: [law]}): E, α, β, a and tokens per parameter at
+    ``reference_flops``, one row per quantity, one column per counting."""
+    references = {name: reference_flops(results, name) for name in resampled}
+    quantities = {"E": lambda law, c: law.E, "α": lambda law, c: law.alpha, "β": lambda law, c: law.beta,
+                  "a = β/(α+β)": lambda law, c: exponent(law),
+                  "tokens/N at C_ref": lambda law, c: float(tokens_per_parameter(law, c))}  # fmt: skip
+    lines = [f"{'95 % intervals':20}" + "".join(f"{COUNTING_NAMES[name]:>30}" for name in resampled)]
+    for label, value in quantities.items():
+        cells = []
+        for name, sample in resampled.items():
+            low, high = fits.interval([value(law, references[name]) for law in sample])
+            cells.append(f"[{low:,.0f}, {high:,.0f}]" if low >= 10 else f"[{low:.2f}, {high:.3f}]")
+        lines.append(f"{label:20}" + "".join(f"{cell:>30}" for cell in cells))
+    lines.append(f"{'C_ref (FLOPs)':20}" + "".join(f"{references[name]:>30.1e}" for name in resampled))
+    return "\n".join(lines)
+
+
+def exponent_table(point: dict[str, dict[str, float]], resampled: dict[str, dict[str, list]]) -> str:
+    """a by each approach under each counting with its 95 % interval, and the paired difference Kaplan − Chinchilla
+    on the same resamples (its interval, and the share of resamples where Kaplan's a is the higher)."""
+    kaplan, chinchilla = "kaplan", "chinchilla"
+    lines = [f"{'N_opt ∝ C^a':12}{'Kaplan (non-emb. N)':>22}{'Chinchilla (all N)':>22}{'Kaplan − Chinchilla':>26}"]
+    for approach in point[kaplan]:
+        cells = []
+        for name in (kaplan, chinchilla):
+            low, high, _ = _finite_interval(resampled[name][approach])
+            cells.append(f"{point[name][approach]:.2f} [{low:.2f}, {high:.2f}]")
+        pairs = np.array(resampled[kaplan][approach], dtype=float) - np.array(
+            resampled[chinchilla][approach], dtype=float
+        )
+        low, high, kept = _finite_interval(pairs)
+        higher = float(np.mean(pairs[np.isfinite(pairs)] > 0))
+        cells.append(f"[{low:+.2f}, {high:+.2f}] {higher:4.0%}")
+        lines.append(f"{approach:12}" + "".join(f"{cell:>22}" for cell in cells[:2]) + f"{cells[2]:>26}")
+    return "\n".join(lines)
+
+
+def _finite_interval(values) -> tuple[float, float, int]:
+    values = np.asarray(values, dtype=float)
+    kept = values[np.isfinite(values)]
+    if len(kept) == 0:
+        raise CourseInputError("no resample gave a value: no interval")
+    return (*fits.interval(kept), len(kept))

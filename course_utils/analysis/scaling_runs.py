@@ -388,10 +388,10 @@ def _report(name: str, row: dict, floor: float, started: float) -> None:
 def excess_table(results: dict, seed: int = 0) -> str:
     """Test loss - the oracle's test entropy (nats per token), one row per shape, one column per budget ("-": not trained)."""
     floor, runs = results["test_entropy"], results["runs"]
-    lines = [f"{'shape':>7} {'N':>9} " + "".join(f"{steps:>8}" for steps in LADDER)]
+    lines = [f"{'shape':>7} {'N':>9} " + "".join(f"{steps:>7}" for steps in LADDER)]
     for n_layer, n_embd in (*GRID_SHAPES, HELD_OUT_SHAPE):
         cells = [runs.get(Run(n_layer, n_embd, steps, seed).name, {}).get("test_loss") for steps in LADDER]
-        text = "".join(f"{cell - floor:8.4f}" if cell is not None else f"{'-':>8}" for cell in cells)
+        text = "".join(f"{cell - floor:7.4f}" if cell is not None else f"{'-':>7}" for cell in cells)
         lines.append(f"{n_layer}x{n_embd:<5} {block_parameters(n_layer, n_embd):>9,} {text}")
     return "\n".join(lines)
 

@@ -20,8 +20,8 @@
 #   which the course language knows exactly and no real corpus does, with a bootstrap interval beside it and the
 #   analysis choices that move it;
 # - predict the loss of a larger model from smaller ones, and measure the prediction against simple baselines;
-# - compare each approach's compute-optimal model with the best run on a budget, and with Chinchilla's "20 tokens
-#   per parameter";
+# - compare each approach's compute-optimal exponent, and approach 3's N_opt budget by budget, with the best size on a
+#   budget and with Chinchilla's "20 tokens per parameter";
 # - fit an IsoFLOP parabola, the compute-optimal split and Chinchilla's objective yourself (the exercises).
 #
 # Sections marked *(optional)* go beyond the papers' main line; skip them on a first reading.
@@ -60,7 +60,8 @@ for row in results["runs"].values():
     devices.setdefault(row["device"], []).append(row["train_seconds"])
 for name, seconds in devices.items():
     print(
-        f"{len(seconds)} runs on {name}, {sum(seconds) / 60:.0f} minutes of training in all"
+        f"{len(seconds)} runs on {name}, {sum(seconds) / 60:.0f} "
+        "minutes of training in all"
     )
 
 # %% [markdown]
@@ -90,24 +91,25 @@ print(
 print(f"every stored run ends above its floor: {above}")
 
 # %% [markdown]
-# The two floors differ by 0.06 nats because the test split and the validation sentences are different samples of
-# the language (the data sheet, `data/course_language/datasheet.md`, gives the oracle 1.7165 on the corpus's training
-# split and 1.7119 on its valid split, two samples more, neither of them these validation sentences). So "the true E" here is the floor **of this test set**, not the language's entropy rate to
-# four decimals: every model is scored on the same test sentences as the oracle, and a perfect model's test loss would
-# be exactly this number. Each model is judged against the floor of the sentences it was scored on.
+# The two floors differ by 0.06 nats because the test split and the validation sentences are different samples of the
+# language (the data sheet, `data/course_language/datasheet.md`, gives the oracle 1.7165 on the corpus's training
+# split and 1.7119 on its valid split, two samples more, neither of them these validation sentences). So "the true E"
+# here is the floor **of this test set**, not the language's entropy rate to four decimals: every model is scored on
+# the same test sentences as the oracle, and a perfect model's test loss would be exactly this number. Each model is
+# judged against the floor of the sentences it was scored on.
 #
 # ## 2. The grid of runs
 #
 # Nine GPT shapes (notebook 08's `CourseGPT`), from 1 layer × 16 channels to 4 × 128, each trained on the stream of
-# fresh sentences (`language.stream`, no sentence seen twice) for 250 to 8,000 steps of 64 sentences; the six
-# smallest also for 16,000 steps, the four smallest for 32,000 and the two smallest for 64,000, so that small models
-# too are trained past their best budget (section 11). N counts the **non-embedding parameters** (the blocks, not the
-# word and position tables), as Kaplan et al. do; D counts the tokens seen; section 3 counts both another way. Every
-# run has its own cosine schedule to its last step (Hoffmann et al.'s lesson: a cosine longer than the run leaves its
-# loss too high) and a short warm-up, and a learning rate by one rule set before any run (`scaling_runs.learning_rate`,
-# not tuned per size: section 11 measures what that may cost). A tenth shape, 4 × 192 (1.78 million parameters, twice
-# the largest), is held out: it was trained for each of the six budgets up to 8,000 steps, and no fit sees it
-# (section 10).
+# fresh sentences (`language.stream`, no sentence seen twice) for 250 to 8,000 steps of 64 sentences; the six smallest
+# also for 16,000 steps, the four smallest for 32,000 and the two smallest for 64,000, so that small models too are
+# trained past their best budget (section 11). N counts the **non-embedding parameters** (the blocks, not the word and
+# position tables), as Kaplan et al. do; D counts the tokens seen; section 3 counts both another way. Every run has
+# its own cosine schedule to its last step (Hoffmann et al.'s lesson: a cosine longer than the run leaves its loss too
+# high) and a short warm-up, and a learning rate by one rule set before any run (`scaling_runs.learning_rate`, not
+# tuned per size: section 11 measures what that may cost). A tenth shape, 4 × 192 (1.78 million parameters, 2.2 times
+# the largest), is held out: it was trained for each of the six budgets up to 8,000 steps, and no fit sees it (section
+# 10).
 #
 # The table gives each run's test loss minus the true floor, the **excess loss**: what is left to learn.
 
@@ -127,7 +129,7 @@ print(
 # row: more data always helps. The smallest excess of all, 0.0112, is 2 × 32's at 32,000 steps: a model of 25,408
 # block parameters trained long is as good as any larger model the grid trained (2 × 64 at 16,000 steps, 0.0117, is
 # within the seed range measured next). (4 × 64 is no better than 2 × 64 from 500
-# to 2,000 steps: within its seed range, measured next.)
+# to 2,000 steps: within the seed ranges measured next.)
 #
 # A stored table is only as good as the code that made it. Each run stored its first 20 training losses and its
 # validation curve; the cell trains the 1 × 16 run of 500 steps again, here, on the CPU, and compares (the stored one
@@ -166,7 +168,7 @@ noise = verdicts.seed_noise(results)
 print(f"the seed range of the runs within 0.05 of the floor: up to {noise:.4f} nats")
 
 # %% [markdown]
-# The runs near the floor, the ones the fits lean on, move by up to 0.003 nats from seed to seed; 4 × 64 at 500
+# The runs near the floor move by up to 0.003 nats from seed to seed; 4 × 64 at 500
 # steps, far from the floor, by 0.022. That is the noise of one run's loss; section 7 measures how far it moves a fit.
 #
 # The picture: each model size's excess loss against the tokens it saw (both axes logarithmic).
@@ -218,8 +220,9 @@ for layers, width in ((1, 16), (2, 64), (4, 128)):
     formula = scaling_flops.step_flops(layers, width, *idx.shape)
     counted = scaling_flops.counted_step_flops(layers, width, idx, targets)
     print(
-        f"{layers}x{width:<4} one step: closed form {formula:.4g} FLOPs, "
-        f"FlopCounterMode {counted:.4g}, within 1 %: {abs(counted / formula - 1) < 0.01}"
+        f"{layers}x{width:<4} closed form {formula:.4g} FLOPs, "
+        f"FlopCounterMode {counted:.4g}, within 1 %: "
+        f"{abs(counted / formula - 1) < 0.01}"
     )
 
 # %% [markdown]
@@ -239,7 +242,8 @@ print(counting.counting_table(training))
 # 2.25 positions for every token it predicts: the same factor for every shape, which scales every C alike and moves no
 # exponent. C below counts the predicted tokens D, as the papers do.
 #
-# Sections 4 to 9 count N Kaplan's way by default, and say where the other counting changes an answer; section 11, the compute-optimal model, puts the two side by side.
+# Sections 4 to 9 count N Kaplan's way by default, and say where the other counting changes an answer; section 11, the
+# compute-optimal model, puts the two side by side.
 #
 # ## 4. Approach 1: the envelope of the training curves
 #
@@ -272,7 +276,8 @@ print(
 readings = laws.envelope_readings(results)
 rises = sum(b[3] > a[3] for a, b in zip(readings, readings[1:]))
 print(
-    f"budgets where the envelope rises from the one before: {rises} of {len(readings) - 1}"
+    "budgets where the envelope rises from the one before: "
+    f"{rises} of {len(readings) - 1}"
 )
 lowest = min(range(len(readings)), key=lambda i: readings[i][3])
 for c, row, done, value in readings[lowest:]:  # the lowest point and every one after it
@@ -294,7 +299,7 @@ ax.plot(
     envelope_c,
     envelope_law.loss(envelope_c),
     "k--",
-    label=f"E + k·C^−γ, E = {envelope_law.E:.3f}",
+    label=f"E + k·C^−γ, E = {envelope_law.E:.3f} (our extension)",
 )
 ax.axhline(
     validation_truth, color="crimson", label=f"the true floor, {validation_truth:.4f}"
@@ -310,13 +315,14 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# The fit does not extrapolate: its floor is the lowest loss the envelope already reached, 0.0123 above the truth.
-# The fit asks for E below every point it fits (`fit_floor_law` keeps 0 < E < min L*), and the best fit sits on that
-# limit because the envelope is not a falling curve: it rises at 4 of its 29 steps. Its lowest point is 2 × 32 near
-# the end of its 32,000 steps (96 % of its schedule); the budgets beyond it only larger models reach, read in the
-# middle of their cosine schedules (2 × 64 at 74 %, 4 × 96 at 50 % and 77 %, 4 × 128 at 66 %), where a run is not yet
-# at its best, or at the end of a schedule too short for their size (4 × 128 at 100 %). That is a
-# property of this grid (the small models' ladder ends), not of the frontier. A model never gets below its floor, so "the floor is where the best run is" is always an upper bound.
+# The fit does not extrapolate: its floor is the lowest loss the envelope already reached, 0.0123 above the truth. The
+# fit asks for E below every point it fits (`fit_floor_law` keeps 0 < E < min L*), and the best fit sits on that limit
+# because the envelope is not a falling curve: it rises at 4 of its 29 steps. Its lowest point is 2 × 32 near the end
+# of its 32,000 steps (96 % of its schedule); the budgets beyond it only larger models reach, read before the end of
+# their cosine schedules (2 × 64 at 74 %, 4 × 96 at 50 % and 77 %, 4 × 128 at 66 %), where a run is not yet at its
+# best, or at the end of a schedule too short for their size (4 × 128 at 100 %). That is a property of this grid (the
+# small models' ladder ends), not of the frontier. A model never gets below its floor, so "the floor is where the best
+# run is" is always an upper bound.
 #
 # ## 5. Approach 2: IsoFLOP profiles
 #
@@ -407,7 +413,8 @@ print("Chinchilla's fit on MassiveText, for comparison: E = 1.69, α = 0.34, β 
 law_all = counting.fit(training, "chinchilla")
 print(
     f"counted Chinchilla's way (N = all parameters): E = {law_all.E:.4f}, "
-    f"{law_all.E - truth:+.4f} from the truth, α = {law_all.alpha:.2f}, β = {law_all.beta:.2f}"
+    f"{law_all.E - truth:+.4f} from the truth,\n"
+    f"α = {law_all.alpha:.2f}, β = {law_all.beta:.2f}"
 )
 
 # %% [markdown]
@@ -415,9 +422,9 @@ print(
 # nats, more than five times as far below the truth as the best run is above it (0.0112): a law that says the loss can
 # fall well below what the language allows. Counted Chinchilla's way it overshoots less, by 0.0454, and α is 0.38
 # instead of 0.21; the bootstrap below shows how little either difference means. β = 0.96 is far from Chinchilla's
-# 0.28; a language with
-# finitely many things to learn is expected to be learned at about the 1/D rate, natural text with its long tail more
-# slowly.
+# 0.28 (its interval below reaches down to about 0.5, not to 0.28): the excess loss of a well-specified model with
+# finitely many parameters falls like 1/D (a standard result of statistics), so a grammar with finitely many things to
+# learn may show a β near 1, natural text with its long tail a smaller one.
 #
 # Does the form fit? The log residuals, averaged over each training budget:
 
@@ -439,19 +446,21 @@ at_250 = {
 }
 low_, high_ = min(at_250, key=at_250.get), max(at_250, key=at_250.get)
 print(
-    f"at 250 steps: lowest {low_} {at_250[low_]:+.3f}, highest {high_} {at_250[high_]:+.3f}"
+    f"at 250 steps: lowest {low_} {at_250[low_]:+.3f}, highest "
+    f"{high_} {at_250[high_]:+.3f}"
 )
 beyond = np.mean(np.abs(residual) > fits.HUBER_DELTA)
 print(
-    f"runs whose |residual| exceeds δ = {fits.HUBER_DELTA:g} (Huber's linear part): {beyond:.0%}"
+    f"runs whose |residual| exceeds δ = {fits.HUBER_DELTA:g} "
+    f"(Huber's linear part): {beyond:.0%}"
 )
 
 # %% [markdown]
 # The mean residual rises from −0.086 at 250 steps (the law too optimistic) to +0.011 at 64,000 (too pessimistic),
 # nearly flat from 2,000 to 8,000 steps: the form, not noise, limits the fit. Within one budget the spread is larger
 # still at the short end: at 250 steps the residuals run from −0.354 for the smallest model to +0.059 for the largest,
-# a pattern in N and D together that a sum of two separate power laws cannot follow (section 10 meets it again). A law with a floor and two
-# power laws is too stiff to follow both a model's first thousand steps and its last.
+# a pattern in N and D together that a sum of two separate power laws cannot follow (section 10 meets it again). A law
+# with a floor and two power laws is too stiff to follow both a model's first thousand steps and its last.
 #
 # **How sure is E?** Besiroglu et al. (2024) refitted Chinchilla's approach 3 to the paper's data, read off its
 # Figure 4, and found two things: the published fit had stopped before its optimum (their refit put E at 1.82, not
@@ -485,46 +494,38 @@ resampled = {
     c: [laws.chinchilla_law(row) for row in stored["fits"][c]] for c in laws.COUNTINGS
 }
 bootstrap_e = np.array([law_.E for law_ in resampled["kaplan"]])
-print(f"{'95 % intervals':15} {'E':>16} {'a':>14} {'tokens/N at C_ref':>20}")
-for name, sample in resampled.items():
-    reference = counting.reference_flops(results, name)
-    values = (
-        [law_.E for law_ in sample],
-        [counting.exponent(law_) for law_ in sample],
-        [counting.tokens_per_parameter(law_, reference) for law_ in sample],
-    )
-    (e_low, e_high), (a_low, a_high), (t_low, t_high) = map(fits.interval, values)
-    print(
-        f"{name:15} [{e_low:5.2f}, {e_high:6.3f}] [{a_low:5.2f}, {a_high:5.2f}] "
-        f"[{t_low:8,.0f}, {t_high:8,.0f}]   (C_ref {reference:.1e})"
-    )
+print(counting.bootstrap_table(results, resampled))
 print(
     f"\nthe truth, {truth:.4f}, inside E's interval (Kaplan's counting): "
     f"{fits.interval(bootstrap_e)[0] <= truth <= fits.interval(bootstrap_e)[1]}"
 )
 print(
-    f"resamples that put E below 1.5 (Kaplan's counting): {int((bootstrap_e < 1.5).sum())}"
+    "resamples that put E below 1.5 (Kaplan's counting): "
+    f"{int((bootstrap_e < 1.5).sum())}"
 )
 
 # %% [markdown]
 # The intervals hold the truth, and they are wide: E's reaches from 0.03 (0.01 counted Chinchilla's way) up to 1.714
 # (1.712), and 32 of the 100 resamples put E below 1.5. Besiroglu et al. found the paper's intervals on the exponents
 # too narrow, and their own refit pinned E at 1.82 to within a few hundredths; this grid pins it far less, and the
-# profile below shows why. The exponents are no better pinned: a, of N_opt ∝ C^a, lies anywhere from
-# 0.39 to 1.00 (0.31 to 0.99 counted Chinchilla's way), and with it the tokens per parameter at the optimum, from 42
-# to 1,887 (14 to 283) at the middle budget C_ref. Is this the optimiser failing on some resamples? The **profile** of
-# the objective over E answers: hold E at a value, fit the other four parameters, and see how much worse the best fit
-# gets.
+# profile below shows why. The exponents are no better pinned: a, of N_opt ∝ C^a, lies anywhere from 0.39 to 0.996
+# (0.31 to 0.994 counted Chinchilla's way), α from near 0 to above 3, and the tokens per parameter at the optimum from
+# 42 to 1,887 (14 to 283) at C_ref, the geometric middle of the runs' compute in each counting. Is this the optimiser
+# failing on some resamples? The **profile** of the objective over E answers: hold E at a value, fit the other four
+# parameters, and see how much worse the best fit gets.
 
 # %%
 # NBVAL_CHECK_OUTPUT
 floors = [0.5, 1.0, 1.5, 1.6, 1.69, 1.70, 1.71, 1.72]
 profile = fits.profile_over_floor(n, d, loss, floors, starts=laws.FAST_STARTS)
 best_objective = fits.parametric_objective(law, n, d, loss)
+stored_floors = {
+    row["E"]: laws.chinchilla_law(row) for row in laws.load_profile()["floors"]
+}
 held = [
-    fits.fit_parametric_at_floor(n, d, loss, floor, laws.FAST_STARTS)[0]
-    for floor in (0.5, 1.69)
-]
+    stored_floors[0.5],
+    stored_floors[1.7],
+]  # stored fits (data/scaling/profile.json)
 for floor, value in zip(floors, profile):
     worse = 100 * (value / best_objective - 1)
     print(f"E held at {floor:.2f}: objective {worse:+5.1f} % over the free fit's")
@@ -548,11 +549,11 @@ plt.show()
 # %% [markdown]
 # From E = 0.5 to 1.60 the fits are equally good, within 0.2 %: the A/N^α and B/D^β terms take up whatever floor they
 # are given, α falling towards zero (0.01 at E = 0.5), so that A/N^α becomes a constant that stands in for E. Past the
-# free fit's 1.636 the objective climbs (+0.9 % at 1.69, +4.4 % at 1.71, +10.4 % at 1.72): a floor above the best
-# runs (1.7087) would have the law miss them. **The runs bound E from above, and hardly from below.** The bootstrap's
-# long low tail is that flat profile, not optimiser failures. The compute-optimal exponent moves along the same flat
-# direction: a = 0.99 at E = 0.5, 0.67 at E = 1.69. Chinchilla published no interval for its 1.69; on this grid, where
-# the truth is known, an honest interval for E is wide, and so is a's.
+# free fit's 1.636 the objective climbs (+0.9 % at 1.69, +4.4 % at 1.71, +10.4 % at 1.72): a floor above the best runs
+# (1.6975 + 0.0112) would have the law miss them. **The runs bound E from above, and hardly from below.** The
+# bootstrap's long low tail is that flat profile, not optimiser failures. The compute-optimal exponent moves along the
+# same flat direction: a = 0.99 at E = 0.5, 0.65 at E = 1.70. Chinchilla published no interval for its 1.69; on this
+# grid, where the truth is known, an honest interval for E is wide, and so is a's.
 #
 # %% [markdown]
 # ## 7. Which choices move E and a
@@ -584,7 +585,8 @@ for name in laws.COUNTINGS:
     }
     a_moved = sensitivity.spread(table["rows"], name, key="a")
     print(
-        f"\n{name}: the analysis choices move E over {moved['analysis']:.4f} nats and a over "
+        f"\n{name}: the analysis choices move E over "
+        f"{moved['analysis']:.4f} nats and a over "
         f"{a_moved:.2f};\n  a seed moves E by {moved['seed']:.4f}"
     )
 
@@ -625,8 +627,9 @@ print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 #
 # ## 9. Each fitted E against the truth
 #
-# The bootstrap gives every approach's floor an interval; for approaches 1 and 2 the floor is this notebook's extension
-# (sections 4 and 5). Approaches 1 and 2 were refitted on the same 100 resamples as approach 3 (`scaling_verdicts.bootstrap_floors`, a few minutes on one core, stored in `data/scaling/floor_bootstrap.json`); the
+# The bootstrap gives every approach's floor an interval; for approaches 1 and 2 the floor is this notebook's
+# extension (sections 4 and 5). Approaches 1 and 2 were refitted on the same 100 resamples as approach 3
+# (`scaling_verdicts.bootstrap_floors`, a few minutes on one core, stored in `data/scaling/floor_bootstrap.json`); the
 # cell fits the first two again and compares:
 
 # %%
@@ -660,21 +663,22 @@ print(
 )
 
 # %% [markdown]
-# **The verdict.** Approach 2's floor is the closest to the true E, 0.0013 below it, and it is the least to be trusted:
-# it is the lowest of the parabolas' minima, a dip below every run (section 5), and Hoffmann et al. never drew a
-# floor from the parabolas. Approach 1's floor, also this notebook's extension, is the lowest point of its envelope,
-# 0.0123 above its own truth: an upper bound the best run already gave, with a narrow interval that misses the truth,
-# because every resample's floor sits again at that lowest point. Approach 3 extrapolates with a law and lands 0.0617
-# below the truth (0.0454 counted Chinchilla's way), and section 7's choices move it from −0.1607 to +0.0005 while
-# reseeding six runs moves it by less than 0.001. The intervals of approaches 2 and 3 hold the truth and reach almost down to zero. What
-# these runs can tell anyone about E is "somewhere below 1.71"; no approach's point estimate measures it. Approach 3
-# is the only one of Hoffmann et al.'s three that also predicts a loss for any (N, D): section 10 tests that.
+# **The verdict.** Approach 2's floor is the closest to the true E, 0.0013 below it, and it is the least to be
+# trusted: it is the lowest of the parabolas' minima, a dip below every run (section 5), and Hoffmann et al. never
+# drew a floor from the parabolas. Approach 1's floor, also this notebook's extension, is the lowest point of its
+# envelope, 0.0123 above its own truth: an upper bound the best run already gave, with a narrow interval that misses
+# the truth: a resample draws from the same runs, so its envelope's lowest point can only be as low or higher.
+# Approach 3 extrapolates with a law and lands 0.0617 below the truth (0.0454 counted Chinchilla's way), and section
+# 7's choices move it from −0.1607 to +0.0005 while reseeding six runs moves it by less than 0.001. The intervals of
+# approaches 2 and 3 hold the truth and reach almost down to zero. What these runs can tell anyone about E is
+# "somewhere below 1.71"; no approach's point estimate measures it. Approach 3 is the only one of Hoffmann et al.'s
+# three that also predicts a loss for any (N, D): section 10 tests that.
 #
 # ## 10. The test the literature cannot run: predict a larger model
 #
 # The held-out 4 × 192 model (N = 1.78 million, more than twice the largest the fit saw) was trained for each of the
-# six step counts up to 8,000. Approach 3's law predicts each run before looking. Two baselines with no law at all
-# predict it too: the largest trained shape, 4 × 128, at the same number of steps (the same stream, so the same
+# six step counts up to 8,000. Approach 3's law predicts each run before looking. Two baselines with no model of N and
+# D predict it too: the largest trained shape, 4 × 128, at the same number of steps (the same stream, so the same
 # tokens), and the envelope of every training run's final loss against real compute, extended with a floor law to the
 # held-out run's compute:
 
@@ -713,18 +717,20 @@ for name in names:
 #
 # ## 11. The compute-optimal model, counted two ways
 #
-# For a budget C, which N (and D = C / 6N) gives the lowest loss? Approach 3 answers in closed form,
-# N_opt = G·(C/6)^a with a = β/(α+β) and G = (αA/(βB))^(1/(α+β)) (so D_opt ∝ C^(1−a)); approach 1 reads the size
-# whose curve is lowest at C; approach 2 reads each parabola's minimum; Chinchilla's rule of thumb is D ≈ 20 N,
-# N = √(C/120). Kaplan et al. found N_opt ∝ C^0.73; Hoffmann et al. found a ≈ 0.5. Pearce & Song (2024) and Porian et al.
-# (2024) traced most of that difference to the counting of section 3: without the embeddings and the output layer in
-# N and C, small models look cheaper than they are, and the fitted a comes out too high.
+# For a budget C, which N (and D = C / 6N) gives the lowest loss? Approach 3 answers in closed form, N_opt = G·(C/6)^a
+# with a = β/(α+β) and G = (αA/(βB))^(1/(α+β)) (so D_opt ∝ C^(1−a)); approach 1 reads the size whose curve is lowest
+# at C; approach 2 reads each parabola's minimum; Chinchilla's rule of thumb is D ≈ 20 N, N = √(C/120). Kaplan et al.
+# found N_opt ∝ C^0.73; Hoffmann et al. found a ≈ 0.5. Pearce & Song (2024) traced most of that difference to the
+# counting of section 3: without the embeddings and the output layer in N and C, small models look cheaper than they
+# are, and the fitted a comes out too high. Porian et al. (2024) found the output layer's compute one of three
+# factors, with the warm-up's length and tuning the optimiser per size.
 #
 # Section 5's profiles are the grid's anti-diagonals, equal in C only in Kaplan's counting. To compare the countings,
 # each shape's end-of-schedule test losses are interpolated in log D to D = C / 6N at 16 log-spaced budgets C, in each
-# counting, keeping the budgets that three sizes or more reach (`counting.isoflop_profiles`), and approach 2's parabola is fitted through the best size and up to two
-# neighbours on each side (a parabola is a fair shape only near the minimum). The best size itself, with no law and no
-# parabola, is the truth this grid can give, at a resolution of its sizes (about 2× apart).
+# counting, keeping the budgets that three sizes or more reach (`counting.isoflop_profiles`), and approach 2's
+# parabola is fitted through the best size and up to two neighbours on each side (a parabola is a fair shape only near
+# the minimum; its N_opt enters the exponents below). The best size itself, with no law and no parabola, is the truth
+# this grid can give, at a resolution of its sizes (about 2× apart).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -735,7 +741,8 @@ for name, profiles_ in profiles_by.items():
     print(counting.optimum_table(profiles_, laws_by[name]))
     inside = sum(p.bracketed for p in profiles_)
     print(
-        f"the best size lies inside the sizes trained at {inside} of {len(profiles_)} budgets\n"
+        f"the best size lies inside the sizes trained at {inside} of "
+        f"{len(profiles_)} budgets\n"
     )
 
 # %% [markdown]
@@ -752,33 +759,28 @@ for name, profiles_ in profiles_by.items():
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(
-    f"{'N_opt ∝ C^a':24}"
-    + "".join(f"{counting.COUNTING_NAMES[c]:>32}" for c in laws.COUNTINGS)
-)
 exponents = {c: counting.grid_exponents(training, c) for c in laws.COUNTINGS}
 resampled_a = {c: counting.bootstrap_exponents(results, c) for c in laws.COUNTINGS}
 for c in laws.COUNTINGS:
     exponents[c]["approach 3"] = counting.exponent(laws_by[c])
     resampled_a[c]["approach 3"] = [counting.exponent(law_) for law_ in resampled[c]]
-for approach in exponents["kaplan"]:
-    cells = []
-    for c in laws.COUNTINGS:
-        low_, high_, kept = verdicts.finite_interval(resampled_a[c][approach])
-        cells.append(f"{exponents[c][approach]:.2f} [{low_:.2f}, {high_:.2f}]")
-    print(f"{approach:24}" + "".join(f"{cell:>32}" for cell in cells))
-print(f"{'Kaplan et al. 2020':24}{counting.KAPLAN_A:>32}")
-print(f"{'Hoffmann et al. 2022':24}{'':>32}{counting.CHINCHILLA_A:>32}")
+print(counting.exponent_table(exponents, resampled_a))
+print(
+    f"Kaplan et al. 2020: a = {counting.KAPLAN_A}; "
+    f"Hoffmann et al. 2022: a = {counting.CHINCHILLA_A}"
+)
 
 # %% [markdown]
-# Counted Chinchilla's way, every point estimate of a falls: the best size's from 0.52 to 0.33, the envelope's from 0.38
-# to 0.30, the parabolas' from 0.73 to 0.24, approach 3's from 0.82 to 0.72. That is the direction Pearce & Song and
-# Porian et al. describe: Kaplan's counting makes small models look cheap, so they win at small budgets and the
-# optimum seems to grow fast with C. But each fall lies within the intervals, and counted Kaplan's way the best size
-# is mostly the smallest one trained (the table above), so its 0.52 is largely the slope of the grid's lower edge.
+# Counted Chinchilla's way, every point estimate of a falls: the best size's from 0.52 to 0.33, the envelope's from
+# 0.38 to 0.30, the parabolas' from 0.73 to 0.24, approach 3's from 0.82 to 0.72. That is the direction Pearce & Song
+# describe: Kaplan's counting makes small models look cheap, so they win at small budgets and the optimum seems to
+# grow fast with C. Both countings read the same resamples, so the fair test is the paired difference (the last
+# column): it is above zero in every resample for the best size and the envelope, a fall beyond resampling noise; for
+# the parabolas and approach 3 its interval straddles zero. Counted Kaplan's way the best size is mostly the smallest
+# size that reaches its budget (9 of 12, the table above), so its 0.52 is partly the slope of the grid's lower edge.
 # (D_opt ∝ C^(1−a) in every case, since D = C / 6N.) Counted Chinchilla's way, the intervals of the best size (0.18 to
-# 0.51), the parabolas (−0.04 to 0.54) and approach 3 (0.31 to 0.99) include Chinchilla's 0.5; the envelope's (0.20
-# to 0.36) excludes it, but the envelope reads curves mid-schedule (section 4). These runs do not settle a.
+# 0.51), the parabolas (−0.04 to 0.54) and approach 3 (0.31 to 1.00) include Chinchilla's 0.5; the envelope's (0.20 to
+# 0.36) excludes it, but the envelope's bootstrap is narrow by construction (section 9). These runs do not settle a.
 #
 # **The compute-optimal frontier.** Every training run's final loss against its real compute (section 3's count),
 # the envelope of the best runs, approach 3's frontier (its law fitted in Chinchilla's counting, at each budget the
@@ -816,11 +818,11 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# Three things show. The best runs trace a curve that flattens towards the floor, and the held-out model lies above that
-# envelope wherever the envelope reaches: it is too large for each of its budgets. Approach 3's frontier follows the
-# envelope over the middle of the range, then falls through the true floor at the largest budgets, because its E
-# (1.6521) lies below the truth. And at the smallest budgets the law's frontier lies far below the envelope: the law is
-# too optimistic for short runs of small models (section 6's residuals).
+# Three things show. The best runs trace a curve that flattens towards the floor, and at the two budgets the envelope
+# reaches (250 and 500 steps) the held-out model lies above it: it is too large for them. Approach 3's frontier
+# follows the envelope over the middle of the range, then falls through the true floor at the largest budgets, because
+# its E (1.6521) lies below the truth. And at the smallest budgets the law's frontier lies far below the envelope: the
+# law is too optimistic for short runs of small models (section 6's residuals).
 #
 # **The learning rate.** Every run used one rule for its learning rate; a rule that suits small models worse or better
 # than large ones bends the frontier, and with it a (Porian et al. 2024's third factor). A sweep at three shapes on two
@@ -842,31 +844,32 @@ for (layers, width, steps), losses in sweep.items():
 for name in laws.COUNTINGS:
     tuned = sensitivity.with_best_learning_rate(results, name)
     print(
-        f"{name}: with each swept run at its best rate, a = {tuned['a']:.2f} "
-        f"(the rule: {counting.exponent(laws_by[name]):.2f}), E {tuned['error']:+.4f} from the truth"
+        f"{name}: the swept runs at their best rate: a = {tuned['a']:.2f} "
+        f"(the rule's {counting.exponent(laws_by[name]):.2f}), "
+        f"E {tuned['error']:+.4f}"
     )
 
 # %% [markdown]
 # The rule is not the best rate at any swept size: ×3 beats it at all six, by more than the seed range at five (at 500
 # steps 2 × 16's excess falls from 0.5244 to 0.1856, 4 × 128's from 0.0989 to 0.0738; at 2,000 steps 4 × 128 gains
-# only 0.0023, within noise), and since ×3 is the edge of the sweep the best rate may lie higher still. The gain is largest for the smallest shape, so a grid tuned per size would favour small models more than this
-# one does. With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted Chinchilla's
-# way (0.82 to 0.81 Kaplan's); retuning all 66 runs could move it further, by an amount this sweep cannot tell. The
+# only 0.0023, within noise), and since ×3 is the edge of the sweep the best rate may lie higher still. The gain is
+# largest for the smallest swept shape (2 × 16), so a grid tuned per size would favour small models more than this one
+# does. With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted Chinchilla's way
+# (0.82 to 0.81 Kaplan's); retuning all 66 runs could move it further, by an amount this sweep cannot tell. The
 # untuned learning rate is an uncontrolled factor of every compute-optimal number in this section (Porian et al.'s
 # third factor), and so is the batch of 64 sentences, fixed for every size.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
-# > the text around it; Table 2 for the exponents) gives about 20 tokens per parameter for a compute-optimal model, and
-# > N_opt ∝ C^0.5 against
-# > Kaplan et al.'s 0.73. In fact here the counting decides much of it, as Pearce & Song (2024) and Porian et al.
-# > (2024) found for the two papers: counting only the blocks, as Kaplan et al. did, every approach's a is higher and
-# > the best size saw 71 to 2,809 tokens per non-embedding parameter; counting every parameter, as Hoffmann et al.
-# > did, a falls (0.33 for the best size) and the best size, where the grid brackets it, saw 36 to 261 tokens per
-# > parameter, known only within the grid's resolution (section 11), so the low end is not far from 20. The
-# > intervals on a include 0.5 for the best size, the parabolas and approach 3 and exclude it for the envelope, so
-# > these runs do not settle whether the course language's exponent is Chinchilla's; its β near 1 (a
-# > finite grammar, against natural text's 0.28) is a reason to expect its numbers to differ. One grammar proves
-# > nothing about English.
+# > the text around it; Table 2 for the exponents) gives about 20 tokens per parameter for a compute-optimal model,
+# > and N_opt ∝ C^0.5 against Kaplan et al.'s 0.73. In fact here the counting moves the answer, as Pearce & Song
+# > (2024) found for the two papers: counting only the blocks, as Kaplan et al. did, the best size's a is 0.52 and,
+# > where the grid brackets it, it saw 415 to 1,190 tokens per non-embedding parameter; counting every parameter, as
+# > Hoffmann et al. did, a falls to 0.33 (beyond resampling noise for the best size and the envelope, within it for
+# > the parabolas and approach 3) and the bracketed best size saw 36 to 261 tokens per parameter, known only within
+# > the grid's resolution, so the low end is not far from 20. The intervals on a include 0.5 for the best size, the
+# > parabolas and approach 3 and exclude it for the envelope, so these runs do not settle whether the course
+# > language's exponent is Chinchilla's; its β near 1 (a finite grammar, against natural text's 0.28) is a reason to
+# > expect its numbers to differ. One grammar proves nothing about English.
 #
 # ## 12. Approach 2's bias, measured *(optional)*
 #
@@ -1039,20 +1042,23 @@ _ = check_huber_objective(huber_objective)
 #
 # - The course language knows its floor: E = 1.6975 nats per token on this test set. Every one of the 96 stored runs
 #   ends above it; the best, 2 × 32 at 32,000 steps, 0.0112 above.
-# - How N and C are counted matters for tiny models: per position computed, Kaplan et al.'s 6·N leaves out up to three
-#   quarters of the real compute (mostly the output layer); the real count is 0.89 to 1.00 times Hoffmann et al.'s.
+# - How N and C are counted matters for tiny models: per position computed, Kaplan et al.'s 6·N leaves out up to about
+#   three quarters of the real compute (mostly the output layer); the real count is 0.89 to 1.00 times Hoffmann et
+#   al.'s.
 # - Approaches 1 and 2 estimate the compute-optimal N; the floors drawn from them here are this notebook's extension:
 #   approach 1's is its envelope's lowest point, 0.0123 above its truth; approach 2's is a parabola's dip, 0.0013
 #   below the truth.
 # - Approach 3 (the parametric Huber fit) lands 0.0617 below the truth (0.0454 counted Chinchilla's way), but the
 #   analysis choices span 0.15 nats (0.11 counted Chinchilla's way), the six longest runs alone moved it by 0.05, and
-#   reseeding six runs moves it by less than 0.001. Its objective is flat in E from 0.5 to 1.60: the runs bound E from above, at about 1.71, hardly from
-#   below.
+#   reseeding six runs moves it by less than 0.001. Its objective is flat in E from 0.5 to 1.60: the runs bound E from
+#   above, at about 1.71, hardly from below.
 # - The largest trained model's own loss predicts the held-out model better than approach 3 at all six budgets.
 # - Counted Chinchilla's way every approach's estimate of the exponent a falls (the best size's from 0.52 to 0.33),
-#   within the intervals, and the best size, bracketed at 9 of 13 budgets, saw 36 to 261 tokens per parameter. The
-#   intervals include Chinchilla's 0.5 for every approach but the envelope (read mid-schedule), and the untuned
-#   learning rate (×3 was better at five of six swept runs beyond noise) is an uncontrolled factor. IsoFLOP parabolas misplace the optimum even on an exact surface.
+#   beyond resampling noise for the best size and the envelope, within it for the parabolas and approach 3, and the
+#   best size, bracketed at 9 of 13 budgets, saw 36 to 261 tokens per parameter. The intervals include Chinchilla's
+#   0.5 for every approach but the envelope (read mid-schedule), and the untuned learning rate (×3 was better at five
+#   of six swept runs beyond noise) is an uncontrolled factor. IsoFLOP parabolas misplace the optimum even on an exact
+#   surface.
 #
 # ## References
 #

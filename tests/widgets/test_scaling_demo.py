@@ -126,7 +126,7 @@ def test_the_surface_opens_on_the_free_fit(surface, results):
     assert surface.renders == 1 and surface.last_error is None
     free = laws.stored_fit(results)
     assert surface.controls["floor"].value == free.E
-    assert "E fitted: 1.690 nats" in text_of(surface.readout) and "objective 1.000 ×" in text_of(surface.readout)
+    assert "E fitted: 1.636 nats" in text_of(surface.readout) and "objective 1.000 ×" in text_of(surface.readout)
     floors = options(surface, "floor")
     assert floors == sorted(floors) and len(floors) == len(laws.PROFILE_FLOORS) + 1
     assert floors[0] == 0.5 and floors[-1] == 1.75
@@ -152,11 +152,12 @@ def test_each_floor_draws_the_stored_law_and_its_numbers(surface, results):
 
 def test_the_floor_hardly_matters_to_the_fit_but_does_to_the_prediction(surface):
     """The teaching point: from 0.5 to 1.70 nats every law fits within 2 % of the best; the held-out prediction at
-    8,000 steps goes from 0.014 to 0.051 nats too low; held at 1.75 the fit is 29 % worse."""
+    8,000 steps, too low already with the free fit (0.035 nats), is lower still with E held at 0.5 (0.049); held at
+    1.75 the fit is 32 % worse."""
     by_e = surface.by_e
     flat = [fit for e, fit in by_e.items() if e <= 1.7]
     assert all(1 <= fit.objective_ratio < 1.02 for fit in flat) and by_e[1.75].objective_ratio > 1.25
-    assert by_e[0.5].held_out_error < -0.05 < -0.02 < [fit for fit in flat if fit.free][0].held_out_error < 0
+    assert by_e[0.5].held_out_error < [fit for fit in flat if fit.free][0].held_out_error < -0.02
 
 
 def test_a_floor_below_the_chart_is_named_there(surface):
