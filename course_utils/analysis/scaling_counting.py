@@ -297,7 +297,8 @@ def exponent_table(point: dict[str, dict[str, float]], resampled: dict[str, dict
     """a by each approach under each counting with its 95 % interval, and the paired difference Kaplan − Chinchilla
     on the same resamples (its interval, and the share of resamples where Kaplan's a is the higher)."""
     kaplan, chinchilla = "kaplan", "chinchilla"
-    lines = [f"{'N_opt ∝ C^a':12}{'Kaplan (non-emb. N)':>22}{'Chinchilla (all N)':>22}{'Kaplan − Chinchilla':>26}"]
+    lines = [f"{'N_opt ∝ C^a':12}{'Kaplan (non-emb. N)':>22}{'Chinchilla (all N)':>22}{'Kaplan − Chinchilla':>30}",
+             f"{'':12}{'a [95 %]':>22}{'a [95 %]':>22}{'[95 %], share > 0 of':>30}"]  # fmt: skip
     for approach in point[kaplan]:
         cells = []
         for name in (kaplan, chinchilla):
@@ -308,8 +309,8 @@ def exponent_table(point: dict[str, dict[str, float]], resampled: dict[str, dict
         )
         low, high, kept = _finite_interval(pairs)
         higher = float(np.mean(pairs[np.isfinite(pairs)] > 0))
-        cells.append(f"[{low:+.2f}, {high:+.2f}] {higher:4.0%}")
-        lines.append(f"{approach:12}" + "".join(f"{cell:>22}" for cell in cells[:2]) + f"{cells[2]:>26}")
+        cells.append(f"[{low:+.2f}, {high:+.2f}] {higher:4.0%} of {kept}")
+        lines.append(f"{approach:12}" + "".join(f"{cell:>22}" for cell in cells[:2]) + f"{cells[2]:>30}")
     return "\n".join(lines)
 
 
