@@ -86,7 +86,7 @@ def flop_groups(results: dict, least_runs: int = 3) -> dict[int, list[dict]]:
 
 
 def group_flops(group: list[dict]) -> float:
-    """One budget's C: the geometric mean of its runs' 6 N D (they spread about x1.3)."""
+    """One budget's C: the geometric mean of its runs' 6 N D (they spread up to x1.17)."""
     return math.exp(float(np.mean(np.log([row["flops"] for row in group]))))
 
 

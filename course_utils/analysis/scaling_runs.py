@@ -11,7 +11,7 @@ rate, which no real corpus can offer. The grid:
     the learning-rate rule x1/3 and x3 at three shapes on two budgets   (LR_FACTORS, LR_SHAPES, LR_BUDGETS)
 
 Since N and D both step about x2, the runs on one anti-diagonal of the grid (shape index + budget index = k) share a
-FLOP budget C = 6 N D within a factor of about 1.3, N counted Kaplan's way: ``isoflop_groups`` gives those IsoFLOP
+FLOP budget C = 6 N D within a factor of 1.17, N counted Kaplan's way: ``isoflop_groups`` gives those IsoFLOP
 profiles (``scaling_counting`` reads profiles under both countings instead). Every run has its own cosine schedule to its last step, a warm-up of min(100, steps // 10) steps,
 clipping at 1.0, and a learning rate by one fixed rule, not tuned per run (``learning_rate``). A run stores its
 validation loss curve (a fixed set of fresh sentences, ~15 log-spaced steps), its final loss per token on the test
@@ -148,7 +148,7 @@ def build(n_layer: int, n_embd: int, seed: int = 0) -> CourseGPT:
 
 def flop_diagonal(run: Run) -> int:
     """The FLOP budget's index of a run: its shape's index plus its budget's (the held-out shape counts as index 9).
-    Runs with the same index have 6 N D within a factor of about 1.3 of each other."""
+    Runs with the same index have 6 N D within a factor of 1.17 of each other."""
     shapes = (*GRID_SHAPES, HELD_OUT_SHAPE)
     return shapes.index((run.n_layer, run.n_embd)) + LADDER.index(run.steps)
 

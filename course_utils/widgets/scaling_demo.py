@@ -126,7 +126,7 @@ class Budget:
     """The training runs of one FLOP budget (an anti-diagonal of the grid) and what approach 2 makes of them."""
 
     index: int  # the grid's anti-diagonal, scaling_laws.budget_of
-    flops: float  # the geometric mean of the runs' 6 N D (they spread about x1.3), as scaling_laws.isoflop_profiles
+    flops: float  # the geometric mean of the runs' 6 N D (they spread up to x1.17), as scaling_laws.isoflop_profiles
     n: np.ndarray  # (runs,) non-embedding parameters, smallest first
     loss: np.ndarray  # (runs,) test loss
     best: dict  # the best run (scaling_laws.best_on_budget)

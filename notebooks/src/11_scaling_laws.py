@@ -17,9 +17,9 @@
 # - read the three ways Hoffmann et al. find the compute-optimal split (the envelope of the training curves, IsoFLOP
 #   parabolas, the parametric Huber fit; only the third fits L(N, D) itself) and Kaplan et al.'s form, each written
 #   from scratch in `course_utils.analysis.scaling_fits`;
-# - judge each floor (approach 3's, and the floors this notebook draws from approaches 1 and 2) against the true E of
-#   the test set, which the course language knows exactly and no real corpus does, with a bootstrap interval beside it
-#   and the analysis choices that move it;
+# - judge each floor (approach 3's, and the floors this notebook draws from approaches 1 and 2) against the true floor
+#   of the sentences it was scored on, which the course language knows exactly and no real corpus does, with a
+#   bootstrap interval beside it and the analysis choices that move it;
 # - predict the loss of a larger model from smaller ones, and measure the prediction against simple baselines;
 # - compare each approach's compute-optimal exponent, and approach 3's N_opt budget by budget, with the best size on a
 #   budget and with Chinchilla's "20 tokens per parameter";
@@ -105,14 +105,14 @@ print(f"every stored run ends above its floor: {above}")
 #
 # Nine GPT shapes (notebook 08's `CourseGPT`), from 1 layer × 16 channels to 4 × 128, each trained on the stream of
 # fresh sentences (`language.stream`, no sentence seen twice) for 250 to 8,000 steps of 64 sentences; the six smallest
-# also for 16,000 steps, the four smallest for 32,000 and the two smallest for 64,000, so that at more budgets a
-# larger size beats them and the IsoFLOP profiles bracket their best size (section 11). N counts the **non-embedding
-# parameters** (the blocks, not the word and position tables), as Kaplan et al. do; D counts the tokens seen; section
-# 3 counts both another way. Every run has its own cosine schedule to its last step (Hoffmann et al.'s lesson: a
-# cosine longer than the run leaves its loss too high) and a short warm-up, and a learning rate by one rule set before
-# any run (`scaling_runs.learning_rate`, not tuned per size: section 11 measures what that may cost). A tenth shape, 4
-# × 192 (1.78 million block parameters, 2.2 times the largest), is held out: it was trained for each of the six
-# budgets up to 8,000 steps, and no fit sees it (section 10).
+# also for 16,000 steps, the four smallest for 32,000 and the two smallest for 64,000, so that at more budgets the
+# smallest model is no longer the best one, and the IsoFLOP profiles (sections 5 and 11) bracket the best size. N
+# counts the **non-embedding parameters** (the blocks, not the word and position tables), as Kaplan et al. do; D
+# counts the tokens seen; section 3 counts both another way. Every run has its own cosine schedule to its last step
+# (Hoffmann et al.'s lesson: a cosine longer than the run leaves its loss too high) and a short warm-up, and a
+# learning rate by one rule set before any run (`scaling_runs.learning_rate`, not tuned per size: section 11 measures
+# what that may cost). A tenth shape, 4 × 192 (1.78 million block parameters, 2.2 times the largest), is held out: it
+# was trained for each of the six budgets up to 8,000 steps, and no fit sees it (section 10).
 #
 # The table gives each run's test loss minus the true floor, the **excess loss**: what is left to learn.
 
@@ -128,11 +128,11 @@ print(
 
 # %% [markdown]
 # Read down a column: at a fixed number of steps a larger model is mostly better, by less and less; at 8,000 steps,
-# from 2 × 64 to 4 × 128 (eight times the parameters), the excess falls only from 0.0146 to 0.0136. Read along a
-# row: more data always helps. The smallest excess of all, 0.0112, is 2 × 32's at 32,000 steps: a model of 25,408
-# block parameters trained long is as good as any larger model the grid trained (2 × 64 at 16,000 steps, 0.0117, is
-# within the seed range measured next). (4 × 64 is no better than 2 × 64 from 500
-# to 2,000 steps: within the seed ranges measured next.)
+# from 2 × 64 to 4 × 128 (eight times the parameters), the excess falls only from 0.0146 to 0.0136 (within the seed
+# range). Read along a row: more data always helps. The smallest excess of all, 0.0112, is 2 × 32's at 32,000 steps: a
+# model of 25,408 block parameters trained long is as good as any larger model the grid trained (2 × 64 at 16,000
+# steps, 0.0117, is within the seed range measured next). (4 × 64 is no better than 2 × 64 from 500 to 2,000 steps:
+# within the seed ranges measured next.)
 #
 # A stored table is only as good as the code that made it. Each run stored its first 20 training losses and its
 # validation curve; the cell trains the 1 × 16 run of 500 steps again, here, on the CPU, and compares (the stored one
@@ -155,7 +155,7 @@ print(
 # %% [markdown]
 # How far apart are two runs that differ only in their seed? Seeds 1 and 2 trained six of the eight runs of one FLOP
 # budget again (C ≈ 3.5·10¹¹; all but 1 × 16 at 32,000 steps and 2 × 16 at 16,000); their range over the three seeds
-# is the noise of a single run:
+# is a rough measure of one run's noise:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -255,11 +255,11 @@ print(counting.counting_table(training))
 # ## 4. Approach 1: the envelope of the training curves
 #
 # Hoffmann et al.'s first approach reads the training curves of all the models: at each compute budget C, the lowest
-# loss any run reached with C (its curve at D = C / 6N), the **envelope**. Hoffmann et al. read only N_opt(C) off it
-# (section 11 does too). To name a floor, this notebook goes one step further, its own extension: a **floor law**
-# L*(C) = E + k·C^(−γ) fitted to the envelope, a power law in C (its constant k and exponent γ fitted) falling to a
-# floor E (`scaling_fits.envelope`, `fit_floor_law`). The curves are validation losses, so the truth here is the
-# validation sentences' floor.
+# loss any run reached with C (its curve at D = C / 6N), the **envelope**. Hoffmann et al. read only the
+# compute-optimal split (N_opt and D_opt) off it, never a floor (section 11 does the same). To name a floor, this
+# notebook goes one step further, its own extension: a **floor law** L*(C) = E + k·C^(−γ) fitted to the envelope, a
+# power law in C (its constant k and exponent γ fitted) falling to a floor E (`scaling_fits.envelope`,
+# `fit_floor_law`). The curves are validation losses, so the truth here is the validation sentences' floor.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -329,7 +329,7 @@ plt.show()
 # their cosine schedules (2 × 64 at 74 %, 4 × 96 at 50 % and 77 %, 4 × 128 at 66 %), where a run is not yet at its
 # best, or at the end of a schedule too short for their size (4 × 128 at 100 %). That is a property of this grid (the
 # small models' ladder ends), not of the frontier. A model does not get below its floor (in expectation), so the best
-# run's loss is always an upper bound on E.
+# run's loss bounds E from above, up to sampling noise.
 #
 # ## 5. Approach 2: IsoFLOP profiles
 #
@@ -338,8 +338,8 @@ plt.show()
 # Runs on one anti-diagonal of section 2's table (one row down, one column left: twice the model, half the steps)
 # share a budget within a small factor in Kaplan's counting (printed below), because N and D both step about 2× (in
 # Hoffmann et al.'s counting they do not: section 11). A parabola is kept only when it bends upwards and its minimum
-# lies inside the sizes trained (`laws.isoflop_profiles`). Hoffmann et al. read only N_opt from the parabolas; the
-# floor law through their minima below is again this notebook's extension:
+# lies inside the sizes trained (`laws.isoflop_profiles`). Hoffmann et al. read only the compute-optimal split from
+# the parabolas, never a floor; the floor law through their minima below is again this notebook's extension:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -393,7 +393,8 @@ plt.show()
 
 # %% [markdown]
 # Three things show. At six of the seven budgets the parabola's minimum lies below the best run of its budget, by more
-# than the seed range (0.003) at four (compare the last two columns): loss is not a parabola in log N here. It rises
+# than the seed range (0.0031) at four and by as much as it at a fifth (compare the last two columns; on the left
+# panel's log axis the minimum below the floor cannot be drawn): loss is not a parabola in log N here. It rises
 # steeply on the big-model side (too few tokens) and is nearly flat at the smallest sizes; a parabola bent to that
 # shape puts its minimum below the runs. At 6.91·10¹¹ FLOPs the minimum lies even below the true floor, by 0.0013: a
 # loss the language does not allow. And the minima do not fall with the budget (0.0034 above the truth at 3.48·10¹¹
@@ -567,10 +568,10 @@ plt.show()
 # From E = 0.5 to 1.60 the fits are equally good, within 0.2 %: the A/N^α and B/D^β terms take up whatever floor they
 # are given, α falling towards zero (0.01 at E = 0.5), so that A/N^α becomes a constant that stands in for E. Past the
 # free fit's 1.636 the objective climbs (+0.9 % at 1.69, +4.4 % at 1.71, +10.4 % at 1.72): a floor above the best runs
-# (1.6975 + 0.0112) would have the law miss them. **The runs bound E from above, and hardly from below.** The
-# bootstrap's long low tail is that flat profile, not optimiser failures. The compute-optimal exponent moves along the
-# same flat direction: a = 0.99 at E = 0.5, 0.65 at E = 1.70. Chinchilla published no interval for its 1.69; on this
-# grid, where the truth is known, an honest interval for E is wide, and so is a's.
+# (1.6975 + 0.0112) would have the law miss them. **The runs bound E from above, and hardly from below.** The flat
+# profile explains the bootstrap's long low tail; optimiser failures are not needed to explain it. The compute-optimal
+# exponent moves along the same flat direction: a = 0.99 at E = 0.5, 0.65 at E = 1.70. Chinchilla published no
+# interval for its 1.69; on this grid, where the truth is known, an honest interval for E is wide, and so is a's.
 #
 # %% [markdown]
 # ## 7. Which choices move E and a
@@ -608,15 +609,16 @@ for name in laws.COUNTINGS:
     )
 
 # %% [markdown]
-# Every analysis choice moves E at least ten times as far as reseeding does, and together they span two orders of
-# magnitude more: 0.1530 nats under Kaplan's counting and 0.1097 under Chinchilla's, against 0.0007 and 0.0004 for the
-# seeds (which swap six runs of one budget; an almost absolute-deviation fit barely feels six points, so this is the
-# noise of those runs, not of a whole new grid). The exponent a moves over 0.56 and 0.59. The row "runs of ≤ 16,000
-# steps" is the grid before its last two rungs were trained: on those 60 runs, Chinchilla's counting put E 0.0005 from
-# the truth and a at 0.50 (Hoffmann et al.'s approaches 1 and 2 gave 0.50 and 0.49, their approach 3 0.46); six more
-# runs of small models trained longer moved them to −0.0454 and 0.72. So the point estimates of E and a are set by
-# analysis choices and by which runs exist, not by reseeding the six runs measured (a grid reseeded whole was not
-# measured). What the runs do say is that E lies below about 1.71.
+# Every analysis choice moves E at least ten times as far as reseeding does, and together (the row of ≤ 16,000 steps
+# included) they span two orders of magnitude more: 0.1530 nats under Kaplan's counting and 0.1097 under Chinchilla's,
+# against 0.0007 and 0.0004 for the seeds (which swap six runs of one budget; an almost absolute-deviation fit barely
+# feels six points, so this is the noise of those runs, not of a whole new grid). The exponent a moves over 0.56 and
+# 0.59. The row "runs of ≤ 16,000 steps" is the grid before its last two rungs were trained: on those 60 runs,
+# Chinchilla's counting put E 0.0005 from the truth and a at 0.50 (a point estimate; on all 66 runs a's interval is
+# 0.31 to 0.99; Hoffmann et al.'s approaches gave 0.50, 0.49 and 0.46); six more runs of small models trained longer
+# moved them to −0.0454 and 0.72. So the point estimates of E and a are set by analysis choices and by which runs
+# exist, not by reseeding the six runs measured (a grid reseeded whole was not measured). What the runs do say is that
+# E lies below about 1.71.
 #
 # ## 8. Kaplan et al.'s form *(optional)*
 #
@@ -695,7 +697,7 @@ print(
 # "somewhere below 1.71"; no approach's point estimate measures it. Approach 3 is the only one of Hoffmann et al.'s
 # three that also predicts a loss for any (N, D): section 10 tests that.
 #
-# ## 10. The test the literature cannot run: predict a larger model
+# ## 10. A held-out test: predict a larger model
 #
 # The held-out 4 × 192 model (N = 1.78 million, more than twice the largest the fit saw) was trained for each of the
 # six step counts up to 8,000. Approach 3's law predicts each run before looking. Two baselines with no model of N and
@@ -727,14 +729,14 @@ for name in names:
     print(f"{name}: the closest at {closest.count(name)} of {len(closest)} budgets")
 
 # %% [markdown]
-# Approach 3's law is too pessimistic for the short runs (+0.139 at 250 steps: section 6's residuals there were
-# positive for the largest sizes) and too optimistic for the long ones, increasingly so: at 8,000 steps it predicts a
-# loss 0.035 below the measurement and 0.021 below the true floor, a loss the language does not allow. The baseline
-# with no law at all, 4 × 128's own loss at the same steps, is closer at every budget, within 0.0267 at 250 steps and
-# 0.0000 at 8,000: this close to the floor a model more than twice as large barely improves on the next one down,
-# while a law fitted across the grid carries its misfit into the prediction. The envelope extrapolated is too low at
-# every budget: it is the best loss seen at that compute, which a model too large for its budget does not reach. On
-# this grid, copying the largest trained model's loss predicts a larger model better than approach 3 does.
+# Approach 3's law is too pessimistic for the short runs (+0.139 at 250 steps: the largest size's residual there was
+# +0.059 in section 6) and too optimistic for the long ones, increasingly so: at 8,000 steps it predicts a loss 0.035
+# below the measurement and 0.021 below the true floor, a loss the language does not allow. The baseline with no law
+# at all, 4 × 128's own loss at the same steps, is closer at every budget, within 0.0267 at 250 steps and 0.0000 at
+# 8,000: this close to the floor a model more than twice as large barely improves on the next one down, while a law
+# fitted across the grid carries its misfit into the prediction. The envelope extrapolated is too low at every budget:
+# it is the best loss seen at that compute, which a model too large for its budget does not reach. On this grid,
+# copying the largest trained model's loss predicts a larger model better than approach 3 does.
 #
 # ## 11. The compute-optimal model, counted two ways
 #
@@ -804,8 +806,9 @@ print(
 # zero. Counted Kaplan's way the best size is mostly the smallest size that reaches its budget (9 of 12, the table
 # above), so its 0.52 is partly the slope of the grid's lower edge. (D_opt ∝ C^(1−a) in every case, since D = C / 6N.)
 # Counted Chinchilla's way, the intervals of the best size (0.18 to 0.51), the parabolas (−0.04 to 0.54) and approach
-# 3 (0.31 to 0.99) include Chinchilla's 0.5; the envelope's (0.20 to 0.36) excludes it, but the envelope reads curves
-# before the end of their schedules (section 4), where a run is not yet at its best. These runs do not settle a.
+# 3 (0.31 to 0.99) include Chinchilla's 0.5; the envelope's (0.20 to 0.36) excludes it; the envelope reads curves
+# before the end of their schedules (section 4), and whether that biases a, and which way, is not measured here. These
+# runs do not settle a.
 #
 # **The compute-optimal frontier.** Every training run's final loss against its real compute (section 3's count),
 # the envelope of the best runs, approach 3's frontier (its law fitted in Chinchilla's counting, at each budget the
@@ -846,10 +849,10 @@ plt.show()
 # Three things show. The best runs trace a curve that flattens towards the floor, and the held-out model does not beat
 # it: where the envelope reaches (250 and 500 steps) it lies above the envelope at its own compute, and at 8,000
 # steps, with more compute than any training run, it ends 0.0024 above the best run of all (0.0112 above the floor),
-# within the seed range. Approach 3's frontier follows the envelope over the middle of the range, then falls through
-# the true floor beyond the training runs' compute, where only the held-out runs lie, because its E (1.6521) lies
-# below the truth. And at the smallest budgets the law's frontier lies far below the envelope: the law is too
-# optimistic for short runs of small models (section 6's residuals).
+# within the seed range. Approach 3's frontier follows the envelope over the middle of the range, then, near the
+# envelope's end and still among the training runs, falls through the true floor, because its E (1.6521) lies below
+# the truth. And at the smallest budgets the law's frontier lies far below the envelope: the law is too optimistic for
+# short runs of small models (section 6's residuals).
 #
 # **The learning rate.** Every run used one rule for its learning rate; a rule that suits small models worse or better
 # than large ones bends the frontier, and with it a (Porian et al. 2024's third factor). A sweep at three shapes on two
@@ -895,9 +898,9 @@ for name in laws.COUNTINGS:
 # > size and the envelope, within it for the parabolas and approach 3) and the bracketed best size saw 36 to 261
 # > tokens per parameter, known only within the grid's resolution (a factor of about 1.5 to 4), so the low end does
 # > not rule out 20. The intervals on a include 0.5 for the best size, the parabolas and approach 3 and exclude it for
-# > the envelope, so these runs do not settle whether the course language's exponent is Chinchilla's; its β near 1 (a
-# > finite grammar, against Chinchilla's 0.28 fitted on MassiveText, 0.37 in Besiroglu et al.'s refit) is a reason to
-# > expect its numbers to differ. One grammar proves nothing about English.
+# > the envelope, so these runs do not settle whether the course language's exponent is Chinchilla's; its β (0.96, 95
+# > % interval 0.55 to 2.53, which excludes Chinchilla's 0.28 fitted on MassiveText and Besiroglu et al.'s refit 0.37)
+# > is a reason to expect its numbers to differ. One grammar proves nothing about English.
 #
 # ## 12. Approach 2's bias, measured *(optional)*
 #
@@ -1078,16 +1081,17 @@ _ = check_huber_objective(huber_objective)
 #   approach 1's is its envelope's lowest point, 0.0123 above its truth; approach 2's is a parabola's dip, 0.0013
 #   below the truth.
 # - Approach 3 (the parametric Huber fit) lands 0.0617 below the truth (0.0454 counted Chinchilla's way), but the
-#   analysis choices span 0.15 nats (0.11 counted Chinchilla's way), the six longest runs alone moved it by 0.05, and
-#   reseeding six runs moves it by less than 0.001. Its objective is flat in E from 0.5 to 1.60: the runs bound E from
-#   above, at about 1.71, hardly from below.
+#   analysis choices span 0.15 nats (0.11 counted Chinchilla's way), dropping the six longest runs among them, which
+#   alone moves it by 0.05, and reseeding six runs moves it by less than 0.001. Its objective is flat in E from 0.5 to
+#   1.60: the runs bound E from above, at about 1.71, hardly from below.
 # - The largest trained model's own loss predicts the held-out model better than approach 3 at all six budgets.
 # - Counted Chinchilla's way every approach's estimate of the exponent a falls (the best size's from 0.52 to 0.33),
 #   beyond resampling noise for the best size and the envelope, within it for the parabolas and approach 3, and the
 #   best size, bracketed at 9 of 13 budgets, saw 36 to 261 tokens per parameter, each known only within a factor of
-#   about 1.5 to 4. The intervals include Chinchilla's 0.5 for every approach but the envelope (which reads curves
-#   before the end of their schedules), and the untuned learning rate (×3 was better at all six swept runs, beyond
-#   noise at five) is an uncontrolled factor. IsoFLOP parabolas misplace the optimum even on an exact surface.
+#   about 1.5 to 4. The intervals include Chinchilla's 0.5 for every approach but the envelope (whose reading of
+#   curves before their schedules end was not tested for bias), and the untuned learning rate (×3 was better at all
+#   six swept runs, beyond noise at five) is an uncontrolled factor. IsoFLOP parabolas misplace the optimum even on an
+#   exact surface.
 #
 # ## References
 #
