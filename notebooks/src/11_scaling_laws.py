@@ -95,24 +95,24 @@ print(f"every stored run ends above its floor: {above}")
 
 # %% [markdown]
 # The two floors differ by 0.06 nats because the test split and the validation sentences are different samples of the
-# language (the data sheet, `data/course_language/datasheet.md`, gives the oracle's entropy on the corpus's own
-# splits, other samples again, and they differ too). So "the true E" here is the floor **of this test set**, not the
-# language's entropy rate to four decimals: every model is scored on the same test sentences as the oracle, and a
-# perfect model's test loss would be exactly this number. Each model is judged against the floor of the sentences it
-# was scored on.
+# language (the data sheet, `data/course_language/datasheet.md`, gives the oracle's entropy on the corpus's splits:
+# its test split is this one, 1.6975, while its train and valid splits, other samples, give other values). So "the
+# true E" here is the floor **of this test set**, not the language's entropy rate to four decimals: every model is
+# scored on the same test sentences as the oracle, and a perfect model's test loss would be exactly this number. Each
+# model is judged against the floor of the sentences it was scored on.
 #
 # ## 2. The grid of runs
 #
 # Nine GPT shapes (notebook 08's `CourseGPT`), from 1 layer × 16 channels to 4 × 128, each trained on the stream of
 # fresh sentences (`language.stream`, no sentence seen twice) for 250 to 8,000 steps of 64 sentences; the six smallest
 # also for 16,000 steps, the four smallest for 32,000 and the two smallest for 64,000, so that at more budgets the
-# smallest model is no longer the best one, and the IsoFLOP profiles (sections 5 and 11) bracket the best size. N
-# counts the **non-embedding parameters** (the blocks, not the word and position tables), as Kaplan et al. do; D
-# counts the tokens seen; section 3 counts both another way. Every run has its own cosine schedule to its last step
-# (Hoffmann et al.'s lesson: a cosine longer than the run leaves its loss too high) and a short warm-up, and a
-# learning rate by one rule set before any run (`scaling_runs.learning_rate`, not tuned per size: section 11 measures
-# what that may cost). A tenth shape, 4 × 192 (1.78 million block parameters, 2.2 times the largest), is held out: it
-# was trained for each of the six budgets up to 8,000 steps, and no fit sees it (section 10).
+# IsoFLOP profiles bracket the best size (section 11 counts them under each counting). N counts the **non-embedding
+# parameters** (the blocks, not the word and position tables), as Kaplan et al. do; D counts the tokens seen; section
+# 3 counts both another way. Every run has its own cosine schedule to its last step (Hoffmann et al.'s lesson: a
+# cosine longer than the run leaves its loss too high) and a short warm-up, and a learning rate by one rule set before
+# any run (`scaling_runs.learning_rate`, not tuned per size: section 11 measures what that may cost). A tenth shape, 4
+# × 192 (1.78 million block parameters, 2.2 times the largest), is held out: it was trained for each of the six
+# budgets up to 8,000 steps, and no fit sees it (section 10).
 #
 # The table gives each run's test loss minus the true floor, the **excess loss**: what is left to learn.
 
@@ -439,10 +439,11 @@ print(
 # Approach 3 extrapolates with a law: its E lies below every run, as the true floor does. It overshoots, by 0.0617
 # nats, more than five times as far below the truth as the best run is above it (0.0112): a law that says the loss can
 # fall well below what the language allows. Counted Chinchilla's way it overshoots less, by 0.0454, and α is 0.38
-# instead of 0.21; the bootstrap below shows how little either difference means. β = 0.96 is far from Chinchilla's
-# 0.28 (its interval below reaches down to 0.56, or 0.55 counted Chinchilla's way, not to 0.28): the excess loss of a
-# well-specified model with finitely many parameters falls like 1/D (a standard result of statistics), so a grammar
-# with finitely many things to learn may show a β near 1, natural text with its long tail a smaller one.
+# instead of 0.21; the bootstrap below shows each is poorly pinned (the difference itself is not tested here). β =
+# 0.96 is far from Chinchilla's 0.28 (its interval below reaches down to 0.56, or 0.55 counted Chinchilla's way, not
+# to 0.28): the excess loss of maximum likelihood on a correctly specified model with d parameters falls like d/2D (a
+# standard result, which motivates this guess but does not derive it for a GPT trained by AdamW), so a grammar with
+# finitely many things to learn may show a β near 1, natural text with its long tail a smaller one.
 #
 # Does the form fit? The log residuals, averaged over each training budget:
 
@@ -478,7 +479,7 @@ print(
 # nearly flat from 2,000 to 8,000 steps: the form, not noise, limits the fit. Within one budget the spread is larger
 # still at the short end: at 250 steps the residuals run from −0.354 for the smallest model to +0.059 for the largest,
 # a pattern in N and D together that a sum of two separate power laws cannot follow (section 10 meets it again). A law
-# with a floor and two power laws is too stiff to follow both a model's first thousand steps and its last.
+# with a floor and two power laws is too stiff to follow both the short runs and the long ones.
 #
 # **How sure is E?** Besiroglu et al. (2024) refitted Chinchilla's approach 3 to the paper's data, read off its Figure
 # 4, and found two things: the published fit had stopped before its optimum (their refit put E at 1.82, not 1.69), and
@@ -780,8 +781,9 @@ for name, profiles_ in profiles_by.items():
 # per parameter is known only within a factor of about 1.5 to 4 either way.
 #
 # The exponent a by each approach, under each counting, with 95 % bootstrap intervals on the same 100 resamples as
-# approach 3's (a resample's repeated runs count once for the readings from the grid) (for approaches 1 and 2 and the
-# best size, recomputed in the next cell from each resample's runs, in seconds):
+# approach 3's. For approaches 1 and 2 and the best size the next cell recomputes them from each resample's runs, in
+# seconds, counting a run drawn twice once (approach 3's stored fits count it twice); a resample that keeps fewer than
+# three parabolas gives no slope, which is why the parabolas' row counts fewer than 100:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -847,12 +849,12 @@ plt.show()
 
 # %% [markdown]
 # Three things show. The best runs trace a curve that flattens towards the floor, and the held-out model does not beat
-# it: where the envelope reaches (250 and 500 steps) it lies above the envelope at its own compute, and at 8,000
-# steps, with more compute than any training run, it ends 0.0024 above the best run of all (0.0112 above the floor),
-# within the seed range. Approach 3's frontier follows the envelope over the middle of the range, then, near the
-# envelope's end and still among the training runs, falls through the true floor, because its E (1.6521) lies below
-# the truth. And at the smallest budgets the law's frontier lies far below the envelope: the law is too optimistic for
-# short runs of small models (section 6's residuals).
+# it: where the drawn envelope reaches (it ends at the best run: 250 and 500 steps) it lies above the envelope at its
+# own compute, and at 8,000 steps, with more compute than any training run, it ends 0.0024 above the best run of all
+# (0.0112 above the floor), within the seed range. Approach 3's frontier follows the envelope over the middle of the
+# range, then, near the envelope's end and still among the training runs, falls through the true floor, because its E
+# (1.6521) lies below the truth. And at the smallest budgets the law's frontier lies far below the envelope: the law
+# is too optimistic for short runs of small models (section 6's residuals).
 #
 # **The learning rate.** Every run used one rule for its learning rate; a rule that suits small models worse or better
 # than large ones bends the frontier, and with it a (Porian et al. 2024's third factor). A sweep at three shapes on two
@@ -883,11 +885,12 @@ for name in laws.COUNTINGS:
 # The rule is not the best rate at any swept size: ×3 beats it at all six, by more than the seed range at five (at 500
 # steps 2 × 16's excess falls from 0.5244 to 0.1856, 4 × 128's from 0.0989 to 0.0738; at 2,000 steps 4 × 128 gains
 # only 0.0023, within noise), and since ×3 is the edge of the sweep the best rate may lie higher still. The gain is
-# largest for the smallest swept shape (2 × 16), so a grid tuned per size would favour small models more than this one
-# does. With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted Chinchilla's way
-# (0.82 to 0.81 Kaplan's); retuning all 66 runs could move it further, by an amount this sweep cannot tell. The
-# untuned learning rate is an uncontrolled factor of every compute-optimal number in this section (Porian et al.'s
-# third factor), and so is the batch of 64 sentences, fixed for every size.
+# largest for the smallest swept shape (2 × 16), so a grid tuned per size may favour small models more than this one
+# does (×3 is the sweep's edge for every shape, so this is not settled). With the six swept runs at their best rate,
+# approach 3's a moves from 0.72 to 0.67 counted Chinchilla's way (0.82 to 0.81 Kaplan's); retuning all 66 runs could
+# move it further, by an amount this sweep cannot tell. The untuned learning rate is an uncontrolled factor of every
+# compute-optimal number in this section (Porian et al.'s third factor), and so is the batch of 64 sentences, fixed
+# for every size.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it; Table 2 for the exponents) gives about 20 tokens per parameter for a compute-optimal model,
