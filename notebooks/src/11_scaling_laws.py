@@ -33,11 +33,11 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# Nothing here downloads anything, and only one small model is trained (section 2, on one CPU core; its cell
-# prints how long it took). The training runs the notebook reads are stored in `data/scaling/runs.json`, each with the
-# device it ran on and its training time, beside the command that makes them again,
-# `python -m course_utils.analysis.scaling_runs --device cuda --workers 12` (`data/scaling/README.md` tells which
-# runs ran where):
+# Apart from Colab's set-up cell, nothing here downloads anything, and only one small model is trained (section 2, on
+# one CPU core; its cell prints how long it took). The training runs the notebook reads are stored in
+# `data/scaling/runs.json`, each with the device it ran on and its training time, beside the command that makes them
+# again, `python -m course_utils.analysis.scaling_runs --device cuda --workers 12` (`data/scaling/README.md` tells
+# which runs ran where):
 
 # %%
 import matplotlib.pyplot as plt
@@ -91,28 +91,31 @@ print(
     f"on the validation sentences (section 4's curves): "
     f"{sentences['oracle_entropy']:.4f} nats per token ({sentences['tokens']:,} tokens)"
 )
-print(f"every stored run ends above its floor: {above}")
+print(
+    f"every one of the {len(results['runs'])} stored runs ends above its floor: {above}"
+)
 
 # %% [markdown]
 # The two floors differ by 0.06 nats because the test split and the validation sentences are different samples of the
-# language (the data sheet, `data/course_language/datasheet.md`, gives the oracle's entropy on the corpus's splits:
-# its test split is this one, 1.6975, while its train and valid splits, other samples, give other values). So "the
-# true E" here is the floor **of this test set**, not the language's entropy rate to four decimals: every model is
-# scored on the same test sentences as the oracle, and a perfect model's test loss would be exactly this number. Each
-# model is judged against the floor of the sentences it was scored on.
+# language, and the validation set is small (8,904 tokens against the test split's 34,085) (the data sheet,
+# `data/course_language/datasheet.md`, gives the oracle's entropy on the corpus's splits: its test split is this one,
+# 1.6975, while its train and valid splits, other samples, give other values). So "the true E" here is the floor **of
+# this test set**, not the language's entropy rate to four decimals: every model is scored on the same test sentences
+# as the oracle, and a perfect model's test loss would be exactly this number. Each model is judged against the floor
+# of the sentences it was scored on.
 #
 # ## 2. The grid of runs
 #
 # Nine GPT shapes (notebook 08's `CourseGPT`), from 1 layer × 16 channels to 4 × 128, each trained on the stream of
-# fresh sentences (`language.stream`, no sentence seen twice) for 250 to 8,000 steps of 64 sentences; the six smallest
-# also for 16,000 steps, the four smallest for 32,000 and the two smallest for 64,000, so that at more budgets the
-# IsoFLOP profiles bracket the best size (section 11 counts them under each counting). N counts the **non-embedding
-# parameters** (the blocks, not the word and position tables), as Kaplan et al. do; D counts the tokens seen; section
-# 3 counts both another way. Every run has its own cosine schedule to its last step (Hoffmann et al.'s lesson: a
-# cosine longer than the run leaves its loss too high) and a short warm-up, and a learning rate by one rule set before
-# any run (`scaling_runs.learning_rate`, not tuned per size: section 11 measures what that may cost). A tenth shape, 4
-# × 192 (1.78 million block parameters, 2.2 times the largest), is held out: it was trained for each of the six
-# budgets up to 8,000 steps, and no fit sees it (section 10).
+# fresh sentences (`language.stream`: every batch freshly drawn, no epochs; frequent sentences recur, as in any
+# sample) for 250 to 8,000 steps of 64 sentences; the six smallest also for 16,000 steps, the four smallest for 32,000
+# and the two smallest for 64,000, so that at more budgets the IsoFLOP profiles bracket the best size (section 11
+# counts them under each counting). N counts the **non-embedding parameters** (the blocks, not the word and position
+# tables), as Kaplan et al. do; D counts the tokens seen; section 3 counts both another way. Every run has its own
+# cosine schedule to its last step (Hoffmann et al.'s lesson: a cosine longer than the run leaves its loss too high)
+# and a short warm-up, and a learning rate by one rule set before any run (`scaling_runs.learning_rate`, not tuned per
+# size: section 11 measures what that may cost). A tenth shape, 4 × 192 (1.78 million block parameters, 2.2 times the
+# largest), is held out: it was trained for each of the six step counts up to 8,000, and no fit sees it (section 10).
 #
 # The table gives each run's test loss minus the true floor, the **excess loss**: what is left to learn.
 
@@ -171,8 +174,9 @@ noise = verdicts.seed_noise(results)
 print(f"the seed range of the runs within 0.05 of the floor: up to {noise:.4f} nats")
 
 # %% [markdown]
-# The runs near the floor move by up to 0.003 nats from seed to seed; 4 × 64 at 500
-# steps, far from the floor, by 0.022. That is the noise of one run's loss; section 7 measures how far it moves a fit.
+# The reseeded runs within 0.05 of the floor (0.021 to 0.039 above it) move by up to 0.003 nats from seed to seed, and
+# the runs nearest the floor were not reseeded, so "within the seed range" below is an estimate; 4 × 64 at 500 steps,
+# far from the floor, by 0.022. That is the noise of one run's loss; section 7 measures how far it moves a fit.
 #
 # The picture: each model size's excess loss against the tokens it saw (both axes logarithmic).
 
@@ -643,11 +647,11 @@ print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 # It fits the runs about as well as approach 3 (rms log residual 0.079 against 0.075), with constants that mean
 # nothing (α_D = 1.83, far above any published exponent; a critical size N_c of 9.6·10⁵⁹ parameters): the form spends
 # its parameters imitating a floor it does not have. Its E is 0 by construction, 1.7 nats from the truth. The
-# comparison is unfair to Kaplan et al. in one way: they fitted their L(N, D) to early-stopped runs on datasets
-# repeated over many epochs, not to fresh sentences with a matched schedule. And though their form has no floor, their
-# paper did reason about one: it places the point where its laws must break down at a loss of about 1.7 nats per token
-# and conjectures that this is roughly the entropy of natural language. Their models were far from that loss, where a
-# floor hardly shows; our best runs end within 1 % of our floor.
+# comparison is unfair to Kaplan et al. in one way: they fitted their L(N, D) to early-stopped runs on subsets of
+# WebText2, the smaller ones repeated over many epochs, not to fresh sentences with a matched schedule. And though
+# their form has no floor, their paper did reason about one: it places the point where its laws must break down at a
+# loss of about 1.7 nats per token and conjectures that this is roughly the entropy of natural language. Their models
+# were far from that loss, where a floor hardly shows; our best runs end within 1 % of our floor.
 #
 # ## 9. Each fitted E against the truth
 #
@@ -730,14 +734,15 @@ for name in names:
     print(f"{name}: the closest at {closest.count(name)} of {len(closest)} budgets")
 
 # %% [markdown]
-# Approach 3's law is too pessimistic for the short runs (+0.139 at 250 steps: the largest size's residual there was
-# +0.059 in section 6) and too optimistic for the long ones, increasingly so: at 8,000 steps it predicts a loss 0.035
-# below the measurement and 0.021 below the true floor, a loss the language does not allow. The baseline with no law
-# at all, 4 × 128's own loss at the same steps, is closer at every budget, within 0.0267 at 250 steps and 0.0000 at
-# 8,000: this close to the floor a model more than twice as large barely improves on the next one down, while a law
-# fitted across the grid carries its misfit into the prediction. The envelope extrapolated is too low at every budget:
-# it is the best loss seen at that compute, which a model too large for its budget does not reach. On this grid,
-# copying the largest trained model's loss predicts a larger model better than approach 3 does.
+# Approach 3's law is too pessimistic for the short runs (+0.139 nats at 250 steps: the largest size's log residual
+# there was +0.059 in section 6) and too optimistic for the long ones, increasingly so: at 8,000 steps it predicts a
+# loss 0.035 below the measurement and 0.021 below the true floor, a loss the language does not allow. The baseline
+# with no law at all, 4 × 128's own loss at the same steps, is closer at every budget, within 0.0267 at 250 steps and
+# 0.0000 at 8,000: at the longer budgets, this close to the floor, a model more than twice as large barely improves on
+# the next one down, while a law fitted across the grid carries its misfit into the prediction. The envelope
+# extrapolated is too low at every budget: it is the best loss seen at that compute, which a model too large for its
+# budget does not reach. On this grid, copying the largest trained model's loss predicts a larger model better than
+# approach 3 does.
 #
 # ## 11. The compute-optimal model, counted two ways
 #
@@ -849,12 +854,13 @@ plt.show()
 
 # %% [markdown]
 # Three things show. The best runs trace a curve that flattens towards the floor, and the held-out model does not beat
-# it: where the drawn envelope reaches (it ends at the best run: 250 and 500 steps) it lies above the envelope at its
-# own compute, and at 8,000 steps, with more compute than any training run, it ends 0.0024 above the best run of all
-# (0.0112 above the floor), within the seed range. Approach 3's frontier follows the envelope over the middle of the
-# range, then, near the envelope's end and still among the training runs, falls through the true floor, because its E
-# (1.6521) lies below the truth. And at the smallest budgets the law's frontier lies far below the envelope: the law
-# is too optimistic for short runs of small models (section 6's residuals).
+# it: at 250 and 500 steps, the held-out runs whose compute the drawn envelope covers (it ends at the best run), it
+# lies above the envelope, and at 8,000 steps, with more compute than any training run, it ends 0.0024 above the best
+# run of all (0.0112 above the floor), within the seed range. Approach 3's frontier follows the envelope over the
+# middle of the range, then, near the envelope's end and still among the training runs, falls through the true floor,
+# because its E (1.6521) lies below the truth. And at the smallest budgets the law's frontier lies far below the
+# envelope: the law is too optimistic for short runs of small models (as section 6's residuals show for the
+# Kaplan-counted fit).
 #
 # **The learning rate.** Every run used one rule for its learning rate; a rule that suits small models worse or better
 # than large ones bends the frontier, and with it a (Porian et al. 2024's third factor). A sweep at three shapes on two
@@ -882,15 +888,15 @@ for name in laws.COUNTINGS:
     )
 
 # %% [markdown]
-# The rule is not the best rate at any swept size: ×3 beats it at all six, by more than the seed range at five (at 500
-# steps 2 × 16's excess falls from 0.5244 to 0.1856, 4 × 128's from 0.0989 to 0.0738; at 2,000 steps 4 × 128 gains
-# only 0.0023, within noise), and since ×3 is the edge of the sweep the best rate may lie higher still. The gain is
-# largest for the smallest swept shape (2 × 16), so a grid tuned per size may favour small models more than this one
-# does (×3 is the sweep's edge for every shape, so this is not settled). With the six swept runs at their best rate,
-# approach 3's a moves from 0.72 to 0.67 counted Chinchilla's way (0.82 to 0.81 Kaplan's); retuning all 66 runs could
-# move it further, by an amount this sweep cannot tell. The untuned learning rate is an uncontrolled factor of every
-# compute-optimal number in this section (Porian et al.'s third factor), and so is the batch of 64 sentences, fixed
-# for every size.
+# The rule is not the best rate at any swept size: ×3 beats it at all six, clearly beyond the seed range at three and
+# marginally at two more (2 × 64 at 2,000 steps, 4 × 128 at 500) (at 500 steps 2 × 16's excess falls from 0.5244 to
+# 0.1856, 4 × 128's from 0.0989 to 0.0738; at 2,000 steps 4 × 128 gains only 0.0023, within noise), and since ×3 is
+# the edge of the sweep the best rate may lie higher still. The gain is largest for the smallest swept shape (2 × 16),
+# so a grid tuned per size may favour small models more than this one does (×3 is the sweep's edge for every shape, so
+# this is not settled). With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted
+# Chinchilla's way (0.82 to 0.81 Kaplan's); retuning all 66 runs could move it further, by an amount this sweep cannot
+# tell. The untuned learning rate is an uncontrolled factor of every compute-optimal number in this section (Porian et
+# al.'s third factor), and so is the batch of 64 sentences, fixed for every size.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it; Table 2 for the exponents) gives about 20 tokens per parameter for a compute-optimal model,
@@ -901,9 +907,10 @@ for name in laws.COUNTINGS:
 # > size and the envelope, within it for the parabolas and approach 3) and the bracketed best size saw 36 to 261
 # > tokens per parameter, known only within the grid's resolution (a factor of about 1.5 to 4), so the low end does
 # > not rule out 20. The intervals on a include 0.5 for the best size, the parabolas and approach 3 and exclude it for
-# > the envelope, so these runs do not settle whether the course language's exponent is Chinchilla's; its β (0.96, 95
-# > % interval 0.55 to 2.53, which excludes Chinchilla's 0.28 fitted on MassiveText and Besiroglu et al.'s refit 0.37)
-# > is a reason to expect its numbers to differ. One grammar proves nothing about English.
+# > the envelope, so these runs do not settle whether the course language's exponent is Chinchilla's; its β (0.96; 95
+# > % interval 0.55 to 2.525 counted every parameter's way, which excludes Chinchilla's 0.28 fitted on MassiveText and
+# > Besiroglu et al.'s refit 0.37) is a reason to expect its numbers to differ. One grammar proves nothing about
+# > English.
 #
 # ## 12. Approach 2's bias, measured *(optional)*
 #
@@ -959,7 +966,8 @@ isoflop_demo.box
 # `data/scaling/profile.json`, with the command that makes them). From the fitted 1.636 down to 0.5 the curves hardly
 # move over the runs, while the readout's objective stays within 0.2 % of the best and its α falls; beyond the runs
 # (shaded) the curves head for whatever floor they were given. This is section 6's flat profile, made visible. At
-# 1.75, the first stop above about 1.71, the curves can no longer pass through the best runs.
+# 1.75, the first stop above about 1.71 (a fit 32 % worse, `data/scaling/README.md`), the curves can no longer pass
+# through the best runs.
 
 # %%
 from course_utils.widgets.scaling_demo import ScalingSurfaceDemo
@@ -1083,18 +1091,18 @@ _ = check_huber_objective(huber_objective)
 # - Approaches 1 and 2 estimate the compute-optimal N; the floors drawn from them here are this notebook's extension:
 #   approach 1's is its envelope's lowest point, 0.0123 above its truth; approach 2's is a parabola's dip, 0.0013
 #   below the truth.
-# - Approach 3 (the parametric Huber fit) lands 0.0617 below the truth (0.0454 counted Chinchilla's way), but the
-#   analysis choices span 0.15 nats (0.11 counted Chinchilla's way), dropping the six longest runs among them, which
-#   alone moves it by 0.05, and reseeding six runs moves it by less than 0.001. Its objective is flat in E from 0.5 to
-#   1.60: the runs bound E from above, at about 1.71, hardly from below.
+# - Approach 3 (the parametric Huber fit) lands 0.0617 below the truth (0.0454 counted Chinchilla's way), and the
+#   analysis choices together with which runs exist span 0.15 nats (0.11 counted Chinchilla's way), the runs beyond
+#   16,000 steps alone moving it by 0.05, and reseeding six runs moves it by less than 0.001. Its objective is flat in
+#   E from 0.5 to 1.60: the runs bound E from above, at about 1.71, hardly from below.
 # - The largest trained model's own loss predicts the held-out model better than approach 3 at all six budgets.
 # - Counted Chinchilla's way every approach's estimate of the exponent a falls (the best size's from 0.52 to 0.33),
 #   beyond resampling noise for the best size and the envelope, within it for the parabolas and approach 3, and the
 #   best size, bracketed at 9 of 13 budgets, saw 36 to 261 tokens per parameter, each known only within a factor of
 #   about 1.5 to 4. The intervals include Chinchilla's 0.5 for every approach but the envelope (whose reading of
 #   curves before their schedules end was not tested for bias), and the untuned learning rate (×3 was better at all
-#   six swept runs, beyond noise at five) is an uncontrolled factor. IsoFLOP parabolas misplace the optimum even on an
-#   exact surface.
+#   six swept runs, clearly beyond noise at three) is an uncontrolled factor. IsoFLOP parabolas misplace the optimum
+#   even on an exact surface.
 #
 # ## References
 #
