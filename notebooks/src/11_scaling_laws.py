@@ -34,10 +34,10 @@ device = setup_notebook(seed=0)
 
 # %% [markdown]
 # Apart from Colab's set-up cell, nothing here downloads anything, and only one small model is trained (section 2, on
-# one CPU core; its cell prints how long it took). The training runs the notebook reads are stored in
+# the CPU; its cell prints how long it took). The training runs the notebook reads are stored in
 # `data/scaling/runs.json`, each with the device it ran on and its training time, beside the command that makes them
-# again, `python -m course_utils.analysis.scaling_runs --device cuda --workers 12` (`data/scaling/README.md` tells
-# which runs ran where):
+# all again, `python -m course_utils.analysis.scaling_runs --device cuda --workers 12` (`data/scaling/README.md` gives
+# the commands actually used and which runs ran where):
 
 # %%
 import matplotlib.pyplot as plt
@@ -97,12 +97,13 @@ print(
 
 # %% [markdown]
 # The two floors differ by 0.06 nats because the test split and the validation sentences are different samples of the
-# language, and the validation set is small (8,904 tokens against the test split's 34,085) (the data sheet,
-# `data/course_language/datasheet.md`, gives the oracle's entropy on the corpus's splits: its test split is this one,
-# 1.6975, while its train and valid splits, other samples, give other values). So "the true E" here is the floor **of
-# this test set**, not the language's entropy rate to four decimals: every model is scored on the same test sentences
-# as the oracle, and a perfect model's test loss would be exactly this number. Each model is judged against the floor
-# of the sentences it was scored on.
+# language, and the validation set is small (8,904 tokens against the test split's 34,085); the data sheet's largest
+# sample, its 513,701-token training split, gives 1.7165, so this test split's floor is itself about 0.02 below it and
+# the validation set's about 0.04 above (the data sheet, `data/course_language/datasheet.md`, gives the oracle's
+# entropy on the corpus's splits: its test split is this one, 1.6975, while its train and valid splits, other samples,
+# give other values). So "the true E" here is the floor **of this test set**, not the language's entropy rate to four
+# decimals: every model is scored on the same test sentences as the oracle, and a perfect model's test loss would be
+# exactly this number. Each model is judged against the floor of the sentences it was scored on.
 #
 # ## 2. The grid of runs
 #
@@ -110,12 +111,13 @@ print(
 # fresh sentences (`language.stream`: every batch freshly drawn, no epochs; frequent sentences recur, as in any
 # sample) for 250 to 8,000 steps of 64 sentences; the six smallest also for 16,000 steps, the four smallest for 32,000
 # and the two smallest for 64,000, so that at more budgets the IsoFLOP profiles bracket the best size (section 11
-# counts them under each counting). N counts the **non-embedding parameters** (the blocks, not the word and position
-# tables), as Kaplan et al. do; D counts the tokens seen; section 3 counts both another way. Every run has its own
-# cosine schedule to its last step (Hoffmann et al.'s lesson: a cosine longer than the run leaves its loss too high)
-# and a short warm-up, and a learning rate by one rule set before any run (`scaling_runs.learning_rate`, not tuned per
-# size: section 11 measures what that may cost). A tenth shape, 4 × 192 (1.78 million block parameters, 2.2 times the
-# largest), is held out: it was trained for each of the six step counts up to 8,000, and no fit sees it (section 10).
+# counts those budgets under each counting). N counts the **non-embedding parameters** (the blocks, not the word and
+# position tables), as Kaplan et al. do; D counts the tokens seen; section 3 counts both another way. Every run has
+# its own cosine schedule to its last step (Hoffmann et al.'s lesson: a cosine longer than the run leaves its loss too
+# high) and a short warm-up, and a learning rate by one rule set before any run (`scaling_runs.learning_rate`, not
+# tuned per size: section 11 measures what that may cost). A tenth shape, 4 × 192 (1.78 million block parameters, 2.2
+# times the largest), is held out: it was trained for each of the six step counts up to 8,000, and no fit sees it
+# (section 10).
 #
 # The table gives each run's test loss minus the true floor, the **excess loss**: what is left to learn.
 
@@ -133,9 +135,9 @@ print(
 # Read down a column: at a fixed number of steps a larger model is mostly better, by less and less; at 8,000 steps,
 # from 2 × 64 to 4 × 128 (eight times the parameters), the excess falls only from 0.0146 to 0.0136 (within the seed
 # range). Read along a row: more data always helps. The smallest excess of all, 0.0112, is 2 × 32's at 32,000 steps: a
-# model of 25,408 block parameters trained long is as good as any larger model the grid trained (2 × 64 at 16,000
-# steps, 0.0117, is within the seed range measured next). (4 × 64 is no better than 2 × 64 from 500 to 2,000 steps:
-# within the seed ranges measured next.)
+# model of 25,408 block parameters trained long is as good as any larger model at the step counts the grid gave it (at
+# most 16,000) (2 × 64 at 16,000 steps, 0.0117, is within the seed range measured next). (4 × 64 is no better than 2 ×
+# 64 from 500 to 2,000 steps: within the seed ranges measured next.)
 #
 # A stored table is only as good as the code that made it. Each run stored its first 20 training losses and its
 # validation curve; the cell trains the 1 × 16 run of 500 steps again, here, on the CPU, and compares (the stored one
@@ -213,9 +215,10 @@ plt.show()
 # How big is a model, and what did its training cost? Kaplan et al. count N as the **non-embedding** parameters and
 # the compute as C = 6·N·D (a multiply and an add per parameter per token forward, twice that backward). Hoffmann et
 # al. count **every** parameter, with C ≈ 6·N·D on that N (their appendix counts the FLOPs in full and finds 6·N·D
-# close). For a large model the two agree within a few per cent. For ours they do not: the output layer turns each
-# position's d channels into scores for all 610 words (printed below), a matmul of 610·d weights (tied to the token
-# table, so not in the blocks' N), and for the smallest models it costs more than all the blocks together.
+# close). For models of billions of parameters the two agree within a few per cent. For ours they do not: the output
+# layer turns each position's d channels into scores for all 610 words (printed below), a matmul of 610·d weights
+# (tied to the token table, so not in the blocks' N), and for the smallest models it costs more than all the blocks
+# together.
 #
 # `scaling_flops.step_flops` counts one training step's FLOPs matmul by matmul: the blocks, the attention over every
 # pair of positions, the output layer, padding included, the backward twice the forward. torch's own counter,
@@ -412,10 +415,10 @@ plt.show()
 # = 10⁻³) between the log of the law and the log of the measured loss, with L-BFGS from a grid of starts, the law
 # written as log L = LSE(a − α log N, b − β log D, e), where LSE is log-sum-exp, log(eˣ + eʸ + eᶻ), so that a, b and e
 # can take any real value while A = eᵃ, B = eᵇ and E = eᵉ stay positive. `scaling_fits.fit_parametric` is that, from
-# scratch. The notebook uses 32 starts; a slow test checks that they find what our full grid of 324 starts finds. Note
-# what δ = 10⁻³ does: most of our log residuals are larger (this section's residual cell counts them: 89 %), so most
-# points lie in the Huber loss's linear part, and the fit is close to a least-absolute-deviation fit (section 7 tries
-# other δ):
+# scratch. The notebook uses 32 starts; a slow test checks that they find what our own grid of 324 starts finds
+# (Hoffmann et al.'s is larger). Note what δ = 10⁻³ does: most of our log residuals are larger (this section's
+# residual cell counts them: 89 %), so most points lie in the Huber loss's linear part, and the fit is close to a
+# least-absolute-deviation fit (section 7 tries other δ):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -480,10 +483,11 @@ print(
 
 # %% [markdown]
 # The mean residual rises from −0.086 at 250 steps (the law too optimistic) to +0.011 at 64,000 (too pessimistic),
-# nearly flat from 2,000 to 8,000 steps: the form, not noise, limits the fit. Within one budget the spread is larger
-# still at the short end: at 250 steps the residuals run from −0.354 for the smallest model to +0.059 for the largest,
-# a pattern in N and D together that a sum of two separate power laws cannot follow (section 10 meets it again). A law
-# with a floor and two power laws is too stiff to follow both the short runs and the long ones.
+# nearly flat from 2,000 to 8,000 steps; a trend that size is far beyond seed noise: the form, not noise, limits the
+# fit. Within one budget the spread is larger still at the short end: at 250 steps the residuals run from −0.354 for
+# the smallest model to +0.059 for the largest, a pattern in N and D together that a sum of two separate power laws
+# cannot follow (section 10 meets it again). A law with a floor and two power laws is too stiff to follow both the
+# short runs and the long ones.
 #
 # **How sure is E?** Besiroglu et al. (2024) refitted Chinchilla's approach 3 to the paper's data, read off its Figure
 # 4, and found two things: the published fit had stopped before its optimum (their refit put E at 1.82, not 1.69), and
@@ -572,11 +576,12 @@ plt.show()
 # %% [markdown]
 # From E = 0.5 to 1.60 the fits are equally good, within 0.2 %: the A/N^α and B/D^β terms take up whatever floor they
 # are given, α falling towards zero (0.01 at E = 0.5), so that A/N^α becomes a constant that stands in for E. Past the
-# free fit's 1.636 the objective climbs (+0.9 % at 1.69, +4.4 % at 1.71, +10.4 % at 1.72): a floor above the best runs
-# (1.6975 + 0.0112) would have the law miss them. **The runs bound E from above, and hardly from below.** The flat
-# profile explains the bootstrap's long low tail; optimiser failures are not needed to explain it. The compute-optimal
-# exponent moves along the same flat direction: a = 0.99 at E = 0.5, 0.65 at E = 1.70. Chinchilla published no
-# interval for its 1.69; on this grid, where the truth is known, an honest interval for E is wide, and so is a's.
+# free fit's 1.636 the objective climbs (+0.9 % at 1.69, +4.4 % at 1.71, +10.4 % at 1.72): the objective climbs as E
+# nears the best runs (1.6975 + 0.0112) and steeply once above them, where the law would miss them. **The runs bound E
+# from above, and hardly from below.** The flat profile explains the bootstrap's long low tail; optimiser failures are
+# not needed to explain it. The compute-optimal exponent moves along the same flat direction: a = 0.99 at E = 0.5,
+# 0.65 at E = 1.70. Chinchilla published no interval for its 1.69; on this grid, where the truth is known, an honest
+# interval for E is wide, and so is a's.
 #
 # %% [markdown]
 # ## 7. Which choices move E and a
@@ -648,7 +653,7 @@ print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 # nothing (α_D = 1.83, far above any published exponent; a critical size N_c of 9.6·10⁵⁹ parameters): the form spends
 # its parameters imitating a floor it does not have. Its E is 0 by construction, 1.7 nats from the truth. The
 # comparison is unfair to Kaplan et al. in one way: they fitted their L(N, D) to early-stopped runs on subsets of
-# WebText2, the smaller ones repeated over many epochs, not to fresh sentences with a matched schedule. And though
+# WebText2, the smaller subsets repeated over many epochs, not to fresh sentences with a matched schedule. And though
 # their form has no floor, their paper did reason about one: it places the point where its laws must break down at a
 # loss of about 1.7 nats per token and conjectures that this is roughly the entropy of natural language. Their models
 # were far from that loss, where a floor hardly shows; our best runs end within 1 % of our floor.
@@ -694,13 +699,13 @@ print(
 # **The verdict.** Approach 2's floor is the closest to the true E, 0.0013 below it, and it is the least to be
 # trusted: it is the lowest of the parabolas' minima, a dip below every run (section 5), and Hoffmann et al. never
 # drew a floor from the parabolas. Approach 1's floor, also this notebook's extension, is the lowest point of its
-# envelope, 0.0123 above its own truth: an upper bound the best run already gave, with a narrow interval that misses
-# the truth: a resample draws from the same runs, so its envelope's lowest point can only be as low or higher.
-# Approach 3 extrapolates with a law and lands 0.0617 below the truth (0.0454 counted Chinchilla's way), and section
-# 7's choices move it from −0.1607 to +0.0005 while reseeding six runs moves it by less than 0.001. The intervals of
-# approaches 2 and 3 hold the truth and reach almost down to zero. What these runs can tell anyone about E is
-# "somewhere below 1.71"; no approach's point estimate measures it. Approach 3 is the only one of Hoffmann et al.'s
-# three that also predicts a loss for any (N, D): section 10 tests that.
+# envelope, 0.0123 above its own truth: an upper bound the envelope's lowest validation point already gave, with a
+# narrow interval that misses the truth: a resample draws from the same runs, so its envelope's lowest point can only
+# be as low or higher. Approach 3 extrapolates with a law and lands 0.0617 below the truth (0.0454 counted
+# Chinchilla's way), and section 7's choices move it from −0.1607 to +0.0005 while reseeding six runs moves it by less
+# than 0.001. The intervals of approaches 2 and 3 hold the truth and reach almost down to zero. What these runs can
+# tell anyone about E is "somewhere below 1.71"; no approach's point estimate measures it. Approach 3 is the only one
+# of Hoffmann et al.'s three that also predicts a loss for any (N, D): section 10 tests that.
 #
 # ## 10. A held-out test: predict a larger model
 #
@@ -780,10 +785,10 @@ for name, profiles_ in profiles_by.items():
 # Counted Kaplan's way, the best size is the smallest one that reaches the budget at 9 of 12 budgets, so the optimum
 # may be smaller still, with even more than the table's 71 to 2,809 tokens per parameter. Counted Chinchilla's way,
 # the sizes bracket the best one at 9 of 13 budgets, the longer runs of section 2 doing their job, and where they do
-# it saw 36 to 261 tokens per parameter. There Chinchilla's rule asks for a model 1.3 to 3.6 times the best size (1.3
-# is less than one size step), and approach 3's law for 0.5 to 2.4 times. Counted Chinchilla's way the sizes step 1.2
-# to 2.1× apart (section 3's table), and at a fixed budget tokens per parameter go as 1/N², so each best size's tokens
-# per parameter is known only within a factor of about 1.5 to 4 either way.
+# it saw 36 to 261 tokens per parameter. There Chinchilla's rule asks for a model 1.3 to 3.6 times the best size (at
+# the low end, 1.3 and 1.7, less than one size step), and approach 3's law for 0.5 to 2.4 times. Counted Chinchilla's
+# way the sizes step 1.2 to 2.1× apart (section 3's table), and at a fixed budget tokens per parameter go as 1/N², so
+# each best size's tokens per parameter is known only within a factor of about 1.5 to 4 either way.
 #
 # The exponent a by each approach, under each counting, with 95 % bootstrap intervals on the same 100 resamples as
 # approach 3's. For approaches 1 and 2 and the best size the next cell recomputes them from each resample's runs, in
@@ -856,10 +861,10 @@ plt.show()
 # Three things show. The best runs trace a curve that flattens towards the floor, and the held-out model does not beat
 # it: at 250 and 500 steps, the held-out runs whose compute the drawn envelope covers (it ends at the best run), it
 # lies above the envelope, and at 8,000 steps, with more compute than any training run, it ends 0.0024 above the best
-# run of all (0.0112 above the floor), within the seed range. Approach 3's frontier follows the envelope over the
-# middle of the range, then, near the envelope's end and still among the training runs, falls through the true floor,
-# because its E (1.6521) lies below the truth. And at the smallest budgets the law's frontier lies far below the
-# envelope: the law is too optimistic for short runs of small models (as section 6's residuals show for the
+# run of all, which is 0.0112 above the floor: within the seed range. Approach 3's frontier follows the envelope over
+# the middle of the range, then, near the envelope's end and still among the training runs, falls through the true
+# floor, because its E (1.6521) lies below the truth. And at the smallest budgets the law's frontier lies far below
+# the envelope: the law is too optimistic for short runs of small models (as section 6's residuals show for the
 # Kaplan-counted fit).
 #
 # **The learning rate.** Every run used one rule for its learning rate; a rule that suits small models worse or better
@@ -888,15 +893,16 @@ for name in laws.COUNTINGS:
     )
 
 # %% [markdown]
-# The rule is not the best rate at any swept size: ×3 beats it at all six, clearly beyond the seed range at three and
-# marginally at two more (2 × 64 at 2,000 steps, 4 × 128 at 500) (at 500 steps 2 × 16's excess falls from 0.5244 to
-# 0.1856, 4 × 128's from 0.0989 to 0.0738; at 2,000 steps 4 × 128 gains only 0.0023, within noise), and since ×3 is
-# the edge of the sweep the best rate may lie higher still. The gain is largest for the smallest swept shape (2 × 16),
-# so a grid tuned per size may favour small models more than this one does (×3 is the sweep's edge for every shape, so
-# this is not settled). With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted
-# Chinchilla's way (0.82 to 0.81 Kaplan's); retuning all 66 runs could move it further, by an amount this sweep cannot
-# tell. The untuned learning rate is an uncontrolled factor of every compute-optimal number in this section (Porian et
-# al.'s third factor), and so is the batch of 64 sentences, fixed for every size.
+# The rule is not the best rate at any swept size: ×3 beats it at all six, clearly beyond the seed ranges (0.0031 near
+# the floor, 0.0217 at 500 steps) at three and marginally at two more (2 × 64 at 2,000 steps, 4 × 128 at 500) (at 500
+# steps 2 × 16's excess falls from 0.5244 to 0.1856, 4 × 128's from 0.0989 to 0.0738; at 2,000 steps 4 × 128 gains
+# only 0.0023, within noise), and since ×3 is the edge of the sweep the best rate may lie higher still. The gain is
+# largest for the smallest swept shape (2 × 16), so a grid tuned per size may favour small models more than this one
+# does (×3 is the sweep's edge for every shape, so this is not settled). With the six swept runs at their best rate,
+# approach 3's a moves from 0.72 to 0.67 counted Chinchilla's way (0.82 to 0.81 Kaplan's); retuning all 66 runs could
+# move it further, by an amount this sweep cannot tell. The untuned learning rate is an uncontrolled factor of every
+# compute-optimal number in this section (Porian et al.'s third factor), and so is the batch of 64 sentences, fixed
+# for every size.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it; Table 2 for the exponents) gives about 20 tokens per parameter for a compute-optimal model,
