@@ -334,9 +334,9 @@ plt.show()
 # because the envelope is not a falling curve: it rises at 4 of its 29 steps. Its lowest point is 2 × 32 near the end
 # of its 32,000 steps (96 % of its schedule); the budgets beyond it only larger models reach, read before the end of
 # their cosine schedules (2 × 64 at 74 %, 4 × 96 at 50 % and 77 %, 4 × 128 at 66 %), where a run is not yet at its
-# best, or at the end of a schedule too short for their size (4 × 128 at 100 %). That is a property of this grid (the
-# small models' ladder ends), not of the frontier. A model does not get below its floor (in expectation), so the best
-# run's loss bounds E from above, up to sampling noise.
+# best, or at the end of a schedule too short for their size (4 × 128 at 100 %, within the seed range of the lowest
+# point). That is a property of this grid (the small models' ladder ends), not of the frontier. A model does not get
+# below its floor (in expectation), so the best run's loss bounds E from above, up to sampling noise.
 #
 # ## 5. Approach 2: IsoFLOP profiles
 #
@@ -403,11 +403,11 @@ plt.show()
 # than the seed range (0.0031) at four and by as much as it at a fifth (compare the last two columns; on the left
 # panel's log axis the minimum below the floor cannot be drawn): loss is not a parabola in log N here. It rises
 # steeply on the big-model side (too few tokens) and is nearly flat at the smallest sizes; a parabola bent to that
-# shape puts its minimum below the runs. At 6.91·10¹¹ FLOPs the minimum lies even below the true floor, by 0.0013: a
-# loss the language does not allow. And the minima do not fall with the budget (0.0034 above the truth at 3.48·10¹¹
-# FLOPs, 0.0120 at 5.38·10¹²), as the best loss reachable with more compute must: they are artifacts of the fits, not
-# measurements. The floor law through them sits on its own limit again: it returns the lowest minimum, the dip below
-# the truth itself.
+# shape puts its minimum below the runs. At 6.91·10¹¹ FLOPs the minimum lies 0.017 below the best run of its budget
+# and reaches the true floor itself (0.0013 below it, within the seed range). And the minima do not fall with the
+# budget (0.0034 above the truth at 3.48·10¹¹ FLOPs, 0.0120 at 5.38·10¹²), as the best loss reachable with more
+# compute must: they are artifacts of the fits, not measurements. The floor law through them sits on its own limit
+# again: it returns the lowest minimum, that dip.
 #
 # ## 6. Approach 3: the parametric fit
 #
@@ -534,12 +534,12 @@ print(
 # %% [markdown]
 # The intervals hold the truth, and they are wide: E's reaches from 0.03 (0.01 counted Chinchilla's way) up to 1.714
 # (1.712), and 32 of the 100 resamples put E below 1.5. Besiroglu et al. found the paper's intervals on the exponents
-# too narrow, and their own refit pinned E at 1.82 to within a few hundredths; this grid pins it far less, and the
-# profile below shows why. The exponents are no better pinned: a, of N_opt ∝ C^a, lies anywhere from 0.39 to 0.996
-# (0.31 to 0.994 counted Chinchilla's way), α from near 0 to above 3, and the tokens per parameter at the optimum from
-# 42 to 1,887 (14 to 283) at C_ref, the geometric middle of the runs' compute in each counting. Is this the optimiser
-# failing on some resamples? The **profile** of the objective over E answers: hold E at a value, fit the other four
-# parameters, and see how much worse the best fit gets.
+# too narrow, and their own refit put E at 1.82 with a standard error of a few hundredths; this grid pins it far less,
+# and the profile below shows why. The exponents are no better pinned: a, of N_opt ∝ C^a, lies anywhere from 0.39 to
+# 0.996 (0.31 to 0.994 counted Chinchilla's way), α from near 0 to above 3, and the tokens per parameter at the
+# optimum from 42 to 1,887 (14 to 283) at C_ref, the geometric middle of the runs' compute in each counting. Is this
+# the optimiser failing on some resamples? The **profile** of the objective over E answers: hold E at a value, fit the
+# other four parameters, and see how much worse the best fit gets.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -893,28 +893,29 @@ for name in laws.COUNTINGS:
     )
 
 # %% [markdown]
-# The rule is not the best rate at any swept size: ×3 beats it at all six, clearly beyond the seed ranges (0.0031 near
-# the floor, 0.0217 at 500 steps) at three and marginally at two more (2 × 64 at 2,000 steps, 4 × 128 at 500) (at 500
-# steps 2 × 16's excess falls from 0.5244 to 0.1856, 4 × 128's from 0.0989 to 0.0738; at 2,000 steps 4 × 128 gains
-# only 0.0023, within noise), and since ×3 is the edge of the sweep the best rate may lie higher still. The gain is
-# largest for the smallest swept shape (2 × 16), so a grid tuned per size may favour small models more than this one
-# does (×3 is the sweep's edge for every shape, so this is not settled). With the six swept runs at their best rate,
-# approach 3's a moves from 0.72 to 0.67 counted Chinchilla's way (0.82 to 0.81 Kaplan's); retuning all 66 runs could
-# move it further, by an amount this sweep cannot tell. The untuned learning rate is an uncontrolled factor of every
-# compute-optimal number in this section (Porian et al.'s third factor), and so is the batch of 64 sentences, fixed
-# for every size.
+# The rule is not the best rate for the two smaller swept shapes, and probably not for 4 × 128: ×3 beats it beyond the
+# seed ranges (0.0031 near the floor, 0.0217 at 500 steps) at five of the six runs, clearly at three (at 500 steps 2 ×
+# 16's excess falls from 0.5244 to 0.1856) and marginally at two (2 × 64 at 2,000 steps; 4 × 128 at 500, from 0.0989
+# to 0.0738), and within noise at 4 × 128, 2,000 steps (a gain of 0.0023), and since ×3 is the edge of the sweep the
+# best rate may lie higher still. The gain is largest for the smallest swept shape (2 × 16), so a grid tuned per size
+# may favour small models more than this one does (×3 is the sweep's edge for every shape, so this is not settled).
+# With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted Chinchilla's way (0.82 to
+# 0.81 Kaplan's); retuning all 66 runs could move it further, by an amount this sweep cannot tell. The untuned
+# learning rate is an uncontrolled factor of every compute-optimal number in this section (Porian et al.'s third
+# factor), and so is the batch of 64 sentences, fixed for every size.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it; Table 2 for the exponents) gives about 20 tokens per parameter for a compute-optimal model,
 # > and N_opt ∝ C^0.5 against Kaplan et al.'s 0.73. In fact here the counting moves the answer, as Pearce & Song
-# > (2024) found for the two papers: counting only the blocks, as Kaplan et al. did, the best size's a is 0.52 and,
-# > where the grid brackets it, it saw 415 to 1,190 tokens per non-embedding parameter; counting every parameter, as
-# > Hoffmann et al. did, the best size's a falls to 0.33 (every approach's falls, beyond resampling noise for the best
-# > size and the envelope, within it for the parabolas and approach 3) and the bracketed best size saw 36 to 261
-# > tokens per parameter, known only within the grid's resolution (a factor of about 1.5 to 4), so the low end does
-# > not rule out 20. The intervals on a include 0.5 for the best size, the parabolas and approach 3 and exclude it for
-# > the envelope, so these runs do not settle whether the course language's exponent is Chinchilla's; its β (0.96; 95
-# > % interval 0.55 to 2.525 counted every parameter's way, which excludes Chinchilla's 0.28 fitted on MassiveText and
+# > (2024) found for the two papers: counting only the blocks, as Kaplan et al. did, the best size's a is 0.52 (partly
+# > the slope of the grid's lower edge: the smallest size that reaches a budget is its best at 9 of 12) and, where the
+# > grid brackets it, it saw 415 to 1,190 tokens per non-embedding parameter; counting every parameter, as Hoffmann et
+# > al. did, the best size's a falls to 0.33 (every approach's falls, beyond resampling noise for the best size and
+# > the envelope, within it for the parabolas and approach 3) and the bracketed best size saw 36 to 261 tokens per
+# > parameter, known only within the grid's resolution (a factor of about 1.5 to 4), so the low end does not rule out
+# > 20. The intervals on a include 0.5 for the best size, the parabolas and approach 3 and exclude it for the
+# > envelope, so these runs do not settle whether the course language's exponent is Chinchilla's; its β (0.96; 95 %
+# > interval 0.55 to 2.525 counted every parameter's way, which excludes Chinchilla's 0.28 fitted on MassiveText and
 # > Besiroglu et al.'s refit 0.37) is a reason to expect its numbers to differ. One grammar proves nothing about
 # > English.
 #
@@ -946,10 +947,10 @@ print(
 # is lopsided). On the real runs the parabola's minimum *loss* also dips below the best run of its budget, at 6 of the
 # 7 budgets (section 5).
 #
-# > **Paper check.** The paper (Hoffmann et al. 2022, section 3.2, "Approach 2: IsoFLOP profiles") fits a parabola
-# > to the final loss against log N at each budget and reads the optimum off its minimum. In fact a parabola in log N
-# > is only an approximation near the optimum: on this grid the loss rises steeply on the big-model side and gently on
-# > the small-model side, the minima dip up to 0.018 nats below the best run of their budget, one of them below the
+# > **Paper check.** The paper (Hoffmann et al. 2022, section 3.2, "Approach 2: IsoFLOP profiles") fits a parabola to
+# > the final loss against log N at each budget and reads the optimum off its minimum. In fact a parabola in log N is
+# > only an approximation near the optimum: on this grid the loss rises steeply on the big-model side and gently on
+# > the small-model side, the minima dip up to 0.018 nats below the best run of their budget, one of them down to the
 # > true floor, and even on the exact surface of section 6 the minimum's N is up to 39 % off.
 #
 # ## 13. Widgets
@@ -1106,9 +1107,9 @@ _ = check_huber_objective(huber_objective)
 #   beyond resampling noise for the best size and the envelope, within it for the parabolas and approach 3, and the
 #   best size, bracketed at 9 of 13 budgets, saw 36 to 261 tokens per parameter, each known only within a factor of
 #   about 1.5 to 4. The intervals include Chinchilla's 0.5 for every approach but the envelope (whose reading of
-#   curves before their schedules end was not tested for bias), and the untuned learning rate (×3 was better at all
-#   six swept runs, clearly beyond noise at three) is an uncontrolled factor. IsoFLOP parabolas misplace the optimum
-#   even on an exact surface.
+#   curves before their schedules end was not tested for bias), and the untuned learning rate (×3 was better beyond
+#   noise at five of six swept runs, clearly at three) is an uncontrolled factor. IsoFLOP parabolas misplace the
+#   optimum even on an exact surface.
 #
 # ## References
 #
