@@ -947,8 +947,8 @@ print(
 # is lopsided). On the real runs the parabola's minimum *loss* also dips below the best run of its budget, at 6 of the
 # 7 budgets (section 5).
 #
-# > **Paper check.** The paper (Hoffmann et al. 2022, section 3.2, "Approach 2: IsoFLOP profiles") fits a parabola to
-# > the final loss against log N at each budget and reads the optimum off its minimum. In fact a parabola in log N is
+# > **Paper check.** The paper (Hoffmann et al. 2022, section 3.2, "Approach 2: IsoFLOP profiles") fits a parabola
+# > to the final loss against log N at each budget and reads the optimum off its minimum. In fact a parabola in log N is
 # > only an approximation near the optimum: on this grid the loss rises steeply on the big-model side and gently on
 # > the small-model side, the minima dip up to 0.018 nats below the best run of their budget, one of them down to the
 # > true floor, and even on the exact surface of section 6 the minimum's N is up to 39 % off.
