@@ -273,7 +273,7 @@ def test_the_messages_teach_something(capsys):
     assert check_huber_objective(huber_objective)
     isoflop, allocation, objective = capsys.readouterr().out.splitlines()
     assert "7 FLOP budgets" in isoflop and "N_opt ∝ C^" in isoflop
-    assert "Chinchilla itself" in allocation and "C^0.67" in allocation
+    assert "Chinchilla itself" in allocation and "C^0.82" in allocation
     assert "more than δ from the law" in objective
 
 
