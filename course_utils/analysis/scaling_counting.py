@@ -302,21 +302,13 @@ def exponent_table(point: dict[str, dict[str, float]], resampled: dict[str, dict
     for approach in point[kaplan]:
         cells = []
         for name in (kaplan, chinchilla):
-            low, high, _ = _finite_interval(resampled[name][approach])
+            low, high, _ = fits.finite_interval(resampled[name][approach])
             cells.append(f"{point[name][approach]:.2f} [{low:.2f}, {high:.2f}]")
         pairs = np.array(resampled[kaplan][approach], dtype=float) - np.array(
             resampled[chinchilla][approach], dtype=float
         )
-        low, high, kept = _finite_interval(pairs)
+        low, high, kept = fits.finite_interval(pairs)
         higher = float(np.mean(pairs[np.isfinite(pairs)] > 0))
         cells.append(f"[{low:+.2f}, {high:+.2f}] {higher:4.0%} of {kept}")
         lines.append(f"{approach:12}" + "".join(f"{cell:>22}" for cell in cells[:2]) + f"{cells[2]:>30}")
     return "\n".join(lines)
-
-
-def _finite_interval(values) -> tuple[float, float, int]:
-    values = np.asarray(values, dtype=float)
-    kept = values[np.isfinite(values)]
-    if len(kept) == 0:
-        raise CourseInputError("no resample gave a value: no interval")
-    return (*fits.interval(kept), len(kept))

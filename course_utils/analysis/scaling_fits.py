@@ -312,3 +312,12 @@ def interval(values, level: float = 0.95) -> tuple[float, float]:
     values = np.asarray(values, dtype=float)
     tail = (1 - level) / 2 * 100
     return float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))
+
+
+def finite_interval(values, level: float = 0.95) -> tuple[float, float, int]:
+    """(low, high, how many) of the finite ``values``: the interval of the resamples that gave a value."""
+    values = np.asarray(values, dtype=float)
+    kept = values[np.isfinite(values)]
+    if len(kept) == 0:
+        raise CourseInputError("no resample could be fitted: no interval")
+    return (*interval(kept, level), len(kept))

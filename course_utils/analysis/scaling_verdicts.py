@@ -80,13 +80,7 @@ def load_floor_bootstrap(path=FLOOR_BOOTSTRAP_FILE) -> dict:
     return stored
 
 
-def finite_interval(values, level: float = 0.95) -> tuple[float, float, int]:
-    """(low, high, how many) of the finite ``values``: the bootstrap interval of the resamples that fitted."""
-    values = np.asarray(values, dtype=float)
-    kept = values[np.isfinite(values)]
-    if len(kept) == 0:
-        raise CourseInputError("no resample could be fitted: no interval")
-    return (*fits.interval(kept, level), len(kept))
+finite_interval = fits.finite_interval  # (low, high, how many) of the resamples that fitted
 
 
 # ---------------------------------------------------------------- the compute-optimal model
