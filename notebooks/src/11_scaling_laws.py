@@ -136,8 +136,8 @@ print(
 # from 2 × 64 to 4 × 128 (eight times the parameters), the excess falls only from 0.0146 to 0.0136 (within the seed
 # range). Read along a row: more data always helps. The smallest excess of all, 0.0112, is 2 × 32's at 32,000 steps: a
 # model of 25,408 block parameters trained long is as good as any larger model at the step counts the grid gave it (at
-# most 16,000) (2 × 64 at 16,000 steps, 0.0117, is within the seed range measured next). (4 × 64 is no better than 2 ×
-# 64 from 500 to 2,000 steps: within the seed ranges measured next.)
+# most 16,000) (2 × 64 at 16,000 steps, 0.0117, and several others lie within the seed range measured next). (4 × 64
+# is no better than 2 × 64 from 500 to 2,000 steps: within the seed ranges measured next.)
 #
 # A stored table is only as good as the code that made it. Each run stored its first 20 training losses and its
 # validation curve; the cell trains the 1 × 16 run of 500 steps again, here, on the CPU, and compares (the stored one
@@ -619,16 +619,16 @@ for name in laws.COUNTINGS:
     )
 
 # %% [markdown]
-# Every analysis choice moves E at least ten times as far as reseeding does, and together (the row of ≤ 16,000 steps
-# included) they span two orders of magnitude more: 0.1530 nats under Kaplan's counting and 0.1097 under Chinchilla's,
-# against 0.0007 and 0.0004 for the seeds (which swap six runs of one budget; an almost absolute-deviation fit barely
-# feels six points, so this is the noise of those runs, not of a whole new grid). The exponent a moves over 0.56 and
-# 0.59. The row "runs of ≤ 16,000 steps" is the grid before its last two rungs were trained: on those 60 runs,
-# Chinchilla's counting put E 0.0005 from the truth and a at 0.50 (a point estimate; on all 66 runs a's interval is
-# 0.31 to 0.99; Hoffmann et al.'s approaches gave 0.50, 0.49 and 0.46); six more runs of small models trained longer
-# moved them to −0.0454 and 0.72. So the point estimates of E and a are set by analysis choices and by which runs
-# exist, not by reseeding the six runs measured (a grid reseeded whole was not measured). What the runs do say is that
-# E lies below about 1.71.
+# Every analysis choice moves E at least ten times as far as reseeding six runs does, and together (the row of ≤
+# 16,000 steps included) they span two orders of magnitude more: 0.1530 nats under Kaplan's counting and 0.1097 under
+# Chinchilla's, against 0.0007 and 0.0004 for the seeds (which swap six runs of one budget; an almost
+# absolute-deviation fit barely feels six points, so this is the noise of those runs, not of a whole new grid). The
+# exponent a moves over 0.56 and 0.59. The row "runs of ≤ 16,000 steps" is the grid before its last two rungs were
+# trained: on those 60 runs, Chinchilla's counting put E 0.0005 from the truth and a at 0.50 (an agreement with no
+# weight: a point estimate without an interval, and the same fit on all 66 runs gives 0.72 with an interval of 0.31 to
+# 0.99); six more runs of small models trained longer moved them to −0.0454 and 0.72. So the point estimates of E and
+# a are set by analysis choices and by which runs exist, not by reseeding the six runs measured (a grid reseeded whole
+# was not measured). What the runs do say is that E lies below about 1.71.
 #
 # ## 8. Kaplan et al.'s form *(optional)*
 #
@@ -893,16 +893,17 @@ for name in laws.COUNTINGS:
     )
 
 # %% [markdown]
-# The rule is not the best rate for the two smaller swept shapes, and probably not for 4 × 128: ×3 beats it beyond the
-# seed ranges (0.0031 near the floor, 0.0217 at 500 steps) at five of the six runs, clearly at three (at 500 steps 2 ×
-# 16's excess falls from 0.5244 to 0.1856) and marginally at two (2 × 64 at 2,000 steps; 4 × 128 at 500, from 0.0989
-# to 0.0738), and within noise at 4 × 128, 2,000 steps (a gain of 0.0023), and since ×3 is the edge of the sweep the
-# best rate may lie higher still. The gain is largest for the smallest swept shape (2 × 16), so a grid tuned per size
-# may favour small models more than this one does (×3 is the sweep's edge for every shape, so this is not settled).
-# With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted Chinchilla's way (0.82 to
-# 0.81 Kaplan's); retuning all 66 runs could move it further, by an amount this sweep cannot tell. The untuned
-# learning rate is an uncontrolled factor of every compute-optimal number in this section (Porian et al.'s third
-# factor), and so is the batch of 64 sentences, fixed for every size.
+# The rule is not the best rate for the two smaller swept shapes, and probably not for 4 × 128: ×3 beats it by more
+# than the seed ranges (0.0031 near the floor, 0.0217 at 500 steps, each a rough estimate) clearly at three of the six
+# runs (at 500 steps 2 × 16's excess falls from 0.5244 to 0.1856) and marginally at two (2 × 64 at 2,000 steps; 4 ×
+# 128 at 500, from 0.0989 to 0.0738), and within noise at 4 × 128, 2,000 steps (a gain of 0.0023), and since ×3 is the
+# edge of the sweep the best rate may lie higher still. The gain is largest for the smallest swept shape (2 × 16), so
+# a grid tuned per size may favour small models more than this one does (×3 is the sweep's edge for every shape, so
+# this is not settled). With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted
+# Chinchilla's way (0.82 to 0.81 Kaplan's), and E's error from −0.0454 to −0.0250 (−0.0617 to −0.0389): retuning six
+# runs moves E thirty to fifty times as far as reseeding six; retuning all 66 runs could move it further, by an amount
+# this sweep cannot tell. The untuned learning rate is an uncontrolled factor of every compute-optimal number in this
+# section (Porian et al.'s third factor), and so is the batch of 64 sentences, fixed for every size.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it; Table 2 for the exponents) gives about 20 tokens per parameter for a compute-optimal model,
@@ -1090,8 +1091,8 @@ _ = check_huber_objective(huber_objective)
 # ## Summary
 #
 # - The course language knows its floor: E = 1.6975 nats per token on this test set. Every one of the 96 stored runs
-#   ends above it; the lowest, 2 × 32 at 32,000 steps, 0.0112 above (2 × 64 at 16,000 steps is within the seed range
-#   of it).
+#   ends above it; the lowest, 2 × 32 at 32,000 steps, 0.0112 above, though eight other runs, of sizes from 2 × 16 to
+#   4 × 192, lie within the seed range (0.0031) of it.
 # - How N and C are counted matters for tiny models: per position computed, Kaplan et al.'s 6·N leaves out up to about
 #   three quarters of the real compute (mostly the output layer); the real count is 0.89 to 1.00 times Hoffmann et
 #   al.'s.
@@ -1107,9 +1108,9 @@ _ = check_huber_objective(huber_objective)
 #   beyond resampling noise for the best size and the envelope, within it for the parabolas and approach 3, and the
 #   best size, bracketed at 9 of 13 budgets, saw 36 to 261 tokens per parameter, each known only within a factor of
 #   about 1.5 to 4. The intervals include Chinchilla's 0.5 for every approach but the envelope (whose reading of
-#   curves before their schedules end was not tested for bias), and the untuned learning rate (×3 was better beyond
-#   noise at five of six swept runs, clearly at three) is an uncontrolled factor. IsoFLOP parabolas misplace the
-#   optimum even on an exact surface.
+#   curves before their schedules end was not tested for bias), and the untuned learning rate (×3 was better clearly
+#   at three of six swept runs, marginally at two, within noise at one) is an uncontrolled factor. IsoFLOP parabolas
+#   misplace the optimum even on an exact surface.
 #
 # ## References
 #
