@@ -69,3 +69,35 @@ def test_the_names_it_gives_for_checks_exist():
     assert "def contract_tests" in (ROOT / "tests" / "exercise_contract.py").read_text(encoding="utf-8")
     assert "def demo_classes" in (ROOT / "benchmarks" / "run.py").read_text(encoding="utf-8")
     assert "REPO_URL = " in (ROOT / "course_utils" / "colab.py").read_text(encoding="utf-8")
+
+
+# The kinds of error the fresh readings of notebooks 01-11 found (issue 45): each stays in the reader's checklist.
+READER_CHECKS = [
+    "A number no output prints",
+    "An order or a direction reversed",
+    '"All", "every" or "never" where the outputs show "most"',
+    "One run, or a gap within noise, read as a finding; a noise yardstick borrowed from another recipe",
+    "An unnamed confound: steps, size, data, learning rate",
+    "A comparison with a paper whose setup differs, without saying how",
+    "A slide check that refutes what the slide did not claim",
+    "A mechanism asserted but not measured",
+    "A term used before its definition",
+    "A number that only full mode prints",
+]
+
+
+def readers_checklist() -> list[str]:
+    """The numbered items of the guide's reader's checklist, each with its continuation lines."""
+    section = GUIDE.split("## A reader's checklist", 1)[1].split("\n## ", 1)[0]
+    return re.split(r"\n(?=\d+\. )", section.strip())[1:]
+
+
+def test_the_readers_checklist_keeps_every_kind_of_error_with_an_example_from_the_course():
+    items = readers_checklist()
+    for kind in READER_CHECKS:
+        item = next((item for item in items if item.split("**")[1].startswith(kind)), None)
+        assert item is not None, f"the reader's checklist lost {kind!r}"
+        example = re.search(r"\*(\d\d)\b[^*]+\*", item)
+        assert example, f"{kind!r} has no example from a notebook (an italic sentence starting with its number)"
+        assert list((ROOT / "notebooks").glob(f"{example[1]}_*.ipynb")), example[1]
+    assert "with the reader's checklist" in GUIDE.split("## Before you commit", 1)[1]
