@@ -110,14 +110,14 @@ print(
 # Nine GPT shapes (notebook 08's `CourseGPT`), from 1 layer × 16 channels to 4 × 128, each trained on the stream of
 # fresh sentences (`language.stream`: every batch freshly drawn, no epochs; frequent sentences recur, as in any
 # sample) for 250 to 8,000 steps of 64 sentences; the six smallest also for 16,000 steps, the four smallest for 32,000
-# and the two smallest for 64,000, so that at more budgets the IsoFLOP profiles bracket the best size (section 11
-# counts those budgets under each counting). N counts the **non-embedding parameters** (the blocks, not the word and
-# position tables), as Kaplan et al. do; D counts the tokens seen; section 3 counts both another way. Every run has
-# its own cosine schedule to its last step (Hoffmann et al.'s lesson: a cosine longer than the run leaves its loss too
-# high) and a short warm-up, and a learning rate by one rule set before any run (`scaling_runs.learning_rate`, not
-# tuned per size: section 11 measures what that may cost). A tenth shape, 4 × 192 (1.78 million block parameters, 2.2
-# times the largest), is held out: it was trained for each of the six step counts up to 8,000, and no fit sees it
-# (section 10).
+# and the two smallest for 64,000, so that at more budgets the **IsoFLOP profile** (the final losses of several sizes
+# trained on one compute budget, section 5) brackets the best size (section 11 counts those budgets under each
+# counting). N counts the **non-embedding parameters** (the blocks, not the word and position tables), as Kaplan et
+# al. do; D counts the tokens seen; section 3 counts both another way. Every run has its own cosine schedule to its
+# last step (Hoffmann et al.'s lesson: a cosine longer than the run leaves its loss too high) and a short warm-up, and
+# a learning rate by one rule set before any run (`scaling_runs.learning_rate`, not tuned per size: section 11
+# measures what that may cost). A tenth shape, 4 × 192 (1.78 million block parameters, 2.2 times the largest), is held
+# out: it was trained for each of the six step counts up to 8,000, and no fit sees it (section 10).
 #
 # The table gives each run's test loss minus the true floor, the **excess loss**: what is left to learn.
 
@@ -257,7 +257,8 @@ print(counting.counting_table(training))
 # alike and moves no exponent. C below counts the predicted tokens D, as the papers do.
 #
 # Sections 4 to 9 count N Kaplan's way by default, and say where the other counting changes an answer; section 11, the
-# compute-optimal model, puts the two side by side.
+# **compute-optimal** model (the size and token count that reach the lowest loss for a given C), puts the two side by
+# side.
 #
 # ## 4. Approach 1: the envelope of the training curves
 #
@@ -411,14 +412,14 @@ plt.show()
 #
 # ## 6. Approach 3: the parametric fit
 #
-# The third approach fits L(N, D) = E + A/N^α + B/D^β to every run at once. Hoffmann et al. minimise the Huber loss (δ
-# = 10⁻³) between the log of the law and the log of the measured loss, with L-BFGS from a grid of starts, the law
-# written as log L = LSE(a − α log N, b − β log D, e), where LSE is log-sum-exp, log(eˣ + eʸ + eᶻ), so that a, b and e
-# can take any real value while A = eᵃ, B = eᵇ and E = eᵉ stay positive. `scaling_fits.fit_parametric` is that, from
-# scratch. The notebook uses 32 starts; a slow test checks that they find what our own grid of 324 starts finds
-# (Hoffmann et al.'s is larger). Note what δ = 10⁻³ does: most of our log residuals are larger (this section's
-# residual cell counts them: 89 %), so most points lie in the Huber loss's linear part, and the fit is close to a
-# least-absolute-deviation fit (section 7 tries other δ):
+# The third approach fits L(N, D) = E + A/N^α + B/D^β to every run at once. Hoffmann et al. minimise the
+# **Huber loss** (squared for a residual within δ, linear beyond it; δ = 10⁻³) between the log of the law and the log
+# of the measured loss, with L-BFGS from a grid of starts, the law written as log L = LSE(a − α log N, b − β log D, e),
+# where LSE is log-sum-exp, log(eˣ + eʸ + eᶻ), so that a, b and e can take any real value while A = eᵃ, B = eᵇ and E = eᵉ
+# stay positive. `scaling_fits.fit_parametric` is that, from scratch. The notebook uses 32 starts; a slow test checks
+# that they find what our own grid of 324 starts finds (Hoffmann et al.'s is larger). Note what δ = 10⁻³ does: most of
+# our log residuals are larger (this section's residual cell counts them: 89 %), so most points lie in the Huber
+# loss's linear part, and the fit is close to a least-absolute-deviation fit (section 7 tries other δ):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -446,11 +447,12 @@ print(
 # Approach 3 extrapolates with a law: its E lies below every run, as the true floor does. It overshoots, by 0.0617
 # nats, more than five times as far below the truth as the best run is above it (0.0112): a law that says the loss can
 # fall well below what the language allows. Counted Chinchilla's way it overshoots less, by 0.0454, and α is 0.38
-# instead of 0.21; the bootstrap below shows each is poorly pinned (the difference itself is not tested here). β =
-# 0.96 is far from Chinchilla's 0.28 (its interval below reaches down to 0.56, or 0.55 counted Chinchilla's way, not
-# to 0.28): the excess loss of maximum likelihood on a correctly specified model with d parameters falls like d/2D (a
-# standard result, which motivates this guess but does not derive it for a GPT trained by AdamW), so a grammar with
-# finitely many things to learn may show a β near 1, natural text with its long tail a smaller one.
+# instead of 0.21; the **bootstrap** below (the fit repeated on resamples of the runs) shows each is poorly pinned
+# (the difference itself is not tested here). β = 0.96 is far from Chinchilla's 0.28 (its interval below reaches down
+# to 0.56, or 0.55 counted Chinchilla's way, not to 0.28): the excess loss of maximum likelihood on a correctly
+# specified model with d parameters falls like d/2D (a standard result, which motivates this guess but does not derive
+# it for a GPT trained by AdamW), so a grammar with finitely many things to learn may show a β near 1, natural text
+# with its long tail a smaller one.
 #
 # Does the form fit? The log residuals, averaged over each training budget:
 

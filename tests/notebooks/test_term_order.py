@@ -53,6 +53,10 @@ TERMS = {
     "pooler": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bpooler\b"),
     "warpers": ("10", "5. Parity with Hugging Face `generate()` *(optional)*", r"\bwarpers?\b"),
     "entropy rate": ("10", "7. Every strategy, judged by the oracle", r"\bentropy rates?\b"),
+    "IsoFLOP profile": ("11", "2. The grid of runs", r"\bIsoFLOP profiles?\b"),
+    "compute-optimal": ("11", "3. Counting N and C two ways", r"\bcompute-optimal\b"),
+    "Huber loss": ("11", "6. Approach 3: the parametric fit", r"\bHuber\b"),
+    "bootstrap": ("11", "6. Approach 3: the parametric fit", r"\bbootstrap(ped|s)?\b(?!\.json)"),
 }
 HEADING = re.compile(r"^#{2,4} +(.*)$", re.MULTILINE)
 
