@@ -132,12 +132,15 @@ print(
 )
 
 # %% [markdown]
-# Read down a column: at a fixed number of steps a larger model is mostly better, by less and less; at 8,000 steps,
-# from 2 × 64 to 4 × 128 (eight times the parameters), the excess falls only from 0.0146 to 0.0136 (within the seed
-# range). Read along a row: more data always helps. The smallest excess of all, 0.0112, is 2 × 32's at 32,000 steps: a
-# model of 25,408 block parameters trained long is as good as any larger model at the step counts the grid gave it (at
-# most 16,000) (2 × 64 at 16,000 steps, 0.0117, and several others lie within the seed range measured next). (4 × 64
-# is no better than 2 × 64 from 500 to 2,000 steps: within the seed ranges measured next.)
+# Read down a column: at a fixed number of steps a larger model is mostly better. From 2,000 steps on the gains shrink
+# with size; at 250 steps they stall at 4 × 64 and grow again (0.2714, 0.2710, 0.2557, 0.2324 from 2 × 64 to 4 × 128).
+# At 8,000 steps, from 2 × 64 to 4 × 128 (eight times the parameters), the excess falls only from 0.0146 to 0.0136
+# (within the seed range). 4 × 64, twice 2 × 64's blocks, is within the seed ranges of 2 × 64 at every step count.
+# Read along a row: the excess falls at every step of every row, though at the long end (2 × 24 and 2 × 32 from
+# 16,000 to 32,000 steps, 2 × 64 from 8,000 to 16,000) by less than the seed range measured next. The smallest excess
+# of all, 0.0112, is 2 × 32's at 32,000 steps: a model of 25,408 block parameters trained long is as good as any
+# larger model at the step counts the grid gave it (at most 16,000) (2 × 64 at 16,000 steps, 0.0117, and several
+# others lie within the seed range measured next).
 #
 # A stored table is only as good as the code that made it. Each run stored its first 20 training losses and its
 # validation curve; the cell trains the 1 × 16 run of 500 steps again, here, on the CPU, and compares (the stored one
@@ -407,19 +410,20 @@ plt.show()
 # shape puts its minimum below the runs. At 6.91·10¹¹ FLOPs the minimum lies 0.017 below the best run of its budget
 # and reaches the true floor itself (0.0013 below it, within the seed range). And the minima do not fall with the
 # budget (0.0034 above the truth at 3.48·10¹¹ FLOPs, 0.0120 at 5.38·10¹²), as the best loss reachable with more
-# compute must: they are artifacts of the fits, not measurements. The floor law through them sits on its own limit
-# again: it returns the lowest minimum, that dip.
+# compute must: they are artifacts of the fits, not measurements. The floor law through them again returns the
+# lowest minimum, that dip.
 #
 # ## 6. Approach 3: the parametric fit
 #
-# The third approach fits L(N, D) = E + A/N^α + B/D^β to every run at once. Hoffmann et al. minimise the
-# **Huber loss** (squared for a residual within δ, linear beyond it; δ = 10⁻³) between the log of the law and the log
-# of the measured loss, with L-BFGS from a grid of starts, the law written as log L = LSE(a − α log N, b − β log D, e),
-# where LSE is log-sum-exp, log(eˣ + eʸ + eᶻ), so that a, b and e can take any real value while A = eᵃ, B = eᵇ and E = eᵉ
-# stay positive. `scaling_fits.fit_parametric` is that, from scratch. The notebook uses 32 starts; a slow test checks
-# that they find what our own grid of 324 starts finds (Hoffmann et al.'s is larger). Note what δ = 10⁻³ does: most of
-# our log residuals are larger (this section's residual cell counts them: 89 %), so most points lie in the Huber
-# loss's linear part, and the fit is close to a least-absolute-deviation fit (section 7 tries other δ):
+# The third approach fits L(N, D) = E + A/N^α + B/D^β to every run at once. Hoffmann et al. minimise the **Huber loss**
+# (squared for a residual within δ, linear beyond it; δ = 10⁻³) between the log of the law and the log of the measured
+# loss, with **L-BFGS** (a quasi-Newton optimiser: it rescales gradient steps by a curvature estimate) from a grid of
+# starts, the law written as log L = LSE(a − α log N, b − β log D, e), where LSE is log-sum-exp, log(eˣ + eʸ + eᶻ), so
+# that a, b, e are free while A = eᵃ, B = eᵇ, E = eᵉ stay positive. `scaling_fits.fit_parametric` is that, from
+# scratch. The notebook uses 32 starts (a slow test checks them against 324; Hoffmann et al. used more). Note what
+# δ = 10⁻³ does: 89 % of our log residuals are larger (this section's residual cell counts them), so they lie in the
+# Huber loss's linear part, and the fit is close to a **least-absolute-deviation fit** (minimising Σ|residual|; section
+# 7 tries other δ):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -444,15 +448,15 @@ print(
 )
 
 # %% [markdown]
-# Approach 3 extrapolates with a law: its E lies below every run, as the true floor does. It overshoots, by 0.0617
-# nats, more than five times as far below the truth as the best run is above it (0.0112): a law that says the loss can
-# fall well below what the language allows. Counted Chinchilla's way it overshoots less, by 0.0454, and α is 0.38
-# instead of 0.21; the **bootstrap** below (the fit repeated on resamples of the runs) shows each is poorly pinned
-# (the difference itself is not tested here). β = 0.96 is far from Chinchilla's 0.28 (its interval below reaches down
-# to 0.56, or 0.55 counted Chinchilla's way, not to 0.28): the excess loss of maximum likelihood on a correctly
-# specified model with d parameters falls like d/2D (a standard result, which motivates this guess but does not derive
-# it for a GPT trained by AdamW), so a grammar with finitely many things to learn may show a β near 1, natural text
-# with its long tail a smaller one.
+# Approach 3 extrapolates with a law: its E lies below every run, as the true floor does. It overshoots, by 0.0617 nats,
+# more than five times as far below the truth as the best run is above it (0.0112): a law that says the loss can fall
+# well below what the language allows. Counted Chinchilla's way it overshoots less, by 0.0454, and α is 0.38 instead of
+# 0.21; the **bootstrap** below (the fit repeated on resamples of the runs) shows each is poorly pinned (the difference
+# itself is not tested here). β = 0.96 is far from Chinchilla's 0.28 (its interval below reaches down to 0.56, or 0.55
+# counted Chinchilla's way, not to 0.28): the excess loss of maximum likelihood on a correctly specified model (one of
+# whose settings is the true distribution) with k parameters falls like k/2D (a standard result, which motivates this
+# guess but does not derive it for a GPT trained by AdamW), so a grammar with finitely many things to learn may show a β
+# near 1, natural text with its long tail a smaller one.
 #
 # Does the form fit? The log residuals, averaged over each training budget:
 
@@ -536,12 +540,13 @@ print(
 # %% [markdown]
 # The intervals hold the truth, and they are wide: E's reaches from 0.03 (0.01 counted Chinchilla's way) up to 1.714
 # (1.712), and 32 of the 100 resamples put E below 1.5. Besiroglu et al. found the paper's intervals on the exponents
-# too narrow, and their own refit put E at 1.82 with a standard error of a few hundredths; this grid pins it far less,
-# and the profile below shows why. The exponents are no better pinned: a, of N_opt ∝ C^a, lies anywhere from 0.39 to
-# 0.996 (0.31 to 0.994 counted Chinchilla's way), α from near 0 to above 3, and the tokens per parameter at the
-# optimum from 42 to 1,887 (14 to 283) at C_ref, the geometric middle of the runs' compute in each counting. Is this
-# the optimiser failing on some resamples? The **profile** of the objective over E answers: hold E at a value, fit the
-# other four parameters, and see how much worse the best fit gets.
+# too narrow, and their own refit put E at 1.82 with a standard error of a few hundredths. Their data differ: Hoffmann
+# et al.'s models of 70 million to 16 billion parameters on MassiveText, against our 66 runs of 3,280 to 793,088 block
+# parameters on a grammar. This grid pins E far less, and the profile below shows why. The exponents are no better
+# pinned: a, of N_opt ∝ C^a, lies anywhere from 0.39 to 0.996 (0.31 to 0.994 counted Chinchilla's way), α from near 0 to
+# above 3, and the tokens per parameter at the optimum from 42 to 1,887 (14 to 283) at C_ref, the geometric middle of
+# the runs' compute in each counting. Is this the optimiser failing on some resamples? The **profile** of the objective
+# over E answers: hold E at a value, fit the other four parameters, and see how much worse the best fit gets.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -895,17 +900,18 @@ for name in laws.COUNTINGS:
     )
 
 # %% [markdown]
-# The rule is not the best rate for the two smaller swept shapes, and probably not for 4 × 128: ×3 beats it by more
-# than the seed ranges (0.0031 near the floor, 0.0217 at 500 steps, each a rough estimate) clearly at three of the six
-# runs (at 500 steps 2 × 16's excess falls from 0.5244 to 0.1856) and marginally at two (2 × 64 at 2,000 steps; 4 ×
-# 128 at 500, from 0.0989 to 0.0738), and within noise at 4 × 128, 2,000 steps (a gain of 0.0023), and since ×3 is the
-# edge of the sweep the best rate may lie higher still. The gain is largest for the smallest swept shape (2 × 16), so
-# a grid tuned per size may favour small models more than this one does (×3 is the sweep's edge for every shape, so
-# this is not settled). With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted
-# Chinchilla's way (0.82 to 0.81 Kaplan's), and E's error from −0.0454 to −0.0250 (−0.0617 to −0.0389): retuning six
-# runs moves E thirty to fifty times as far as reseeding six; retuning all 66 runs could move it further, by an amount
-# this sweep cannot tell. The untuned learning rate is an uncontrolled factor of every compute-optimal number in this
-# section (Porian et al.'s third factor), and so is the batch of 64 sentences, fixed for every size.
+# The rule is not the best rate for the two smaller swept shapes, and probably not for 4 × 128: ×3 beats it by more than
+# the seed ranges (0.0031 near the floor, 0.0217 at 500 steps, each a rough estimate) clearly at three of the six runs
+# (at 500 steps 2 × 16's excess falls from 0.5244 to 0.1856) and marginally at two (2 × 64 at 2,000 steps; 4 × 128 at
+# 500, from 0.0989 to 0.0738), and within noise at 4 × 128, 2,000 steps (a gain of 0.0023), and since ×3 is the edge of
+# the sweep the best rate may lie higher still. The gain is largest for the smallest swept shape (2 × 16), so a grid
+# tuned per size may favour small models more than this one does (×3 is the sweep's edge for every shape, so this is not
+# settled). With the six swept runs at their best rate, approach 3's a moves from 0.72 to 0.67 counted Chinchilla's way
+# (0.82 to 0.81 Kaplan's), and E's error from −0.0454 to −0.0250 (−0.0617 to −0.0389): retuning six runs moves E thirty
+# to fifty times as far as reseeding six. They are six other runs: short ones (500 and 2,000 steps), whose losses the
+# rate moved by up to 0.34 nats, against seed ranges of at most 0.0217. Retuning all 66 runs could move it further, by
+# an amount this sweep cannot tell. The untuned learning rate is an uncontrolled factor of every compute-optimal number
+# in this section (Porian et al.'s third factor), and so is the batch of 64 sentences, fixed for every size.
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it; Table 2 for the exponents) gives about 20 tokens per parameter for a compute-optimal model,
@@ -948,7 +954,7 @@ print(
 # too high at the smallest budget and up to 30 % too low at the middle ones: the bias Czech et al. describe, present
 # here with no noise to blame (the sizes trained span a wide range and are not centred on the optimum, and the surface
 # is lopsided). On the real runs the parabola's minimum *loss* also dips below the best run of its budget, at 6 of the
-# 7 budgets (section 5).
+# 7 budgets, by more than the seed range at four of them (section 5).
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, section 3.2, "Approach 2: IsoFLOP profiles") fits a parabola
 # > to the final loss against log N at each budget and reads the optimum off its minimum. In fact a parabola in log N is
@@ -976,7 +982,7 @@ isoflop_demo.box
 # `data/scaling/profile.json`, with the command that makes them). From the fitted 1.636 down to 0.5 the curves hardly
 # move over the runs, while the readout's objective stays within 0.2 % of the best and its α falls; beyond the runs
 # (shaded) the curves head for whatever floor they were given. This is section 6's flat profile, made visible. At
-# 1.75, the first stop above about 1.71 (a fit 32 % worse, `data/scaling/README.md`), the curves can no longer pass
+# 1.75, the first stop above 1.72 (whose fit section 6's profile printed 10.4 % worse), the curves can no longer pass
 # through the best runs.
 
 # %%
