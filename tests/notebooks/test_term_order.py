@@ -56,6 +56,8 @@ TERMS = {
     "IsoFLOP profile": ("11", "2. The grid of runs", r"\bIsoFLOP profiles?\b"),
     "compute-optimal": ("11", "3. Counting N and C two ways", r"\bcompute-optimal\b"),
     "Huber loss": ("11", "6. Approach 3: the parametric fit", r"\bHuber\b"),
+    "L-BFGS": ("11", "6. Approach 3: the parametric fit", r"\bL-BFGS\b"),
+    "least-absolute-deviation fit": ("11", "6. Approach 3: the parametric fit", r"\b(least-)?absolute-deviation\b"),
     "bootstrap": ("11", "6. Approach 3: the parametric fit", r"\bbootstrap(ped|s)?\b(?!\.json)"),
 }
 HEADING = re.compile(r"^#{2,4} +(.*)$", re.MULTILINE)
