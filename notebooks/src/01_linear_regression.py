@@ -66,6 +66,9 @@ def show_source(obj) -> None:
 # automatic tests set the environment variable `COURSE_FAST=1` to run every notebook in **fast mode**, with
 # smaller sweeps. Where a number differs between the two, the code says `budget(full=…, fast=…)`: it returns
 # the first number in full mode and the second in fast mode.
+# A code cell that starts with the comment `# NBVAL_CHECK_OUTPUT` is one those tests rerun, comparing its
+# output with the stored one. `# NBVAL_IGNORE_OUTPUT`, in later notebooks, marks a cell whose output they never
+# compare. Neither comment changes what the cell computes.
 #
 # ## 1. The model: ŷ = Xβ
 #
@@ -290,9 +293,8 @@ assert all(
 # %% [markdown]
 # The measured edge sits where the formula puts it. Below the edge, *how fast* depends on α:
 # up to the best rate α* below, the slowest direction (smallest λ) decides the number of steps, and past it the
-# fastest. The theory's best fixed rate
-# balances the two extremes, $\alpha^* = 2/(\lambda_{min} + \lambda_{max})$. Here is the measured
-# number of steps to reach 10⁻⁶, across the whole range:
+# fastest. The theory's best fixed rate balances the two extremes, $\alpha^* = 2/(\lambda_{min} + \lambda_{max})$. Here
+# is the measured number of steps to reach 10⁻⁶, across the whole range:
 
 # %%
 from course_utils.widgets.descent_demo import draw_steps_against_lr
@@ -358,9 +360,9 @@ print("native PyTorch β:", native.beta)
 # > `loss = nn.MSELoss(yhat, torch.Tensor(y))`.
 # > In fact `torch.random` has no `randn` (it is `torch.randn`, which also wants the sizes as separate
 # > numbers or one tuple, not a tuple and a number), `nn.MSELoss` is a class to construct first and call
-# > second (`nn.MSELoss()(yhat, y)`), and a ReLU on ŷ would make the model no longer linear regression
-# > (it could never predict a negative y). The next cell runs the sketch's calls; `fit_torch_nn` below is
-# > the corrected form.
+# > second (`nn.MSELoss()(yhat, y)`), and `relu` on ŷ, which sets every negative value to 0, would make the
+# > model no longer linear regression (it could never predict a negative y). The next cell runs the sketch's calls;
+# > `fit_torch_nn` below is the corrected form.
 # >
 # > The error from `nn.MSELoss(ŷ, y)` is cryptic. The constructor's first two arguments are old options,
 # > `MSELoss(size_average=None, reduce=None, reduction="mean")`, so ŷ lands in `size_average` and y in `reduce`.
@@ -534,19 +536,19 @@ for problem in problems:
 #   direction while the flattest direction sets the pace.
 # - Heavy-ball momentum with a well-chosen μ needs steps that grow only like √κ. With μ fixed at
 #   0.9 it also cannot shrink the error faster than √0.9 per step, so it gains on stretched valleys
-#   and can lose on round ones.
+#   and can lose on well-conditioned ones (κ near 1).
 # - Adam rescales each **coordinate**. That helps when parameters live on different scales, but
 #   this valley is stretched along a *diagonal* (intercept and slope move together), and a
 #   per-coordinate scale can undo that only in part.
 #
-# The measurements agree with the first two points. On our round problem (κ = 8.2) plain GD needs about 60
-# steps and beats momentum and Adam (about 260 to 300 each), from every start. On the stretched one
+# The measurements agree with the first two points. On our better-conditioned problem (κ = 8.2) plain GD needs
+# about 60 steps and beats momentum and Adam (about 260 to 300 each), from every start. On the stretched one
 # (κ = 138.8) GD needs about 1000 steps, while momentum and Adam still need about 260 to 320: both beat GD.
 # GD's count grows by about the same factor as κ. Momentum's hardly changes: with μ = 0.9 the floor of √0.9
-# per step, not κ, sets its pace on both problems. Between momentum and Adam the gap is within noise on both problems, so these runs do not rank them. Adam's
-# count hardly changes between the two problems, so these runs do not show the limit of the third point.
-# So "better" depends on the problem: the asterisk is earned. Here are the error curves of the
-# three methods on the ill-conditioned problem from β₀, each at its best learning rate:
+# per step, not κ, sets its pace on both problems. Between momentum and Adam the gap is within noise on both
+# problems, so these runs do not rank them. Adam's count hardly changes between the two problems, so these runs do not
+# show the limit of the third point. So "better" depends on the problem: the asterisk is earned. Here are the error
+# curves of the three methods on the ill-conditioned problem from β₀, each at its best learning rate:
 
 # %%
 X_ill, y_ill = problems["ill-conditioned"]
@@ -586,10 +588,17 @@ plt.show()
 #
 # Where is Adam's edge? While $\hat v$ barely changes, Adam is gradient descent with momentum on a rescaled
 # problem: with $P$ the diagonal matrix of the effective learning rates, the step is $P\hat m$, and the
-# curvature it meets is the largest eigenvalue $S$ of $PH$. The section-4 argument, applied to Adam's
-# running mean $m \leftarrow \beta_1 m + (1 - \beta_1) g$, gives the edge $S < 2(1+\beta_1)/(1-\beta_1)$,
-# which is 38 for $\beta_1 = 0.9$. The run below uses the from-scratch `Adam` class, whose state we can read at
-# every step, and records $S$ too.
+# curvature it meets is the largest eigenvalue $S$ of $PH$. The section-4 argument needs one change: Adam's
+# running mean $m \leftarrow \beta_1 m + (1 - \beta_1) g$ remembers the previous step. Along the eigenvector
+# of $S$ (write $e_k$ for the error there, and use $P\hat m_k = e_{k-1} - e_k$) one step gives a two-step
+# recurrence:
+#
+# $$e_{k+1} = \big(1 + \beta_1 - (1 - \beta_1) S\big)\, e_k - \beta_1 e_{k-1} .$$
+#
+# The error first stops shrinking when a factor of $-1$ per step solves it:
+# $-1 = 1 + \beta_1 - (1-\beta_1)S + \beta_1$. That gives the edge $S < 2(1+\beta_1)/(1-\beta_1)$, which is 38 for
+# $\beta_1 = 0.9$. The run below uses the from-scratch `Adam` class, whose state we can read at every step,
+# and records $S$ too.
 
 
 # %%
@@ -637,7 +646,7 @@ assert all((adam_errors[start : start + 200] > TOL).any() for start in crossings
 #    is far larger than the small $\hat v$, so even its weight $1 - \beta_2$ per step counts), the effective
 #    learning rate drops, and $S$ falls to about 30, back below the edge: the error shrinks again, though
 #    in the plot it does not get back down to rounding level before the next tooth.
-# 4. Then $\hat v$ forgets again, and 520 to 650 steps later (the gaps between the first column's steps) $S$ is
+# 4. Then $\hat v$ forgets again, and about 520 to 650 steps later (the gaps between the first column's steps) $S$ is
 #    back at 38.
 #
 # This is one reason Adam is usually paired with a decaying learning rate; its real strengths, noisy
@@ -710,7 +719,9 @@ _ = check_gradient(my_gradient)
 # `stable_lr_exercise_data()` is another problem, with an intercept and three features. Compute
 # its edge of stability 2/λ_max: the boundary of section 4, below which plain gradient descent converges
 # from every start and above which it diverges. Give the edge itself, not a safe value below it (at the edge
-# exactly, the error along the steepest direction neither shrinks nor grows).
+# exactly, the error along the steepest direction neither shrinks nor grows). To test your number yourself,
+# run `gradient_descent(exercise_2.X, exercise_2.y, np.zeros(4), lr=0.97 * my_lr, steps=4000)` and again with
+# `lr=1.03 * my_lr`, and look at `.diverged`.
 
 # %% tags=["exercise"]
 exercise_2 = stable_lr_exercise_data()
@@ -772,7 +783,7 @@ _ = check_fit(my_beta)
 # - The lecture's native PyTorch loop (autograd and a manual update under `torch.no_grad()`) and the
 #   `torch.nn` version (`nn.Linear`, `nn.MSELoss`, `torch.optim`) follow the NumPy path step for step.
 # - Momentum and Adam are not automatically better: measure on your problem. From three random starts, plain GD
-#   was the fastest on the round problem (κ = 8.2) and the slowest on the stretched one (κ = 138.8), where
+#   was the fastest on the better-conditioned problem (κ = 8.2) and the slowest on the stretched one (κ = 138.8), where
 #   momentum and Adam beat it; momentum and Adam were within noise of each other on both.
 #
 # ## References

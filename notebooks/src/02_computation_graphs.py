@@ -101,8 +101,8 @@ print(
 # ## 3. Backpropagation as an algorithm: a tiny autograd engine
 #
 # Doing this by hand does not scale to a network with millions of weights, but the recipe is mechanical.
-# `course_utils.models.basics.autograd` implements it for scalars in one short module. A `Value` holds a number (`data`),
-# its gradient (`grad`), the `parents` it was computed from, and the **local derivative** with respect to
+# `course_utils.models.basics.autograd` implements it for scalars in one short module. A `Value` holds a number
+# (`data`), its gradient (`grad`), the `parents` it was computed from, and the **local derivative** with respect to
 # each parent, recorded by the operation that made it. Almost every operation goes through one of two helpers (raising
 # to a number and negation make their node directly, the same way).
 # `_unary(op, data, local)` makes a node with one parent (self), the value `data` and the local derivative
@@ -116,8 +116,9 @@ print(inspect.getsource(Value._unary))
 print(inspect.getsource(Value._binary))
 
 # %% [markdown]
-# With them, multiplication, whose local derivatives are ∂(xy)/∂x = y and ∂(xy)/∂y = x, and the sigmoid, whose
-# local derivative is σ(x)(1 − σ(x)), need one helper call each:
+# With them, multiplication, whose local derivatives are ∂(xy)/∂x = y and ∂(xy)/∂y = x, and the **sigmoid**
+# σ(x) = 1/(1 + e⁻ˣ), which maps any number into (0, 1) and whose local derivative is σ(x)(1 − σ(x)), need one
+# helper call each:
 
 # %%
 print(inspect.getsource(Value.__mul__))
@@ -247,7 +248,8 @@ assert math.isclose(beta.grad, analytic, rel_tol=1e-12)
 # %% [markdown]
 # ## 6. Backward differentiation on a two-layer network
 #
-# The slides' network: a ReLU hidden layer, a sigmoid output, the cross-entropy loss.
+# The slides' network: a hidden layer of **ReLU** units (the rectified linear unit, ReLU(z) = max(0, z), which
+# passes positive numbers and sets negative ones to 0), a sigmoid output, the cross-entropy loss.
 #
 # $$z^{[1]} = W^{[1]}x + b^{[1]},\quad a^{[1]} = \mathrm{ReLU}(z^{[1]}),\quad
 # z^{[2]} = W^{[2]}a^{[1]} + b^{[2]},\quad a^{[2]} = \sigma(z^{[2]}) = \hat y,$$
@@ -496,8 +498,8 @@ print(
 # ## 8. Gradient parity with PyTorch on random networks
 #
 # One example could agree by luck. Here are random two-layer networks (random sizes, weights, inputs and
-# labels), each differentiated by our engine and by PyTorch. The unit tests in `tests/models/basics/test_autograd.py` do the
-# same for random expressions built from the engine's operations.
+# labels), each differentiated by our engine and by PyTorch. The unit tests in `tests/models/basics/test_autograd.py` do
+# the same for random expressions built from the engine's operations.
 
 
 # %%

@@ -167,8 +167,7 @@ assert (
 # > In fact ReLU has no derivative at z = 0: its slope is 0 just left of 0 and 1 just right of it. Any value in
 # > [0, 1] is a valid choice there (a subgradient). PyTorch's autograd and this course take 0 (the g′(0) column
 # > above), so ReLU's largest slope 1 is first reached at the grid point z = 0.001, not at z = 0. The cell below
-# > asks autograd.
-# > In training the choice hardly matters: a pre-activation is almost never exactly 0.
+# > asks autograd. In training the choice hardly matters: a pre-activation is almost never exactly 0.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -241,8 +240,7 @@ SEEDS = (0, 1, 2)
 
 
 def train_seeds(sizes, activation="relu"):
-    """One model of these sizes per seed, trained on the XOR points; the models and
-    their test accuracies."""
+    """One model per seed, trained on XOR; the models and their test accuracies."""
     models = [feedforward.FeedForwardNet(sizes, activation, seed=s) for s in SEEDS]
     for model in models:
         feedforward.fit(model, x_train, y_train, steps=steps, lr=0.05)
@@ -252,8 +250,10 @@ def train_seeds(sizes, activation="relu"):
 linears, linear_accuracy = train_seeds([2, 1])
 nets, net_accuracy = train_seeds([2, 8, 1])
 best_line = feedforward.best_linear_accuracy(x_test, y_test)
+low, high = torch.cat([m(x_test)[0].sigmoid().detach() for m in linears]).aminmax()
 print(f"test accuracy after {steps} steps:")
 print(f"  linear model (logistic regression)  {linear_accuracy.format(3)}")
+print(f"    its P(label 1) on test points     {low:.3f} to {high:.3f}")
 print(f"  best possible straight line         {best_line:.3f}")
 print(f"  2-layer ReLU net                    {net_accuracy.format(3)}")
 labels = ("2-layer net", "linear model")
@@ -264,9 +264,10 @@ assert linear_accuracy.high <= best_line + 0.01 < net_accuracy.low
 
 # %% [markdown]
 # The 2-layer net beats the linear model by far more than the spread over seeds. Logistic regression does even
-# worse than the best line, with every seed: on this symmetric data its loss is lowest when it hedges (predicts
-# about ½ everywhere) rather than cutting off a corner. The 2-layer net bends its decision boundary along both
-# axes. The plots show the seed-0 models.
+# worse than the best line, with every seed: on this symmetric data its loss is lowest when it hedges (its
+# probability of label 1 stays between 0.483 and 0.492 on every test point, just below ½) rather than cutting off
+# a corner. So it predicts label 0 everywhere, and its accuracy is the share of label-0 points. The 2-layer net bends
+# its decision boundary along both axes. The plots show the seed-0 models.
 #
 # `FeedForwardNet` follows the course's model interface: `model(x, targets)` returns the pair `(logits, loss)`,
 # with `loss = None` when no targets are given. `model(points)[0]` takes the logits, one score per point, and
@@ -421,47 +422,43 @@ print(
 # **Initialisation.** How large the weights start decides how large z is, and so where on g' each unit sits.
 # A unit sums n_in terms, z = Σᵢ wᵢ aᵢ; with weights drawn independently with mean 0 and variance s², the variance
 # of z is n_in · s² · E[a²]. Drawing W from N(0, gain²/n_in) therefore keeps E[z²] = gain² · E[a²]: with gain 1
-# (**Glorot initialisation**, Glorot and Bengio 2010, for sigmoid and tanh) each layer passes on a signal of
-# about the size it receives. ReLU sets about half its outputs to 0, which halves E[a²]; the gain √2
-# (**He initialisation**, He et al. 2015, for ReLU and GELU) doubles the variance back.
+# (the fan-in rule, LeCun et al. 1998, used here for sigmoid and tanh) each layer passes on a signal of about the
+# size it receives. **Glorot initialisation** (Glorot and Bengio 2010; PyTorch's `xavier_normal_`) uses the
+# variance 2/(n_in + n_out) instead; for the square 32 × 32 layers below the two are the same. ReLU sets about half its
+# outputs to 0, which halves E[a²]; the gain √2 (**He initialisation**, He et al. 2015, for ReLU and GELU) doubles the
+# variance back.
 #
 # `layer_gradient_norms` builds a stack of `depth` hidden layers of 32 units with these initialisations, runs one
 # batch of random inputs (N(0, 1)) and random labels forward and backward (the backward pass written out as
 # above), and returns ‖∂L/∂W^[l]‖ for every layer. Layer 1 is next to the input. First the forward pass of that
-# stack (seed 0): the root-mean-square size of z^[l] and the mean slope g'(z^[l]) over the batch and the units.
+# stack (seed 0): the root-mean-square size of the layer's input a^[l−1] ("rms in") and of z^[l], and the mean
+# slope g'(z^[l]) over the batch and the units.
 
 # %%
 depth = 20
 LAYERS = (1, 5, 10, 15, 20)
 print("layer       " + "".join(f"{layer:>12d}" for layer in LAYERS))
+batch = torch.Generator().manual_seed(1)  # the batch the gradient uses (seed + 1)
+inputs = torch.randn(64, 32, generator=batch)  # (N, 32)
 for name, act in ACTIVATIONS.items():
     weights_stack, _ = feedforward.deep_stack(name, depth)
-    inputs = torch.randn(
-        64, 32, generator=torch.Generator().manual_seed(1)
-    )  # the batch the gradient uses (seed + 1)
-    stack = feedforward.forward(
-        inputs, weights_stack, [torch.zeros(32)] * depth, [name] * depth
-    )
-    print(
-        f"{name:8s} rms z "
-        + "".join(
-            f"{stack.z[layer - 1].pow(2).mean().sqrt().item():12.2f}"
-            for layer in LAYERS
-        )
-    )
-    print(
-        f"{'':8s} g'(z) "
-        + "".join(
-            f"{act.derivative(stack.z[layer - 1]).mean().item():12.3f}"
-            for layer in LAYERS
-        )
-    )
+    zeros = [torch.zeros(32)] * depth
+    stack = feedforward.forward(inputs, weights_stack, zeros, [name] * depth)
+    rows = {
+        "rms in": [stack.a[layer - 1].pow(2).mean().sqrt() for layer in LAYERS],
+        "rms z": [stack.z[layer - 1].pow(2).mean().sqrt() for layer in LAYERS],
+        "g'(z)": [act.derivative(stack.z[layer - 1]).mean() for layer in LAYERS],
+    }
+    for label, values in rows.items():
+        digits = 3 if label == "g'(z)" else 2
+        first = name if label == "rms in" else ""
+        print(f"{first:8s} {label:6s}" + "".join(f"{v:12.{digits}f}" for v in values))
 
 # %% [markdown]
-# With Glorot's gain the sigmoid's pre-activations stay near 0 (rms about 0.5 after the first layer), where its
+# With gain 1 the sigmoid's pre-activations stay near 0 (rms about 0.5 after the first layer), where its
 # slope is close to its maximum 1/4. tanh's shrink from rms 1.05 at layer 1 to about 0.2 from layer 10 on,
-# because |tanh(z)| < |z|: there its mean slope is about 0.95. ReLU's active units all have slope 1, and about half are active (mean slope
-# about 0.5). Now the gradients, for the same stack:
+# because |tanh(z)| < |z|: there its mean slope is about 0.95. ReLU's active units all have slope 1, and about half are
+# active (mean slope about 0.5). Now the gradients, for the same stack:
 
 # %%
 norms = {name: feedforward.layer_gradient_norms(name, depth) for name in ACTIVATIONS}
@@ -529,10 +526,10 @@ assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
 #   factor per layer is far above the sigmoid's, and within noise of tanh's.
 # - **tanh** does not vanish here either: its ratio is above 1 with every seed (1.1 to 2.0). Beyond the first
 #   layers its pre-activations are small (rms about 0.2) and its slope there is about 0.95, so δ barely shrinks.
-#   And ∂L/∂W^[1] = δ^[1] a^[0]ᵀ multiplies by the raw input a^[0] = x, which is about four times larger than
-#   the inputs of deeper layers (the rms of z above, which follows the size of a). That lifts layer 1 above
+#   And ∂L/∂W^[1] = δ^[1] a^[0]ᵀ multiplies by the raw input a^[0] = x, whose rms (1.03, the row "rms in"
+#   above) is four to five times that of the inputs of layers 10 to 20 (0.22 to 0.23). That lifts layer 1 above
 #   layer 20 and makes the column uneven. tanh's slope falls towards 0 for large |z| (section 2's plot), so it
-#   keeps the signal only while its pre-activations stay small, as Glorot's gain keeps them here.
+#   keeps the signal only while its pre-activations stay small, as gain 1 keeps them here.
 # - **GELU** (He's gain, like ReLU) does not vanish either: its ratio runs from 0.80 to 3.8 over the seeds and
 #   its factor per layer from 0.988 to 1.073. Its slope can exceed 1 (up to 1.129), but the seeds' range holds
 #   factors below 1 as well as above, so no steady growth is measured.
@@ -546,9 +543,9 @@ assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
 # The gradient norms say how much each layer *would* change; a training run shows what happens. We train nets with
 # 10 hidden layers of 16 units on the continuous XOR of section 3, with sigmoid, tanh and ReLU, three seeds each,
 # for 400 steps of plain full-batch gradient descent (`torch.optim.SGD`, α = 0.5). Not Adam: Adam rescales every
-# coordinate to steps of about α for all but the tiniest gradients (below its ε, steps shrink) (notebook 01), which would hide the very thing we
-# measure. For each run: the test accuracy, the gradient norm of layer 1 at the start, and how far layers 1 and 10
-# moved, ‖W_after − W_before‖ / ‖W_before‖. This takes a few seconds.
+# coordinate to steps of about α for all but the tiniest gradients (below its ε, steps shrink) (notebook 01), which
+# would hide the very thing we measure. For each run: the test accuracy, the gradient norm of layer 1 at the start, and
+# how far layers 1 and 10 moved, ‖W_after − W_before‖ / ‖W_before‖. This takes a few seconds.
 
 # %%
 DEEP = ("sigmoid", "tanh", "relu")
@@ -598,11 +595,11 @@ assert all(
 
 # %% [markdown]
 # The sigmoid net does not learn: its test accuracy equals the share of the larger class, which is what
-# predicting that class everywhere gives, the same with every seed. Its layer 1 starts with a gradient whose norm is a few times 10⁻⁹, over 32
-# weights; α = 0.5 times that changes a weight by far less than float32 can add to a number of size about 0.5 (its
-# spacing there is 2⁻²⁴), so every update of layer 1 is rounded away and its weights do not move at all (0 in the
-# table). Even layer 10 moves by at most about 1%. The tanh and ReLU nets, whose layer-1 gradients start at least
-# 10⁵ times larger, learn XOR and move layer 1 by about half its size or more. Between tanh and ReLU the
+# predicting that class everywhere gives, the same with every seed. Its layer 1 starts with a gradient whose norm is a
+# few times 10⁻⁹, over 32 weights; α = 0.5 times that changes a weight by far less than float32 can add to a number of
+# size about 0.5 (its spacing there is 2⁻²⁴), so every update of layer 1 is rounded away and its weights do not move at
+# all (0 in the table). Even layer 10 moves by at most about 1%. The tanh and ReLU nets, whose layer-1 gradients start
+# at least 10⁵ times larger, learn XOR and move layer 1 by about half its size or more. Between tanh and ReLU the
 # difference is within noise. So for this net and this optimizer the gradient norms told correctly which layers
 # learn.
 #
@@ -714,7 +711,7 @@ _ = check_sigmoid_depth(my_depth)
 # - Softmax turns K scores into probabilities; subtracting the maximum first keeps it finite.
 # - Backprop multiplies by g'(z) at every layer. The sigmoid's slope is at most 1/4, so in a 20-layer stack the
 #   first layer's gradient is about 10⁻¹² of the last layer's. With ReLU and GELU (He's gain √2) and tanh
-#   (Glorot's gain 1) it stays within a factor of 4 of the last layer's, over three seeds.
+#   (gain 1) it stays within a factor of 4 of the last layer's, over three seeds.
 # - In a short training run of 10-layer nets with plain gradient descent, the sigmoid net's first layer did not
 #   move and the net did not learn XOR; the tanh and ReLU nets did (three seeds each, gaps well beyond the spread).
 #
@@ -727,6 +724,8 @@ _ = check_sigmoid_depth(my_depth)
 # - D. Jurafsky, J. H. Martin. *Speech and Language Processing*, 3rd ed. draft, chapter 7 (Neural networks):
 #   units, XOR, feed-forward networks and the multi-layer notation the slides use.
 # - M. Minsky, S. Papert (1969). *Perceptrons.* MIT Press. (XOR and the limits of single-layer perceptrons.)
+# - Y. LeCun, L. Bottou, G. B. Orr, K.-R. Müller (1998). *Efficient BackProp.* In *Neural Networks: Tricks of the
+#   Trade*, Springer. (Weights with variance 1/n_in: the fan-in rule.)
 # - X. Glorot, Y. Bengio (2010). *Understanding the difficulty of training deep feedforward neural networks.*
 #   AISTATS. (Vanishing gradients with sigmoid units; the "Glorot" initialisation.)
 # - V. Nair, G. E. Hinton (2010). *Rectified linear units improve restricted Boltzmann machines.* ICML. (ReLU.)
