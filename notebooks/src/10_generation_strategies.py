@@ -264,15 +264,15 @@ for name, model in left_to_right.items():
 # | "combine beam and random walk" | `beam_sample` | beam search whose candidates are drawn |
 #
 # Here is the code itself. Greedy decoding and the random walk are one loop (`sampling._walk`) that differs only in
-# how the next word is chosen: `greedy` takes the argmax, `sample` draws from the warped distribution.
-# `warped_scores` holds temperature, top-k and top-p: **temperature** T divides the scores, so that
-# P_T(w) ∝ P(w)^{1/T}; T < 1 sharpens the distribution, T > 1 flattens it, and T → 0 is greedy. **Top-k** keeps
-# the k most probable words. **Top-p** ("nucleus") keeps the most probable words until their mass reaches p. Each
-# filter sets the words it drops to −∞, and the softmax renormalises what is left (exercise 1 writes top-p, so
-# `warped_scores` shows only its signature and docstring: its top-p part is exercise 1's answer). `beam.beam_search` keeps the k
-# best hypotheses. Every strategy adds log-probabilities instead of multiplying probabilities, because the product
-# underflows: 50 words at P = 10⁻³ each have probability 10⁻¹⁵⁰, below the smallest float32 (about 10⁻⁴⁵). The
-# last line of the cell shows it.
+# how the next word is chosen: `greedy` takes the argmax, `sample` draws from the warped distribution. `warped_scores`
+# holds temperature, top-k and top-p: **temperature** T divides the scores, so that P_T(w) ∝ P(w)^{1/T}; T < 1
+# sharpens the distribution, T > 1 flattens it, and T → 0 is greedy. **Top-k** keeps the k most probable words.
+# **Top-p** ("nucleus") keeps the most probable words until their mass reaches p. Each filter sets the words it drops
+# to −∞, and the softmax renormalises what is left (exercise 1 writes top-p, so `warped_scores` shows only its
+# signature and docstring: its top-p part is exercise 1's answer). `beam.beam_search` keeps the k best hypotheses.
+# Every strategy adds log-probabilities instead of multiplying probabilities, because the product underflows: 50 words
+# at P = 10⁻³ each have probability 10⁻¹⁵⁰, below the smallest float32 (about 10⁻⁴⁵). The last line of the cell shows
+# it.
 
 # %%
 import inspect
@@ -303,9 +303,10 @@ print(
 print(inspect.getsource(beam.beam_search))
 
 # %% [markdown]
-# §5 and the tests check these functions token for token against `generate()` (greedy, sampling after the same
-# seed, and beam search at widths 4 and 8, under several length penalties and all three stopping rules). The beam widget (§11) draws the same search
-# through `beam_variants.traced_beam_search`, which records every step and is tested against the loop above.
+# §5 and the tests check these functions token for token against `generate()` (greedy, sampling after the same seed,
+# and beam search at widths 4 and 8, under several length penalties and all three stopping rules). The beam widget
+# (§11) draws the same search through `beam_variants.traced_beam_search`, which records every step and is tested
+# against the loop above.
 #
 # The same prompt, every LM, greedy and a beam of 4, with the oracle's verdict:
 
@@ -326,12 +327,13 @@ for name, model in left_to_right.items():
         print(f"{name:10} {label:7} {shown(sentence):46} {verdict(sentence)}")
 
 # %% [markdown]
-# Greedy search *loops* on every neural model: the FFNN, RNN and LSTM repeat themselves until the 30-token bound, and
-# the GPT says "that eats the cake" twice before it ends (the table cuts sentences at 46 characters): the loops
-# Holtzman et al. describe. A beam of 4 ends most of them sooner, and shorter (not the
-# RNN's). The trigram's "my friend gets paid ." is not in the language at all, not even in the full one: "gets" comes
-# only after "make sure that …" or "check that …", which a model reading two words back cannot know. The oracle says
-# where it fails, and the training split says where "gets" occurs:
+# On this one prompt greedy search *loops* on every neural model: the FFNN, RNN and LSTM repeat themselves until the
+# 30-token bound, and the GPT says "that eats the cake" twice before it ends (the table cuts sentences at 46
+# characters): the loops Holtzman et al. describe. Section 7 counts how often greedy loops over 40 prompts (its `rep`
+# column). A beam of 4 ends most of them sooner, and shorter (not the RNN's). The trigram's "my friend gets paid ." is
+# not in the language at all, not even in the full one: "gets" comes only after "make sure that …" or "check that …",
+# which a model reading two words back cannot know. The oracle says where it fails, and the training split says where
+# "gets" occurs:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -559,11 +561,12 @@ plt.show()
 # %% [markdown]
 # Without the cache every step re-reads the whole sequence, so a token costs more the longer the sequence; with it
 # each step reads one new token against cached keys and values, so the gap should grow with the length. On this
-# 2-layer, 64-wide model the fixed cost of a step dominates, and a single timing run is noisy, the more so on a
-# loaded machine: on a busy machine the two curves can cross at short lengths, so read the plot's trend, not one point.
-# BENCHMARKS.md's table, best of 10 on the course's machine, has the cache about 1.5× faster per token at 120 tokens. The first lines of the cell time our loops against `generate()`'s; in the stored run
-# ours are not slower (ratios below 1), which is all such a timing can say. On GPT-2-sized models and long contexts
-# the cache is what makes generation affordable.
+# 2-layer, 64-wide model the fixed cost of a step dominates, and a single timing run is noisy, the more so on a loaded
+# machine: on a busy machine the two curves can cross at short lengths, so read the plot's trend, not one point.
+# BENCHMARKS.md's table, best of 10 on the course's machine, has the cache about 1.5× faster per token at 120 tokens.
+# The first lines of the cell time our loops against `generate()`'s; in the stored run ours are not slower (ratios
+# below 1), which is all such a timing can say. On GPT-2-sized models and long contexts the cache is what makes
+# generation affordable.
 
 # %% [markdown]
 # ## 6. Length normalisation: eq. 13.16, Hugging Face and GNMT
@@ -612,9 +615,11 @@ for name, ranked in order.items():
 # ## 7. Every strategy, judged by the oracle
 #
 # Holtzman et al. (2020) judged generated text against human text. We have better: the oracle gives the exact
-# probability of every sentence, and the language's entropy rate is known. The **entropy rate** is the language's
-# mean negative log-probability per token, −E[log P(sentence)] ÷ E[tokens], here estimated from 20,000 oracle
-# samples; its exponential is the perplexity a perfect model would have:
+# probability of every sentence, and the language's entropy rate is known. The **entropy rate** is the language's mean
+# negative log-probability per token, −E[log P(sentence)] ÷ E[tokens], here estimated from 20,000 oracle samples; its
+# exponential is the perplexity a perfect model would have on the language as a whole (on one finite test set the
+# oracle's own perplexity differs a little: notebook 08's 5.460 on the test split, whose sentences happen to be a
+# little more probable than the language's average):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -745,7 +750,7 @@ print(
 # *early*, before any loop can start (from `<s>` alone, section 8, the widest beam finds one of the language's two
 # modes, which is longer than what beams of 4 and 16 find there). The other half of their argument, that maximisation
 # writes text far more probable than real text, holds exactly: greedy and beam search sit well left of the entropy
-# rate in the plot.
+# rate in the plot (on their grammatical sentences: greedy's other 10 % have no probability to count).
 
 # %% [markdown]
 # ## 8. "Most probable is not typical", measured
@@ -810,9 +815,10 @@ for band in (0.1, 0.5):
     share = near / len(per_token)
     print(f"sentences within ±{band} nats/token of the entropy rate: {share:.0%}")
 mode_rate = -mode.logprob_per_token
-# 1e-9: the two tied modes differ in the last digit
-cheap = statistics.fmean(x <= mode_rate + 1e-9 for x in per_token)
+cheap = statistics.fmean(x <= mode_rate + 1e-9 for x in per_token)  # 1e-9: the ties
+modes = [statistics.fmean(words == s.words for words in samples) for s in ranked[:2]]
 print(f"sentences at or below the mode's {mode_rate:.2f} nats/token: {cheap:.1%}")
+print(f"  of which the two modes: {modes[0]:.2%} and {modes[1]:.2%}")
 print(
     f"nats/token per sentence: mean {statistics.fmean(per_token):.2f}, "
     f"median {statistics.median(per_token):.2f}, sd {statistics.stdev(per_token):.2f}"
@@ -824,15 +830,15 @@ print(
 # The language spends 1.73 nats per token (its entropy rate), the median sentence is 1,962 times less probable than
 # the mode, and of 20,000 sampled sentences none but the two modes spends as few nats per token: the share "at or
 # below the mode's 0.49 nats/token" under the plots is the samples of "the hunter …" and of "the hunters …" together
-# (compared to 9 digits, since the two log-probabilities may differ in the last one). So the slide's "the most probable, which is the most typical" is half
-# right: beam search does find very probable text, and very probable text is **not** typical. Per sentence, the mode
-# is only about one standard deviation above the mean log-probability (the left plot); per token it is far below what
-# nearly every sentence of the language spends (the right plot). Information theory's *typical set* (Cover & Thomas,
-# ch. 3: for long sequences almost all the probability sits on sequences of about the entropy rate per token) is a
-# statement about long sequences. These sentences average 7.5 words, so their per-token cost spreads widely (a
-# standard deviation of 0.67 nats/token): only 7 % of them are within ±0.1 nats/token of the entropy rate, 43 % within
-# ±0.5. What holds here is the weaker statement that the mode spends far fewer nats per token than nearly every
-# sentence the language produces.
+# (the line under it). So the slide's "the most probable, which is the most typical" is half right: beam search does
+# find very probable text, and very probable text is **not** typical. Per sentence, the mode is only about one
+# standard deviation above the mean log-probability (the left plot); per token it is far below what nearly every
+# sentence of the language spends (the right plot). Information theory's *typical set* (Cover & Thomas, ch. 3: for
+# long sequences almost all the probability sits on sequences of about the entropy rate per token) is a statement
+# about long sequences. These sentences average 7.5 words, so their per-token cost spreads widely (a standard
+# deviation of 0.67 nats/token): only 7 % of them are within ±0.1 nats/token of the entropy rate, 43 % within ±0.5.
+# What holds here is the weaker statement that the mode spends far fewer nats per token than nearly every sentence the
+# language produces.
 #
 # > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
 # > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token, tied with another)
@@ -950,14 +956,15 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# On the GPT the curse is plain: a wider beam writes shorter sentences, well below the language's mean; eq. 13.16
-# undoes most of it. Among the translation models the weakest, the 32-unit GRU without attention, shows it on both
-# sets, and on the long passages (the only set run with eq. 13.16) eq. 13.16 brings back most of the length lost at
-# width 16, but only part of it at width 4. It cannot bring back what the model never had: at width 1, greedy, the GRU-32's outputs on the long
-# passages are already shorter than the references (the first column against the header), and no normalisation of the
+# Measured here: the curse's length side, not Koehn & Knowles' fall in quality. On the GPT it is plain: a
+# wider beam writes shorter sentences, well below the language's mean; eq. 13.16 undoes most of it. Among the
+# translators the weakest, the GRU-32 without attention, shows it on both sets, and on the long passages (the only set
+# run with eq. 13.16) eq. 13.16 brings back most of the length lost at width 16, but only part of it at width 4. It
+# cannot bring back what the model never had: at width 1, greedy, the GRU-32's outputs on the long passages are
+# already shorter than the references (the first column against the header), and no normalisation of the
 # search fixes a model's own brevity. The attention models are so sure of each word that the search width leaves their
-# mean length where it is and changes few of their translations (the counts are printed under the length table). Beam
-# width is not free: it is a knob that trades search error for the model's bias towards short outputs.
+# mean length where it is and changes few of their translations (the counts under the length table). Beam width is a
+# knob that trades search error for the model's bias towards short outputs.
 
 # %% [markdown]
 # ## 10. Sampling at T = 1: the oracle's samples against the model's
@@ -1017,6 +1024,17 @@ print(
     abs(gap) < 2 * gap_se,
 )
 
+# %%
+# NBVAL_IGNORE_OUTPUT
+print("section 7's cut rows against its pure sampling, grammatical:")
+cuts = ("T=0.5", "T=0.8", "top-k 5", "top-k 40", "top-p 0.5", "top-p 0.9", "top-p 0.95")
+for name in cuts:
+    cut_gap, cut_se = ga.share_difference(by_name[name], prompted)
+    print(
+        f"  {name:10} {100 * cut_gap:+5.1f} points, "
+        f"{cut_gap / cut_se:.1f} standard errors"
+    )
+
 # %% [markdown]
 # The oracle's samples reproduce the language: every sentence grammatical and nll/t within 0.1 nats/token of the
 # entropy rate (the first check). The GPT's samples at T = 1 are the GPT's distribution, errors included: its
@@ -1028,11 +1046,13 @@ print(
 # GPT does not have to get right itself; here it writes each sentence from `<s>`. That could make the prompted row
 # more grammatical, but the measurement cannot tell: the two rows differ by less than one standard error (the last
 # line under the table), within noise. Temperature < 1, top-k and top-p cut the tail where such errors live (each of
-# those rows in section 7 is more grammatical than pure sampling), and the strong cuts remove some of the language's
-# real variety with it: T = 0.5, top-k 5 and top-p 0.5 have a much lower nll/t and fewer distinct n-grams, while the
-# mild ones (T = 0.8, top-k 40, top-p 0.9 and 0.95) stay nearer pure sampling, top-p 0.95 even a little above it in
-# nll/t. At n = 200 sentences a few points of grammaticality are about one standard error, so section 7's column
-# separates only rows several points apart.
+# those rows in section 7 is more grammatical than pure sampling, by more than two standard errors for all but T = 0.5
+# and top-k 5: the lines above), and the strong cuts remove some of the language's real variety with it: T = 0.5,
+# top-k 5 and top-p 0.5 have a much lower nll/t and fewer distinct n-grams, while the mild ones (T = 0.8, top-k 40,
+# top-p 0.9 and 0.95) stay nearer pure sampling, top-p 0.95 even a little above it in nll/t (by 0.04 nats/token,
+# within sampling noise: with section 8's per-sentence sd of 0.67, a row of about 200 sentences has a standard error
+# near 0.05). At n = 200 sentences a gap of 4.5 points of grammaticality is under two standard errors (the lines
+# above), so section 7's column separates only rows several points apart.
 
 # %% [markdown]
 # ## 11. Widgets
