@@ -29,6 +29,8 @@ TERMS = {
     "Hessian": ("01", "Where is the edge? 2/λ_max (optional)", r"\bHessians?\b"),
     "condition number": ("01", OPTIMIZERS_01, r"\bcondition numbers?\b"),
     "within noise": ("01", OPTIMIZERS_01, r"\bwithin noise\b"),
+    "sigmoid": ("02", "3. Backpropagation as an algorithm: a tiny autograd engine", r"\bsigmoids?\b"),
+    "ReLU": ("02", "6. Backward differentiation on a two-layer network", r"\bReLUs?\b"),
     "elementwise product": ("02", "The hidden layer by hand", r"\belementwise products?\b|⊙"),
     "logistic regression": ("03", "3. Why non-linearity matters: XOR", r"logistic regression"),
     "AdamW": ("03", "3. Why non-linearity matters: XOR", r"\bAdamW\b"),
