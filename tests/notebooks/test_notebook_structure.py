@@ -140,6 +140,7 @@ REQUIRED_SLIDE_CHECKS = [
     ("09", r"\[MASK\] \*outside\*"),  # the masked word left in the sentence
     ("09", r"Hugging Face or AllenNLP"),  # the feature-extraction snippet with `text` undefined
     ("09", r"above the level of the sentence"),  # NSP, which RoBERTa dropped
+    ("09", r"Sum All 12 Layers"),  # Devlin et al.'s Table 7 sums are learned weighted sums, read by a BiLSTM
     ("10", r"Greedy Search\) shows the tree"),  # J&M's tree: V = {yes, ok, <s>}, and its yes node sums to .9
     ("10", r"\"Beam Search\"\) says \"Restrict"),  # generateBeam never prunes (and does not parse)
     ("10", r"\"Random Walk\"\) writes the task"),  # P(with | He ate the cake <M>) for a left-to-right model

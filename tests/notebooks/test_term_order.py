@@ -52,6 +52,7 @@ TERMS = {
     "residual connection": ("08", "7. The encoder block", r"\bresidual connections?\b"),
     "LayerNorm": ("08", "7. The encoder block", r"\bLayerNorm\b"),
     "warm-up": ("08", "7. The encoder block", r"\bwarm-up\b"),
+    "feature-based": ("09", "3. Masked-language modelling: 15 %, of which 80/10/10", r"\bfeature-based\b"),
     "pooler": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bpooler\b"),
     "warpers": ("10", "5. Parity with Hugging Face `generate()` *(optional)*", r"\bwarpers?\b"),
     "entropy rate": ("10", "7. Every strategy, judged by the oracle", r"\bentropy rates?\b"),
