@@ -12,7 +12,7 @@
 # - split an expression into a computation graph and run its forward pass;
 # - write the local derivative of every node and combine them with the chain rule by hand;
 # - explain what `backward()` does: visit the nodes in reverse topological order, multiply, add;
-# - check any gradient with finite differences;
+# - check a gradient with finite differences, and say where the check fails (a kink such as ReLU's);
 # - show that a small engine you can read in minutes and PyTorch's autograd compute the same gradients.
 
 # %%
@@ -56,7 +56,8 @@ assert (d, e, L) == (2, 5, -10)  # the slide's numbers
 # %% [markdown]
 # ## 2. Local derivatives and the chain rule, by hand
 #
-# To train a network we need the derivative of the loss with respect to every input of the graph.
+# To train a network we need the derivative of the loss with respect to every weight. In the graph the
+# weights are inputs, like a, b and c here.
 # Each node only has to know the derivatives of its own output with respect to its own inputs,
 # its **local derivatives**:
 #
@@ -101,6 +102,9 @@ print(
 # ## 3. Backpropagation as an algorithm: a tiny autograd engine
 #
 # Doing this by hand does not scale to a network with millions of weights, but the recipe is mechanical.
+# An autograd engine (automatic differentiation) applies it for us: it records each operation as it runs and
+# then applies the chain rule to the record. Its derivatives are exact, neither derived by hand nor estimated
+# from nearby values.
 # `course_utils.models.basics.autograd` implements it for scalars in one short module. A `Value` holds a number
 # (`data`), its gradient (`grad`), the `parents` it was computed from, and the **local derivative** with respect to
 # each parent, recorded by the operation that made it. Almost every operation goes through one of two helpers (raising
@@ -125,9 +129,10 @@ print(inspect.getsource(Value.__mul__))
 print(inspect.getsource(Value.sigmoid))
 
 # %% [markdown]
-# `backward()` is the whole of backpropagation. It sorts the graph so that every node comes after its
-# parents, then walks that order backwards: by the time it reaches a node, every node that uses it has
-# already passed its share back, so the node's gradient is complete and can be passed on to *its* parents:
+# `backward()` is the whole of backpropagation. It sorts the graph into a **topological order**, one in which
+# every node comes after its parents, then walks that order backwards. By the time it reaches a node, every
+# node that uses it has already passed its share back, so the node's gradient is complete and can be passed on
+# to *its* parents:
 #
 # $$\text{parent.grad} \mathrel{+}= \text{local derivative} \times \text{node.grad}.$$
 #
@@ -137,7 +142,8 @@ print(inspect.getsource(Value.sigmoid))
 print(inspect.getsource(Value.backward))
 
 # %% [markdown]
-# The lecture's example with the engine. `named` only sets the label that the drawing shows.
+# The lecture's example with the engine. `named` sets the label that the printout and the drawing show;
+# it changes no number.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -153,9 +159,10 @@ assert engine == by_hand
 print("the engine agrees with the chain rule by hand")
 
 # %% [markdown]
-# The graph, drawn with matplotlib alone (no Graphviz needed). Inputs are on the left, L on the right;
-# each box shows how the node was computed, its value, and after ∇ its gradient ∂L/∂node; each arrow carries its
-# operation (`2*` multiplies by the constant 2).
+# The graph, drawn with matplotlib alone (no Graphviz needed). It runs from left to right and ends at L;
+# each input sits one column before the node that uses it (b, then a, then c). Each box shows how the node
+# was computed, its value, and after ∇ its gradient ∂L/∂node; each arrow carries its operation (`2*`
+# multiplies by the constant 2).
 
 # %%
 draw_graph(L)
@@ -170,8 +177,9 @@ print(to_dot(L))
 # %% [markdown]
 # ## 4. The same with PyTorch autograd
 #
-# PyTorch builds the same graph while it computes the forward pass (every tensor made with
-# `requires_grad=True` records its history), and `backward()` runs the same algorithm.
+# PyTorch builds the same graph while it computes the forward pass: every operation on a tensor made with
+# `requires_grad=True` records, in its result's `grad_fn`, how to pass the gradient back. (The tensor made
+# with `requires_grad=True` itself has no `grad_fn`.) `backward()` runs the same algorithm.
 # We use float64, as everywhere in this notebook where gradients are compared.
 
 # %%
@@ -190,9 +198,11 @@ print("by hand, our engine and PyTorch agree")
 # %% [markdown]
 # ## 5. The linear-regression DAG: L = (y − βx)²
 #
-# Deep-learning frameworks represent a model as such a graph. For linear regression on one example
-# the CSE538 slides draw L = (y − βx)² as three nodes: z = βx, r = y − z, L = r². Differentiating
-# by hand:
+# A computation graph is a **DAG**, a directed acyclic graph: each edge points one way, from an operand to
+# the node computed from it, and no path returns to where it started. Deep-learning frameworks represent a model
+# as such a graph. For linear regression on one example the CSE538 slide writes L = (y − βx)². We split it into
+# three nodes: z = βx, r = y − z, L = r². The slide's PyTorch sketch also puts a ReLU between z and the loss,
+# which we leave out (notebook 01's slide check says why). Differentiating by hand:
 #
 # $$\frac{\partial L}{\partial \beta} = 2(y - \beta x)\cdot(-x) = 2x(\beta x - y).$$
 #
@@ -208,8 +218,9 @@ draw_graph(loss)
 plt.show()
 
 # %% [markdown]
-# The engine's ∂L/∂β against the formula, against PyTorch, and against finite differences.
-# One function serves both backends: the engine gives it `Value`s, PyTorch gives it tensors.
+# The engine's ∂L/∂β, from the graph above, against the formula, against PyTorch, and against finite differences.
+# The function `regression_loss` serves PyTorch and both finite-difference checks: the engine's check gives it
+# `Value`s, PyTorch's gives it tensors.
 
 
 # %%
@@ -250,6 +261,7 @@ assert math.isclose(beta.grad, analytic, rel_tol=1e-12)
 #
 # The slides' network: a hidden layer of **ReLU** units (the rectified linear unit, ReLU(z) = max(0, z), which
 # passes positive numbers and sets negative ones to 0), a sigmoid output, the cross-entropy loss.
+# Each of the sums z⁽¹⁾ⱼ and z⁽²⁾ that enter the ReLU and the sigmoid is a **pre-activation**.
 #
 # $$z^{[1]} = W^{[1]}x + b^{[1]},\quad a^{[1]} = \mathrm{ReLU}(z^{[1]}),\quad
 # z^{[2]} = W^{[2]}a^{[1]} + b^{[2]},\quad a^{[2]} = \sigma(z^{[2]}) = \hat y,$$
@@ -337,7 +349,8 @@ for label in (1.0, 0.0):
 
 # %% [markdown]
 # The same network in PyTorch, with every parameter a float64 tensor. `retain_grad()` asks PyTorch to keep
-# the gradient of the intermediate z⁽²⁾ (it keeps only the leaves' by default). Then all 13 parameter
+# the gradient of the intermediate z⁽²⁾ (by default it keeps only the gradients of the tensors made with
+# `requires_grad=True`, not those of results computed from them). Then all 13 parameter
 # gradients are compared with the engine's.
 
 # %%
@@ -378,6 +391,8 @@ assert list(dW1[1]) == [0.0, 0.0]  # the inactive hidden unit passes no gradient
 #
 # - z⁽²⁾ = Σⱼ W⁽²⁾ⱼ a⁽¹⁾ⱼ + b⁽²⁾, so ∂z⁽²⁾/∂a⁽¹⁾ⱼ = W⁽²⁾ⱼ and ∂L/∂a⁽¹⁾ⱼ = W⁽²⁾ⱼ (a − y).
 # - a⁽¹⁾ⱼ = ReLU(z⁽¹⁾ⱼ), so δ⁽¹⁾ⱼ = W⁽²⁾ⱼ (a − y) · ReLU'(z⁽¹⁾ⱼ), with ReLU'(z) = 1 for z > 0 and 0 otherwise.
+#   The slide writes 1 for z ≥ 0. The two differ only at z = 0, where ReLU has no derivative and either value
+#   is a convention; the engine and PyTorch take 0. No z⁽¹⁾ here is 0.
 # - z⁽¹⁾ⱼ = Σᵢ W⁽¹⁾ⱼᵢ xᵢ + b⁽¹⁾ⱼ, so ∂L/∂W⁽¹⁾ⱼᵢ = δ⁽¹⁾ⱼ xᵢ and ∂L/∂b⁽¹⁾ⱼ = δ⁽¹⁾ⱼ.
 #
 # In vector form, with ⊙ the **elementwise product** (multiply two vectors entry by entry; also called the
@@ -424,13 +439,14 @@ assert largest < 1e-12
 # %% [markdown]
 # ## 7. A finite-difference gradient check
 #
-# A gradient computed by backprop can be checked without any calculus. For each input xᵢ,
+# Backprop's gradient can be checked without calculus. For each input xᵢ,
 #
 # $$\frac{\partial f}{\partial x_i} \approx \frac{f(x + h\,e_i) - f(x - h\,e_i)}{2h},$$
 #
-# the **central difference**, whose error shrinks like h². It costs two forward passes per input,
-# far too slow for training but ideal for tests. `gradcheck` does it for all 13 parameters of the network,
-# with the step h = 10⁻⁶ unless its argument `eps` says otherwise.
+# the **central difference**, whose truncation error shrinks like h² (rounding error grows as h shrinks).
+# It costs two forward passes per input, far too slow for training but ideal for tests. `gradcheck` does it
+# for all 13 parameters of the network, with the step h = 10⁻⁶ unless its argument `eps` says otherwise.
+# It fails near a kink: with a ReLU input within h of 0 it averages two slopes (above, every |z⁽¹⁾| ≥ 0.2).
 
 # %%
 print(
@@ -636,7 +652,8 @@ _ = check_output_layer_grads(output_layer_grads)
 # - **Backpropagation** does this mechanically: reverse topological order, `parent.grad += local × grad`.
 #   Our small engine does exactly this and agrees with PyTorch's autograd to rounding error.
 # - For a sigmoid output with cross-entropy loss the gradient at the pre-activation is simply ∂L/∂z = a − y.
-# - Central differences check any gradient without calculus, if h balances truncation against rounding.
+# - Central differences check a gradient without calculus, if h balances truncation against rounding and the
+#   function is smooth around the point (no ReLU input within h of 0).
 #
 # ## References
 #
