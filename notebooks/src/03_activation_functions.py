@@ -44,7 +44,8 @@ from course_utils.models.basics.activations import ACTIVATIONS
 #
 # $$z = b + \sum_i w_i x_i = \mathbf{w}\cdot\mathbf{x} + b,$$
 #
-# passed through a non-linear **activation function**, for example the sigmoid
+# the unit's **pre-activation**. It is passed through a non-linear **activation function**, for example
+# the sigmoid
 #
 # $$y = \sigma(z) = \frac{1}{1 + e^{-z}}.$$
 #
@@ -101,13 +102,14 @@ plt.show()
 # %% [markdown]
 # **Scratch against the library.** Each function should agree with PyTorch's own (`torch.sigmoid`,
 # `torch.tanh`, `torch.nn.functional.relu` and `.gelu`, the last in its exact erf form), and each
-# derivative with what autograd computes from PyTorch's function, on a grid that includes z = 0 and large |z|.
+# derivative with what autograd computes from PyTorch's function, on a fine grid in [−8, 8], plus z = 0 exactly
+# (the linspace alone misses it by a rounding error) and z = ±700.
 
 # %%
 z = torch.cat(
     [
         torch.linspace(-8, 8, 1601, dtype=torch.float64),
-        torch.tensor([-700.0, 700.0], dtype=torch.float64),
+        torch.tensor([-700.0, 0.0, 700.0], dtype=torch.float64),  # z = 0 exactly
     ]
 )
 z.requires_grad_(True)
@@ -167,7 +169,8 @@ assert (
 # > In fact ReLU has no derivative at z = 0: its slope is 0 just left of 0 and 1 just right of it. Any value in
 # > [0, 1] is a valid choice there (a subgradient). PyTorch's autograd and this course take 0 (the g′(0) column
 # > above), so ReLU's largest slope 1 is first reached at the grid point z = 0.001, not at z = 0. The cell below
-# > asks autograd. In training the choice hardly matters: a pre-activation is almost never exactly 0.
+# > asks autograd. In training the choice likely matters little: a float pre-activation is seldom exactly 0
+# > (this notebook does not count how often).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -204,9 +207,10 @@ print("two linear layers equal one:", torch.allclose(two_layers, one_layer, atol
 
 # %% [markdown]
 # A linear classifier can only draw a straight line. XOR (exclusive or) is 1 when exactly one input is 1;
-# its four points cannot be split by any line (Minsky and Papert made this limitation of single-layer
-# perceptrons famous). `best_linear_accuracy` tries every cut along 360 directions, so it measures what
-# the *best* line achieves, however it is trained:
+# its four points cannot be split by any line. Minsky and Papert made this limitation of the **perceptron** famous:
+# a single unit whose output is 1 when z > 0 and 0 otherwise. `best_linear_accuracy` tries every cut along 360
+# directions (its default `n_angles`), so it measures what the *best* line achieves, up to that grid of directions,
+# however it is trained:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -254,7 +258,7 @@ low, high = torch.cat([m(x_test)[0].sigmoid().detach() for m in linears]).aminma
 print(f"test accuracy after {steps} steps:")
 print(f"  linear model (logistic regression)  {linear_accuracy.format(3)}")
 print(f"    its P(label 1) on test points     {low:.3f} to {high:.3f}")
-print(f"  best possible straight line         {best_line:.3f}")
+print(f"  best straight line, 360 directions  {best_line:.3f}")
 print(f"  2-layer ReLU net                    {net_accuracy.format(3)}")
 labels = ("2-layer net", "linear model")
 result = verdict(net_accuracy, linear_accuracy, labels, higher_is_better=True)
@@ -264,14 +268,17 @@ assert linear_accuracy.high <= best_line + 0.01 < net_accuracy.low
 
 # %% [markdown]
 # The 2-layer net beats the linear model by far more than the spread over seeds. Logistic regression does even
-# worse than the best line, with every seed: on this symmetric data its loss is lowest when it hedges (its
-# probability of label 1 stays between 0.483 and 0.492 on every test point, just below ½) rather than cutting off
-# a corner. So it predicts label 0 everywhere, and its accuracy is the share of label-0 points. The 2-layer net bends
-# its decision boundary along both axes. The plots show the seed-0 models.
+# worse than the best line found, with every seed: on this symmetric data its loss is lowest when it hedges (in this
+# run, full mode, its probability of label 1 stays between 0.483 and 0.492 on every test point, just below ½)
+# rather than cutting off a corner. Why: flipping both coordinates (x → −x) keeps every label, so on such
+# data the weights w and −w give about the same loss; the loss is convex, so its minimum lies between them, near
+# w = 0, a model that gives every point about the same probability. So it predicts label 0 everywhere, and its
+# accuracy is the share of label-0 points. The 2-layer net bends its **decision boundary** (the curve where the
+# probability of label 1 is ½, black in the plots) along both axes. The plots show the seed-0 models.
 #
 # `FeedForwardNet` follows the course's model interface: `model(x, targets)` returns the pair `(logits, loss)`,
-# with `loss = None` when no targets are given. `model(points)[0]` takes the logits, one score per point, and
-# σ(logit) is the model's probability of label 1.
+# with `loss = None` when no targets are given. `model(points)[0]` takes the **logits**, the scores before the
+# sigmoid, one per point, and σ(logit) is the model's probability of label 1.
 
 # %%
 grid = torch.linspace(-1, 1, 201)
@@ -304,8 +311,9 @@ plt.show()
 #
 # $$\text{for } l = 1..n:\quad z^{[l]} = W^{[l]} a^{[l-1]} + b^{[l]}, \qquad a^{[l]} = g^{[l]}(z^{[l]}), \qquad \hat y = a^{[n]}$$
 #
-# with a⁰ = x. For their two-layer network, g¹ is ReLU and g² is a sigmoid (one output) or a softmax
-# (several classes). W^[l] has one row per unit of layer l and one column per unit of layer l − 1.
+# with a^[0] = x. For their two-layer network, g^[1] is ReLU and g^[2] is a sigmoid (one output) or a
+# **softmax** (several classes: it turns K scores into K positive probabilities that sum to 1; section 5 writes
+# it out). W^[l] has one row per unit of layer l and one column per unit of layer l − 1.
 # `feedforward.forward` is that loop:
 
 # %%
@@ -417,7 +425,8 @@ print(
 #
 # where ⊙ is the **elementwise product** (multiply two vectors entry by entry; also called the Hadamard product).
 # So at each layer the signal is multiplied by the layer's weights and by g'(z) of that layer. With the sigmoid,
-# g'(z) ≤ 1/4 (section 2), so across many layers the signal can shrink geometrically.
+# g'(z) ≤ 1/4 (section 2), so across many layers the signal can shrink geometrically: the
+# **vanishing-gradient problem**.
 #
 # **Initialisation.** How large the weights start decides how large z is, and so where on g' each unit sits.
 # A unit sums n_in terms, z = Σᵢ wᵢ aᵢ; with weights drawn independently with mean 0 and variance s², the variance
@@ -425,8 +434,10 @@ print(
 # (the fan-in rule, LeCun et al. 1998, used here for sigmoid and tanh) each layer passes on a signal of about the
 # size it receives. **Glorot initialisation** (Glorot and Bengio 2010; PyTorch's `xavier_normal_`) uses the
 # variance 2/(n_in + n_out) instead; for the square 32 × 32 layers below the two are the same. ReLU sets about half its
-# outputs to 0, which halves E[a²]; the gain √2 (**He initialisation**, He et al. 2015, for ReLU and GELU) doubles the
-# variance back.
+# outputs to 0, which halves E[a²]; the gain √2 (**He initialisation**, He et al. 2015) doubles the variance back.
+# He et al. derived it for ReLU. This notebook uses it for GELU too, where it fits only roughly: GELU does not pass
+# its positive inputs on unchanged (z·Φ(z) < z for z > 0), and for z ~ N(0, 1) it keeps less of E[z²] than ReLU:
+# the little it passes for z < 0 does not make up for it.
 #
 # `layer_gradient_norms` builds a stack of `depth` hidden layers of 32 units with these initialisations, runs one
 # batch of random inputs (N(0, 1)) and random labels forward and backward (the backward pass written out as
@@ -534,7 +545,7 @@ assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
 #   its factor per layer from 0.988 to 1.073. Its slope can exceed 1 (up to 1.129), but the seeds' range holds
 #   factors below 1 as well as above, so no steady growth is measured.
 #
-# This shrinking of the gradient with depth is the **vanishing-gradient problem** (Glorot and Bengio 2010 follow
+# This shrinking of the gradient with depth is the vanishing-gradient problem (Glorot and Bengio 2010 follow
 # activations and gradients through the layers of deep sigmoid and tanh networks); the slides meet it again in
 # recurrent networks, where the "depth" is the length of the sequence.
 #
@@ -600,8 +611,9 @@ assert all(
 # size about 0.5 (its spacing there is 2⁻²⁴), so every update of layer 1 is rounded away and its weights do not move at
 # all (0 in the table). Even layer 10 moves by at most about 1%. The tanh and ReLU nets, whose layer-1 gradients start
 # at least 10⁵ times larger, learn XOR and move layer 1 by about half its size or more. Between tanh and ReLU the
-# difference is within noise. So for this net and this optimizer the gradient norms told correctly which layers
-# learn.
+# difference is within noise. So for this net and this optimizer the layer-1 gradient at the start told which nets
+# would learn. The table measures layers 1 and 10 only, so it does not say which of the sigmoid net's layers hold it
+# back: it shows only that both printed layers barely move.
 #
 # ## 7. Widget: activation, derivative and gradient per layer
 #
@@ -706,7 +718,8 @@ _ = check_sigmoid_depth(my_depth)
 # - Sigmoid, tanh, ReLU and GELU, and their derivatives, are a few tensor operations each; written from
 #   scratch they agree with PyTorch to rounding error, and tanh(z) = 2σ(2z) − 1.
 # - Without non-linear activations, layers collapse into one linear map, and no line separates XOR; a
-#   2-layer ReLU net learns it (test accuracy 0.98 or more with each of three seeds, against 0.676 for the best line).
+#   2-layer ReLU net learns it (in full mode, test accuracy 0.98 or more with each of three seeds, against 0.676 for
+#   the best line found).
 # - The forward pass is the loop `z^[l] = W^[l] a^[l−1] + b^[l]`, `a^[l] = g^[l](z^[l])`; `W^[l]` is (n_l, n_{l−1}).
 # - Softmax turns K scores into probabilities; subtracting the maximum first keeps it finite.
 # - Backprop multiplies by g'(z) at every layer. The sigmoid's slope is at most 1/4, so in a 20-layer stack the
