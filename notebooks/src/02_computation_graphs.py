@@ -201,8 +201,8 @@ print("by hand, our engine and PyTorch agree")
 # A computation graph is a **DAG**, a directed acyclic graph: each edge points one way, from an operand to
 # the node computed from it, and no path returns to where it started. Deep-learning frameworks represent a model
 # as such a graph. For linear regression on one example the CSE538 slide writes L = (y − βx)². We split it into
-# three nodes: z = βx, r = y − z, L = r². The slide's PyTorch sketch also puts a ReLU between z and the loss,
-# which we leave out (notebook 01's slide check says why). Differentiating by hand:
+# three nodes: z = βx, r = y − z, L = r². The slide's PyTorch sketch also puts a `relu` (negative values set to 0) between z
+# and the loss, which we leave out (notebook 01's slide check says why). Differentiating by hand:
 #
 # $$\frac{\partial L}{\partial \beta} = 2(y - \beta x)\cdot(-x) = 2x(\beta x - y).$$
 #
