@@ -20,7 +20,7 @@
 #   the language's entropy rate, repetition, diversity and length;
 # - find the most probable sentences of the language exactly (the first two tie), and see that they are not
 #   typical;
-# - measure the beam search curse, and what length normalisation does about it.
+# - measure the beam search curse's length side, and what length normalisation does about it.
 #
 # Sections marked *(optional)* go beyond the slides; skip them on a first reading.
 
@@ -291,9 +291,10 @@ print(
 
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "Practical Points") says "Use log probs for faster computation tracking
-# > maximums", and the slide's own beam code multiplies raw probabilities (`path_p*p`, section 2). In fact the
-# > reason for log-probabilities is underflow, not speed: the last line above shows 50 words of probability 0.001
-# > multiplied in float32 giving exactly 0, while the sum of their logs is an ordinary number.
+# > maximums", and the slide's own beam code multiplies raw probabilities (`path_p*p`, section 2). This cell does
+# > not time the two. In fact there is a reason that holds on every machine, underflow: the last line above shows
+# > 50 words of probability 0.001 multiplied in float32 giving exactly 0, while the sum of their logs is an ordinary
+# > number.
 #
 # Beam search as `generate(num_beams=k)` runs it. Each step looks at the 2k best continuations, so that k can go
 # on even when some of them end. A hypothesis that ends is kept only if it ranks among the first k. Finished
@@ -329,11 +330,12 @@ for name, model in left_to_right.items():
 # %% [markdown]
 # On this one prompt greedy search *loops* on every neural model: the FFNN, RNN and LSTM repeat themselves until the
 # 30-token bound, and the GPT says "that eats the cake" twice before it ends (the table cuts sentences at 46
-# characters): the loops Holtzman et al. describe. Section 7 counts how often greedy loops over 40 prompts (its `rep`
-# column). A beam of 4 ends most of them sooner, and shorter (not the RNN's). The trigram's "my friend gets paid ." is
-# not in the language at all, not even in the full one: "gets" comes only after "make sure that …" or "check that …",
-# which a model reading two words back cannot know. The oracle says where it fails, and the training split says where
-# "gets" occurs:
+# characters): the loops Holtzman et al. describe. Section 7 counts greedy's repetitions over 40 prompts (its `rep`
+# column, a repeated bigram or a doubled word, which the language's own sentences have too, now and then). A beam of 4
+# ends most of them sooner, and shorter (not the RNN's). The trigram's "my friend gets paid ." is not in the language
+# at all, not even in the full one: "gets" comes only after "make sure that …" or "check that …", which a model
+# reading two words back cannot know. The oracle says where it fails, and the training split says where "gets"
+# occurs:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -505,7 +507,8 @@ print(f"sampling with top_p=0.9 under the same seed: identical on {same}/5 seeds
 # settings, and beam sampling (`beam_sample` against `generate(num_beams=4, do_sample=True)`). The tables of
 # sections 7 and 10 draw a prompt's samples side by side, `sample_many(gpt, prefix, n)`: one model call a step for
 # all n, and one draw on probabilities (n, V), the draw `generate(do_sample=True, num_return_sequences=n)` makes
-# (also checked in the tests). Same walk, another random stream, several times faster.
+# (also checked in the tests). Same walk, another random stream, faster: BENCHMARKS.md times section 7's table at
+# 82 s one sample at a time and 21 s side by side.
 #
 # **Parity is with a release, not forever.** transformers 5.24 changed two things this section touches, and the
 # course follows each release it admits (5.17 to 5.x; CI checks the oldest and the locked one):
@@ -587,8 +590,9 @@ plt.show()
 #   (prompt excluded, `</s>` included). At α = 1 it is eq. 13.16's right-hand side; α = 0 is the raw sum.
 # - GNMT (Wu et al. 2016): Σ log P ÷ ((5 + |Y|) / 6)^α, with α tuned on development data.
 #
-# The three are not the same ranking. A width-16 beam that never stops early (`early_stopping="never"`) finishes 16
-# hypotheses; here is the first test prompt whose 16 hypotheses the scores crown differently (α = 0.6):
+# The three are not the same ranking. An unnormalised width-16 beam (Σ log P) that never stops early
+# (`early_stopping="never"`) finishes 16 hypotheses, and each score reranks that one pool; here is the first test
+# prompt where eq. 13.16, HF's and GNMT's scores do not all crown the same hypothesis (α = 0.6):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -606,7 +610,7 @@ for name, ranked in order.items():
     )
 
 # %% [markdown]
-# The raw sum picks the shortest sentence; eq. 13.16 divides by t and picks a long one; |Y|^0.6 and GNMT's gentler
+# The raw sum picks a short sentence; eq. 13.16 divides by t and picks a long one; |Y|^0.6 and GNMT's gentler
 # penalty sit in between. Which is "right" is a modelling choice: nothing in the model says how long a sentence
 # should be. Section 9 measures what two of the four, the raw sum and eq. 13.16, do to the length of what beam search
 # writes; Hugging Face's α and GNMT's penalty are not measured there.
@@ -632,7 +636,8 @@ print(
 # %% [markdown]
 # For each strategy of the lecture, and the settings people use: 40 prompts (the first one or two words of test
 # sentences); greedy and beam search give one sentence per prompt, each sampling strategy draws five per prompt
-# (200). `judge` reports, for the sentences a strategy wrote (see `generation_analysis`'s docstring):
+# (200). `judge` reports, for the sentences a strategy wrote, each judged whole with its prompt's words (see
+# `generation_analysis`'s docstring):
 # - **gram**: the share the oracle calls grammatical (probability > 0);
 # - **nll/t** and **ppl**: the oracle's negative log-probability per token of the grammatical ones, and its
 #   exponential, beside the language's entropy rate and perplexity (the line above). Lower than the language means
@@ -746,11 +751,13 @@ print(
 # Two of Holtzman's findings carry over: greedy decoding loops (section 4's "my friend that eats the cake that eats
 # the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their width-16
 # beam repeats 29 % of the time, ours not once in its 40 sentences (the table's `rep` for beam 16). Their generations
-# were 200 tokens long and had to keep going; ours end, and section 9 shows that after a prompt a wide beam ends
-# *early*, before any loop can start (from `<s>` alone, section 8, the widest beam finds one of the language's two
-# modes, which is longer than what beams of 4 and 16 find there). The other half of their argument, that maximisation
-# writes text far more probable than real text, holds exactly: greedy and beam search sit well left of the entropy
-# rate in the plot (on their grammatical sentences: greedy's other 10 % have no probability to count).
+# were open-ended web text of up to 200 tokens; ours are single sentences that end, and section 9 shows that after a
+# prompt a wide beam ends *early*, before any loop can start (from `<s>` alone, section 8, the widest beam finds one
+# of the language's two modes, which is longer than what beams of 4 and 16 find there). The other half of their
+# argument, that maximisation writes text far more probable than real text, holds here too, measured against the
+# truth (their likelihoods are GPT-2 Large's own, ours the oracle's): greedy and beam search sit well left of the
+# entropy rate in the plot, at nll/t 1.308 to 1.414 against 1.726 (on their grammatical sentences: greedy's other
+# 10 % have no probability to count).
 
 # %% [markdown]
 # ## 8. "Most probable is not typical", measured
@@ -828,17 +835,14 @@ print(
 # Two sentences tie for the most probable, "the hunter …" and "the hunters …", at p = 0.0073 and 0.49 nats per token
 # each: the language has no single mode, and the table lists tied sentences by their text. Call either one *the mode*.
 # The language spends 1.73 nats per token (its entropy rate), the median sentence is 1,962 times less probable than
-# the mode, and of 20,000 sampled sentences none but the two modes spends as few nats per token: the share "at or
-# below the mode's 0.49 nats/token" under the plots is the samples of "the hunter …" and of "the hunters …" together
-# (the line under it). So the slide's "the most probable, which is the most typical" is half right: beam search does
+# the mode, and of 20,000 sampled sentences none but the two modes spends as few nats per token (the lines under
+# the plots). So the slide's "the most probable, which is the most typical" is half right: beam search does
 # find very probable text, and very probable text is **not** typical. Per sentence, the mode is only about one
 # standard deviation above the mean log-probability (the left plot); per token it is far below what nearly every
 # sentence of the language spends (the right plot). Information theory's *typical set* (Cover & Thomas, ch. 3: for
 # long sequences almost all the probability sits on sequences of about the entropy rate per token) is a statement
 # about long sequences. These sentences average 7.5 words, so their per-token cost spreads widely (a standard
 # deviation of 0.67 nats/token): only 7 % of them are within ±0.1 nats/token of the entropy rate, 43 % within ±0.5.
-# What holds here is the weaker statement that the mode spends far fewer nats per token than nearly every sentence the
-# language produces.
 #
 # > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
 # > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token, tied with another)
@@ -849,8 +853,8 @@ print(
 #
 # Stahlberg & Byrne (2019) found the same in machine translation by exact search: the single most probable
 # translation under a transformer NMT model was the **empty** translation for 51.8 % of sentences. The course
-# language has no empty sentence, so the effect shows as shortness rather than emptiness. What does beam search
-# find when asked for the GPT's own mode, from `<s>` alone?
+# language has no empty sentence, and its modes are long (9 words, against 7.5 on average); shortness shows only in
+# beam search after a prompt (section 9). What does beam search find for the GPT's own mode, from `<s>` alone?
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -873,10 +877,10 @@ for width in (1, 4, 16, 64):
 #
 # Koehn & Knowles (2017) saw translation quality *fall* as the beam widened. Murray & Chiang (2018), "Correcting
 # Length Bias in Neural Machine Translation": "whereas a wider beam should in principle help translation, it often
-# hurts NMT", and NMT "has a tendency to produce translations that are too short"; the two problems are one, and
-# "correcting the brevity problem almost eliminates the beam problem". A wider beam is a better search for the
-# highest Σ log P, and the highest Σ log P belongs to short outputs. Eq. 13.16 is one correction. Measured on the
-# GPT, 40 prompts:
+# hurts NMT", and NMT "has a tendency to produce translations that are too short"; the two problems are closely
+# related, and "correcting the brevity problem almost eliminates the beam problem". A wider beam is a better search
+# for the highest Σ log P, and the highest Σ log P belongs to short outputs. Eq. 13.16 is one correction. Measured on
+# the GPT, 40 prompts:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -892,7 +896,7 @@ print(f"{'the language':>22} {reference['mean_length']:5.1f}")
 # %% [markdown]
 # And for the translation models, where the reference length is known for each sentence: first the GRU without
 # attention on 20 test passages, then all three on 20 long passages (15–21 source words, longer than the training
-# passages), where the models are less sure:
+# passages), where 07's models make more errors:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -956,15 +960,15 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Measured here: the curse's length side, not Koehn & Knowles' fall in quality. On the GPT it is plain: a
-# wider beam writes shorter sentences, well below the language's mean; eq. 13.16 undoes most of it. Among the
-# translators the weakest, the GRU-32 without attention, shows it on both sets, and on the long passages (the only set
-# run with eq. 13.16) eq. 13.16 brings back most of the length lost at width 16, but only part of it at width 4. It
-# cannot bring back what the model never had: at width 1, greedy, the GRU-32's outputs on the long passages are
-# already shorter than the references (the first column against the header), and no normalisation of the
-# search fixes a model's own brevity. The attention models are so sure of each word that the search width leaves their
-# mean length where it is and changes few of their translations (the counts under the length table). Beam width is a
-# knob that trades search error for the model's bias towards short outputs.
+# Measured here: the curse's length side, not Koehn & Knowles' fall in quality. On the GPT: a wider beam writes
+# shorter sentences, well below the language's mean; eq. 13.16 undoes most of it. Among the translators the weakest,
+# the GRU-32, shows it on both sets, and on the long passages (the only set run with eq. 13.16) eq. 13.16 brings back
+# most of the length lost at width 16, but only part of it at width 4. At width 1, greedy, the GRU-32's outputs on
+# the long passages are already shorter than the references (the first column against the header), and eq. 13.16
+# does not fix a model's own brevity (Murray & Chiang's per-word reward is not run here). Width leaves the attention
+# models' lengths and nearly all their translations as they are (the counts below the length table), likely because
+# each is sure of its words (unmeasured: its greedy words' probability would say). Beam width is a knob that trades
+# search error for the model's bias towards short outputs.
 
 # %% [markdown]
 # ## 10. Sampling at T = 1: the oracle's samples against the model's
@@ -1217,9 +1221,9 @@ _ = check_length_normalised_score(normalised_score)
 # %% [markdown]
 # ## Where the course stops
 #
-# The CSE538 deck ends on two slides this course does not reach, "Pretraining; FTing the LM; **Instruction
-# Tuning**" and "**RAG, Few-Shot, Zero-Shot**". Each needs a model far larger than ours and text written by people
-# for people, so here is only what they are:
+# Part 3 of the CSE538 deck has two slides this course does not reach, just before its generation slides,
+# "Pretraining; FTing the LM; **Instruction Tuning**" and "**RAG, Few-Shot, Zero-Shot**". Each needs a model far
+# larger than ours and text written by people for people, so here is only what they are:
 # - **Instruction tuning** fine-tunes a pretrained LM on (instruction, answer) pairs written for many tasks, so that
 #   it follows a request it was never trained on; the next stage, learning from human preferences, is what made
 #   chat models.
