@@ -99,11 +99,10 @@ print(
 # The two floors differ by 0.06 nats because the test split and the validation sentences are different samples of the
 # language, and the validation set is small (8,904 tokens against the test split's 34,085); the data sheet's largest
 # sample, its 513,701-token training split, gives 1.7165, so this test split's floor is itself about 0.02 below it and
-# the validation set's about 0.04 above (the data sheet, `data/course_language/datasheet.md`, gives the oracle's
-# entropy on the corpus's splits: its test split is this one, 1.6975, while its train and valid splits, other samples,
-# give other values). So "the true E" here is the floor **of this test set**, not the language's entropy rate to four
-# decimals: every model is scored on the same test sentences as the oracle, and a perfect model's test loss would be
-# exactly this number. Each model is judged against the floor of the sentences it was scored on.
+# the validation set's about 0.04 above (`data/course_language/datasheet.md` gives the oracle's entropy on each split;
+# its test split is this one). So "the true E" here is the floor **of this test set**, not the language's entropy rate
+# to four decimals: every model is scored on the same test sentences as the oracle, and a perfect model's test loss
+# would be exactly this number. Each model is judged against the floor of the sentences it was scored on.
 #
 # ## 2. The grid of runs
 #
@@ -112,12 +111,14 @@ print(
 # sample) for 250 to 8,000 steps of 64 sentences; the six smallest also for 16,000 steps, the four smallest for 32,000
 # and the two smallest for 64,000, so that at more budgets the **IsoFLOP profile** (the final losses of several sizes
 # trained on one compute budget, section 5) brackets the best size (section 11 counts those budgets under each
-# counting). N counts the **non-embedding parameters** (the blocks, not the word and position tables), as Kaplan et
-# al. do; D counts the tokens seen; section 3 counts both another way. Every run has its own cosine schedule to its
-# last step (Hoffmann et al.'s lesson: a cosine longer than the run leaves its loss too high) and a short warm-up, and
-# a learning rate by one rule set before any run (`scaling_runs.learning_rate`, not tuned per size: section 11
-# measures what that may cost). A tenth shape, 4 × 192 (1.78 million block parameters, 2.2 times the largest), is held
-# out: it was trained for each of the six step counts up to 8,000, and no fit sees it (section 10).
+# counting). A compute budget is counted in **FLOPs** (floating-point operations: each multiply or add is one). N counts
+# the **non-embedding parameters** (the blocks, not the word and position tables), as Kaplan et al. do; D counts the
+# tokens seen; section 3 counts both another way. Every run has its own cosine schedule to its last step (Hoffmann et
+# al.'s lesson: a cosine longer than the run leaves its loss too high) and a short warm-up, and a learning rate by one
+# rule set before any run (`scaling_runs.learning_rate`: one rate up to width 64, lower for wider shapes; not tuned
+# per size: section 11 measures what that may cost). A tenth shape, 4 × 192 (1.78 million block parameters, 2.2 times
+# the largest), is held out: it was trained for each of the six step counts up to 8,000, and no fit sees it
+# (section 10).
 #
 # The table gives each run's test loss minus the true floor, the **excess loss**: what is left to learn.
 
@@ -133,14 +134,17 @@ print(
 
 # %% [markdown]
 # Read down a column: at a fixed number of steps a larger model is mostly better. From 2,000 steps on the gains shrink
-# with size; at 250 steps they stall at 4 × 64 and grow again (0.2714, 0.2710, 0.2557, 0.2324 from 2 × 64 to 4 × 128).
-# At 8,000 steps, from 2 × 64 to 4 × 128 (eight times the parameters), the excess falls only from 0.0146 to 0.0136
-# (within the seed range). 4 × 64, twice 2 × 64's blocks, is within the seed ranges of 2 × 64 at every step count.
-# Read along a row: the excess falls at every step of every row, though at the long end (2 × 24 and 2 × 32 from
-# 16,000 to 32,000 steps, 2 × 64 from 8,000 to 16,000) by less than the seed range measured next. The smallest excess
-# of all, 0.0112, is 2 × 32's at 32,000 steps: a model of 25,408 block parameters trained long is as good as any
-# larger model at the step counts the grid gave it (at most 16,000) (2 × 64 at 16,000 steps, 0.0117, and several
-# others lie within the seed range measured next).
+# with size from 2 × 24 on (at 2,000 steps 2 × 24 still gains more on 2 × 16, 0.1004 to 0.0650, than 2 × 16 on
+# 1 × 16, 0.1217 to 0.1004); at 250 steps they stall at 4 × 64 and grow again (0.2714, 0.2710, 0.2557, 0.2324 from
+# 2 × 64 to 4 × 128). At 8,000 steps, from 2 × 64 to 4 × 128 (eight times the parameters, and by the rule a lower
+# learning rate), the excess falls only from 0.0146 to 0.0136 (within the seed range). 4 × 64, twice 2 × 64's blocks,
+# is within the seed ranges of 2 × 64 at every step count. Read along a row: the excess falls at every step of every
+# row, though at the long end by less than the seed range measured next (2 × 24 and 2 × 32 from 16,000 to 32,000
+# steps, 2 × 64 from 8,000 to 16,000) or by no more than it (2 × 48 from 8,000 to 16,000 steps and 2 × 16 from 32,000
+# to 64,000, by 0.0031 each). The smallest excess of all, 0.0112, is 2 × 32's at 32,000 steps: a model of 25,408
+# block parameters trained long is as good as any larger model at the step counts the grid gave it (at most 16,000;
+# the two widest at lower learning rates, by the rule): 2 × 64 at 16,000 steps, 0.0117, and several others lie within
+# the seed range measured next.
 #
 # A stored table is only as good as the code that made it. Each run stored its first 20 training losses and its
 # validation curve; the cell trains the 1 × 16 run of 500 steps again, here, on the CPU, and compares (the stored one
@@ -162,8 +166,8 @@ print(
 
 # %% [markdown]
 # How far apart are two runs that differ only in their seed? Seeds 1 and 2 trained six of the eight runs of one FLOP
-# budget again (C ≈ 3.5·10¹¹; all but 1 × 16 at 32,000 steps and 2 × 16 at 16,000); their range over the three seeds
-# is a rough measure of one run's noise:
+# budget again (C ≈ 3.5·10¹¹, the third of section 5's table; all but 1 × 16 at 32,000 steps and 2 × 16 at 16,000);
+# their range over the three seeds is a rough measure of one run's noise:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -451,14 +455,16 @@ print(
 # Approach 3 extrapolates with a law: its E lies below every run, as the true floor does. It overshoots, by 0.0617 nats,
 # more than five times as far below the truth as the best run is above it (0.0112): a law that says the loss can fall
 # well below what the language allows. Counted Chinchilla's way it overshoots less, by 0.0454, and α is 0.38 instead of
-# 0.21; the **bootstrap** below (the fit repeated on resamples of the runs) shows each is poorly pinned (the difference
-# itself is not tested here). β = 0.96 is far from Chinchilla's 0.28 (its interval below reaches down to 0.56, or 0.55
-# counted Chinchilla's way, not to 0.28): the excess loss of maximum likelihood on a correctly specified model (one of
-# whose settings is the true distribution) with k parameters falls like k/2D (a standard result, which motivates this
-# guess but does not derive it for a GPT trained by AdamW), so a grammar with finitely many things to learn may show a β
-# near 1, natural text with its long tail a smaller one.
+# 0.21; the **bootstrap** below (the fit repeated on resamples of the runs: each draws 66 runs at random from the 66,
+# with replacement, so some come twice and some not at all; a parameter's **95 % interval** is the middle 95 % of its
+# resampled values) shows each is poorly pinned (the difference itself is not tested here). β = 0.96 is far from
+# Chinchilla's 0.28 (its interval below reaches down to 0.56, or 0.55 counted Chinchilla's way, not to 0.28): the
+# excess loss of maximum likelihood on a correctly specified model (one of whose settings is the true distribution)
+# with k parameters falls like k/2D (a standard result, which motivates this guess but does not derive it for a GPT
+# trained by AdamW), so a grammar with finitely many things to learn may show a β near 1, natural text with its long
+# tail a smaller one.
 #
-# Does the form fit? The log residuals, averaged over each training budget:
+# Does the form fit? The log residuals, averaged over each step count:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -490,8 +496,8 @@ print(
 # %% [markdown]
 # The mean residual rises from −0.086 at 250 steps (the law too optimistic) to +0.011 at 64,000 (too pessimistic),
 # nearly flat from 2,000 to 8,000 steps; a trend that size is far beyond seed noise: the form, not noise, limits the
-# fit. Within one budget the spread is larger still at the short end: at 250 steps the residuals run from −0.354 for
-# the smallest model to +0.059 for the largest, a pattern in N and D together that a sum of two separate power laws
+# fit. Within one step count the spread is larger still at the short end: at 250 steps the residuals run from −0.354
+# for the smallest model to +0.059 for the largest, a pattern in N and D together that a sum of two separate power laws
 # cannot follow (section 10 meets it again). A law with a floor and two power laws is too stiff to follow both the
 # short runs and the long ones.
 #
@@ -581,14 +587,15 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# From E = 0.5 to 1.60 the fits are equally good, within 0.2 %: the A/N^α and B/D^β terms take up whatever floor they
-# are given, α falling towards zero (0.01 at E = 0.5), so that A/N^α becomes a constant that stands in for E. Past the
-# free fit's 1.636 the objective climbs (+0.9 % at 1.69, +4.4 % at 1.71, +10.4 % at 1.72): the objective climbs as E
-# nears the best runs (1.6975 + 0.0112) and steeply once above them, where the law would miss them. **The runs bound E
-# from above, and hardly from below.** The flat profile explains the bootstrap's long low tail; optimiser failures are
-# not needed to explain it. The compute-optimal exponent moves along the same flat direction: a = 0.99 at E = 0.5,
-# 0.65 at E = 1.70. Chinchilla published no interval for its 1.69; on this grid, where the truth is known, an honest
-# interval for E is wide, and so is a's.
+# From E = 0.5 to 1.60 the fits are equally good, within 0.2 % (printed at those two; section 13's widget shows the
+# stored fits between them, all within it): the A/N^α and B/D^β terms take up whatever floor they are given, α falling
+# towards zero (0.01 at E = 0.5), so that A/N^α becomes a constant that stands in for E. Past the free fit's 1.636 the
+# objective climbs (+0.9 % at 1.69, +4.4 % at 1.71, +10.4 % at 1.72): slowly as E nears the best runs
+# (1.6975 + 0.0112), steeply once above them, where the law would miss them.
+# **The runs bound E from above, and hardly from below.** The flat profile explains the bootstrap's long low tail;
+# optimiser failures are not needed to explain it. The compute-optimal exponent moves along the same flat direction:
+# a = 0.99 at E = 0.5, 0.65 at E = 1.70. Chinchilla published no interval for its 1.69; on this grid, where the truth
+# is known, an honest interval for E is wide, and so is a's.
 #
 # %% [markdown]
 # ## 7. Which choices move E and a
@@ -659,11 +666,12 @@ print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 # It fits the runs about as well as approach 3 (rms log residual 0.079 against 0.075), with constants that mean
 # nothing (α_D = 1.83, far above any published exponent; a critical size N_c of 9.6·10⁵⁹ parameters): the form spends
 # its parameters imitating a floor it does not have. Its E is 0 by construction, 1.7 nats from the truth. The
-# comparison is unfair to Kaplan et al. in one way: they fitted their L(N, D) to early-stopped runs on subsets of
-# WebText2, the smaller subsets repeated over many epochs, not to fresh sentences with a matched schedule. And though
-# their form has no floor, their paper did reason about one: it places the point where its laws must break down at a
-# loss of about 1.7 nats per token and conjectures that this is roughly the entropy of natural language. Their models
-# were far from that loss, where a floor hardly shows; our best runs end within 1 % of our floor.
+# comparison is unfair to Kaplan et al. in one way: they fitted their L(N, D) to runs stopped early (when their
+# held-out loss stopped falling) on subsets of WebText2, the smaller subsets repeated over many epochs, not to fresh
+# sentences with a matched schedule. And though their form has no floor, their paper did reason about one: it places
+# the point where its laws must break down at a loss of about 1.7 nats per token and conjectures that this is roughly
+# the entropy of natural language. Their models were far from that loss, where a floor hardly shows; our best runs end
+# within 1 % of our floor.
 #
 # ## 9. Each fitted E against the truth
 #
@@ -743,18 +751,18 @@ closest = [
 ]
 print()
 for name in names:
-    print(f"{name}: the closest at {closest.count(name)} of {len(closest)} budgets")
+    print(f"{name}: the closest at {closest.count(name)} of {len(closest)} step counts")
 
 # %% [markdown]
 # Approach 3's law is too pessimistic for the short runs (+0.139 nats at 250 steps: the largest size's log residual
 # there was +0.059 in section 6) and too optimistic for the long ones, increasingly so: at 8,000 steps it predicts a
 # loss 0.035 below the measurement and 0.021 below the true floor, a loss the language does not allow. The baseline
-# with no law at all, 4 × 128's own loss at the same steps, is closer at every budget, within 0.0267 at 250 steps and
-# 0.0000 at 8,000: at the longer budgets, this close to the floor, a model more than twice as large barely improves on
-# the next one down, while a law fitted across the grid carries its misfit into the prediction. The envelope
-# extrapolated is too low at every budget: it is the best loss seen at that compute, which a model too large for its
-# budget does not reach. On this grid, copying the largest trained model's loss predicts a larger model better than
-# approach 3 does.
+# with no law at all, 4 × 128's own loss at the same steps, is closer at every step count, within 0.0267 at 250 steps
+# and 0.0000 at 8,000: in the longer runs, this close to the floor, a model more than twice as large (at the rule's
+# lower rate) barely improves on the next one down, while a law fitted across the grid carries its misfit into the
+# prediction. The envelope extrapolated is too low at every step count: it is the best loss seen at that compute,
+# which a model too large for its budget does not reach. Here copying the largest trained model's loss predicts a
+# larger model better than approach 3 does.
 #
 # ## 11. The compute-optimal model, counted two ways
 #
@@ -768,12 +776,11 @@ for name in names:
 #
 # Section 5's profiles are the grid's anti-diagonals, close in C (within the factor printed there) only in Kaplan's
 # counting. To compare the countings, each shape's end-of-schedule test losses are interpolated in log D to D = C / 6N
-# at 16 log-spaced budgets C, in each counting, keeping the budgets that three sizes or more reach
-# (`counting.isoflop_profiles`), and approach 2's parabola is fitted through the best size and up to two neighbours on
-# each side, a different fit from section 5's through every size of an anti-diagonal (a parabola is a fair shape only
-# near the minimum; its N_opt enters the exponents below). The best size itself, with no law and no parabola, is the
-# reference this grid can give, at a resolution of its sizes (about 2× apart counted Kaplan's way, 1.2 to 2.1× counted
-# Chinchilla's).
+# at 16 log-spaced budgets C, keeping the budgets that three sizes or more reach (`counting.isoflop_profiles`), and
+# approach 2's parabola is fitted through the best size and up to two neighbours on each side, a different fit from
+# section 5's through every size of an anti-diagonal (a parabola is a fair shape only near the minimum; its N_opt
+# enters the exponents below). The best size itself, with no law and no parabola, is the reference this grid can
+# give, at a resolution of its sizes (about 2× apart counted Kaplan's way, 1.2 to 2.1× counted Chinchilla's).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -875,8 +882,8 @@ plt.show()
 # Kaplan-counted fit).
 #
 # **The learning rate.** Every run used one rule for its learning rate; a rule that suits small models worse or better
-# than large ones bends the frontier, and with it a (Porian et al. 2024's third factor). A sweep at three shapes on two
-# budgets, the rule ×⅓ and ×3, tells whether the rule is near the best at each size:
+# than large ones bends the frontier, and with it a (Porian et al. 2024's third factor). A sweep at three shapes and
+# two step counts, the rule ×⅓ and ×3, tells whether the rule is near the best at each size:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -911,7 +918,9 @@ for name in laws.COUNTINGS:
 # to fifty times as far as reseeding six. They are six other runs: short ones (500 and 2,000 steps), whose losses the
 # rate moved by up to 0.34 nats, against seed ranges of at most 0.0217. Retuning all 66 runs could move it further, by
 # an amount this sweep cannot tell. The untuned learning rate is an uncontrolled factor of every compute-optimal number
-# in this section (Porian et al.'s third factor), and so is the batch of 64 sentences, fixed for every size.
+# in this section (Porian et al.'s third factor), and so are the batch of 64 sentences, fixed for every size, and the
+# warm-up, set by one rule of the run's length for every size (`scaling_runs.warmup_steps`; Porian et al.'s second
+# factor, not measured here).
 #
 # > **Paper check.** The paper (Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", Table 3 and
 # > the text around it; Table 2 for the exponents) gives about 20 tokens per parameter for a compute-optimal model,
@@ -1111,14 +1120,14 @@ _ = check_huber_objective(huber_objective)
 #   analysis choices together with which runs exist span 0.15 nats (0.11 counted Chinchilla's way), the runs beyond
 #   16,000 steps alone moving it by 0.05, and reseeding six runs moves it by less than 0.001. Its objective is flat in
 #   E from 0.5 to 1.60: the runs bound E from above, at about 1.71, hardly from below.
-# - The largest trained model's own loss predicts the held-out model better than approach 3 at all six budgets.
+# - The largest trained model's own loss predicts the held-out model better than approach 3 at all six step counts.
 # - Counted Chinchilla's way every approach's estimate of the exponent a falls (the best size's from 0.52 to 0.33),
 #   beyond resampling noise for the best size and the envelope, within it for the parabolas and approach 3, and the
 #   best size, bracketed at 9 of 13 budgets, saw 36 to 261 tokens per parameter, each known only within a factor of
 #   about 1.5 to 4. The intervals include Chinchilla's 0.5 for every approach but the envelope (whose reading of
 #   curves before their schedules end was not tested for bias), and the untuned learning rate (×3 was better clearly
-#   at three of six swept runs, marginally at two, within noise at one) is an uncontrolled factor. IsoFLOP parabolas
-#   misplace the optimum even on an exact surface.
+#   at three of six swept runs, marginally at two, within noise at one) is an uncontrolled factor, as are the batch
+#   and the warm-up. IsoFLOP parabolas misplace the optimum even on an exact surface.
 #
 # ## References
 #
