@@ -15,7 +15,7 @@
 # After this notebook you can
 # - write linear regression as ŷ = Xβ and solve it with the normal equations;
 # - derive the gradient of the squared error and run gradient descent from a random start;
-# - (from the optional part of section 4) predict from the largest eigenvalue of the loss's matrix of second
+# - (from the optional part of section 4) predict from the eigenvalues of the loss's matrix of second
 #   derivatives which learning rates crawl, converge or diverge;
 # - write the lecture's two PyTorch demos (native autograd, and `torch.nn`) and check that they agree;
 # - compare plain gradient descent with momentum and Adam by measuring, not assuming.
@@ -59,8 +59,8 @@ def show_source(obj) -> None:
 
 
 # %% [markdown]
-# Everything here runs in float64 on the CPU: the problem is tiny, and float64 gives the same
-# digits on every machine, so the methods can be compared to many decimals.
+# Everything here runs in float64 on the CPU: the problem is tiny; float64 rounds near 10⁻¹⁶, so the
+# methods compare to many decimals (last digits can vary by machine).
 #
 # The set-up cell prints "full mode". The course's notebooks run in **full mode** for students; the course's
 # automatic tests set the environment variable `COURSE_FAST=1` to run every notebook in **fast mode**, with
@@ -131,8 +131,9 @@ plt.show()
 # $$\beta_{opt} = (X^\top X)^{-1} X^\top y .$$
 #
 # In code we **solve** the normal equations rather than form the inverse: solving is cheaper and
-# more accurate, and it fails loudly when $X^\top X$ is singular (a column that repeats, or fewer
-# examples than parameters). `np.linalg.lstsq` goes one step further and never forms $X^\top X$.
+# more accurate. When $X^\top X$ is singular (a column that repeats, or fewer examples than parameters),
+# β is not unique; `analytic_solution` checks the rank of X first and says so.
+# `np.linalg.lstsq` goes one step further and never forms $X^\top X$.
 # On this well-behaved problem all three agree, as the cell after the listing shows:
 
 # %%
@@ -257,7 +258,8 @@ plt.show()
 # ### Where is the edge? 2/λ_max (optional)
 #
 # *Optional: the slides stop at "α: Learning Rate"; this part goes beyond them to explain where the edge
-# between "converge" and "diverge" lies. Later sections use its number 2/λ_max only as a yardstick.*
+# between "converge" and "diverge" lies. Section 7 uses its Hessian H and eigenvalues λ (for the condition
+# number), and exercise 2 its edge 2/λ_max.*
 #
 # Write the error as $e_k = \beta_k - \beta^*$. Because the gradient is linear in β,
 # one step multiplies the error by a fixed matrix:
@@ -271,6 +273,8 @@ plt.show()
 #
 # $$\alpha < \frac{2}{\lambda_{max}(H)} .$$
 #
+# This limit is gradient descent's **edge of stability**: below it every start converges, above it the error
+# along the steepest direction grows.
 # (The factor 2 in H comes from the square in the loss. Textbooks that write the loss as
 # $\frac{1}{2N}\|y - X\beta\|^2$ get $H = X^\top X/N$ and state the same limit as
 # $2/\lambda_{max}(X^\top X/N)$; for our MSE that number is twice too large.)
@@ -476,10 +480,12 @@ for method in ("momentum", "adam"):
 
 # %% [markdown]
 # **Which is better?** We measure it. For each method we try a grid of learning rates and keep the
-# one that reaches 10⁻⁶ of β* (and stays there) in the fewest steps: each method at its best.
+# one that reaches 10⁻⁶ of β* (and stays there) in the fewest steps: each method at its best learning rate,
+# with μ = 0.9 and Adam's β₁ and β₂ left at their defaults.
 # Two problems: ours, and an **ill-conditioned** one where the feature is centred at 3 instead of 1.
-# An uncentred feature ties the intercept and the slope together and stretches the valley; the
-# stretch is measured by the **condition number** κ = λ_max/λ_min of H.
+# A feature whose mean lies far from zero ties the intercept and the slope together and stretches the valley
+# (a mean of 1 a little, a mean of 3 much more); the stretch is measured by the **condition number**
+# κ = λ_max/λ_min of H.
 #
 # One start is one draw: from another random β₀ the counts change. So each race is run from three random
 # starts (seeds 1, 2 and 3; seed 1 is the β₀ used so far), and a method is called faster only where the gap
@@ -488,15 +494,14 @@ for method in ("momentum", "adam"):
 # the number of learning rates tried per method.
 
 # %%
-from course_utils.models.basics.regression import learning_rate_grid
+from course_utils.models.basics.regression import learning_rate_grid, mean_contraction
 
 ill = make_regression_data(
     n_samples=100, beta=(2.0, -1.0), feature_mean=3.0, noise=0.5, seed=0
 )
 problems = {"our problem": (X, y), "ill-conditioned": (ill.X, ill.y)}
 n_lrs, horizon = budget(full=16, fast=8), 3000
-START_SEEDS = (1, 2, 3)
-METHODS = ("gd", "momentum", "adam")
+START_SEEDS, METHODS = (1, 2, 3), ("gd", "momentum", "adam")
 starts = [random_start(2, seed=seed) for seed in START_SEEDS]
 results, counts = {}, {}
 for problem, (X_, y_) in problems.items():
@@ -513,10 +518,12 @@ for problem, (X_, y_) in problems.items():
         finished = [steps for _, steps in races if steps is not None]
         if len(finished) == len(races):
             counts[problem, method] = spread(finished)
-        outcome = " ".join(
-            "   none" if steps is None else f"{steps:5d}" for _, steps in races
-        )
+        outcome = " ".join("   none" if n is None else f"{n:5d}" for _, n in races)
         print(f"   {method:>8}: {outcome}   best α from β₀: {races[0][0]:.3g}")
+for problem, (X_, y_) in problems.items():  # momentum's pace from β₀, at its best α
+    lr, steps = results[problem, "momentum"]
+    rate = mean_contraction(X_, y_, beta0, lr=lr, steps=steps, method="momentum")
+    print(f"{problem}: momentum's error ×{rate:.3f} per step; √0.9 = {0.9**0.5:.3f}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -535,20 +542,22 @@ for problem in problems:
 # - Plain GD needs a number of steps that grows like κ: its best α is capped by the steepest
 #   direction while the flattest direction sets the pace.
 # - Heavy-ball momentum with a well-chosen μ needs steps that grow only like √κ. With μ fixed at
-#   0.9 it also cannot shrink the error faster than √0.9 per step, so it gains on stretched valleys
-#   and can lose on well-conditioned ones (κ near 1).
+#   0.9 it also cannot shrink the error faster than √0.9 per step in the long run, so it gains on
+#   stretched valleys and can lose on mildly stretched ones, such as ours (κ = 8.2).
 # - Adam rescales each **coordinate**. That helps when parameters live on different scales, but
 #   this valley is stretched along a *diagonal* (intercept and slope move together), and a
 #   per-coordinate scale can undo that only in part.
 #
-# The measurements agree with the first two points. On our better-conditioned problem (κ = 8.2) plain GD needs
-# about 60 steps and beats momentum and Adam (about 260 to 300 each), from every start. On the stretched one
-# (κ = 138.8) GD needs about 1000 steps, while momentum and Adam still need about 260 to 320: both beat GD.
-# GD's count grows by about the same factor as κ. Momentum's hardly changes: with μ = 0.9 the floor of √0.9
-# per step, not κ, sets its pace on both problems. Between momentum and Adam the gap is within noise on both
-# problems, so these runs do not rank them. Adam's count hardly changes between the two problems, so these runs do not
-# show the limit of the third point. So "better" depends on the problem: the asterisk is earned. Here are the error
-# curves of the three methods on the ill-conditioned problem from β₀, each at its best learning rate:
+# The measurements agree with the first two points. In full mode (16 learning rates per method), on our
+# better-conditioned problem (κ = 8.2) plain GD needs about 60 steps and beats momentum and Adam (about 260 to
+# 300 each), from every start. On the stretched one (κ = 138.8) GD needs about 1000 steps, while momentum and
+# Adam still need about 260 to 320: both beat GD. GD's count grows by about the same factor as κ. Momentum's
+# hardly changes: from β₀ its error shrank by 0.947 and 0.948 per step on average, close to the floor
+# √0.9 = 0.949 on both problems, so the floor, not κ, sets its pace. Between momentum and Adam the gap is
+# within noise on both problems, so these runs do not rank them. Adam's count hardly changes between the two
+# problems, so these runs do not show the limit of the third point. So "better" depends on the problem: the
+# asterisk is earned. Here are the error curves of the three methods on the ill-conditioned problem from β₀,
+# each at its best learning rate:
 
 # %%
 X_ill, y_ill = problems["ill-conditioned"]
@@ -575,6 +584,10 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
+# All three end on the same flat floor, 2.4e-14 to 2.7e-14: likely rounding level for this stretched problem,
+# since three different methods stop there. Momentum's and Adam's smaller minima are passing dips on the way
+# down, not a run leaving β*.
+#
 # ### Adam has an edge too (optional)
 #
 # *Optional: beyond the slides, which only promise "better*" methods; it shows that Adam has a stability
@@ -639,9 +652,9 @@ assert all((adam_errors[start : start + 200] > TOL).any() for start in crossings
 #
 # 1. $\hat v$ forgets the large gradients of the start, the effective learning rate grows, and $S$ rises past
 #    38 (the dotted lines).
-# 2. Beyond the edge the error along the steepest direction grows by a constant factor per step: within
-#    about 60 to 90 steps it climbs past 10⁻⁶ (the first time from rounding level, about 10⁻¹⁶; later from
-#    where the previous tooth left it), and on up to about 0.08.
+# 2. Beyond the edge the error along the steepest direction grows by a factor per step above 1, larger the
+#    further $S$ has climbed past 38: within about 60 to 90 steps it climbs past 10⁻⁶ (the first time from
+#    rounding level, about 10⁻¹⁶; later from where the previous tooth left it), and on up to about 0.08.
 # 3. Those errors bring large gradients. $\hat v$ grows with them within a few tens of steps (each such $g^2$
 #    is far larger than the small $\hat v$, so even its weight $1 - \beta_2$ per step counts), the effective
 #    learning rate drops, and $S$ falls to about 30, back below the edge: the error shrinks again, though
@@ -649,8 +662,9 @@ assert all((adam_errors[start : start + 200] > TOL).any() for start in crossings
 # 4. Then $\hat v$ forgets again, and about 520 to 650 steps later (the gaps between the first column's steps) $S$ is
 #    back at 38.
 #
-# This is one reason Adam is usually paired with a decaying learning rate; its real strengths, noisy
-# mini-batch gradients and parameters on very different scales, are absent from this small, exact problem.
+# This is one reason Adam is usually paired with a decaying learning rate. Its real strengths are absent from
+# this small, exact problem: noisy gradients, each from a **mini-batch** (a small random subset of the examples;
+# this notebook uses all 100 at every step), and parameters on very different scales.
 #
 # ## 8. The widget: learning rate, steps and optimizer
 #

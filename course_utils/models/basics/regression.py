@@ -306,6 +306,13 @@ def fastest_learning_rate(X, y, beta0, *, method: str, lrs, steps: int, tol: flo
     return best_lr, best_steps
 
 
+def mean_contraction(X, y, beta0, *, lr: float, steps: int, method: str = "gd") -> float:
+    """The mean factor per step by which max |β − β*| shrank over ``steps`` steps from ``beta0``."""
+    path = gradient_descent(X, y, beta0, lr=lr, steps=steps, method=method)
+    errors = np.abs(path.betas - analytic_solution(X, y)).max(axis=1)  # (steps + 1,)
+    return float((errors[-1] / errors[0]) ** (1 / path.steps))
+
+
 def learning_rate_grid(method: str, X, n: int) -> np.ndarray:
     """The learning rates a race tries: GD below its edge; momentum and Adam over a wide log range."""
     method = check_choice("method", method, METHODS)
