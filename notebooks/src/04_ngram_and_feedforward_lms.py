@@ -17,6 +17,8 @@
 # - measure that a neural LM generalises to combinations it never saw ("the dog gets fed"), and an n-gram much less;
 # - show the three limitations of a fixed-window masked-word predictor with numbers;
 # - classify sentiment with the lecture's hand features and with learned embeddings.
+#
+# Sections marked *(optional)* go beyond the slides; skip them on a first reading.
 
 # %%
 from course_utils import setup_notebook
@@ -232,7 +234,8 @@ assert (
 # gives the freed mass to a lower-order model that counts in how many *different contexts* a word appears.
 # Perplexity, exp of the mean negative log-probability per token, measures both on the test set; the oracle's
 # perplexity is the floor. The oracle's mean negative log-probability per token is the language's **entropy** (per
-# token, in nats): the uncertainty about the next word that no model can remove. A model's mean negative
+# token, in **nats**: the unit of a natural logarithm, as bits are the unit of log base 2): the uncertainty about
+# the next word that no model can remove. A model's mean negative
 # log-probability on the same tokens is its cross-entropy (notebook 02), so its perplexity ÷ the oracle's is
 # exp(cross-entropy − entropy).
 #
@@ -287,9 +290,9 @@ print(
 # %% [markdown]
 # ## 6. The feed-forward language model
 #
-# Bengio's idea: represent each word by an embedding (a vector), and let a neural network predict the next word
+# Bengio's idea: represent each word by an embedding (a vector), and let a network predict the next word
 # from the previous N. It makes the same **Markov assumption** as an n-gram model: only the last few words count.
-# What changes is how each factor is estimated: by a network instead of by counts.
+# Only the estimate of each factor changes: a network instead of counts.
 #
 # > **Slide check.** The slide (CMU 11-411/611, "Defining Feedforward LMs") says the model "approximates the
 # > probability of a word given the **entire** prior context $P(w_t|w_1 : t - 1)$ by approximating based on the
@@ -300,13 +303,14 @@ print(
 #
 # The slides' forward pass, for a window of N words:
 #
-# 1. look up each context word's embedding in E (a one-hot vector times E) and **concatenate** them: N·d numbers;
+# 1. look up each context word's embedding in E (a **one-hot** vector, 1 at the word's index, 0 elsewhere, times
+#    E) and **concatenate** them: N·d numbers;
 # 2. multiply by W, add b, apply the activation: the hidden layer h;
 # 3. multiply by U;
 # 4. apply softmax: a probability for every word of the vocabulary.
 #
-# `bengio_forward_scratch` does exactly these four steps with one-hot vectors; `FeedForwardLM` does the same
-# with `nn.Embedding` and `nn.Linear`, for every position of a batch at once. They agree:
+# `bengio_forward_scratch` does these four steps with one-hot vectors; `FeedForwardLM` does the same with
+# `nn.Embedding` and `nn.Linear`, for a batch at once. They agree:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -377,11 +381,10 @@ assert all(a > b for a, b in zip(ordered, ordered[1:])) and ordered[-1] > oracle
 over_seeds = {
     f"FFNN N={n}": lm_seeds.seed_spread(f"ffnn_n{n}", "perplexity") for n in (2, 3, 5)
 }
-over_seeds = {
-    "trigram": spread([perplexity["trigram"]] * 3),
-    **over_seeds,
-}  # counted: the same on every run
-for name, over in over_seeds.items():
+# counted, not trained: the same on every run, a spread of 0 for the verdict
+over_seeds = {"trigram": spread([perplexity["trigram"]] * 3), **over_seeds}
+print(f"{'trigram':12} {perplexity['trigram']:.3f} (counted: no seed)")
+for name, over in list(over_seeds.items())[1:]:
     print(f"{name:12} {over.format()}")
 for (a, spread_a), (b, spread_b) in zip(
     list(over_seeds.items())[1:], over_seeds.items()
@@ -397,8 +400,9 @@ for (a, spread_a), (b, spread_b) in zip(
 # is larger than the larger of their two spreads; else it is "within noise".
 #
 # Reading the table (the cell asserts each claim, the last lines check it against the seeds): each step of context
-# helps, the feed-forward models beat the best n-gram, and a longer window keeps helping the FFNN, since its
-# parameters grow only linearly with N while an n-gram's table of contexts grows exponentially and gets sparser. No
+# helps, the feed-forward models beat the best n-gram, and a longer window keeps helping the FFNN. The usual reason
+# (not measured here): its parameters grow only linearly with N while an n-gram's table of contexts grows
+# exponentially and gets sparser. No
 # model reaches the oracle. Part of what is left is long-distance structure (subject–verb agreement across relative
 # clauses, a verb's object several words later) that a fixed window cannot see; notebooks 05 and 06 measure it.
 
@@ -703,8 +707,10 @@ for pretrained, start_from in ((False, "random"), (True, "FFNN N=5")):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-pairs = {"3,000 reviews": ("sentiment_embeddings", "sentiment_pretrained"),
-         "100 reviews": ("few_reviews_random", "few_reviews_pretrained")}  # fmt: skip
+pairs = {
+    "3,000 reviews": ("sentiment_embeddings", "sentiment_pretrained"),
+    "100 reviews": ("few_reviews_random", "few_reviews_pretrained"),
+}
 labels = ("FFNN start", "random start")
 for data, (random_name, pretrained_name) in pairs.items():
     for column in ("all", "but/not"):
@@ -751,11 +757,13 @@ for word, other_side in (
 # The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good":
 # "complaints" is negative but not a lexicon word ("it" carries no sentiment at all). The distributional hypothesis
 # cuts both ways: in most places ("the plot was ___") words of both kinds can come, so a model trained on contexts
-# alone has no reason to keep them apart. Contextual embeddings (ELMo, BERT; later notebooks) are the usual answer.
+# alone has no reason to keep them apart. Contextual embeddings (ELMo, BERT; later notebooks) are meant to answer
+# that.
 #
 # Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
 # good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That
-# caps both, and it is exactly what the recurrent models of the next notebooks add.
+# caps both. The recurrent models of the next notebooks read the words in order; whether that helps on these
+# reviews is measured there (notebook 06's ELMo mix on the reviews that turn: within noise of this bag).
 
 # %% [markdown]
 # ## 12. Bad input gets a clear message (optional)
@@ -812,8 +820,9 @@ print(
 # Each exercise has a self-check. The cells run as they are (they return `None`); fill them in and run the
 # check.
 #
-# **Exercise 1.** Write the maximum-likelihood bigram probability P(word | previous) by counting. Each sentence
-# is read as `<s> w1 … wn </s>`.
+# **Exercise 1.** Write the maximum-likelihood bigram probability P(word | previous) by counting. `sentences` is a
+# list of sentences, each a list of words (as `corpus.load_split` gives them); each is read as `<s> w1 … wn </s>`.
+# A context never seen (count 0) gets 0.0.
 
 # %% tags=["exercise"]
 from course_utils.exercises.language_models import (
