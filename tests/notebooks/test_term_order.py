@@ -27,6 +27,8 @@ OPTIMIZERS_01 = '7. "Other gradient descent based optimization methods which are
 # term: (the notebook and section that define it, a pattern for its uses; case-insensitive unless it has capitals)
 TERMS = {
     "Hessian": ("01", "Where is the edge? 2/λ_max (optional)", r"\bHessians?\b"),
+    "edge of stability": ("01", "Where is the edge? 2/λ_max (optional)", r"\bedge of stability\b"),
+    "mini-batch": ("01", "Adam has an edge too (optional)", r"\bmini-?batch(es)?\b"),
     "condition number": ("01", OPTIMIZERS_01, r"\bcondition numbers?\b"),
     "within noise": ("01", OPTIMIZERS_01, r"\bwithin noise\b"),
     "sigmoid": ("02", "3. Backpropagation as an algorithm: a tiny autograd engine", r"\bsigmoids?\b"),
@@ -64,9 +66,11 @@ TERMS = {
     "pooler": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bpooler\b"),
     "warpers": ("10", "5. Parity with Hugging Face `generate()` *(optional)*", r"\bwarpers?\b"),
     "entropy rate": ("10", "7. Every strategy, judged by the oracle", r"\bentropy rates?\b"),
+    "FLOPs": ("11", "2. The grid of runs", r"\bFLOPs?\b"),
     "IsoFLOP profile": ("11", "2. The grid of runs", r"\bIsoFLOP profiles?\b"),
     "compute-optimal": ("11", "3. Counting N and C two ways", r"\bcompute-optimal\b"),
     "Huber loss": ("11", "6. Approach 3: the parametric fit", r"\bHuber\b"),
+    "95 % interval": ("11", "6. Approach 3: the parametric fit", r"\bintervals?\b"),
     "L-BFGS": ("11", "6. Approach 3: the parametric fit", r"\bL-BFGS\b"),
     "least-absolute-deviation fit": ("11", "6. Approach 3: the parametric fit", r"\b(least-)?absolute-deviation\b"),
     "bootstrap": ("11", "6. Approach 3: the parametric fit", r"\bbootstrap(ped|s)?\b(?!\.json)"),
