@@ -123,7 +123,8 @@ for name, act in ACTIVATIONS.items():
     assert value_error < 1e-12 and slope_error < 1e-12
 
 # %% [markdown]
-# **The identity tanh(z) = 2σ(2z) − 1** (CSE538 slides): tanh is a sigmoid stretched to the range (−1, 1).
+# **The identity tanh(z) = 2σ(2z) − 1** (CSE538 slides): tanh is the sigmoid of 2z, stretched to the range (−1, 1):
+# twice as steep and twice as tall, so its slope at 0 is 2 · 2 · 1/4 = 1 (the table of slopes below).
 # We check it with PyTorch's tanh against our sigmoid, in float64, on a grid.
 
 # %%
@@ -210,7 +211,7 @@ print("two linear layers equal one:", torch.allclose(two_layers, one_layer, atol
 # its four points cannot be split by any line. Minsky and Papert made this limitation of the **perceptron** famous:
 # a single unit whose output is 1 when z > 0 and 0 otherwise. `best_linear_accuracy` tries every cut along 360
 # directions (its default `n_angles`), so it measures what the *best* line achieves, up to that grid of directions,
-# however it is trained:
+# however it is trained. It picks the line with the labels of the very points it scores:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -234,7 +235,8 @@ print(f"the best straight line gets {round(best * 4)} of the 4 points right")
 # A model trained once is one draw: another seed (here: other initial weights) gives another score. So each model
 # is trained with three seeds, and a comparison stands only where the gap between the means exceeds the larger of
 # the two ranges over seeds (the course's noise rule, `course_utils.analysis.seed_spread`); otherwise the verdict
-# is "within noise". Accuracies below are fractions of the 2000 test points, printed as mean (lowest–highest).
+# is "within noise". Accuracies below are fractions of 2000 fresh points drawn the same way (seed 1) that training
+# never sees, the **test set**, printed as mean (lowest–highest).
 
 # %%
 x_train, y_train = feedforward.continuous_xor(400, seed=0)
@@ -268,17 +270,18 @@ assert linear_accuracy.high <= best_line + 0.01 < net_accuracy.low
 
 # %% [markdown]
 # The 2-layer net beats the linear model by far more than the spread over seeds. Logistic regression does even
-# worse than the best line found, with every seed: on this symmetric data its loss is lowest when it hedges (in this
-# run, full mode, its probability of label 1 stays between 0.483 and 0.492 on every test point, just below ½)
-# rather than cutting off a corner. Why: flipping both coordinates (x → −x) keeps every label, so on such
-# data the weights w and −w give about the same loss; the loss is convex, so its minimum lies between them, near
-# w = 0, a model that gives every point about the same probability. So it predicts label 0 everywhere, and its
-# accuracy is the share of label-0 points. The 2-layer net bends its **decision boundary** (the curve where the
-# probability of label 1 is ½, black in the plots) along both axes. The plots show the seed-0 models.
+# worse than the best line found (picked with the test labels), with every seed. On this symmetric data its loss
+# is lowest when it hedges (in this run, full mode, its probability of label 1 stays between 0.483 and 0.492 on
+# every test point, just below ½) rather than cutting off a corner. Why: flipping both coordinates (x → −x) keeps
+# every label, so on such data the weights w and −w give about the same loss; the loss is convex, so its minimum
+# lies between them, near w = 0, a model that gives every point about the same probability. So it predicts label 0
+# everywhere, and its accuracy is the share of label-0 points. The 2-layer net bends its **decision boundary** (the
+# curve where the probability of label 1 is ½, black in the plots) along both axes. The plots show the seed-0
+# models.
 #
-# `FeedForwardNet` follows the course's model interface: `model(x, targets)` returns the pair `(logits, loss)`,
-# with `loss = None` when no targets are given. `model(points)[0]` takes the **logits**, the scores before the
-# sigmoid, one per point, and σ(logit) is the model's probability of label 1.
+# `FeedForwardNet` follows the course's model interface: `model(x, targets)` returns a pair. Its first entry holds
+# the **logits**, the scores before the sigmoid, one per point, and σ(logit) is the model's probability of label 1;
+# its second is the loss, `None` when no targets are given. `model(points)[0]` takes the logits.
 
 # %%
 grid = torch.linspace(-1, 1, 201)
@@ -424,24 +427,27 @@ print(
 # \frac{\partial L}{\partial W^{[l]}} = \delta^{[l]} a^{[l-1]\top},$$
 #
 # where ⊙ is the **elementwise product** (multiply two vectors entry by entry; also called the Hadamard product).
-# So at each layer the signal is multiplied by the layer's weights and by g'(z) of that layer. With the sigmoid,
-# g'(z) ≤ 1/4 (section 2), so across many layers the signal can shrink geometrically: the
+# So at each step back the signal is multiplied by a layer's weights (transposed) and by g'(z) of the layer below.
+# With the sigmoid, g'(z) ≤ 1/4 (section 2), so across many layers the signal can shrink geometrically: the
 # **vanishing-gradient problem**.
 #
 # **Initialisation.** How large the weights start decides how large z is, and so where on g' each unit sits.
 # A unit sums n_in terms, z = Σᵢ wᵢ aᵢ; with weights drawn independently with mean 0 and variance s², the variance
 # of z is n_in · s² · E[a²]. Drawing W from N(0, gain²/n_in) therefore keeps E[z²] = gain² · E[a²]: with gain 1
-# (the fan-in rule, LeCun et al. 1998, used here for sigmoid and tanh) each layer passes on a signal of about the
-# size it receives. **Glorot initialisation** (Glorot and Bengio 2010; PyTorch's `xavier_normal_`) uses the
-# variance 2/(n_in + n_out) instead; for the square 32 × 32 layers below the two are the same. ReLU sets about half its
+# (the fan-in rule) each layer's weighted sum z is about the size of the input a it receives; the activation may
+# then shrink it (tanh does: the table below). LeCun et al. (1998) gave the rule for a scaled tanh,
+# 1.7159 tanh(2z/3), whose slope at 0 is above 1; this notebook uses it for the plain sigmoid and tanh.
+# **Glorot initialisation** (Glorot and Bengio 2010; PyTorch's `xavier_normal_`) uses the variance
+# 2/(n_in + n_out) instead; for the square 32 × 32 layers below the two are the same. ReLU sets about half its
 # outputs to 0, which halves E[a²]; the gain √2 (**He initialisation**, He et al. 2015) doubles the variance back.
 # He et al. derived it for ReLU. This notebook uses it for GELU too, where it fits only roughly: GELU does not pass
 # its positive inputs on unchanged (z·Φ(z) < z for z > 0), and for z ~ N(0, 1) it keeps less of E[z²] than ReLU:
 # the little it passes for z < 0 does not make up for it.
 #
-# `layer_gradient_norms` builds a stack of `depth` hidden layers of 32 units with these initialisations, runs one
-# batch of random inputs (N(0, 1)) and random labels forward and backward (the backward pass written out as
-# above), and returns ‖∂L/∂W^[l]‖ for every layer. Layer 1 is next to the input. First the forward pass of that
+# `layer_gradient_norms` builds a stack of `depth` hidden layers of 32 units with these initialisations, topped by
+# one sigmoid output unit (weights r of shape (32, 1), gain 1). It runs one batch of random inputs (N(0, 1))
+# with random labels 0 or 1 forward and backward (binary cross-entropy; the backward pass written out as above),
+# and returns ‖∂L/∂W^[l]‖ for every hidden layer. Layer 1 is next to the input. First the forward pass of that
 # stack (seed 0): the root-mean-square size of the layer's input a^[l−1] ("rms in") and of z^[l], and the mean
 # slope g'(z^[l]) over the batch and the units.
 
@@ -526,10 +532,10 @@ assert 0.1 < min(ratios["relu"]) <= max(ratios["relu"]) < 10
 assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
 
 # %% [markdown]
-# - **Sigmoid.** The first layer gets a gradient about 10⁻¹² times the last layer's, with every seed. The factor
-#   per layer is close to the maximum slope 1/4: the weights keep the signal's size on average, the
-#   pre-activations are small, so the mean σ'(z) is near 1/4 (0.23 to 0.24 from layer 5 on in the table above,
-#   0.20 at layer 1), and 19 such factors multiply.
+# - **Sigmoid.** The first layer gets a gradient between 4 × 10⁻¹³ and 7 × 10⁻¹² times the last layer's, over the
+#   three seeds. The factor per layer is close to the maximum slope 1/4: the weights keep the signal's size on
+#   average, the pre-activations are small, so the mean σ'(z) is near 1/4 (0.23 to 0.24 from layer 5 on in the
+#   table above, 0.20 at layer 1), and 19 such factors multiply.
 # - **ReLU.** The ratio is not the same from seed to seed: between 0.27 and 1.9, so the factor per layer lies
 #   between about 0.93 and 1.04. Its slope is exactly 1 for every active unit, and He's gain √2 makes up for the
 #   half that are off; what remains is a drift of the gradient's size that changes with the seed, not a steady
@@ -538,7 +544,7 @@ assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
 # - **tanh** does not vanish here either: its ratio is above 1 with every seed (1.1 to 2.0). Beyond the first
 #   layers its pre-activations are small (rms about 0.2) and its slope there is about 0.95, so δ barely shrinks.
 #   And ∂L/∂W^[1] = δ^[1] a^[0]ᵀ multiplies by the raw input a^[0] = x, whose rms (1.03, the row "rms in"
-#   above) is four to five times that of the inputs of layers 10 to 20 (0.22 to 0.23). That lifts layer 1 above
+#   above) is four to five times that of the inputs of layers 10, 15 and 20 (0.22 to 0.23). That lifts layer 1 above
 #   layer 20 and makes the column uneven. tanh's slope falls towards 0 for large |z| (section 2's plot), so it
 #   keeps the signal only while its pre-activations stay small, as gain 1 keeps them here.
 # - **GELU** (He's gain, like ReLU) does not vanish either: its ratio runs from 0.80 to 3.8 over the seeds and
@@ -546,8 +552,8 @@ assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
 #   factors below 1 as well as above, so no steady growth is measured.
 #
 # This shrinking of the gradient with depth is the vanishing-gradient problem (Glorot and Bengio 2010 follow
-# activations and gradients through the layers of deep sigmoid and tanh networks); the slides meet it again in
-# recurrent networks, where the "depth" is the length of the sequence.
+# activations and gradients through deep sigmoid and tanh networks whose weights start with variance 1/(3 n_in),
+# a third of ours); the slides meet it again in recurrent networks, where the "depth" is the length of the sequence.
 #
 # ### Does a vanished gradient stop learning? A short training run
 #
@@ -722,11 +728,12 @@ _ = check_sigmoid_depth(my_depth)
 #   the best line found).
 # - The forward pass is the loop `z^[l] = W^[l] a^[l−1] + b^[l]`, `a^[l] = g^[l](z^[l])`; `W^[l]` is (n_l, n_{l−1}).
 # - Softmax turns K scores into probabilities; subtracting the maximum first keeps it finite.
-# - Backprop multiplies by g'(z) at every layer. The sigmoid's slope is at most 1/4, so in a 20-layer stack the
-#   first layer's gradient is about 10⁻¹² of the last layer's. With ReLU and GELU (He's gain √2) and tanh
-#   (gain 1) it stays within a factor of 4 of the last layer's, over three seeds.
-# - In a short training run of 10-layer nets with plain gradient descent, the sigmoid net's first layer did not
-#   move and the net did not learn XOR; the tanh and ReLU nets did (three seeds each, gaps well beyond the spread).
+# - Backprop multiplies by g'(z) at every layer. The sigmoid's slope is at most 1/4, so in a stack of 20 hidden
+#   layers the first layer's gradient is 4 × 10⁻¹³ to 7 × 10⁻¹² of the last layer's (three seeds). With ReLU and
+#   GELU (He's gain √2) and tanh (gain 1) it stays within a factor of 4 of the last layer's, over three seeds.
+# - In a short training run of nets with 10 hidden layers and plain gradient descent, the sigmoid net's first layer
+#   did not move and the net did not learn XOR; the tanh and ReLU nets did (three seeds each, gaps well beyond the
+#   spread).
 #
 # ## References
 #
