@@ -37,6 +37,7 @@ TERMS = {
     "DAG": ("02", "5. The linear-regression DAG: L = (y − βx)²", r'\bDAGs?\b(?!")'),
     "pre-activation": ("02", "6. Backward differentiation on a two-layer network", r"\bpre-activations?\b"),
     "elementwise product": ("02", "The hidden layer by hand", r"\belementwise products?\b|⊙"),
+    "test set": ("03", "3. Why non-linearity matters: XOR", r"\btest (set|points?)\b"),
     "perceptron": ("03", "3. Why non-linearity matters: XOR", r"\bperceptrons?\b"),
     "decision boundary": ("03", "3. Why non-linearity matters: XOR", r"\bdecision boundar(y|ies)\b"),
     "logits": ("03", "3. Why non-linearity matters: XOR", r"\blogits?\b"),
