@@ -102,18 +102,19 @@ print(
 # ## 3. Backpropagation as an algorithm: a tiny autograd engine
 #
 # Doing this by hand does not scale to a network with millions of weights, but the recipe is mechanical.
-# An autograd engine (automatic differentiation) applies it for us: it records each operation as it runs and
-# then applies the chain rule to the record. Its derivatives are exact, neither derived by hand nor estimated
-# from nearby values.
+# Running the chain rule backwards through a graph, from the loss to every input, is **backpropagation**
+# (backprop; to the slides, a special case of backward differentiation).
+# An autograd engine (automatic differentiation) does it for us: it records each operation as it runs, then
+# applies the chain rule to the record. Its derivatives are exact up to rounding, not approximated like
+# finite differences.
 # `course_utils.models.basics.autograd` implements it for scalars in one short module. A `Value` holds a number
-# (`data`), its gradient (`grad`), the `parents` it was computed from, and the **local derivative** with respect to
-# each parent, recorded by the operation that made it. Almost every operation goes through one of two helpers (raising
-# to a number and negation make their node directly, the same way).
+# (`data`), its gradient (`grad`), the `parents` it was computed from, and the local derivative with respect to
+# each parent, recorded by the operation that made it. Almost every operation goes through one of two helpers
+# (a power and negation build their node directly).
 # `_unary(op, data, local)` makes a node with one parent (self), the value `data` and the local derivative
-# `local`. `_binary(other, op, data, d_self, d_other)` makes a node with two parents; its arguments `data`,
-# `d_self` and `d_other` are functions that it calls with the two parents' numbers, x = `self.data` and
-# y = `other.data`: `data(x, y)` is the node's value, `d_self(x, y)` and `d_other(x, y)` its local derivatives.
-# (When `other` is a plain number, it is a constant: the node gets one parent only.)
+# `local`. `_binary(other, op, data, d_self, d_other)` makes a node with two parents; `data`, `d_self` and
+# `d_other` are functions of the parents' numbers x = `self.data` and y = `other.data`: the node's value and
+# its two local derivatives. (A plain number as `other` is a constant: the node gets one parent.)
 
 # %%
 print(inspect.getsource(Value._unary))
@@ -159,7 +160,7 @@ assert engine == by_hand
 print("the engine agrees with the chain rule by hand")
 
 # %% [markdown]
-# The graph, drawn with matplotlib alone (no Graphviz needed). It runs from left to right and ends at L;
+# The graph, drawn with matplotlib alone (no Graphviz). It runs from left to right and ends at L;
 # each input sits one column before the node that uses it (b, then a, then c). Each box shows how the node
 # was computed, its value, and after ∇ its gradient ∂L/∂node; each arrow carries its operation (`2*`
 # multiplies by the constant 2).
@@ -179,7 +180,8 @@ print(to_dot(L))
 #
 # PyTorch builds the same graph while it computes the forward pass: every operation on a tensor made with
 # `requires_grad=True` records, in its result's `grad_fn`, how to pass the gradient back. (The tensor made
-# with `requires_grad=True` itself has no `grad_fn`.) `backward()` runs the same algorithm.
+# with `requires_grad=True` itself has no `grad_fn`.) `backward()` runs the same algorithm, with one difference:
+# our engine resets every gradient first, while PyTorch adds to `.grad`, so a training loop zeroes it (notebook 01).
 # We use float64, as everywhere in this notebook where gradients are compared.
 
 # %%
@@ -201,8 +203,8 @@ print("by hand, our engine and PyTorch agree")
 # A computation graph is a **DAG**, a directed acyclic graph: each edge points one way, from an operand to
 # the node computed from it, and no path returns to where it started. Deep-learning frameworks represent a model
 # as such a graph. For linear regression on one example the CSE538 slide writes L = (y − βx)². We split it into
-# three nodes: z = βx, r = y − z, L = r². The slide's PyTorch sketch also puts a `relu` (negative values set to 0) between z
-# and the loss, which we leave out (notebook 01's slide check says why). Differentiating by hand:
+# three nodes: z = βx, r = y − z, L = r². The slide's PyTorch sketch also puts a `relu` (negative values set
+# to 0) between z and the loss, which we leave out (notebook 01's slide check says why). Differentiating by hand:
 #
 # $$\frac{\partial L}{\partial \beta} = 2(y - \beta x)\cdot(-x) = 2x(\beta x - y).$$
 #
@@ -275,10 +277,10 @@ assert math.isclose(beta.grad, analytic, rel_tol=1e-12)
 # \frac{\partial L}{\partial z} = -\Big(\frac{y}{a} + \frac{y - 1}{1 - a}\Big)a(1 - a) = a - y.$$
 #
 # The function below is the forward pass, written once. It runs on our `Value`s and, unchanged, on
-# 0-d PyTorch tensors (both have `.relu()`, `.sigmoid()` and `.log()`). Everything in it is a scalar, and a
-# vector is a Python list of scalars; the comments `(H,)` give a list's length (H hidden units) and `()` a
-# single scalar. `sum(terms, b)` adds the terms to the start value b, so the first line computes, for every
-# hidden unit j, $z^{[1]}_j = b^{[1]}_j + \sum_i W^{[1]}_{ji} x_i$.
+# PyTorch tensors (both have `.relu()`, `.sigmoid()` and `.log()`). Its arithmetic is on scalars; a vector is
+# a list of them or a tensor, which iterates as 0-d tensors (a 2-d one as its rows). The comments `(H,)` give
+# a vector's length (H hidden units), `()` a scalar. `sum(terms, b)` adds the terms to the start value b, so the
+# first line computes, for every hidden unit j, $z^{[1]}_j = b^{[1]}_j + \sum_i W^{[1]}_{ji} x_i$.
 
 
 # %%
@@ -439,14 +441,14 @@ assert largest < 1e-12
 # %% [markdown]
 # ## 7. A finite-difference gradient check
 #
-# Backprop's gradient can be checked without calculus. For each input xᵢ,
+# Backprop can be checked without calculus. For each parameter θᵢ (eᵢ: 1 in place i, 0 elsewhere),
 #
-# $$\frac{\partial f}{\partial x_i} \approx \frac{f(x + h\,e_i) - f(x - h\,e_i)}{2h},$$
+# $$\frac{\partial f}{\partial \theta_i} \approx \frac{f(\theta + h\,e_i) - f(\theta - h\,e_i)}{2h},$$
 #
-# the **central difference**, whose truncation error shrinks like h² (rounding error grows as h shrinks).
-# It costs two forward passes per input, far too slow for training but ideal for tests. `gradcheck` does it
-# for all 13 parameters of the network, with the step h = 10⁻⁶ unless its argument `eps` says otherwise.
-# It fails near a kink: with a ReLU input within h of 0 it averages two slopes (above, every |z⁽¹⁾| ≥ 0.2).
+# the **central difference**. Its **truncation error** (its error in exact arithmetic) shrinks like h².
+# Two forward passes per parameter: too slow for training, fine for tests. `gradcheck` does it for the 13
+# parameters (h = 10⁻⁶ unless `eps` is given). Near a kink it fails: a ReLU input within h of 0 mixes two
+# slopes by their share of the step (here all |z⁽¹⁾| ≥ 0.2).
 
 # %%
 print(
@@ -472,10 +474,10 @@ for backend in ("engine", "torch"):
 
 # %% [markdown]
 # How small should h be? Too large and the truncation error, about h²·|f‴|/6 (f‴ the third derivative),
-# dominates; too small and the rounding error of the subtraction, about ε·|f|/h with ε ≈ 2.2·10⁻¹⁶ (float64's
-# machine epsilon), takes over. The sum of the two is smallest where they are of about the same size, at
-# h ≈ (3ε·|f|/|f‴|)^{1/3}: when |f| and |f‴| are of order 1, h ≈ ε^{1/3}, about 6·10⁻⁶. The measurement, on a
-# grid of powers of ten:
+# dominates. Too small and rounding does: each value of f is off by about ε·|f| (ε ≈ 2.2·10⁻¹⁶, float64's
+# relative precision, machine epsilon); dividing by 2h magnifies that to about ε·|f|/h. The sum is smallest
+# where the two roughly match, at h ≈ (3ε·|f|/|f‴|)^{1/3}: when |f| and |f‴| are of order 1,
+# h ≈ ε^{1/3}, about 6·10⁻⁶. Measured on powers of ten:
 
 # %%
 hs = [10.0**-k for k in range(1, 13)]
