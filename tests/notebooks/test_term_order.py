@@ -33,6 +33,8 @@ TERMS = {
     "within noise": ("01", OPTIMIZERS_01, r"\bwithin noise\b"),
     "sigmoid": ("02", "3. Backpropagation as an algorithm: a tiny autograd engine", r"\bsigmoids?\b"),
     "ReLU": ("02", "6. Backward differentiation on a two-layer network", r"\bReLUs?\b"),
+    "backpropagation": ("02", "3. Backpropagation as an algorithm: a tiny autograd engine", r"\bbackprop(agation)?\b"),
+    "truncation error": ("02", "7. A finite-difference gradient check", r"\btruncation errors?\b"),
     "topological order": ("02", "3. Backpropagation as an algorithm: a tiny autograd engine", r"\btopological\b"),
     "DAG": ("02", "5. The linear-regression DAG: L = (y − βx)²", r'\bDAGs?\b(?!")'),
     "pre-activation": ("02", "6. Backward differentiation on a two-layer network", r"\bpre-activations?\b"),
