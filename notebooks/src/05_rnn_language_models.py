@@ -179,29 +179,26 @@ def count(model) -> int:
 
 
 sizes = {
-    "E (V × d)": E,
-    "W (H × d)": W,
-    "U (H × H)": U,
-    "b_1, twice in torch (2H)": torch.empty(2 * len(b1)),
-    "V (|V| × H)": V_out,
-    "b_2 (|V|)": b2,
+    "E (V×d)": E,
+    "W (H×d)": W,
+    "U (H×H)": U,
+    "b_1 (2H: torch keeps two)": torch.empty(2 * len(b1)),
+    "V (|V|×H)": V_out,
+    "b_2": b2,
 }
-for name, tensor in sizes.items():
-    print(f"  {name:26} {tensor.numel():7,}")
 H = U.shape[0]
-print(
-    f"RNN LM (hidden state H = {H}), for a sentence of any length: {count(rnn):,} "
-    "parameters"
-)
+print(f"RNN LM (hidden state H = {H}), for a sentence of any length:")
+terms = [f"{name} {tensor.numel():,}" for name, tensor in sizes.items()]
+print("  " + " + ".join(terms[:4]) + "\n  + " + " + ".join(terms[4:]), end="")
+print(f" = {count(rnn):,}")
 ffnns = {n: load(f"ffnn_n{n}") for n in (2, 3, 5)}
 # shipped, and at the RNN's width H (untrained); one more word of window: d × hidden
 print("\n".join(rnn_analysis.ffnn_size_lines(ffnns, H, len(vocab))))
 longest = max(valid, key=len)
 print(
-    f"the RNN reads the longest validation sentence ({len(longest)} words) with the "
-    f"same {count(rnn):,}:"
+    f"the longest validation sentence ({len(longest)} words), read with the same "
+    f"{count(rnn):,}: P = {math.exp(sum(lm.token_logprobs(rnn, vocab, longest))):.2e}"
 )
-print(f"P = {math.exp(sum(lm.token_logprobs(rnn, vocab, longest))):.2e}")
 
 # %% [markdown]
 # At the same width the comparison is fair: a short window costs about as much as the RNN (which pays for its
@@ -368,8 +365,7 @@ with torch.no_grad():
 # That is the slide's point: a truncated RNN still has its "infinite memory" when it predicts; it only stops
 # *learning* from dependencies longer than k. The saving is memory (the graph of k steps, not of the whole text)
 # and more frequent updates; every token is still read once forward and once backward. (These perplexities are on
-# 300 validation sentences. That 5.461 is close to the oracle's test perplexity of section 3 is a coincidence of
-# two different sets: the RNN's own test perplexity, section 3, is higher.)
+# 300 validation sentences, not the test set of section 3.)
 #
 # ### A short training run
 #
@@ -438,12 +434,13 @@ print(
 )
 
 # %% [markdown]
-# Compare the RNN's row with the FFNN's. The RNN is better, and the last line, three seeds of each recipe read
-# with the rule of notebook 04 (section 6: the gap of the means against the larger seed spread), says that the
-# gap is not the draw. But it is small: most of what there is to predict in this language is local, and five
-# words of context already get most of it. What the window misses, a few long-distance dependencies such as
-# agreement across a relative clause, costs little perplexity on average. The next measurements look at exactly
-# those places.
+# Compare the RNN's row with the FFNN's. The RNN is better, and the last line, three seeds of each recipe read with
+# the rule of notebook 04 (section 6: the gap of the means against the larger seed spread), says that the gap is not
+# the draw. (The oracle's 5.460 is close to the 5.461 of section 2's truncation table by coincidence: that was the RNN
+# on 300 validation sentences; on the test set it has 5.700.) But the gap is small: most of what there is to predict
+# in this language is local, and five words of context already get most of it. What the window misses, a few
+# long-distance dependencies such as agreement across a relative clause, costs little perplexity on average. The next
+# measurements look at exactly those places.
 #
 # ### Generating until `</s>`
 #
@@ -552,11 +549,11 @@ for attractors in (1, 2, 3, 5):
 # %% [markdown]
 # The n-gram and the FFNN give *exactly* the same prediction once the subject leaves their window, as the slide says.
 # Inside the window the FFNN reacts to the subject's number more than the RNN does (0.276 against 0.208 on these
-# 12 contexts, one model of each); reacting is not yet agreeing (notebook 06). The recurrent model's advantage
-# starts where the window ends.
+# 12 contexts, one model of each), but TV says how far a prediction moves, not which way. On agreement itself
+# (notebook 06, 100 items with 1 attractor) the RNN is already right more often.
 # The RNN's prediction still depends on the subject, but less and less the further back it is, while the oracle's
-# does not fade at all. The RNN has a memory, and it is leaky. Section 4 shows one reason; notebook 06 measures
-# the agreement accuracy itself, and what an LSTM changes.
+# does not fade at all. The RNN has a memory, and it is leaky. Section 4 shows one reason; notebook 06, what an
+# LSTM changes.
 #
 # ## 4. Vanishing and exploding gradients, measured
 #
@@ -657,10 +654,11 @@ plt.show()
 #
 # ### Exploding gradients
 #
-# The size of each factor depends on U. `exploding_demo(radius)` runs a small tanh RNN whose U is an orthogonal
-# matrix times `radius`, with tiny inputs so that tanh stays in its linear part (1 − h² ≈ 1): then each step back
-# multiplies the norm by about the radius. Below 1 it vanishes, above 1 it **explodes**. With large inputs tanh
-# saturates, 1 − h² becomes small, and even radius 1.1 vanishes.
+# The size of each factor depends on U. `exploding_demo(radius)` runs a small tanh RNN whose U is an orthogonal matrix
+# (one that only rotates or reflects a vector, so it keeps the vector's norm) times `radius`, with tiny inputs so that
+# tanh stays in its linear part (1 − h² ≈ 1): then each step back multiplies the norm by about the radius. Below 1 it
+# vanishes, above 1 it **explodes**. With large inputs tanh saturates, 1 − h² becomes small, and even radius 1.1
+# vanishes.
 
 # %%
 # NBVAL_CHECK_OUTPUT
