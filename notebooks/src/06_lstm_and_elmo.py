@@ -99,6 +99,9 @@ rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 # \end{aligned}
 # $$
 #
+# (The two biases of n_t are PyTorch's `nn.GRU`: b_{Un} sits inside the reset gate's product and b_{Wn} outside, so
+# they do not merge into one.)
+#
 # The update gate plays the forget gate's part: with z_t = 1 the state passes on unchanged, again through an
 # addition controlled by a gate rather than a tanh. Three blocks of weights (r, z, n) against the LSTM's four
 # (i, f, g, o) give it three quarters of the LSTM's recurrent weights. Notebook 07 writes its step from these
@@ -621,7 +624,8 @@ for label, accuracy in (
 # %% [markdown]
 # Compare the perplexity and the agreement at many attractors of the two rows: with the same training
 # steps, does the second layer help on this language? (The stacked LSTM is one run: its seed spread is not measured,
-# so read only a difference larger than the one-layer LSTM's spreads in sections 4 and 5.) More weights need more
+# so read only a difference larger than the one-layer LSTM's spreads in sections 4 and 5, a stand-in for its own,
+# which may be larger.) More weights need more
 # training (the lecture's "requires a moderate amount of training data"), and the "increased abstractions" pay off
 # on richer data than ours. It also costs time at every step, since layer 2 can only run once layer 1 has produced
 # its output. The time of one forward pass per 32-word sequence (this machine, so not checked):
@@ -657,6 +661,9 @@ for label, (accuracy, nll) in masked_scores.items():
     print(f"{label:20} {accuracy:14.3f} {nll:11.3f}")
 
 # %% [markdown]
+# **NLL** (negative log-likelihood), in nats, is the mean negative log-probability each model gives the true word
+# (notebook 04's measure of a language model): lower is better.
+#
 # An example where the right context decides: in "the ___ near the tiger sleep ." only the verb, *after* the gap,
 # says that the subject is plural. The left-to-right LM has read "the" and nothing else.
 
@@ -708,9 +715,10 @@ print("BiLSTM's top 5:", ", ".join(f"{vocab.itos[i]} {p:.2f}" for p, i in top5))
 # 3. sum the weighted layers.
 #
 # In the paper the weights are s = softmax(w), so they are positive and sum to 1, and a scale γ multiplies the
-# sum: ELMo_k = γ Σ_j s_j h_{k,j}. `ElmoLM` is that biLM (2 layers; `elmo`), and `ElmoClassifier` puts
-# `ScalarMix` and a small feed-forward head on top of the **frozen** biLM, for the review sentiment task of
-# notebook 04 (`elmo_sentiment`: only the mix and the head were trained). The learned weights:
+# sum: ELMo_k = γ Σ_j s_j h_{k,j}. `ElmoLM` is that biLM (2 layers; `elmo`): a forward and a backward LSTM LM,
+# trained together on the course's training split, the sentences of the LMs above (the cell prints its recipe).
+# `ElmoClassifier` puts `ScalarMix` and a small feed-forward head on top of the **frozen** biLM, for the review
+# sentiment task of notebook 04 (`elmo_sentiment`: only the mix and the head were trained). The learned weights:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -720,6 +728,8 @@ for j, weight in enumerate(s.tolist()):
     name = "embeddings (layer 0)" if j == 0 else f"biLSTM layer {j}"
     print(f"s_{j} = {weight:.3f}  {'█' * round(40 * weight):40}  {name}")
 print(f"γ = {gamma:.3f}   (the weights sum to {s.sum():.3f})")
+bilm = zoo.ALL_RECIPES["elmo"][2]  # the biLM's recipe
+print(f"biLM: {bilm['steps']} steps, batches of {bilm['batch_size']}, lr {bilm['lr']}")
 
 # %% [markdown]
 # The mix puts its largest weight, 0.599, on layer 0, the embeddings without context (the layers' values differ in
@@ -962,8 +972,8 @@ _ = check_scalar_mix(scalar_mix)
 # ∂c_t/∂c_k is diagonal. Return its diagonal (H,) from the forget gates `forget` (T, H), where row j holds f_j. Then
 # try it on the number unit of section 2: `my_cell_gradient(read["forget"], subject, last)[cell_unit]` (after section
 # 2's gradient cell, `read`, `subject` and `last` hold the plural twin's gates, the subject's row, k, and the last
-# word's row, t; pass `read["forget"]`, not that cell's shorter `forget`): it should give what autograd gave there,
-# 0.032.
+# word's row, t; pass `read["forget"]`, not the shorter `forget` of that code cell): it should give what autograd
+# gave there, 0.032.
 
 
 # %% tags=["exercise"]
@@ -1015,8 +1025,9 @@ _ = check_lstm_parameters(lstm_parameters)
 #   every held-out item. In the sentence read word by word (section 2), the forget gate holds it after the
 #   singular subject; after the plural twin it is rewritten at each word, with the same sign. The plain RNN has no
 #   unit that does this as well.
-# - The gradient reaching a word k steps back still falls in the LSTM, but more slowly at long distances than in
-#   the RNN (one trained model of each): LSTMs address vanishing gradients without solving them.
+# - The gradient reaching a word k steps back starts lower in the LSTM than in the RNN, but falls more slowly: the
+#   two are level about 10 words back, and beyond that the LSTM keeps more (one trained model of each). LSTMs
+#   address vanishing gradients without solving them.
 # - With the same size and training, the LSTM and the GRU keep agreement across five attractors while the RNN
 #   falls towards the fixed-window models' mistake, a gap far beyond the seed spread. A wider RNN (256 units,
 #   clipping, half the steps, fewer recurrent weights than the 128-unit LSTM) gets most of the way on sentences
