@@ -15,7 +15,8 @@
 #   temperature, top-k, top-p and beam sampling written from scratch, for every course LM and translation model;
 #   write top-p, a beam step and a normalised score yourself (the exercises); and check them token for token
 #   against Hugging Face `generate()`;
-# - rank hypotheses by eq. 13.16, by `generate()`'s `length_penalty` and by GNMT's penalty, and see them disagree;
+# - rank hypotheses by eq. 13.16, by `generate()`'s `length_penalty` and by GNMT's penalty, and see that they need
+#   not agree;
 # - measure what each strategy produces against the truth: the oracle's probability of every generated sentence,
 #   the language's entropy rate, repetition, diversity and length;
 # - find the most probable sentences of the language exactly (the first two tie), and see that they are not
@@ -269,7 +270,8 @@ for name, model in left_to_right.items():
 # sharpens the distribution, T > 1 flattens it, and T → 0 is greedy. **Top-k** keeps the k most probable words.
 # **Top-p** ("nucleus") keeps the most probable words until their mass reaches p. Each filter sets the words it drops
 # to −∞, and the softmax renormalises what is left (exercise 1 writes top-p, so `warped_scores` shows only its
-# signature and docstring: its top-p part is exercise 1's answer). `beam.beam_search` keeps the k best hypotheses.
+# signature and docstring; its whole body, temperature and top-k too, waits in `course_utils.models.generation`'s
+# `sampling.py`). `beam.beam_search` keeps the k best hypotheses.
 # Every strategy adds log-probabilities instead of multiplying probabilities, because the product underflows: 50 words
 # at P = 10⁻³ each have probability 10⁻¹⁵⁰, below the smallest float32 (about 10⁻⁴⁵). The last line of the cell shows
 # it.
@@ -369,9 +371,9 @@ for name, model in left_to_right.items():
 # %% [markdown]
 # The translation models of notebooks 07 (GRU encoder–decoders) and 08 (a transformer) go through the same functions.
 # The GRU without attention is 07's smallest, 32 units (the bottleneck of 07's section 8, which gets almost no passage
-# exactly right): a model unsure of its words is where the strategies part ways. Their own greedy loops
-# (`model.greedy`) are the check: `tests/models/generation/test_generation.py` asserts that `generation.greedy` gives
-# the same words.
+# exactly right): a model that errs is where the strategies can part ways, likely because it is less sure of its words
+# (unmeasured: the probability it gives its greedy words would say). Their own greedy loops (`model.greedy`) are the
+# check: `tests/models/generation/test_generation.py` asserts that `generation.greedy` gives the same words.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -611,9 +613,10 @@ for name, ranked in order.items():
 
 # %% [markdown]
 # The raw sum picks a short sentence; eq. 13.16 divides by t and picks a long one; |Y|^0.6 and GNMT's gentler
-# penalty sit in between. Which is "right" is a modelling choice: nothing in the model says how long a sentence
-# should be. Section 9 measures what two of the four, the raw sum and eq. 13.16, do to the length of what beam search
-# writes; Hugging Face's α and GNMT's penalty are not measured there.
+# penalty sit in between. Which is "right" is a choice: the model's probabilities say how long its sentences run when
+# sampled (section 10), not which length a search for the single best one should favour. Section 9 measures what two
+# of the four, the raw sum and eq. 13.16, do to the length of what beam search writes; Hugging Face's α and GNMT's
+# penalty are not measured there.
 
 # %% [markdown]
 # ## 7. Every strategy, judged by the oracle
@@ -748,27 +751,27 @@ print(
 )
 
 # %% [markdown]
-# Two of Holtzman's findings carry over: greedy decoding loops (section 4's "my friend that eats the cake that eats
-# the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their width-16
-# beam repeats 29 % of the time, ours not once in its 40 sentences (the table's `rep` for beam 16). Their generations
-# were open-ended web text of up to 200 tokens; ours are single sentences that end, and section 9 shows that after a
-# prompt a wide beam ends *early*, before any loop can start (from `<s>` alone, section 8, the widest beam finds one
-# of the language's two modes, which is longer than what beams of 4 and 16 find there). The other half of their
-# argument, that maximisation writes text far more probable than real text, holds here too, measured against the
-# truth (their likelihoods are GPT-2 Large's own, ours the oracle's): greedy and beam search sit well left of the
-# entropy rate in the plot, at nll/t 1.308 to 1.414 against 1.726 (on their grammatical sentences: greedy's other
-# 10 % have no probability to count).
+# Two of Holtzman's findings carry over: greedy decoding loops (section 4's "my friend that eats the cake that eats the
+# cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their width-16 beam
+# repeats 29 % of the time, ours not once in its 40 sentences (the table's `rep` for beam 16). Their generations were
+# open-ended web text of up to 200 tokens; ours are single sentences that end, and section 9 shows that after a prompt a
+# wide beam ends *early*, before any loop can start (from `<s>` alone, section 8, the widest beam finds one of the
+# language's two modes, its two most probable sentences, longer than what beams of 4 and 16 find there). The other half
+# of their argument, that maximisation writes text far more probable than real text, holds here too, measured against
+# the truth (their likelihoods are GPT-2 Large's own, ours the oracle's): greedy and beam search sit well left of the
+# entropy rate in the plot, at nll/t 1.308 to 1.414 against 1.726 (on their grammatical sentences: greedy's other 10 %
+# have no probability to count).
 
 # %% [markdown]
 # ## 8. "Most probable is not typical", measured
 #
-# The slide: beam search "focuses on the most probable, which is the most typical. Results in very 'average
-# sounding' utterances." The oracle can find the most probable sentences of the language **exactly**:
-# `best_sentences.most_probable_search` is a best-first (uniform-cost) search over prefixes, each scored by the
-# oracle's forward probability, so the first complete sentences it pops are the most probable ones, in order. Why:
-# extending a prefix can only lower its probability (each word multiplies it by a number ≤ 1), so when a complete
-# sentence is popped, every prefix still waiting, and every sentence that could grow from it, is at most as probable
-# (the module docstring has the full proof).
+# The slide: beam search "focuses on the most probable, which is the most typical. Results in very 'average sounding'
+# utterances." The oracle can find the most probable sentences of the language **exactly**:
+# `best_sentences.most_probable_search` is a best-first (uniform-cost) search over prefixes, each scored by its prefix
+# probability under the oracle (the chance that a sentence begins with it), so the first complete sentences it pops are
+# the most probable ones, in order. Why: extending a prefix can only lower its probability (each word multiplies it by a
+# number ≤ 1), so when a complete sentence is popped, every prefix still waiting, and every sentence that could grow
+# from it, is at most as probable (the module docstring has the full proof).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -833,28 +836,29 @@ print(
 
 # %% [markdown]
 # Two sentences tie for the most probable, "the hunter …" and "the hunters …", at p = 0.0073 and 0.49 nats per token
-# each: the language has no single mode, and the table lists tied sentences by their text. Call either one *the mode*.
-# The language spends 1.73 nats per token (its entropy rate), the median sentence is 1,962 times less probable than
-# the mode, and of 20,000 sampled sentences none but the two modes spends as few nats per token (the lines under
-# the plots). So the slide's "the most probable, which is the most typical" is half right: beam search does
-# find very probable text, and very probable text is **not** typical. Per sentence, the mode is only about one
-# standard deviation above the mean log-probability (the left plot); per token it is far below what nearly every
-# sentence of the language spends (the right plot). Information theory's *typical set* (Cover & Thomas, ch. 3: for
-# long sequences almost all the probability sits on sequences of about the entropy rate per token) is a statement
-# about long sequences. These sentences average 7.5 words, so their per-token cost spreads widely (a standard
-# deviation of 0.67 nats/token): only 7 % of them are within ±0.1 nats/token of the entropy rate, 43 % within ±0.5.
+# each: the language has no single mode. Call either one *the mode*. The language spends 1.73 nats per token (its
+# entropy rate), the median sentence is 1,962 times less probable than the mode, and of 20,000 sampled sentences none
+# but the two modes spends as few nats per token (the lines under the plots). So the slide's "the most probable, which
+# is the most typical" is half right: beam search does find very probable text, and very probable text is **not**
+# typical. Per sentence, the mode is only about one standard deviation above the mean log-probability (the left plot);
+# per token it is far below what nearly every sentence of the language spends (the right plot). Information theory's
+# *typical set* (for long sequences almost all the probability sits on sequences of about the entropy rate per token:
+# Cover & Thomas, ch. 3 for independent symbols, §16.8 for ergodic sources) is a statement about long sequences. Per
+# token, these sentences' cost spreads widely (sd 0.67 nats/token), likely because they are short, 7.5 words on average
+# (the spread among sentences of one length would tell): only 7 % of them are within ±0.1 nats/token of the entropy
+# rate, 43 % within ±0.5.
 #
 # > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
 # > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token, tied with another)
-# > is far from typical: the language's entropy rate is 1.73 nats/token (and the mean of the per-sentence histogram,
-# > 1.73, agrees), the median sentence is about 2,000 times less probable than the mode, and the mode itself has
-# > p = 0.0073 (0.70 % of the 20,000 samples are it). "Average sounding" is right in the sense of *bland*: the mode,
-# > not the average.
+# > is far from typical: the language's entropy rate is 1.73 nats/token, the median sentence is about 2,000 times less
+# > probable than the mode, and 0.70 % of the 20,000 samples are the mode itself. "Average sounding" is right in the
+# > sense of *bland*: the mode, not the average.
 #
-# Stahlberg & Byrne (2019) found the same in machine translation by exact search: the single most probable
-# translation under a transformer NMT model was the **empty** translation for 51.8 % of sentences. The course
-# language has no empty sentence, and its modes are long (9 words, against 7.5 on average); shortness shows only in
-# beam search after a prompt (section 9). What does beam search find for the GPT's own mode, from `<s>` alone?
+# Stahlberg & Byrne (2019) found the same in NMT by exact search: the single most probable translation under a
+# transformer NMT model was the **empty** translation for 51.8 % of sentences. The course language has no empty
+# sentence, and its modes are long (9 words, against 7.5 on average); shortness shows in narrower beams: from `<s>`,
+# beams of 4 and 16 write 5-word sentences (below); after a prompt, section 9. What does beam search find from `<s>`
+# alone?
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -871,7 +875,8 @@ for width in (1, 4, 16, 64):
 # Greedy search from `<s>` alone repeats itself ("the movie was not good and the movie was not bad .") and writes a
 # sentence that is not in the language. Wider beams find more and more probable sentences, and a beam of 64 finds one
 # of the language's two modes: the GPT has learnt where the most probable sentences are. Beam search is a search for
-# the mode, and does it well; the slide's complaint is about what the mode is.
+# the model's mode (whether width 64 reaches the GPT's own is not measured: no exact search of the GPT runs here); the
+# slide's complaint is about what the mode is.
 #
 # ## 9. The beam search curse
 #
@@ -879,8 +884,9 @@ for width in (1, 4, 16, 64):
 # Length Bias in Neural Machine Translation": "whereas a wider beam should in principle help translation, it often
 # hurts NMT", and NMT "has a tendency to produce translations that are too short"; the two problems are closely
 # related, and "correcting the brevity problem almost eliminates the beam problem". A wider beam is a better search
-# for the highest Σ log P, and the highest Σ log P belongs to short outputs. Eq. 13.16 is one correction. Measured on
-# the GPT, 40 prompts:
+# for the highest Σ log P, and in NMT, as here after a prompt, the highest Σ log P often belongs to short outputs (not
+# always: from `<s>`, section 8's widest beam finds a 9-word mode). Eq. 13.16 is one correction. Measured on the GPT,
+# 40 prompts:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -960,22 +966,22 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Measured here: the curse's length side, not Koehn & Knowles' fall in quality. On the GPT: a wider beam writes
-# shorter sentences, well below the language's mean; eq. 13.16 undoes most of it. Among the translators the weakest,
-# the GRU-32, shows it on both sets, and on the long passages (the only set run with eq. 13.16) eq. 13.16 brings back
-# most of the length lost at width 16, but only part of it at width 4. At width 1, greedy, the GRU-32's outputs on
-# the long passages are already shorter than the references (the first column against the header), and eq. 13.16
-# does not fix a model's own brevity (Murray & Chiang's per-word reward is not run here). Width leaves the attention
-# models' lengths and nearly all their translations as they are (the counts below the length table), likely because
-# each is sure of its words (unmeasured: its greedy words' probability would say). Beam width is a knob that trades
-# search error for the model's bias towards short outputs.
+# Measured here: the curse's length side, not Koehn & Knowles' fall in quality. On the GPT: a wider beam writes shorter
+# sentences, well below the language's mean; eq. 13.16 keeps 7.0–7.3 words at every width, near the language's 7.5 (most
+# of the loss undone from width 4 on, under half at width 2). The weakest translator, the GRU-32, shows it on both sets;
+# on the long passages, the only set run with eq. 13.16, it brings back most of the length lost at width 16, part of it
+# at width 4. Greedy (width 1) is already short there for all three (11.7, 13.0 and 13.2 words against 17.1), and
+# eq. 13.16 does not fix a model's own brevity (Murray & Chiang's per-word reward is not run here). Width leaves the
+# attention models' lengths and nearly all their translations as they are (the counts under the lengths), likely because
+# each is sure of its words (unmeasured, as in section 4). Beam width is a knob that trades **search error** (missing
+# the output the model scores highest) for the model's bias towards short outputs.
 
 # %% [markdown]
 # ## 10. Sampling at T = 1: the oracle's samples against the model's
 #
-# Ancestral sampling at T = 1 from a *perfect* model would reproduce the language: its samples would have the
-# language's entropy rate, lengths and grammaticality. The oracle is that perfect model, so sampling it is the
-# yardstick; the same from the GPT shows the GPT's own errors. Unconditional, 500 sentences each:
+# Ancestral sampling at T = 1 from a *perfect* model would reproduce the language's entropy rate, lengths and
+# grammaticality. The oracle is that perfect model, so sampling it is the yardstick; sampling the GPT shows its own
+# errors. Unconditional, 500 sentences each:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -1040,23 +1046,24 @@ for name in cuts:
     )
 
 # %% [markdown]
-# The oracle's samples reproduce the language: every sentence grammatical and nll/t within 0.1 nats/token of the
-# entropy rate (the first check). The GPT's samples at T = 1 are the GPT's distribution, errors included: its
-# grammatical sentences look like the language's (nll/t within 0.1 of the entropy rate, lengths with a TV under 0.1:
-# the checks), but about one in ten is not a sentence of the language at all, where the GPT put probability that the
-# language does not. The line under the table says what they are like: longer than its grammatical sentences on
-# average (the longer a sentence runs, the more words can break a rule), and only a few fail within the first four
-# words. Section 7's pure-sampling row starts every sentence with one or two words of a real test sentence, which the
-# GPT does not have to get right itself; here it writes each sentence from `<s>`. That could make the prompted row
-# more grammatical, but the measurement cannot tell: the two rows differ by less than one standard error (the last
-# line under the table), within noise. Temperature < 1, top-k and top-p cut the tail where such errors live (each of
-# those rows in section 7 is more grammatical than pure sampling, by more than two standard errors for all but T = 0.5
-# and top-k 5: the lines above), and the strong cuts remove some of the language's real variety with it: T = 0.5,
+# The oracle's samples reproduce the language: every sentence grammatical and nll/t within 0.1 nats/token of the entropy
+# rate (the first check). The GPT's samples at T = 1 are the GPT's distribution, errors included: its grammatical
+# sentences spend what the language spends (nll/t within 0.1 of the entropy rate), and all its samples together have the
+# language's lengths (a TV under 0.1: the checks), but about one in ten is not a sentence of the language at all, where
+# the GPT put probability that the language does not. The line under the table says what they are like: longer than its
+# grammatical sentences on average (likely because the longer a sentence runs, the more words can break a rule; or a
+# broken sentence runs on: the failure positions against the lengths would tell), and only a few fail within the first
+# four words. Section 7's pure-sampling row starts every sentence with one or two words of a real test sentence, which
+# the GPT does not have to get right itself; here it writes each sentence from `<s>`. That could make the prompted row
+# more grammatical, but the measurement cannot tell: the two rows differ by less than one standard error (the last line
+# under the table), within noise. Temperature < 1, top-k and top-p likely cut the tail where such errors live: five of
+# those seven rows in section 7 are more grammatical than pure sampling by more than two standard errors; T = 0.5 and
+# top-k 5 are ahead by 4.5 points, 1.8 standard errors, within noise (the lines above): at n = 200, section 7's column
+# separates only rows several points apart. The strong cuts remove some of the language's real variety with it: T = 0.5,
 # top-k 5 and top-p 0.5 have a much lower nll/t and fewer distinct n-grams, while the mild ones (T = 0.8, top-k 40,
-# top-p 0.9 and 0.95) stay nearer pure sampling, top-p 0.95 even a little above it in nll/t (by 0.04 nats/token,
-# within sampling noise: with section 8's per-sentence sd of 0.67, a row of about 200 sentences has a standard error
-# near 0.05). At n = 200 sentences a gap of 4.5 points of grammaticality is under two standard errors (the lines
-# above), so section 7's column separates only rows several points apart.
+# top-p 0.9 and 0.95) stay nearer pure sampling, top-p 0.95 even a little above it in nll/t (by 0.04 nats/token, within
+# sampling noise: with section 8's per-sentence sd of 0.67, the language's standing in for the GPT's, a row of about 200
+# sentences has a standard error near 0.05, and the gap between two such rows about √2 times that).
 
 # %% [markdown]
 # ## 11. Widgets
@@ -1231,8 +1238,9 @@ _ = check_length_normalised_score(normalised_score)
 #   description and, for few-shot, a handful of solved examples, and the LM continues the text. The strategies of
 #   this notebook are what writes the continuation.
 # - **RAG** (retrieval-augmented generation, Lewis et al. 2020) first retrieves passages relevant to the question
-#   from a document collection and puts them in the prompt, so that the answer can rest on text the model was not
-#   trained on.
+#   from a document collection and conditions the answer on them (Lewis et al. join each passage to the input of a
+#   generator fine-tuned with the retriever; chat systems put them in the prompt), so that the answer can rest on text
+#   the model was not trained on.
 #
 # The course language has none of the scale these need: a 2-layer GPT trained on 60,000 sentences of a 605-word
 # language learns the language, not how to follow instructions. What the course gives instead is the thing those
@@ -1254,14 +1262,16 @@ _ = check_length_normalised_score(normalised_score)
 # - The slide's tree holds: greedy finds *yes yes* (.20), the best is *ok ok* (.28), and a beam of width 2 finds it.
 #   The slides' code does not run as written; fixed, its "beam" searches the whole tree.
 # - Greedy, beam search, ancestral sampling, temperature, top-k, top-p and beam sampling are each a few lines on one
-#   decoder interface, for every course LM and translation model, and give `generate()`'s tokens exactly.
+#   decoder interface, for every course LM and translation model; on the GPT they give `generate()`'s tokens exactly
+#   (greedy, beam search, sampling under a seed) and its warped distributions.
 # - Judged by the oracle, search (greedy, beam) writes sentences far more probable per token than the language's own
-#   and, the wider the beam, shorter ones; sampling at T ≈ 1 (or top-p ≥ .9) writes text with about the language's
-#   entropy rate and lengths, at the price of the model's own errors.
-# - The most probable sentences of the language (two tie) are not typical: they spend 0.49 nats per token, the
-#   language 1.73 (its entropy rate), and of 20,000 sampled sentences none but they spend as few; a sentence's own
-#   cost per token spreads widely around the entropy rate, because the sentences are short. Length normalisation
-#   (eq. 13.16, HF's α, GNMT) is a choice that changes which hypothesis wins.
+#   and, the wider an unnormalised beam, shorter ones (eq. 13.16 holds them near the language's length); sampling at
+#   T ≈ 1 (or top-p ≥ .9) writes text with about the language's entropy rate and lengths, at the price of the model's
+#   own errors.
+# - The most probable sentences of the language (two tie) are not typical: they spend 0.49 nats per token, the language
+#   1.73 (its entropy rate), and of 20,000 sampled sentences none but they spend as few; a sentence's own cost per token
+#   spreads widely around the entropy rate, likely because the sentences are short. Length normalisation (eq. 13.16,
+#   HF's α, GNMT) is a choice that changes which hypothesis wins.
 #
 # ## References
 #
@@ -1274,7 +1284,8 @@ _ = check_length_normalised_score(normalised_score)
 #   empty translations under exact search).
 # - Y. Wu et al. (2016). Google's Neural Machine Translation System (length penalty, α).
 # - A. Fan, M. Lewis, Y. Dauphin (2018). Hierarchical Neural Story Generation (top-k sampling).
-# - T. M. Cover, J. A. Thomas. *Elements of Information Theory*, ch. 3 (the typical set).
+# - T. M. Cover, J. A. Thomas. *Elements of Information Theory*, 2nd ed., ch. 3 (the typical set) and §16.8 (its
+#   statement for ergodic sources).
 # - T. B. Brown et al. (2020). Language Models are Few-Shot Learners. *NeurIPS*.
 # - P. Lewis et al. (2020). Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks. *NeurIPS*.
 # - Hugging Face, "How to generate text: using different decoding methods for language generation with
