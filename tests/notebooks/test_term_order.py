@@ -67,6 +67,7 @@ TERMS = {
     "warm-up": ("08", "7. The encoder block", r"\bwarm-up\b"),
     "feature-based": ("09", "3. Masked-language modelling: 15 %, of which 80/10/10", r"\bfeature-based\b"),
     "pooler": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bpooler\b"),
+    "search error": ("10", "9. The beam search curse", r"\bsearch errors?\b"),
     "warpers": ("10", "5. Parity with Hugging Face `generate()` *(optional)*", r"\bwarpers?\b"),
     "entropy rate": ("10", "7. Every strategy, judged by the oracle", r"\bentropy rates?\b"),
     "FLOPs": ("11", "2. The grid of runs", r"\bFLOPs?\b"),
