@@ -30,6 +30,8 @@ TERMS = {
     "edge of stability": ("01", "Where is the edge? 2/λ_max (optional)", r"\bedge of stability\b"),
     "mini-batch": ("01", "Adam has an edge too (optional)", r"\bmini-?batch(es)?\b"),
     "condition number": ("01", OPTIMIZERS_01, r"\bcondition numbers?\b"),
+    "autograd": ("01", "5. The lecture's PyTorch demo pair", r"\bautograd\b"),
+    "tensor": ("01", "5. The lecture's PyTorch demo pair", r"\btensors?\b"),
     "within noise": ("01", OPTIMIZERS_01, r"\bwithin noise\b"),
     "sigmoid": ("02", "3. Backpropagation as an algorithm: a tiny autograd engine", r"\bsigmoids?\b"),
     "ReLU": ("02", "6. Backward differentiation on a two-layer network", r"\bReLUs?\b"),
