@@ -22,8 +22,8 @@ device = setup_notebook(seed=0)
 
 # %% [markdown]
 # The networks in this notebook are small (section 6's stack of 20 layers of 32 units has about twenty thousand
-# weights, the widget's deepest about thirty thousand), so everything runs on the CPU
-# whatever `device` says: moving such small tensors to a GPU costs more than it saves.
+# weights, the widget's deepest about thirty thousand), so everything runs on the CPU whatever `device` says:
+# for tensors this small, moving them to a GPU likely costs more time than it saves (the course does not time it).
 
 # %%
 import inspect
@@ -210,8 +210,8 @@ print("two linear layers equal one:", torch.allclose(two_layers, one_layer, atol
 # A linear classifier can only draw a straight line. XOR (exclusive or) is 1 when exactly one input is 1;
 # its four points cannot be split by any line. Minsky and Papert made this limitation of the **perceptron** famous:
 # a single unit whose output is 1 when z > 0 and 0 otherwise. `best_linear_accuracy` tries every cut along 360
-# directions (its default `n_angles`), so it measures what the *best* line achieves, up to that grid of directions,
-# however it is trained. It picks the line with the labels of the very points it scores:
+# directions, so it measures what the *best* line achieves (up to that grid), however it is trained; it picks the
+# line with the labels of the points it scores:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -222,21 +222,21 @@ best = feedforward.best_linear_accuracy(x_xor, y_xor)
 print(f"the best straight line gets {round(best * 4)} of the 4 points right")
 
 # %% [markdown]
-# **Continuous XOR.** For training it helps to have more than four points: points uniform in the square
-# [−1, 1]², labelled 1 where the two coordinates have different signs (the second and fourth quadrants).
-# We train two models with the same loop (`course_utils.training.train`, full batch: each step computes the loss on all
-# 400 points, calls `backward()` and lets the optimizer update the weights, as in notebook 01) and the same loss, the
-# binary cross-entropy of a sigmoid output: a linear model and a 2-layer net with 8 ReLU hidden units, like the
-# slides' "two-layer network with scalar output". The linear model is **logistic regression**: notebook 01's linear
-# model with a sigmoid on its output, read as the probability of label 1 (layer sizes [2, 1]). The optimizer is
-# **AdamW**: notebook 01's Adam with *decoupled weight decay*, which also shrinks every weight by a small fraction at
-# each step (torch's default: 0.01 × the learning rate), apart from the gradient (Loshchilov and Hutter, 2019).
+# **Continuous XOR.** For training we want more points: points uniform in [−1, 1]², labelled 1 where the two
+# coordinates differ in sign (the second and fourth quadrants). We train two models with the same loop
+# (`course_utils.training.train`, full batch: each step computes the loss on all 400 points, as in notebook 01) and
+# the same loss, the binary cross-entropy of a sigmoid output: a linear model and a 2-layer net with 8 ReLU hidden
+# units, like the slides' "two-layer network with scalar output". The linear model is **logistic regression**:
+# notebook 01's linear model with a sigmoid on its output, read as the probability of label 1 (layer sizes [2, 1]).
+# The optimizer is **AdamW**: notebook 01's Adam with *decoupled weight decay*, which also shrinks every weight by a
+# fraction 0.01 × the learning rate each step (torch's default), apart from the gradient (Loshchilov and Hutter,
+# 2019).
 #
-# A model trained once is one draw: another seed (here: other initial weights) gives another score. So each model
-# is trained with three seeds, and a comparison stands only where the gap between the means exceeds the larger of
-# the two ranges over seeds (the course's noise rule, `course_utils.analysis.seed_spread`); otherwise the verdict
-# is "within noise". Accuracies below are fractions of 2000 fresh points drawn the same way (seed 1) that training
-# never sees, the **test set**, printed as mean (lowest–highest).
+# One training run is one draw: another seed (other initial weights) gives another score. So each model is trained
+# with three seeds, and a comparison stands only where the gap between the means exceeds the larger of the two ranges
+# over seeds (the course's noise rule); otherwise the verdict is "within noise". The **accuracy** below is the
+# fraction of points a model classifies right (label 1 where its probability of label 1 is above ½), on 2000 fresh
+# points drawn the same way (seed 1) that training never sees, the **test set**; printed as mean (lowest–highest).
 
 # %%
 x_train, y_train = feedforward.continuous_xor(400, seed=0)
@@ -269,19 +269,20 @@ print("2-layer net against the linear model:", result)
 assert linear_accuracy.high <= best_line + 0.01 < net_accuracy.low
 
 # %% [markdown]
-# The 2-layer net beats the linear model by far more than the spread over seeds. Logistic regression does even
-# worse than the best line found (picked with the test labels), with every seed. On this symmetric data its loss
-# is lowest when it hedges (in this run, full mode, its probability of label 1 stays between 0.483 and 0.492 on
-# every test point, just below ½) rather than cutting off a corner. Why: flipping both coordinates (x → −x) keeps
-# every label, so on such data the weights w and −w give about the same loss; the loss is convex, so its minimum
-# lies between them, near w = 0, a model that gives every point about the same probability. So it predicts label 0
-# everywhere, and its accuracy is the share of label-0 points. The 2-layer net bends its **decision boundary** (the
-# curve where the probability of label 1 is ½, black in the plots) along both axes. The plots show the seed-0
+# The 2-layer net beats the linear model by far more than the spread over seeds. Logistic regression does even worse
+# than the best line found (picked with the test labels), with every seed. On this symmetric data its loss is lowest
+# when it hedges (in this run, full mode, its probability of label 1 stays between 0.483 and 0.492 on every test
+# point, just below ½) rather than cutting off a corner. Why: flipping both coordinates (x → −x) keeps every label, so
+# on such data the weights w and −w give about the same loss. The loss is **convex**: at the midpoint of two weight
+# vectors it is at most the mean of their losses, so w = 0 does at least as well as w and −w on average: the minimum
+# lies near w = 0, a model that gives every point about the same probability. So it predicts label 0 everywhere, and
+# its accuracy is the share of label-0 points. The 2-layer net bends its **decision boundary** (the curve where the
+# probability of label 1 is ½, black in the right plot; the left has none) along both axes. The plots show the seed-0
 # models.
 #
-# `FeedForwardNet` follows the course's model interface: `model(x, targets)` returns a pair. Its first entry holds
-# the **logits**, the scores before the sigmoid, one per point, and σ(logit) is the model's probability of label 1;
-# its second is the loss, `None` when no targets are given. `model(points)[0]` takes the logits.
+# `model(x, targets)` returns a pair. Its first entry holds the **logits**, the scores before the sigmoid, one per
+# point, and σ(logit) is the model's probability of label 1; its second is the loss, `None` when no targets are given.
+# `model(points)[0]` takes the logits.
 
 # %%
 grid = torch.linspace(-1, 1, 201)
@@ -472,8 +473,8 @@ for name, act in ACTIVATIONS.items():
         print(f"{first:8s} {label:6s}" + "".join(f"{v:12.{digits}f}" for v in values))
 
 # %% [markdown]
-# With gain 1 the sigmoid's pre-activations stay near 0 (rms about 0.5 after the first layer), where its
-# slope is close to its maximum 1/4. tanh's shrink from rms 1.05 at layer 1 to about 0.2 from layer 10 on,
+# With gain 1 the sigmoid's pre-activations stay near 0 (rms 0.42 to 0.59 at layers 5, 10, 15 and 20), where its
+# slope is close to its maximum 1/4. tanh's shrink from rms 1.05 at layer 1 to 0.22–0.24 at layers 10, 15 and 20,
 # because |tanh(z)| < |z|: there its mean slope is about 0.95. ReLU's active units all have slope 1, and about half are
 # active (mean slope about 0.5). Now the gradients, for the same stack:
 
@@ -534,15 +535,17 @@ assert 0.2 < per_layer["sigmoid"].low <= per_layer["sigmoid"].high < 0.3
 # %% [markdown]
 # - **Sigmoid.** The first layer gets a gradient between 4 × 10⁻¹³ and 7 × 10⁻¹² times the last layer's, over the
 #   three seeds. The factor per layer is close to the maximum slope 1/4: the weights keep the signal's size on
-#   average, the pre-activations are small, so the mean σ'(z) is near 1/4 (0.23 to 0.24 from layer 5 on in the
-#   table above, 0.20 at layer 1), and 19 such factors multiply.
+#   average, the pre-activations are small, so the mean σ'(z) is near 1/4 (0.23 to 0.24 at layers 5, 10, 15 and 20
+#   in the table above, 0.20 at layer 1), and 19 such factors multiply. One seed's factor, 0.259, is above 1/4:
+#   the weights keep the size only on average, and layer 1's input (rms 1.03, seed 0) is about twice that of layer 20
+#   (0.51), a lift the tanh bullet below explains.
 # - **ReLU.** The ratio is not the same from seed to seed: between 0.27 and 1.9, so the factor per layer lies
 #   between about 0.93 and 1.04. Its slope is exactly 1 for every active unit, and He's gain √2 makes up for the
 #   half that are off; what remains is a drift of the gradient's size that changes with the seed, not a steady
 #   shrinking. Over 20 layers the first layer's gradient stays within a factor of 4 of the last layer's. Its
 #   factor per layer is far above the sigmoid's, and within noise of tanh's.
-# - **tanh** does not vanish here either: its ratio is above 1 with every seed (1.1 to 2.0). Beyond the first
-#   layers its pre-activations are small (rms about 0.2) and its slope there is about 0.95, so δ barely shrinks.
+# - **tanh** does not vanish here either: its ratio is above 1 with every seed (1.1 to 2.0). At layers 10,
+#   15 and 20 its pre-activations are small (rms 0.22 to 0.24) and its slope there is about 0.95, so δ barely shrinks.
 #   And ∂L/∂W^[1] = δ^[1] a^[0]ᵀ multiplies by the raw input a^[0] = x, whose rms (1.03, the row "rms in"
 #   above) is four to five times that of the inputs of layers 10, 15 and 20 (0.22 to 0.23). That lifts layer 1 above
 #   layer 20 and makes the column uneven. tanh's slope falls towards 0 for large |z| (section 2's plot), so it
@@ -611,15 +614,16 @@ assert all(
 )  # the sigmoid net's first layer does not move
 
 # %% [markdown]
-# The sigmoid net does not learn: its test accuracy equals the share of the larger class, which is what
-# predicting that class everywhere gives, the same with every seed. Its layer 1 starts with a gradient whose norm is a
-# few times 10⁻⁹, over 32 weights; α = 0.5 times that changes a weight by far less than float32 can add to a number of
-# size about 0.5 (its spacing there is 2⁻²⁴), so every update of layer 1 is rounded away and its weights do not move at
-# all (0 in the table). Even layer 10 moves by at most about 1%. The tanh and ReLU nets, whose layer-1 gradients start
-# at least 10⁵ times larger, learn XOR and move layer 1 by about half its size or more. Between tanh and ReLU the
-# difference is within noise. So for this net and this optimizer the layer-1 gradient at the start told which nets
-# would learn. The table measures layers 1 and 10 only, so it does not say which of the sigmoid net's layers hold it
-# back: it shows only that both printed layers barely move.
+# The sigmoid net does not learn: its test accuracy equals the share of the larger class, which is what predicting
+# that class everywhere gives, the same with every seed. Its layer 1 starts with a gradient whose norm is a few times
+# 10⁻⁹, over 32 weights; α = 0.5 times that is far less than half the gap between neighbouring numbers near 0.5 in
+# **float32**, PyTorch's default number format (24 significant bits: near 0.5 the gap is 2⁻²⁴). Adding less
+# than half that gap to a weight of size about 0.5 leaves it unchanged: every update of layer 1 is rounded away and
+# its weights do not move at all (0 in the table). Even layer 10 moves by at most about 1%. The tanh and ReLU nets,
+# whose layer-1 gradients start at least 10⁵ times larger, learn XOR and move layer 1 by about half its size or more.
+# Between tanh and ReLU the difference is within noise. So for this net and this optimizer the layer-1 gradient at the
+# start told which nets would learn. The table measures layers 1 and 10 only, so it does not say which of the sigmoid
+# net's layers hold it back: it shows only that both printed layers barely move.
 #
 # ## 7. Widget: activation, derivative and gradient per layer
 #
@@ -725,12 +729,13 @@ _ = check_sigmoid_depth(my_depth)
 #   scratch they agree with PyTorch to rounding error, and tanh(z) = 2σ(2z) − 1.
 # - Without non-linear activations, layers collapse into one linear map, and no line separates XOR; a
 #   2-layer ReLU net learns it (in full mode, test accuracy 0.98 or more with each of three seeds, against 0.676 for
-#   the best line found).
+#   the best line, picked with the test labels themselves).
 # - The forward pass is the loop `z^[l] = W^[l] a^[l−1] + b^[l]`, `a^[l] = g^[l](z^[l])`; `W^[l]` is (n_l, n_{l−1}).
 # - Softmax turns K scores into probabilities; subtracting the maximum first keeps it finite.
 # - Backprop multiplies by g'(z) at every layer. The sigmoid's slope is at most 1/4, so in a stack of 20 hidden
-#   layers the first layer's gradient is 4 × 10⁻¹³ to 7 × 10⁻¹² of the last layer's (three seeds). With ReLU and
-#   GELU (He's gain √2) and tanh (gain 1) it stays within a factor of 4 of the last layer's, over three seeds.
+#   layers with gain 1 the first layer's gradient is 4 × 10⁻¹³ to 7 × 10⁻¹² of the last layer's (three seeds). With
+#   ReLU and GELU (He's gain √2) and tanh (gain 1) it stays within a factor of 4 of the last layer's, over three
+#   seeds.
 # - In a short training run of nets with 10 hidden layers and plain gradient descent, the sigmoid net's first layer
 #   did not move and the net did not learn XOR; the tanh and ReLU nets did (three seeds each, gaps well beyond the
 #   spread).
@@ -746,6 +751,7 @@ _ = check_sigmoid_depth(my_depth)
 # - M. Minsky, S. Papert (1969). *Perceptrons.* MIT Press. (XOR and the limits of single-layer perceptrons.)
 # - Y. LeCun, L. Bottou, G. B. Orr, K.-R. Müller (1998). *Efficient BackProp.* In *Neural Networks: Tricks of the
 #   Trade*, Springer. (Weights with variance 1/n_in: the fan-in rule.)
+# - I. Loshchilov, F. Hutter (2019). *Decoupled weight decay regularization.* ICLR. (AdamW.)
 # - X. Glorot, Y. Bengio (2010). *Understanding the difficulty of training deep feedforward neural networks.*
 #   AISTATS. (Vanishing gradients with sigmoid units; the "Glorot" initialisation.)
 # - V. Nair, G. E. Hinton (2010). *Rectified linear units improve restricted Boltzmann machines.* ICML. (ReLU.)
