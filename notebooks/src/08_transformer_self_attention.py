@@ -456,7 +456,8 @@ plt.show()
 # %% [markdown]
 # **Why positions at all? Attention without them is blind to order.** Self-attention treats its input as a set:
 # shuffle the tokens, and the outputs shuffle the same way, nothing else changes (it is *permutation-equivariant*).
-# An encoder block with random weights, on 6 tokens and a random shuffle:
+# An **encoder block** (self-attention, then a feed-forward network at each position; section 7 builds it) with
+# random weights, on 6 tokens and a random shuffle:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -730,17 +731,20 @@ for name, against, labels in (
 #   residuals are what let six layers train in this budget. Not because the gradient vanishes without them: the
 #   gradient reaching the first block is *larger* without them, and the "signal std" column says why. Without the "+",
 #   what enters each block is the previous sub-layer's output alone, whose standard deviation at the start is about
-#   0.2, against about 1.4 for the residual stream (the x that the "+" carries from block to block). Each LayerNorm
-#   divides by that standard deviation, and so multiplies the gradient flowing back through it by about five. What the
+#   0.2, against about 1.4 for the residual stream (the x that the "+" carries from block to block). A LayerNorm
+#   divides by the standard deviation of what it reads, so a smaller signal gets a larger gradient back: a plausible
+#   reading, not measured here. The sub-layers between change the gradient's size too; only the end-to-end factor is
+#   measured (19.65 against 1.63, about 12×). What the
 #   residuals give, on a plausible reading this notebook does not measure, is a path for the input itself: without
 #   them each token's embedding must survive twelve sub-layers that start as random maps.
 # - **Without LayerNorm** the first-block gradient is larger too (why, this notebook does not measure), and the
 #   model ends *closer* to the oracle than the GPT-2 block, by more than the spread.
 # - **Post-LN against pre-LN**: post-LN ends a little closer, by a little more than the spread.
-# - **Warm-up** makes the post-LN model worse, by more than the spread: it spends a quarter of the 150 steps at a
-#   lower learning rate and does not catch up.
+# - **Warm-up** makes the post-LN model worse, by more than the spread: it spends a quarter of its steps (the seeds'
+#   150, full mode's) at a lower learning rate and does not catch up.
 #
-# So in 150 steps of a 6 × 32 model with gradients clipped at 1, LayerNorm and warm-up cost more than they give.
+# So in the 150 steps of full mode and the stored seeds, for a 6 × 32 model with gradients clipped at 1, LayerNorm
+# and warm-up cost more than they give.
 # They pay for themselves in stability at scale (wide layers, large learning rates, no clipping), which a run this
 # small does not reach: the table measures what they do here, not what the paper needed them for.
 #
@@ -813,9 +817,10 @@ for high, low in zip(list(rates)[1:], rates):
 # the oracle's, and on new sentences it is many times worse than the truth. Each step up in dropout narrows the gap,
 # by more than the spread: dropout trades some fit on the training sentences for generalisation. On the validation
 # sentences alone, p = 0.1 beats no dropout by more than the spread, but p = 0.3 against p = 0.1 is within noise after
-# these 300 steps; how much p is right depends on how long training runs. Section 10's GPT makes about five passes
-# over all 60,000 sentences and trains without dropout: the last line of the first dropout table shows its gap, on the
-# same sentences, close to 1. With that much data there is little to memorise, and so little for dropout to prevent.
+# the seeds' 300 steps (full mode's budget; the first table's run has 150 in fast mode); how much p is right depends
+# on how long training runs. Section 10's GPT makes about five passes over all 60,000 sentences and trains without
+# dropout: the last line of the first dropout table shows its gap, on the same sentences, close to 1. With that much
+# data there is little to memorise, and so little for dropout to prevent.
 #
 # **"Detailed Overview of (HuggingFace) Transformer Matrices and Computation."** The CSE538 slide walks through
 # the matrices of a Hugging Face BERT layer. Only the slides' titles survive in the lecture text, so what follows is a
@@ -1037,18 +1042,22 @@ for gru in ("GRU + additive", "GRU + dot"):
     found = seeds.beyond_noise(both, *pair, metrics, labels=("transformer", gru))
     print(f"transformer against {gru}, beyond the spread:")
     print("\n".join(f"    {c}: {said}" for c, said in found.items()) or "    nowhere")
+print("the shipped models, BLEU's brevity penalty, exp(1 − r/c) where c < r, else 1")
+for label, row in translation_table.items():
+    ratios = [row[b]["reference_length"] / row[b]["output_length"] for b in buckets]
+    print(f"{label:15}" + "".join(f"{math.exp(min(0.0, 1 - r)):9.2f}" for r in ratios))
 
 # %% [markdown]
 # Within the training lengths the transformer translates nearly every passage, in every seed (at least 98.8 % exact
-# match in each bucket). The additive GRU gets a little more right, by less than a point of exact match but by more
-# than the spread; against the dot GRU the gaps are within noise. Beyond the training lengths it fails like them: all
-# three stop writing near the longest passage they were trained on (14 words), whatever the source's length. The mean
-# output lengths show it against the references', so BLEU's brevity penalty, exp(1 − r/c) (notebook 07, section 5), is
-# far below 1 there and accounts for much of the low BLEU. The transformer gets fewer passages entirely right at 15–21
-# words than either GRU, by more than the spread. Its BLEU is higher in some long buckets (22–28 words against the
-# additive GRU; 15–21 and 29–35 against the dot GRU) and within noise in the others: no order of the three by BLEU
-# beyond the training lengths holds in every bucket. Attention over positions it has never seen, through sinusoids it
-# has never seen (section 6), does not give it lengths for free.
+# match in each bucket). The additive GRU gets a little more right, by less than a point of exact match but by more than
+# the spread; against the dot GRU the gaps are within noise. Beyond the training lengths it fails like them: all three
+# stop writing near the longest passage they were trained on (14 words), whatever the source's length. The mean output
+# lengths show it against the references', so BLEU's brevity penalty, exp(1 − r/c) (notebook 07, section 5), is below 1
+# there and accounts for much of the low BLEU: 0.70–0.74 at 15–21 words, 0.16–0.21 at 36–42. The transformer gets fewer
+# passages entirely right at 15–21 words than either GRU, by more than the spread. Its BLEU is higher in some long
+# buckets (22–28 words against the additive GRU; 15–21 and 29–35 against the dot GRU) and within noise in the others: no
+# order of the three by BLEU beyond the training lengths holds in every bucket. Attention over positions it has never
+# seen, through sinusoids it has never seen (section 6), does not give it lengths for free.
 #
 # **Which heads align?** Notebook 07 measured the alignment error rate (AER) of the RNN's one attention against the
 # true word alignments. The transformer has 2 layers × 4 heads of cross-attention; the AER of each head's argmax,
@@ -1134,12 +1143,17 @@ for side in ("encoder_layers", "decoder_layers"):
     )
     print(f"{side}: the same shapes in both layers: {same_shapes};")
     print(f"    weight tensors shared between them: {shared}")
+print("parameters")
+for label, model in translators.items():
+    print(f"{label:15} {sum(p.numel() for p in model.parameters()):,}")
 
 # %% [markdown]
 # **The paper's numbers.** The CSE538 slide "Transformer (as of 2017)" gives WMT 2014 BLEU: GNMT 24.6 (EN–DE) and
 # 39.9 (EN–FR), ConvSeq2Seq 25.2 and 40.5, the Transformer (big) **28.4** and **41.8**. The course's task has one
 # right translation and a few hundred words, so its BLEU near 100 within the training lengths says nothing about
-# WMT; what carries over is the comparison with recurrent models of the same size, which the tables above make.
+# WMT; what carries over is the comparison with recurrent models of the same width (128), which the tables above
+# make. Same width is not same size: the transformer has more than twice the GRUs' parameters (the cell
+# above).
 #
 # > **Slide check.** The slide (CSE538, "Transformer (as of 2017)") gives 41.8 for EN–FR, and the deck quotes the
 # > paper's abstract a few slides before: "a new single-model state-of-the-art BLEU score of 41.0 after training for
@@ -1370,17 +1384,22 @@ print(
 
 # %%
 # NBVAL_CHECK_OUTPUT
-streamed = {
-    "LSTM": (load("lstm_lm"), load("lstm_stream")),
-    "transformer (GPT)": (gpt, load("gpt_stream")),
+streamed = {  # label -> the checkpoints trained on the split and on the stream
+    "LSTM": ("lstm_lm", "lstm_stream"),
+    "transformer (GPT)": ("gpt_lm", "gpt_stream"),
 }
 stream_ratio = {
-    label: [lm.evaluate(model, vocab, test).perplexity / oracle_ppl for model in pair]
+    label: [lm.evaluate(load(n), vocab, test).perplexity / oracle_ppl for n in pair]
     for label, pair in streamed.items()
 }
-print(f"{'test ppl ÷ oracle':18} {'the split':>10} {'the stream':>11}")
+steps_of = {n: zoo.RECURRENT_RECIPES[n][2]["steps"] for n in streamed["LSTM"]}
+for name in streamed["transformer (GPT)"]:
+    steps_of[name] = tzoo.lm_checkpoint_config(name)["recipe"]["steps"]
+header = f"{'test ppl ÷ oracle':18} {'the split':>10} {'the stream':>11}"
+print(f"{header}   steps (split, stream)")
 for label, (on_split, on_stream) in stream_ratio.items():
-    print(f"{label:18} {on_split:10.3f} {on_stream:11.3f}")
+    counts = ", ".join(f"{steps_of[name]:,}" for name in streamed[label])
+    print(f"{label:18} {on_split:10.3f} {on_stream:11.3f}   {counts}")
 lead = {
     data: stream_ratio["LSTM"][i] - stream_ratio["transformer (GPT)"][i]
     for i, data in enumerate(("split", "stream"))
@@ -1391,13 +1410,16 @@ print(
 )
 
 # %% [markdown]
-# Both gain, the LSTM more. The stream models differ in two ways: fresh data, and more steps (9,000 each, against
-# 3,000 for the split's LSTM and 4,500 for its GPT: the zoo's recipes), so the gain mixes the two; part of the transformer's lead on
-# the split may be its extra steps. On the stream the transformer is still closer to the truth, by less. The two stream models were
-# trained once each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range
-# over three seeds on the split (the seeds cell above), 0.0011, about 40 % of the lead on the stream (0.0027: 1.0172
-# against 1.0145 in BENCHMARKS.md; the table above rounds them to 1.017 and 1.015). A lead that small,
-# from one run each, is a hint, not a finding.
+# Both gain, the LSTM more. The stream models differ in two ways: fresh data, and more steps (the last column, the
+# zoo's recipes: 9,000 each, against 3,000 for the split's LSTM and 4,500 for its GPT). For the GPT the run table
+# above separates the two: fresh data at the same 4,500 steps takes it from 1.0242 to 1.0200, the next 4,500 steps
+# from 1.0200 to 1.0145. For the LSTM no such run was made: it had three times its split's steps, the GPT twice, so
+# its larger gain cannot be put down to the data, and part of the transformer's lead on the split may be its extra
+# steps. On the stream the transformer is still closer to the truth, by less. The two stream models were trained
+# once each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range over
+# three seeds on the split (the seeds cell above), 0.0011, about 40 % of the lead on the stream (0.0027: 1.0172
+# against 1.0145 in BENCHMARKS.md; the table above rounds them to 1.017 and 1.015). A lead that small, from one run
+# each, is a hint, not a finding.
 #
 # **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model is expected to cost far less
 # extra time per step than on a CPU (the stored run had no GPU to show it); that is why the field makes models
@@ -1499,10 +1521,10 @@ print(
 print(f"that head is not in the first layer: {subject_layer > 0}")
 
 # %% [markdown]
-# One head of the second layer looks like what the lecture's picture of "it → animal" suggests: from the verb's
-# position it puts nearly all its attention on the subject and next to none on the nouns in between. It sits in the
-# second layer, whose queries and keys are computed from the first layer's outputs (each word already mixed with its
-# context), not from the words alone.
+# One head of the second layer looks like what the lecture's picture of "it → animal" suggests: from the position
+# predicting the verb it puts nearly all its attention on the subject and next to none on the nouns in between. It
+# sits in the second layer, whose queries and keys are computed from the first layer's outputs (each word already
+# mixed with its context), not from the words alone.
 #
 # **But is that head what the model uses?** An attention map shows where a head looks, not whether what it reads
 # changes the prediction (notebook 07's warning, after Jain & Wallace). The test is an ablation. Remove one head's
@@ -1547,17 +1569,17 @@ print(f"    below 0.7: {worst_ablation[needed_layer, needed_head] < 0.7}")
 
 # %% [markdown]
 # The head that looks hardest at the subject is not the one the prediction depends on. Without it agreement barely
-# moves: what it reads either reaches the verb's position another way or is not what the prediction uses. Without the head the model needs most, which
-# puts only part of its attention on the subject, agreement falls to about a coin toss as soon as one attractor
-# stands between subject and verb. So the attention map was a good place to look, and the wrong thing to conclude
-# from. The reading that holds is the one the ablation supports: the model carries the subject's number through
-# particular heads, and which ones only an intervention says.
+# moves: what it reads either reaches the position predicting the verb another way or is not what the prediction
+# uses. Without the head the model needs most, which puts only part of its attention on the subject, agreement falls
+# to about a coin toss as soon as one attractor stands between subject and verb. So the attention map was a good
+# place to look, and the wrong thing to conclude from. The reading that holds is the one the ablation supports: the
+# model carries the subject's number through particular heads, and which ones only an intervention says.
 #
 # ### "Self-attention treats far away words similar to those close"
 #
 # The slide "The Transformer: Take Away". For the head that looks hardest at the subject (the plot's title names
-# it), the attention from the verb's position to the subject, against their distance in tokens (an RNN must carry
-# the subject through every step in between; one attention head reads it directly):
+# it), the attention from the position predicting the verb to the subject, against their distance in tokens (an RNN
+# must carry the subject through every step in between; one attention head reads it directly):
 
 # %%
 by_distance = tlm.subject_attention_by_distance(
@@ -1566,7 +1588,7 @@ by_distance = tlm.subject_attention_by_distance(
 fig, ax = plt.subplots(figsize=(7, 3.2))
 ax.plot(list(by_distance), list(by_distance.values()), "o-")
 ax.set(
-    xlabel="tokens between the subject and the verb's position",
+    xlabel="tokens between the subject and the position predicting the verb",
     ylabel="attention on the subject",
     ylim=(0, 1),
     title=f"Layer {subject_layer + 1}, head {subject_head + 1}",
@@ -1867,10 +1889,10 @@ _ = check_positional_encoding(positional_encoding)
 # - A BertLayer is a few matrices: we recomputed one by hand. An encoder–decoder transformer translates nearly all of
 #   07's passages within the training lengths, in three seeds, and fails beyond them like 07's GRUs. Its
 #   cross-attention heads differ widely as aligners; the best is within noise of 07's additive attention.
-# - In 150 steps of a 6-block, 32-wide model, residual connections are what let it train; without LayerNorm it
-#   ended closer to the oracle, and warm-up left the post-LN model further from it (three seeds, each gap beyond the
-#   spread): at this size LayerNorm and warm-up cost more than they give. Dropout narrows the gap between training
-#   and validation perplexity when a model can memorise its data.
+# - In 150 steps (full mode's budget, and the stored seeds') of a 6-block, 32-wide model, residual connections are
+#   what let it train; without LayerNorm it ended closer to the oracle, and warm-up left the post-LN model further
+#   from it (three seeds, each gap beyond the spread): at this size LayerNorm and warm-up cost more than they give.
+#   Dropout narrows the gap between training and validation perplexity when a model can memorise its data.
 # - Of the course's LMs trained on the split, a small GPT is the closest to the oracle (three seeds, against the
 #   GRU's and the LSTM's). The shipped GPT keeps subject–verb agreement across attractors, and has a head that reads
 #   the subject directly, far or near. Removing that head leaves agreement intact; removing another one breaks it. An
