@@ -341,6 +341,20 @@ def pair_cosines(model, tokenizer, pairs: Sequence[Sequence[dict]]) -> Tensor:
     return F.cosine_similarity(vectors[:, 0::2], vectors[:, 1::2], dim=-1)  # (L+1, P)
 
 
+def other_word_cosines(model, tokenizer, pairs: Sequence[Sequence[dict]]) -> Tensor:
+    """The control for ``pair_cosines``: each pair's first use beside the next pair's second use (two different
+    words, the last pair wrapping to the first), at the last layer: (P,)."""
+    others = [(pair[0], pairs[(i + 1) % len(pairs)][1]) for i, pair in enumerate(pairs)]
+    return pair_cosines(model, tokenizer, others)[-1]  # (P,)
+
+
+def shown_uses(pair: Sequence[dict], width: int = 3) -> str:
+    """Each use of a pair's word with ``width`` words before it (and ``width`` − 1 after), joined by " | "."""
+    return " | ".join(
+        " ".join(item["words"][max(0, item["position"] - width) : item["position"] + width]) for item in pair
+    )
+
+
 def sense_probe_by_layer(model, tokenizer, items, *, pooling: str = "first", all_words: bool = False,
                          folds: int = 5, seed: int = 0, epochs: int = 100, l2: float = 0.5) -> list[dict]:  # fmt: skip
     """How well each layer separates the senses of a word, beside two controls. One row per representation:
