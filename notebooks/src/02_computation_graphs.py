@@ -110,7 +110,7 @@ print(
 # `course_utils.models.basics.autograd` implements it for scalars in one short module. A `Value` holds a number
 # (`data`), its gradient (`grad`), the `parents` it was computed from, and the local derivative with respect to
 # each parent, recorded by the operation that made it. Almost every operation goes through one of two helpers
-# (a power and negation build their node directly).
+# (x ** p and negation build their node directly).
 # `_unary(op, data, local)` makes a node with one parent (self), the value `data` and the local derivative
 # `local`. `_binary(other, op, data, d_self, d_other)` makes a node with two parents; `data`, `d_self` and
 # `d_other` are functions of the parents' numbers x = `self.data` and y = `other.data`: the node's value and
@@ -131,9 +131,9 @@ print(inspect.getsource(Value.sigmoid))
 
 # %% [markdown]
 # `backward()` is the whole of backpropagation. It sorts the graph into a **topological order**, one in which
-# every node comes after its parents, then walks that order backwards. By the time it reaches a node, every
-# node that uses it has already passed its share back, so the node's gradient is complete and can be passed on
-# to *its* parents:
+# every node comes after its parents, sets L's own gradient to ∂L/∂L = 1, then walks that order backwards.
+# By the time it reaches a node, every node that uses it has already passed its share back, so the node's
+# gradient is complete and can be passed on to *its* parents:
 #
 # $$\text{parent.grad} \mathrel{+}= \text{local derivative} \times \text{node.grad}.$$
 #
@@ -180,8 +180,10 @@ print(to_dot(L))
 #
 # PyTorch builds the same graph while it computes the forward pass: every operation on a tensor made with
 # `requires_grad=True` records, in its result's `grad_fn`, how to pass the gradient back. (The tensor made
-# with `requires_grad=True` itself has no `grad_fn`.) `backward()` runs the same algorithm, with one difference:
-# our engine resets every gradient first, while PyTorch adds to `.grad`, so a training loop zeroes it (notebook 01).
+# with `requires_grad=True` itself has no `grad_fn`.) `backward()` runs the same algorithm, with three
+# differences. Our engine resets every gradient first; PyTorch adds to `.grad`, so a training loop zeroes it
+# (notebook 01). PyTorch keeps `.grad` only on the tensors made with `requires_grad=True` (section 6 asks for
+# z⁽²⁾'s with `retain_grad()`). And it frees the graph after `backward()`: a second call needs a new forward pass.
 # We use float64, as everywhere in this notebook where gradients are compared.
 
 # %%
@@ -262,7 +264,8 @@ assert math.isclose(beta.grad, analytic, rel_tol=1e-12)
 # ## 6. Backward differentiation on a two-layer network
 #
 # The slides' network: a hidden layer of **ReLU** units (the rectified linear unit, ReLU(z) = max(0, z), which
-# passes positive numbers and sets negative ones to 0), a sigmoid output, the cross-entropy loss.
+# passes positive numbers and sets negative ones to 0), a sigmoid output, and the **cross-entropy** loss: the
+# negative log of the probability the network gives the true label y (−log a if y = 1, −log(1 − a) if y = 0).
 # Each of the sums z⁽¹⁾ⱼ and z⁽²⁾ that enter the ReLU and the sigmoid is a **pre-activation**.
 #
 # $$z^{[1]} = W^{[1]}x + b^{[1]},\quad a^{[1]} = \mathrm{ReLU}(z^{[1]}),\quad
@@ -441,14 +444,16 @@ assert largest < 1e-12
 # %% [markdown]
 # ## 7. A finite-difference gradient check
 #
-# Backprop can be checked without calculus. For each parameter θᵢ (eᵢ: 1 in place i, 0 elsewhere),
+# Backprop can be checked without calculus. For a function f of the parameters θ (here the loss L of section 6,
+# y = 1) and each parameter θᵢ (eᵢ: 1 in place i, 0 elsewhere),
 #
 # $$\frac{\partial f}{\partial \theta_i} \approx \frac{f(\theta + h\,e_i) - f(\theta - h\,e_i)}{2h},$$
 #
 # the **central difference**. Its **truncation error** (its error in exact arithmetic) shrinks like h².
 # Two forward passes per parameter: too slow for training, fine for tests. `gradcheck` does it for the 13
-# parameters (h = 10⁻⁶ unless `eps` is given). Near a kink it fails: a ReLU input within h of 0 mixes two
-# slopes by their share of the step (here all |z⁽¹⁾| ≥ 0.2).
+# parameters (h = 10⁻⁶ unless `eps` is given). Near a kink it fails: a step that carries a ReLU input across 0
+# mixes two slopes by their share of the step. A step of h in W⁽¹⁾ⱼᵢ moves z⁽¹⁾ⱼ by h·|xᵢ|; here |xᵢ| ≤ 1 and
+# every |z⁽¹⁾| ≥ 0.2.
 
 # %%
 print(
@@ -471,6 +476,11 @@ for backend in ("engine", "torch"):
         f"max relative error = {check.max_rel_error:.1e}  passed: {check.passed()}"
     )
     assert check.passed()
+rule = inspect.signature(check.passed).parameters
+print(
+    f"passed(): every |numerical − backprop| ≤ {rule['atol'].default:g} "
+    f"+ {rule['rtol'].default:g}·|backprop|"
+)
 
 # %% [markdown]
 # How small should h be? Too large and the truncation error, about h²·|f‴|/6 (f‴ the third derivative),
@@ -655,7 +665,7 @@ _ = check_output_layer_grads(output_layer_grads)
 #   Our small engine does exactly this and agrees with PyTorch's autograd to rounding error.
 # - For a sigmoid output with cross-entropy loss the gradient at the pre-activation is simply ∂L/∂z = a − y.
 # - Central differences check a gradient without calculus, if h balances truncation against rounding and the
-#   function is smooth around the point (no ReLU input within h of 0).
+#   function is smooth around the point (no ReLU input that a step of h carries across 0).
 #
 # ## References
 #
