@@ -135,16 +135,17 @@ print(
 # %% [markdown]
 # Read down a column: at a fixed number of steps a larger model is mostly better. From 2,000 steps on the gains shrink
 # with size from 2 × 24 to 4 × 64 (at 2,000 steps 2 × 24 still gains more on 2 × 16, 0.1004 to 0.0650, than 2 × 16 on
-# 1 × 16, 0.1217 to 0.1004), and beyond 4 × 64 they are within the seed range (at most 0.0018); at 250 steps they stall
-# at 4 × 64 and grow again (0.2714, 0.2710, 0.2557, 0.2324 from 2 × 64 to 4 × 128). At 8,000 steps, from 2 × 64
-# to 4 × 128 (eight times the parameters, and by the rule a lower learning rate), the excess falls only from 0.0146
-# to 0.0136 (within the seed range). 4 × 64, twice 2 × 64's blocks, is within the seed ranges of 2 × 64 at every step
-# count. Read along a row: the excess falls at every step of every row, though at the long end by less than the seed
-# range measured next (2 × 24 and 2 × 32 from 16,000 to 32,000 steps, 2 × 64 from 8,000 to 16,000) or by no more than it
-# (2 × 48 from 8,000 to 16,000 steps and 2 × 16 from 32,000 to 64,000, by 0.0031 each). The smallest excess of all,
-# 0.0112, is 2 × 32's at 32,000 steps: a model of 25,408 block parameters trained long is as good as any larger model at
-# the step counts the grid gave it (at most 16,000; the three widest, 4 × 96, 4 × 128 and 4 × 192, at lower learning
-# rates, by the rule): 2 × 64 at 16,000 steps, 0.0117, and several others lie within the seed range measured next.
+# 1 × 16, 0.1217 to 0.1004), and beyond 4 × 64 the gains, at most 0.0018, are within the seed range that the next cells
+# measure (the spread of one run's loss over three seeds); at 250 steps they stall at 4 × 64 and grow again (0.2714,
+# 0.2710, 0.2557, 0.2324 from 2 × 64 to 4 × 128). At 8,000 steps, from 2 × 64 to 4 × 128 (eight times the parameters,
+# and by the rule a lower learning rate), the excess falls only from 0.0146 to 0.0136 (within the seed range). 4 × 64,
+# twice 2 × 64's blocks, is within 0.0025 of 2 × 64 at every step count, within the seed ranges measured next. Read
+# along a row: the excess falls at every step of every row, though at the long end by less than the seed range measured
+# next (2 × 24 and 2 × 32 from 16,000 to 32,000 steps, 2 × 64 from 8,000 to 16,000) or by no more than it (2 × 48 from
+# 8,000 to 16,000 steps and 2 × 16 from 32,000 to 64,000, by 0.0031 each). The smallest excess of all, 0.0112, is
+# 2 × 32's at 32,000 steps: a model of 25,408 block parameters trained long is as good as any larger model at the step
+# counts the grid gave it (at most 16,000; the three widest, 4 × 96, 4 × 128 and 4 × 192, at lower learning rates, by
+# the rule): 2 × 64 at 16,000 steps, 0.0117, and several others lie within the seed range measured next.
 #
 # A stored table is only as good as the code that made it. Each run stored its first 20 training losses and its
 # validation curve; the cell trains the 1 × 16 run of 500 steps again, here, on the CPU, and compares (the stored one
@@ -270,11 +271,12 @@ print(counting.counting_table(training))
 # ## 4. Approach 1: the envelope of the training curves
 #
 # Hoffmann et al.'s first approach reads the training curves of all the models: at each compute budget C, the lowest
-# loss any run reached with C (its curve at D = C / 6N), the **envelope**. Hoffmann et al. read only the
-# compute-optimal split (N_opt and D_opt) off it, never a floor (section 11 does the same). To name a floor, this
-# notebook goes one step further, its own extension: a **floor law** L*(C) = E + k·C^(−γ) fitted to the envelope, a
-# power law in C (its constant k and exponent γ fitted) falling to a floor E (`scaling_fits.envelope`,
-# `fit_floor_law`). The curves are validation losses, so the truth here is the validation sentences' floor.
+# loss any run reached with C (its curve at D = C / 6N), the **envelope**. Hoffmann et al. read only the compute-optimal
+# split (N_opt and D_opt) off it, never a floor (section 11 does the same). To name a floor, this notebook goes one step
+# further, its own extension: a **floor law** L*(C) = E + k·C^(−γ) fitted to the envelope, a power law in C (its
+# constant k and exponent γ fitted) falling to a floor E (`scaling_fits.envelope`, `fit_floor_law`). The curves are
+# validation losses at about 15 steps of each run (Hoffmann et al. smooth each run's training loss), so the truth here
+# is the validation sentences' floor.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -339,12 +341,13 @@ plt.show()
 # %% [markdown]
 # The fit does not extrapolate: its floor is the lowest loss the envelope already reached, 0.0123 above the truth. The
 # fit asks for E below every point it fits (`fit_floor_law` keeps 0 < E < min L*), and the best fit sits on that limit
-# because the envelope is not a falling curve: it rises at 4 of its 29 steps. Its lowest point is 2 × 32 near the end
-# of its 32,000 steps (96 % of its schedule); the budgets beyond it only larger models reach, read before the end of
-# their cosine schedules (2 × 64 at 74 %, 4 × 96 at 50 % and 77 %, 4 × 128 at 66 %), where a run is not yet at its
-# best, or at the end of a schedule too short for their size (4 × 128 at 100 %, within the seed range of the lowest
-# point). That is a property of this grid (the small models' ladder ends), not of the frontier. A model does not get
-# below its floor (in expectation), so the best run's loss bounds E from above, up to sampling noise.
+# because the envelope is not a falling curve: it rises at 4 of its 29 steps. Its lowest point is 2 × 32 near the end of
+# its 32,000 steps (96 % of its schedule); the budgets beyond it only larger models reach, read before the end of their
+# cosine schedules (2 × 64 at 74 %, 4 × 96 at 50 % and 77 %, 4 × 128 at 66 %), where a run is not yet at its best, or at
+# the end of a schedule too short for their size (4 × 128 at 100 %, within the seed range of the lowest point). That is
+# a property of this grid (the small models' ladder ends), not of the best loss reachable with C, which cannot rise with
+# C (a larger budget can always train the smaller run again). A model does not get below its floor (in expectation), so
+# the best run's loss bounds E from above, up to sampling noise.
 #
 # ## 5. Approach 2: IsoFLOP profiles
 #
@@ -549,10 +552,11 @@ print(
 # too narrow, and their own refit put E at 1.82 with a standard error of a few hundredths. Their data differ: Hoffmann
 # et al.'s models of 70 million to 16 billion parameters on MassiveText, against our 66 runs of 3,280 to 793,088 block
 # parameters on a grammar. This grid pins E far less, and the profile below shows why. The exponents are no better
-# pinned: a, of N_opt ∝ C^a, lies anywhere from 0.39 to 0.996 (0.31 to 0.994 counted Chinchilla's way), α from near 0 to
-# above 3, and the tokens per parameter at the optimum from 42 to 1,887 (14 to 283) at C_ref, the geometric middle of
-# the runs' compute in each counting. Is this the optimiser failing on some resamples? The **profile** of the objective
-# over E answers: hold E at a value, fit the other four parameters, and see how much worse the best fit gets.
+# pinned: a, the exponent of N_opt ∝ C^a (not section 6's a = log A: Hoffmann et al. use the letter for both), lies
+# anywhere from 0.39 to 0.996 (0.31 to 0.994 counted Chinchilla's way), α from near 0 to above 3, and the tokens per
+# parameter at the optimum from 42 to 1,887 (14 to 283) at C_ref, the geometric middle of the runs' compute in each
+# counting. Is this the optimiser failing on some resamples? The **profile** of the objective over E answers: hold E at
+# a value, fit the other four parameters, and see how much worse the best fit gets.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -663,15 +667,15 @@ print(
 print(f"rms log residual: Kaplan {kaplan_rms:.3f}, approach 3 {law_rms:.3f}")
 
 # %% [markdown]
-# It fits the runs about as well as approach 3 (rms log residual 0.079 against 0.075), with constants that mean
-# nothing (α_D = 1.83, far above any published exponent; a critical size N_c of 9.6·10⁵⁹ parameters): the form spends
-# its parameters imitating a floor it does not have. Its E is 0 by construction, 1.7 nats from the truth. The
-# comparison is unfair to Kaplan et al. in one way: they fitted their L(N, D) to runs stopped early (when their
-# held-out loss stopped falling) on subsets of WebText2, the smaller subsets repeated over many epochs, not to fresh
-# sentences with a matched schedule. And though their form has no floor, their paper did reason about one: it places
-# the point where its laws must break down at a loss of about 1.7 nats per token and conjectures that this is roughly
-# the entropy of natural language. Their models were far from that loss, where a floor hardly shows; our best runs end
-# within 1 % of our floor.
+# It fits the runs about as well as approach 3 (rms log residual 0.079 against 0.075), with constants that mean nothing
+# (α_D = 1.83 and α_N = 0.00418, where Kaplan et al.'s own fit of this form, their Table 2, has 0.103 and 0.076; a
+# critical size N_c of 9.6·10⁵⁹ parameters against their 6.4·10¹³): the form spends its parameters imitating a floor it
+# does not have. Its E is 0 by construction, 1.7 nats from the truth. The comparison is unfair to Kaplan et al. in one
+# way: they fitted their L(N, D) to runs stopped early (when their held-out loss stopped falling) on subsets of
+# WebText2, the smaller subsets repeated over many epochs, not to fresh sentences with a matched schedule. And though
+# their form has no floor, their paper did reason about one: it places the point where its laws must break down at a
+# loss of about 1.7 nats per token and conjectures that this is roughly the entropy of natural language. Their models
+# were far from that loss, where a floor hardly shows; our best runs end within 1 % of our floor.
 #
 # ## 9. Each fitted E against the truth
 #
