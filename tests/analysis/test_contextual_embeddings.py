@@ -330,3 +330,18 @@ def test_the_slides_pairs_point_at_each_word_in_both_texts():
     pairs = ce.slide_pairs(["fine", "rest"])
     assert [[item["words"][item["position"]] for item in pair] for pair in pairs] == [["fine"] * 2, ["rest"] * 2]
     assert pairs[0][0]["words"] is ce.PERSON_A and pairs[0][1]["words"] is ce.PERSON_B
+
+
+def test_the_other_word_control_pairs_each_first_use_with_the_next_pairs_second(model, tokenizer):
+    two_senses, _ = ce.use_pairs(load_eval("senses"), ["fine", "rest", "die"])
+    control = ce.other_word_cosines(model, tokenizer, two_senses)  # (P,)
+    vectors = ce.word_vectors(model, tokenizer, [two_senses[2][0], two_senses[0][1]])[-1]  # (2, C)
+    assert control.shape == (3,)
+    assert torch.allclose(control[2], torch.nn.functional.cosine_similarity(vectors[0], vectors[1], dim=0))
+    first, second = two_senses[0][0], two_senses[1][1]
+    assert first["words"][first["position"]] != second["words"][second["position"]]  # two different words
+
+
+def test_shown_uses_cut_each_sentence_around_its_word():
+    pair = [{"words": "the cat sat on the mat .".split(), "position": 2}, {"words": ["rest", "now"], "position": 0}]
+    assert ce.shown_uses(pair, width=2) == "the cat sat on | rest now"

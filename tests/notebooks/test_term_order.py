@@ -40,6 +40,7 @@ TERMS = {
     "topological order": ("02", "3. Backpropagation as an algorithm: a tiny autograd engine", r"\btopological\b"),
     "DAG": ("02", "5. The linear-regression DAG: L = (y − βx)²", r'\bDAGs?\b(?!")'),
     "pre-activation": ("02", "6. Backward differentiation on a two-layer network", r"\bpre-activations?\b"),
+    "cross-entropy": ("02", "6. Backward differentiation on a two-layer network", r"\bcross-entropy\b"),
     "elementwise product": ("02", "The hidden layer by hand", r"\belementwise products?\b|⊙"),
     "test set": ("03", "3. Why non-linearity matters: XOR", r"\btest (set|points?)\b"),
     "accuracy": ("03", "3. Why non-linearity matters: XOR", r"\baccurac(y|ies)\b"),

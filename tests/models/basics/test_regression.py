@@ -19,6 +19,7 @@ from course_utils.models.basics.regression import (
     make_optimizer,
     make_regression_data,
     max_stable_lr,
+    mean_contraction,
     mse_gradient,
     mse_loss,
     predict,
@@ -317,3 +318,12 @@ def test_bad_data_settings_and_grid():
         loss_grid(d.X, d.y, [0.0], [0.0])
     with pytest.raises(CourseInputError, match="tol"):
         gradient_descent(d.X, d.y, [0.0, 0.0, 0.0], lr=0.1, steps=1).steps_to([0.0, 0.0, 0.0], 0.0)
+
+
+def test_the_mean_contraction_is_one_minus_lr_times_the_curvature_in_one_dimension():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 1))  # one feature: the error shrinks by |1 − αλ| every step, exactly
+    y = 3 * X[:, 0] + 0.1 * rng.normal(size=50)
+    edge = max_stable_lr(X)  # 2/λ
+    assert mean_contraction(X, y, np.zeros(1), lr=0.25 * edge, steps=10) == pytest.approx(0.5)
+    assert mean_contraction(X, y, np.zeros(1), lr=0.9 * edge, steps=10) == pytest.approx(0.8)
