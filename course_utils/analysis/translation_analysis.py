@@ -12,7 +12,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from course_utils.language import parallel
+from course_utils.language import lexicon, parallel
 from course_utils.language.text_pipeline import Vocab
 from course_utils.models.lm import IGNORE_INDEX
 from course_utils.models.recurrent import seq2seq as s2s
@@ -41,6 +41,14 @@ def length_table(models: dict, limit: int | None = None) -> dict[str, dict[str, 
     et al.'s Fig. 2, measured."""
     sets = length_sets(limit)
     return {label: {bucket: scores(model, pairs) for bucket, pairs in sets.items()} for label, model in models.items()}
+
+
+def held_out_pairs() -> tuple[int, int]:
+    """(held out, all): the (verb, object noun) pairs the lexicon allows, and how many of them training never shows."""
+    nouns = {kind: [noun.singular for noun in group] for kind, group in lexicon.NOUNS.items()}
+    nouns["drink"] = list(lexicon.DRINKS)
+    pairs = {(verb.base, noun) for verb in lexicon.VERBS for kind in verb.objects for noun in nouns[kind]}
+    return sum(map(parallel.is_held_out, pairs)), len(pairs)
 
 
 def attention_aer(model: s2s.Seq2Seq, pairs) -> float:

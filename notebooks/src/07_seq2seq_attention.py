@@ -254,7 +254,8 @@ print(listing(s2s.Attention.scores))
 # > hidden state". In fact Bahdanau et al. score the *previous* state s_{t−1} and feed the context into the
 # > decoder RNN; Luong et al. (2015) score the current state s_t after the RNN step, as here. We use Luong's
 # > global attention for all three scores, without its input feeding (which feeds h̃_{t−1} into the next step and
-# > makes training sequential), so that training can run every decoder step at once.
+# > makes training sequential), so that training can run every decoder step at once. Bahdanau et al.'s encoder is
+# > also bidirectional, so each of their h_j summarises the words on both sides of j; ours reads left to right.
 #
 # **The library, and parity.** The dot form is torch's fused `scaled_dot_product_attention` with `scale=1`
 # (no 1/√d: that comes with transformers, notebook 08) and the same mask. Note the mask convention: in SDPA a
@@ -715,19 +716,22 @@ for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
     print("   ", line)
 
 # %% [markdown]
-# > **Slide check.** The slide (CSE538, "Encoder-Decoder") names "The ball was kicked by kayla." as the challenge, "a
-# > long distance dependency when translating". In fact, measured here, no model finds the passive harder than the
-# > active, in any seed: with attention at most one passive in 500 is wrong, and without attention the passives do
-# > better than the actives, by more than the spread. What the actives have is a word with two readings: "the man cut
-# > the loaves" is past (a singular subject would need "cuts"), "the men cut the loaves" is present, and Tarevi marks
-# > the past with a suffix. Only the subject's number tells them apart, and in Tarevi the verb comes last, after the
-# > object. That is where at least 90 % of the shipped attention models' errors on the actives are. Additive attention
-# > gets more of the actives right than dot and general attention, by more than the spread; dot against general is
-# > within noise. Long-distance dependencies are hard; which ones depends on the languages.
+# > **Slide check.** The slide (CSE538, "Encoder-Decoder") poses "The ball was kicked by kayla." → "Kayla kicked the
+# > ball.", a "long distance dependency" that puts "a lot of responsibility" on the fixed-size state. Tarevi keeps
+# > the voice, but the one vector's trouble shows: without attention 37.9 % of the passives come out right, with
+# > attention at least 99.8 %. In fact the passive is not the hard voice: without attention the passives do better
+# > than the actives, by more than the spread. The actives have a word with two readings: "the man cut the loaves"
+# > is past (a singular subject would need "cuts"); "the men cut the loaves", either in English, is present by the
+# > translator's convention (`tarevi.analyses` lists that reading first). Tarevi marks the past with a suffix on the
+# > verb, which comes last, after the object; only the subject's number tells which. That is where at least 90 % of
+# > the shipped attention models' errors on the actives are. Additive attention gets more of the actives right than
+# > dot and general attention, by more than the spread; dot against general is within noise. Long-distance
+# > dependencies are hard; which ones depends on the languages.
 
 # %% [markdown]
-# **Unseen combinations.** A tenth of the (verb, object) pairs never occur in training ("the bread was eaten by
-# …" when *eat* + *bread* is held out), though every word does. `test_unseen` has 500 passages with one:
+# **Unseen combinations.** About a tenth of the (verb, object) pairs (printed below) never occur in training ("the
+# bread was eaten by …" when *eat* + *bread* is held out), though every word does. `test_unseen` has 500 passages
+# with one:
 
 # %%
 unseen_pairs = parallel.load("test_unseen")
@@ -737,6 +741,8 @@ unseen = {
 }
 for label, share in unseen.items():
     print(f"{label:13} exact match on unseen combinations {share:6.1%}")
+held_out, pairs = analysis.held_out_pairs()
+print(f"(verb, object) pairs held out of training: {held_out} of {pairs}")
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -853,7 +859,8 @@ print(f"additive attention's AER ≤ 0.10 in every seed: {highest <= 0.10}")
 # %% [markdown]
 # > **Slide check.** The slide (CS109B, "seq2seq + Attention") says attention "allows us to visualize the contribution
 # > each word gave during each step of the decoder". In fact the weights show *which encoder states* the decoder read,
-# > and an encoder state is not a word: the encoder reads left to right, so h_j also carries the words before j. The
+# > and an encoder state is not a word: our encoder reads left to right (Bahdanau et al.'s reads both ways), so h_j
+# > also carries the words before j. The
 # > shipped dot model translates as well as the additive one (within noise over three seeds), yet its argmax often
 # > lands *after* the true source word (for 25.4 % of the target words, against 12.7 % before it), on a state that
 # > still carries that word. Additive attention comes close to the true alignment on this language in all three seeds,
