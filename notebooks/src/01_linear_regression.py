@@ -59,16 +59,18 @@ def show_source(obj) -> None:
 
 
 # %% [markdown]
-# Everything here runs in float64 on the CPU: the problem is tiny; float64 rounds near 10⁻¹⁶, so the
-# methods compare to many decimals (last digits can vary by machine).
+# Every fit here runs in **float64** (64-bit floating-point numbers, NumPy's default) on the CPU: the problem
+# is tiny; float64 rounds near 10⁻¹⁶, so the methods compare to many decimals (last digits can vary by machine,
+# and a long run can amplify those differences).
 #
 # The set-up cell prints "full mode". The course's notebooks run in **full mode** for students; the course's
 # automatic tests set the environment variable `COURSE_FAST=1` to run every notebook in **fast mode**, with
 # smaller sweeps. Where a number differs between the two, the code says `budget(full=…, fast=…)`: it returns
 # the first number in full mode and the second in fast mode.
-# A code cell that starts with the comment `# NBVAL_CHECK_OUTPUT` is one those tests rerun, comparing its
-# output with the stored one. `# NBVAL_IGNORE_OUTPUT`, in later notebooks, marks a cell whose output they never
-# compare. Neither comment changes what the cell computes.
+# Those tests rerun every cell, and compare its output with the stored one only where the cell starts with the
+# comment `# NBVAL_CHECK_OUTPUT`. `# NBVAL_IGNORE_OUTPUT`, in later notebooks, marks a cell whose output depends
+# on the machine or the mode (a timing, say): it is never compared. Neither comment changes what the cell
+# computes.
 #
 # ## 1. The model: ŷ = Xβ
 #
@@ -120,8 +122,8 @@ plt.show()
 # %% [markdown]
 # ## 2. The analytic answer: set the gradient to zero
 #
-# The objective is the squared error, $\sum_i (y_i - X_i\beta)^2$. We use its **mean**,
-# $L(\beta) = \frac1N\sum_i (y_i - X_i\beta)^2$, which is what `torch.nn.MSELoss` computes;
+# The objective is the squared error, $\sum_i (y_i - X_i\beta)^2$. We use its mean, the **mean squared error**
+# (MSE), $L(\beta) = \frac1N\sum_i (y_i - X_i\beta)^2$, which is what `torch.nn.MSELoss` computes;
 # dividing by N does not move the minimum. Differentiating,
 #
 # $$\nabla L(\beta) = -\frac{2}{N} X^\top (y - X\beta),$$
@@ -259,8 +261,8 @@ plt.show()
 # ### Where is the edge? 2/λ_max (optional)
 #
 # *Optional: the slides stop at "α: Learning Rate"; this part goes beyond them to explain where the edge
-# between "converge" and "diverge" lies. Section 7 uses its Hessian H and eigenvalues λ (for the condition
-# number), and exercise 2 its edge 2/λ_max.*
+# between "converge" and "diverge" lies. Section 7 uses its Hessian H and eigenvalues λ (to measure how
+# stretched a valley is), and exercise 2 its edge 2/λ_max.*
 #
 # Write the error as $e_k = \beta_k - \beta^*$. Because the gradient is linear in β,
 # one step multiplies the error by a fixed matrix:
@@ -337,16 +339,19 @@ assert (
 # Read the curve from left to right: tiny α crawls (the step count explodes), the minimum sits
 # near the theory's best α, and just before the edge the fast direction's oscillation dies out so slowly
 # that the count climbs again. Past the edge there is no point: those runs diverged.
-# (`budget(full=55, fast=14)` in the cell is the number of α values tried: 55 in full mode.)
+# (`budget(full=55, fast=14)` in the cell is the number of α values tried: 55 in full mode.) The full-mode grid
+# holds the edge itself, 1.00 × 2/λ_max, and there is no point there either, though that run did not diverge:
+# at the edge the fast direction's error neither shrinks nor grows, so the run never settles.
 #
 # ## 5. The lecture's PyTorch demo pair
 #
 # The slides link two implementations of the same regression.
 #
 # **Native.** β is a **tensor** (PyTorch's array: like a NumPy array, and it can record the operations on it)
-# with `requires_grad=True`. PyTorch's **autograd** (automatic differentiation) does the rest: computing the loss
-# records a graph; `loss.backward()` fills `beta.grad`; the update happens inside `torch.no_grad()` (the update
-# itself must not become part of the graph) and the gradient is zeroed, because PyTorch
+# with `requires_grad=True`. PyTorch's **autograd** (automatic differentiation) computes the gradient: computing
+# the loss records a graph of the operations that produced it (notebook 02 builds such a graph by hand), and
+# `loss.backward()` fills `beta.grad`. The update is ours: it happens inside `torch.no_grad()` (the update
+# itself must not become part of the graph), and then we zero the gradient, because PyTorch
 # *accumulates* gradients across calls to `backward()`.
 
 # %%
@@ -359,7 +364,9 @@ print("native PyTorch β:", native.beta)
 # %% [markdown]
 # **torch.nn.** `nn.Linear(1, 1)` holds a weight and a **bias**; the bias plays the part of the
 # column of ones, so the model sees only the feature column. `nn.MSELoss()` is the mean squared
-# error and `torch.optim.SGD` performs exactly the update above.
+# error and `torch.optim.SGD` performs exactly the update above. (SGD stands for stochastic gradient descent,
+# named for steps on random subsets of the examples; given all 100 at every step, as here, it is plain gradient
+# descent.)
 #
 # > **Slide check.** The slide (CSE538, "Linear Regression as DAG") writes the model in PyTorch as
 # > `beta = torch.random.randn(X.shape, 1)`, `yhat = nn.functional.relu(z)` and
@@ -454,13 +461,16 @@ print(f"all {len(methods)} methods agree with β* to within {AGREE_TOL:g}")
 # %% [markdown]
 # ## 7. "Other gradient descent based optimization methods which are better*"
 #
-# The slide's asterisk is a hedge worth taking seriously. Two popular refinements:
+# The slide's asterisk is a hedge worth taking seriously. Two popular refinements, each another way to turn the
+# gradient $g = \nabla L(\beta)$ into a step:
 #
 # - **Momentum** (Polyak's heavy ball): keep a velocity, $v \leftarrow \mu v + g$, and step
 #   $\beta \leftarrow \beta - \alpha v$. Steps that agree build up speed; zig-zags cancel.
-# - **Adam** (Kingma & Ba): keep running means of $g$ and $g^2$, correct their start-up bias,
-#   and step $\alpha\,\hat m/(\sqrt{\hat v} + \epsilon)$: a separate step size for every
-#   parameter, roughly α in each coordinate whatever the gradient's scale.
+# - **Adam** (Kingma & Ba): keep running means of $g$ and $g^2$, $m \leftarrow \beta_1 m + (1 - \beta_1) g$ and
+#   $v \leftarrow \beta_2 v + (1 - \beta_2) g^2$ (Adam's own v, not momentum's velocity), correct their start-up
+#   bias (both start at 0) to $\hat m$ and $\hat v$, and step $\alpha\,\hat m/(\sqrt{\hat v} + \epsilon)$: a separate
+#   step size for every parameter, roughly α in each coordinate whatever the gradient's scale. Adam's β₁ and β₂
+#   are these decay rates, not the intercept and slope β₀, β₁ of section 1.
 #
 # Both are written from scratch below, with μ = 0.9 (`torch.optim.SGD` has no momentum unless given one, so
 # the course's `fit_torch_nn` asks it for `momentum=0.9`) and PyTorch's Adam defaults (β₁ = 0.9, β₂ = 0.999,
@@ -482,9 +492,9 @@ for method in ("momentum", "adam"):
 
 # %% [markdown]
 # **Which is better?** We measure it. For each method we try a grid of learning rates and keep the
-# one that reaches 10⁻⁶ of β* (and stays there) in the fewest steps: each method at its best learning rate,
-# with μ = 0.9 and Adam's β₁ and β₂ left at their defaults. Each start below gets its own best α; the output
-# prints β₀'s.
+# one that reaches 10⁻⁶ of β* (and stays there to the end of the run, step 3000) in the fewest steps: each
+# method at its best learning rate, with μ = 0.9 and Adam's β₁ and β₂ left at their defaults. Each start below
+# gets its own best α; the output prints β₀'s.
 # Two problems: ours, and an **ill-conditioned** one where the feature is centred at 3 instead of 1.
 # A feature whose mean lies far from zero ties the intercept and the slope together and stretches the valley
 # (a mean of 1 a little, a mean of 3 much more); the stretch is measured by the **condition number**
@@ -499,14 +509,11 @@ for method in ("momentum", "adam"):
 # %%
 from course_utils.models.basics.regression import learning_rate_grid, mean_contraction
 
-ill = make_regression_data(
-    n_samples=100, beta=(2.0, -1.0), feature_mean=3.0, noise=0.5, seed=0
-)
+ill = make_regression_data(100, (2.0, -1.0), feature_mean=3.0, noise=0.5, seed=0)
 problems = {"our problem": (X, y), "ill-conditioned": (ill.X, ill.y)}
 n_lrs, horizon = budget(full=16, fast=8), 3000
 START_SEEDS, METHODS = (1, 2, 3), ("gd", "momentum", "adam")
-starts = [random_start(2, seed=seed) for seed in START_SEEDS]
-results, counts = {}, {}
+starts, results, counts = [random_start(2, seed=seed) for seed in START_SEEDS], {}, {}
 for problem, (X_, y_) in problems.items():
     ev = np.linalg.eigvalsh(hessian(X_))
     print(
@@ -523,10 +530,13 @@ for problem, (X_, y_) in problems.items():
             counts[problem, method] = spread(finished)
         outcome = " ".join("   none" if n is None else f"{n:5d}" for _, n in races)
         print(f"   {method:>8}: {outcome}   best α from β₀: {races[0][0]:.3g}")
-for problem, (X_, y_) in problems.items():  # momentum's pace from β₀, at its best α
-    lr, steps = results[problem, "momentum"]
-    rate = mean_contraction(X_, y_, beta0, lr=lr, steps=steps, method="momentum")
-    print(f"{problem}: momentum's error ×{rate:.3f} per step; √0.9 = {0.9**0.5:.3f}")
+for problem, (X_, y_) in problems.items():  # the pace from β₀, at the best α
+    for method in ("momentum", "adam"):
+        lr, steps = results[problem, method]
+        rate = mean_contraction(X_, y_, beta0, lr=lr, steps=steps, method=method)
+        print(
+            f"{problem}: {method}'s error ×{rate:.3f} per step; √0.9 = {0.9**0.5:.3f}"
+        )
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -547,9 +557,9 @@ for problem in problems:
 # - Heavy-ball momentum with a well-chosen μ needs steps that grow only like √κ. With μ fixed at
 #   0.9 it also cannot shrink the error faster than √0.9 per step in the long run, so it gains on
 #   stretched valleys and can lose on mildly stretched ones, such as ours (κ = 8.2).
-# - Adam rescales each **coordinate**. That helps when parameters live on different scales, but
-#   this valley is stretched along a *diagonal* (intercept and slope move together), and a
-#   per-coordinate scale can undo that only in part.
+# - Adam rescales each **coordinate**, and its running mean m (β₁ = 0.9) is momentum too. The rescaling helps
+#   when parameters live on different scales, but this valley is stretched along a *diagonal* (intercept and
+#   slope move together), and a per-coordinate scale can undo that only in part.
 #
 # The measurements agree with the first point and with the second's fixed-μ floor; the √κ law of a well-chosen μ is
 # untested (μ stays 0.9). In full mode (16 learning rates per method), on our better-conditioned problem (κ = 8.2)
@@ -557,11 +567,12 @@ for problem in problems:
 # stretched one (κ = 138.8) GD needs about 1000 steps, while momentum and Adam still need about 260 to 320: both beat
 # GD. GD's count grows by about the same factor as κ. Momentum's hardly changes: from β₀ its error shrank by 0.947 and
 # 0.948 per step on average, a hair under the long-run floor √0.9 = 0.949 (the average ends at the first step inside
-# 10⁻⁶, perhaps at a dip), so the floor, not κ, sets its pace. Between momentum and Adam the gap is within noise on
-# both problems, so these runs do not rank them. Adam's count hardly changes between the two problems, so these runs
-# do not show the limit of the third point. So "better" depends on the problem and on the settings (theory picks μ
-# from κ; here it is 0.9): the asterisk is earned. Here are the error curves of the three methods on the
-# ill-conditioned problem from β₀, each at its best learning rate:
+# 10⁻⁶, perhaps at a dip), so the floor, not κ, sets its pace. Adam's count hardly changes either: its error shrank
+# by 0.948 and 0.952 per step, about the same floor, likely because its m (β₁ = 0.9) is momentum too. So these runs
+# do not show the limit of the third point. Between momentum and Adam the gap is within noise on both problems:
+# these runs do not rank them. "Better" depends on the problem and on the settings (theory picks μ from κ; here it
+# is 0.9): the asterisk is earned. Here are the error curves of the three methods on the ill-conditioned problem
+# from β₀, each at its best learning rate:
 
 # %%
 X_ill, y_ill = problems["ill-conditioned"]
@@ -666,6 +677,9 @@ assert all((adam_errors[start : start + 200] > TOL).any() for start in crossings
 #    in the plot it does not get back down to rounding level before the next tooth.
 # 4. Then $\hat v$ forgets again, and $S$ is back at 38 about 520 to 650 steps after it last crossed (the gaps
 #    between the first column's steps).
+#
+# These steps are this run's: the teeth grow out of rounding errors, so on another machine they come at other
+# steps.
 #
 # Adam is usually run with a learning rate that decays; whether a decay would keep $S$ below the edge here, this
 # notebook does not measure. Adam's real strengths are absent from this small, exact problem: noisy gradients,
