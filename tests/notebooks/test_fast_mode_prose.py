@@ -2,7 +2,8 @@
 
 CI and the fast benchmarks run the notebooks in fast mode, where ``budget(full=…, fast=…)`` returns its second
 number. A Markdown cell after such a budget (in its section, or in the summary) that states the full-mode number with
-the budget's unit ("150 steps") must name the mode ("full mode", "fast mode") or give the fast number too.
+the budget's unit ("150 steps") must name the mode ("full mode", "fast mode") or give the fast number too. So must
+each line of the notebook's lecture plan (docs/teaching.md), whose questions an instructor asks of a live run.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from build_notebooks import parse_cells  # noqa: E402
+from plan_support import plan_text  # noqa: E402  (tests/plan_support.py)
 
 SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.py"))
 # the noun a budget counts, from the name it is bound to (its last word)
@@ -138,12 +141,24 @@ def test_the_guard_reads_a_sentence_the_way_a_student_does():
 @pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
 def test_prose_states_a_full_mode_budget_only_with_its_mode(source):
     cells, found = budgets(source)
-    flat = []
-    for budget in found:
-        for index in cells_that_read(cells, budget):
-            text = cells[index].source
-            if budget.stated(text, budget.full) and not (MODE.search(text) or budget.stated(text, budget.fast)):
-                flat.append(
-                    f"cell {index} states {budget.full} {budget.unit} ({budget.name}; {budget.fast} in fast mode)"
-                )
+    texts = [(f"cell {i}", cells[i].source) for budget in found for i in cells_that_read(cells, budget)]
+    flat = flat_statements(texts, found)
     assert not flat, f"{source.name}: name the mode, or give both numbers: {flat}"
+
+
+def flat_statements(texts: list[tuple[str, str]], found: list[Budget]) -> list[str]:
+    """``(where, text)`` pairs that state a budget's full-mode number without its mode or its fast number."""
+    return [
+        f"{where} states {budget.full} {budget.unit} ({budget.name}; {budget.fast} in fast mode)"
+        for where, text in texts
+        for budget in found
+        if budget.stated(text, budget.full) and not (MODE.search(text) or budget.stated(text, budget.fast))
+    ]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
+def test_the_lecture_plan_states_a_full_mode_budget_only_with_its_mode(source):
+    plan = plan_text(source.stem) or ""
+    lines = [(f"docs/teaching.md, {source.stem[:2]}'s plan: {line[:60]!r}", line) for line in plan.splitlines()]
+    flat = flat_statements(lines, budgets(source)[1])
+    assert not flat, f"name the mode, or give both numbers: {flat}"

@@ -26,6 +26,8 @@ SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.py"))
 OPTIMIZERS_01 = '7. "Other gradient descent based optimization methods which are better*"'  # notebook 01's section 7, which defines two terms
 # term: (the notebook and section that define it, a pattern for its uses; case-insensitive unless it has capitals)
 TERMS = {
+    "float64": ("01", "Learning objectives", r"\bfloat64\b"),
+    "mean squared error": ("01", "2. The analytic answer: set the gradient to zero", r"\bmean squared error\b|\bMSE\b"),
     "Hessian": ("01", "Where is the edge? 2/λ_max (optional)", r"\bHessians?\b"),
     "edge of stability": ("01", "Where is the edge? 2/λ_max (optional)", r"\bedge of stability\b"),
     "mini-batch": ("01", "Adam has an edge too (optional)", r"\bmini-?batch(es)?\b"),
@@ -71,6 +73,7 @@ TERMS = {
         '9. Claim: attention "allows us to visualize the contribution each word gave"',
         r"\balignment error rate\b",
     ),
+    "encoder block": ("08", "6. Positional encoding", r"\bencoder blocks?\b"),
     "residual connection": ("08", "7. The encoder block", r"\bresidual connections?\b"),
     "LayerNorm": ("08", "7. The encoder block", r"\bLayerNorm\b"),
     "warm-up": ("08", "7. The encoder block", r"\bwarm-up\b"),
