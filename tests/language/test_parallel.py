@@ -9,6 +9,7 @@ import pytest
 from course_utils.language import parallel
 from course_utils.language.tarevi import split_sentences, translate_passage
 from course_utils.validation import CourseInputError
+from course_utils.analysis.translation_analysis import held_out_pairs
 
 TEXT_FILES = [f"{name}.jsonl.bz2" for name in parallel.set_names()] + ["datasheet.md"]
 WITHIN = ("train", "valid", "test")
@@ -168,3 +169,13 @@ def test_reorders_and_crossing_share_on_hand_examples():
     assert not parallel.reorders(monotone) and parallel.crossing_share(monotone) == 0.0
     assert parallel.reorders(reversed_) and parallel.crossing_share(reversed_) == 1.0
     assert parallel.crossing_share(one_swap) == pytest.approx(1 / 3)
+
+
+def test_the_held_out_pairs_notebook_07_prints_cover_every_event_at_about_the_stated_share(sets):
+    held, allowed = held_out_pairs()
+    events = {parallel.event(c) for p in sets["train"] + sets["test_unseen"] for c in split_sentences(p.source)}
+    events.discard(None)
+    assert allowed >= len(events)  # the lexicon's pairs include every pair a passage uses
+    assert held >= len([e for e in events if parallel.is_held_out(e)])
+    spread = 3 * (parallel.HELD_OUT_SHARE * (1 - parallel.HELD_OUT_SHARE) / allowed) ** 0.5
+    assert abs(held / allowed - parallel.HELD_OUT_SHARE) < spread
