@@ -96,9 +96,10 @@ def shown(words, width=46):
 # %% [markdown]
 # ## 1. The slide's search tree
 #
-# The slide "Greedy Search" shows Jurafsky & Martin's Fig. 13.7 as a picture: a search tree over V = {yes, ok,
-# </s>}, and two numbers, p(<s> ok ok </s>) = .28 and p(<s> yes yes </s>) = .20. "Greedy search chooses *yes*
-# followed by *yes*, instead of the globally most probable sequence *ok ok*."
+# The slide "Greedy Search" shows Jurafsky & Martin's Fig. 13.7 as a picture: a search tree over yes, ok and </s>
+# (its caption writes V = {yes, ok, <s>}: the slide check below), and two numbers, p(<s> ok ok </s>) = .28 and
+# p(<s> yes yes </s>) = .20. "Greedy search chooses *yes* followed by *yes*, instead of the globally most probable
+# sequence *ok ok*."
 #
 # The picture's branch probabilities are in the book (the 3rd-edition draft's Fig. 10.11, the same tree):
 # p(· | <s>) = ok .4, yes .5, </s> .1; p(· | ok) = ok .7, yes .2, </s> .1; p(· | yes) = yes .4 and .3, .2 for
@@ -214,8 +215,9 @@ show("on never_ending_lm:", sg.run_slide_random_walk(sg.never_ending_lm, seed=0)
 # `multinomial.draw` is not a library function (NumPy's `np.random.multinomial(1, pvals)` returns counts, not a
 # word), so the slide's code stops at a NameError; with a stand-in it is **ancestral sampling**, each word drawn
 # from P(w | history). Unlike greedy it ends on `never_ending_lm`: a random walk stops with probability 1 whenever
-# `</s>` keeps some probability. (The *yes* branch's walks are drawn from the book's .9 renormalised, so *yes yes*
-# comes out near .5 × .4 / .9 = .22 rather than .20.)
+# `</s>` keeps at least a fixed share at every step (.2 here); one that shrinks fast enough along the walk could let
+# it run forever. (The *yes* branch's walks are drawn from the book's .9 renormalised, so *yes yes* comes out near
+# .5 × .4 / .9 = .22 rather than .20.)
 #
 # ## 3. The random walk's line: P(with | He ate the cake ⟨M⟩)
 #
@@ -316,6 +318,8 @@ print(inspect.getsource(beam.beam_search))
 # %%
 # NBVAL_CHECK_OUTPUT
 prompt = ("my", "friend")
+print(f"{'':17} {'the sentence, cut at 40 characters':40} tokens")
+in_full = {}  # each model's greedy sentence, uncut
 for name, model in left_to_right.items():
     for label, run in (
         ("greedy", g.greedy(model, g.encode_prompt(vocab, prompt), 30)),
@@ -326,18 +330,24 @@ for name, model in left_to_right.items():
             ),
         ),
     ):
-        sentence = words_of(run, prompt)
-        print(f"{name:10} {label:7} {shown(sentence):46} {verdict(sentence)}")
+        sentence, end = words_of(run, prompt), "</s>" if run.ended else "cut"
+        row = f"{name:10} {label:6} {shown(sentence, 40):40} {len(run.ids):2} {end:4}"
+        print(row, verdict(sentence))  # the tokens generated, and how it stopped
+        if label == "greedy":
+            in_full[name] = sentence
+for name in ("FFNN (n=5)", "GPT (08)"):
+    said = f"{name}, greedy, in full: {' '.join(in_full[name])}"
+    print(textwrap.fill(said, 88, subsequent_indent="    "))
 
 # %% [markdown]
 # On this one prompt greedy search *loops* on every neural model: the FFNN, RNN and LSTM repeat themselves until the
-# 30-token bound, and the GPT says "that eats the cake" twice before it ends (the table cuts sentences at 46
-# characters): the loops Holtzman et al. describe. Section 7 counts greedy's repetitions over 40 prompts (its `rep`
-# column, a repeated bigram or a doubled word, which the language's own sentences have too, now and then). A beam of 4
-# ends most of them sooner, and shorter (not the RNN's). The trigram's "my friend gets paid ." is not in the language
-# at all, not even in the full one: "gets" comes only after "make sure that …" or "check that …", which a model
-# reading two words back cannot know. The oracle says where it fails, and the training split says where "gets"
-# occurs:
+# 30-token bound (`30 cut`: no `</s>`), and the GPT says "that eats the cake" twice before it ends (the table cuts
+# sentences at 40 characters; the last lines print two of them whole): the loops Holtzman et al. describe. Section 7
+# counts the GPT's greedy repetitions over 40 prompts (its `rep` column, a repeated bigram or a doubled word, which the
+# language's own sentences have too, now and then). A beam of 4 ends most of them sooner, and shorter (not the RNN's).
+# The trigram's "my friend gets paid ." is not in the language at all, not even in the full one: "gets" comes only after
+# "make sure that …" or "check that …", which a model reading two words back cannot know. The oracle says where it
+# fails, and the training split says where "gets" occurs:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -564,14 +574,14 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Without the cache every step re-reads the whole sequence, so a token costs more the longer the sequence; with it
-# each step reads one new token against cached keys and values, so the gap should grow with the length. On this
-# 2-layer, 64-wide model the fixed cost of a step dominates, and a single timing run is noisy, the more so on a loaded
-# machine: on a busy machine the two curves can cross at short lengths, so read the plot's trend, not one point.
+# Without the cache every step re-reads the whole sequence, so a token costs more the longer the sequence; with it each
+# step reads one new token against cached keys and values, so the gap should grow with the length. On this 2-layer,
+# 64-wide model the fixed cost of a step likely dominates (a profile of one step would tell), and a single timing run is
+# noisy, the more so on a loaded machine: the two curves can cross, and one plot may show no clear trend at all.
 # BENCHMARKS.md's table, best of 10 on the course's machine, has the cache about 1.5× faster per token at 120 tokens.
-# The first lines of the cell time our loops against `generate()`'s; in the stored run ours are not slower (ratios
-# below 1), which is all such a timing can say. On GPT-2-sized models and long contexts the cache is what makes
-# generation affordable.
+# The first lines of the cell time our loops against `generate()`'s: ours are about as fast (ratios near 1;
+# BENCHMARKS.md's best of 10 has them at 0.69–0.83), which is all such a timing can say. On GPT-2-sized models and long
+# contexts the cache is what makes generation affordable.
 
 # %% [markdown]
 # ## 6. Length normalisation: eq. 13.16, Hugging Face and GNMT
@@ -751,27 +761,28 @@ print(
 )
 
 # %% [markdown]
-# Two of Holtzman's findings carry over: greedy decoding loops (section 4's "my friend that eats the cake that eats the
-# cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their width-16 beam
-# repeats 29 % of the time, ours not once in its 40 sentences (the table's `rep` for beam 16). Their generations were
-# open-ended web text of up to 200 tokens; ours are single sentences that end, and section 9 shows that after a prompt a
-# wide beam ends *early*, before any loop can start (from `<s>` alone, section 8, the widest beam finds one of the
-# language's two modes, its two most probable sentences, longer than what beams of 4 and 16 find there). The other half
-# of their argument, that maximisation writes text far more probable than real text, holds here too, measured against
-# the truth (their likelihoods are GPT-2 Large's own, ours the oracle's): greedy and beam search sit well left of the
-# entropy rate in the plot, at nll/t 1.308 to 1.414 against 1.726 (on their grammatical sentences: greedy's other 10 %
-# have no probability to count).
+# Two of Holtzman's findings carry over: greedy decoding loops (section 4's FFNN: "my friend that eats the cake that
+# eats the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their
+# width-16 beam repeats 29 % of the time, ours not once in its 40 sentences (the table's `rep` for beam 16). Their
+# generations were open-ended web text of up to 200 tokens; ours are single sentences that end, and section 9 shows that
+# after a prompt a wide beam ends *early*, before any loop can start (from `<s>` alone, section 8, the widest beam finds
+# one of the language's two modes, its two most probable sentences, longer than what beams of 4 and 16 find there). The
+# other half of their argument, that maximisation writes text far more probable than real text, holds here too, measured
+# against the truth (their likelihoods are GPT-2 Large's own, ours the oracle's): greedy and beam search sit well left
+# of the entropy rate in the plot, at nll/t 1.162 to 1.414 (the normalised beams furthest left) against 1.726 (on their
+# grammatical sentences: greedy's other 10 % and beam 16 (norm)'s 2.5 % have no probability to count).
 
 # %% [markdown]
 # ## 8. "Most probable is not typical", measured
 #
 # The slide: beam search "focuses on the most probable, which is the most typical. Results in very 'average sounding'
-# utterances." The oracle can find the most probable sentences of the language **exactly**:
+# utterances." The oracle can find the language's most probable sentences **exactly**:
 # `best_sentences.most_probable_search` is a best-first (uniform-cost) search over prefixes, each scored by its prefix
-# probability under the oracle (the chance that a sentence begins with it), so the first complete sentences it pops are
-# the most probable ones, in order. Why: extending a prefix can only lower its probability (each word multiplies it by a
-# number ≤ 1), so when a complete sentence is popped, every prefix still waiting, and every sentence that could grow
-# from it, is at most as probable (the module docstring has the full proof).
+# probability under the oracle (the chance that a sentence begins with it). It pops the most probable prefix from a
+# priority queue and pushes its extensions, so the first complete sentences it pops are the most probable ones, in
+# order. Why: extending a prefix can only lower its probability (each word multiplies it by a number ≤ 1), so when a
+# complete sentence is popped, every prefix still waiting, and every sentence that could grow from it, is at most as
+# probable (the module docstring proves it).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -838,27 +849,24 @@ print(
 # Two sentences tie for the most probable, "the hunter …" and "the hunters …", at p = 0.0073 and 0.49 nats per token
 # each: the language has no single mode. Call either one *the mode*. The language spends 1.73 nats per token (its
 # entropy rate), the median sentence is 1,962 times less probable than the mode, and of 20,000 sampled sentences none
-# but the two modes spends as few nats per token (the lines under the plots). So the slide's "the most probable, which
-# is the most typical" is half right: beam search does find very probable text, and very probable text is **not**
-# typical. Per sentence, the mode is only about one standard deviation above the mean log-probability (the left plot);
-# per token it is far below what nearly every sentence of the language spends (the right plot). Information theory's
-# *typical set* (for long sequences almost all the probability sits on sequences of about the entropy rate per token:
-# Cover & Thomas, ch. 3 for independent symbols, §16.8 for ergodic sources) is a statement about long sequences. Per
-# token, these sentences' cost spreads widely (sd 0.67 nats/token), likely because they are short, 7.5 words on average
-# (the spread among sentences of one length would tell): only 7 % of them are within ±0.1 nats/token of the entropy
-# rate, 43 % within ±0.5.
+# but the two modes spends as few nats per token (the lines under the plots). So the slide's "most typical" is half
+# right: the modes are the sentences a sampler is most likely to draw (0.70 % and 0.78 % of the samples), but very
+# probable text is **not** typical per token. Per sentence, the mode sits at the top edge of the bulk, 1.1 sd above the
+# mean log-probability (a wide sd: the left plot's long tail); per token it is far below what nearly every sentence of
+# the language spends (the right plot). Information theory's *typical set* is about long sequences: for them almost all
+# the probability sits on sequences of about the entropy rate per token (Cover & Thomas, ch. 3 for independent symbols,
+# §16.8 for ergodic sources, whose long-run averages equal expectations). Per token, these sentences' cost spreads
+# widely (sd 0.67 nats/token), likely because they are short (the spread among sentences of one length would tell): only
+# 7 % of them are within ±0.1 nats/token of the entropy rate, 43 % within ±0.5.
 #
-# > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact, with
-# > the language's exact probabilities, the most probable sentence (p = 0.0073, 0.49 nats/token, tied with another)
-# > is far from typical: the language's entropy rate is 1.73 nats/token, the median sentence is about 2,000 times less
-# > probable than the mode, and 0.70 % of the 20,000 samples are the mode itself. "Average sounding" is right in the
-# > sense of *bland*: the mode, not the average.
+# > **Slide check.** The slide (CSE538, "Beam Search") says the most probable "is the most typical". In fact it is, with
+# > its twin, the sentence likeliest to be drawn, but far from typical in information theory's sense: 0.49 nats/token
+# > against the entropy rate's 1.73. "Average sounding" is right in the sense of *bland*: the mode, not the average.
 #
-# Stahlberg & Byrne (2019) found the same in NMT by exact search: the single most probable translation under a
-# transformer NMT model was the **empty** translation for 51.8 % of sentences. The course language has no empty
-# sentence, and its modes are long (9 words, against 7.5 on average); shortness shows in narrower beams: from `<s>`,
-# beams of 4 and 16 write 5-word sentences (below); after a prompt, section 9. What does beam search find from `<s>`
-# alone?
+# Stahlberg & Byrne (2019) found the same in NMT by exact search: a transformer's most probable translation was the
+# **empty** one for 51.8 % of sentences. The course language has no empty sentence, and its modes are long (9 words,
+# against 7.5 on average); shortness shows in narrower beams: from `<s>`, beams of 4 and 16 write 5-word sentences
+# (below); after a prompt, section 9. What does beam search find from `<s>` alone?
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -966,15 +974,15 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Measured here: the curse's length side, not Koehn & Knowles' fall in quality. On the GPT: a wider beam writes shorter
-# sentences, well below the language's mean; eq. 13.16 keeps 7.0–7.3 words at every width, near the language's 7.5 (most
-# of the loss undone from width 4 on, under half at width 2). The weakest translator, the GRU-32, shows it on both sets;
-# on the long passages, the only set run with eq. 13.16, it brings back most of the length lost at width 16, part of it
-# at width 4. Greedy (width 1) is already short there for all three (11.7, 13.0 and 13.2 words against 17.1), and
-# eq. 13.16 does not fix a model's own brevity (Murray & Chiang's per-word reward is not run here). Width leaves the
-# attention models' lengths and nearly all their translations as they are (the counts under the lengths), likely because
-# each is sure of its words (unmeasured, as in section 4). Beam width is a knob that trades **search error** (missing
-# the output the model scores highest) for the model's bias towards short outputs.
+# Measured here: the curse's length side, not Koehn & Knowles' fall in quality. On the GPT: up to width 8 a wider beam
+# writes shorter sentences (8.1 to 5.2 words), not at 16; eq. 13.16 keeps 7.0–7.3 words at widths 2 to 16, near the
+# language's 7.5 (most of the loss undone from width 4 on, under half at width 2). The weakest translator, the GRU-32,
+# shows it on both sets; on the long passages, the only set run with eq. 13.16, it brings back most of the length lost
+# at width 16, part of it at width 4. Greedy is already short there for all three (11.7, 13.0 and 13.2 words against
+# 17.1), and eq. 13.16 does not fix a model's own brevity (Murray & Chiang's per-word reward is not run). Width leaves
+# the attention models' lengths and nearly all their translations as they are (the counts under the lengths), likely
+# because each is sure of its words (unmeasured, as in section 4). Beam width is a knob that trades **search error**
+# (missing the output the model scores highest) for the model's bias towards short outputs.
 
 # %% [markdown]
 # ## 10. Sampling at T = 1: the oracle's samples against the model's
@@ -1228,9 +1236,10 @@ _ = check_length_normalised_score(normalised_score)
 # %% [markdown]
 # ## Where the course stops
 #
-# Part 3 of the CSE538 deck has two slides this course does not reach, just before its generation slides,
-# "Pretraining; FTing the LM; **Instruction Tuning**" and "**RAG, Few-Shot, Zero-Shot**". Each needs a model far
-# larger than ours and text written by people for people, so here is only what they are:
+# Part 3 of the CSE538 deck opens with "Pretraining; FTing the LM; **Instruction Tuning**", whose first two topics
+# notebook 09 covers; the third, and the slide "**RAG, Few-Shot, Zero-Shot**" just before the generation slides, this
+# course does not reach. Each needs a model far larger than ours and text written by people for people, so here is only
+# what they are:
 # - **Instruction tuning** fine-tunes a pretrained LM on (instruction, answer) pairs written for many tasks, so that
 #   it follows a request it was never trained on; the next stage, learning from human preferences, is what made
 #   chat models.
@@ -1251,10 +1260,10 @@ _ = check_length_normalised_score(normalised_score)
 #
 # Everything else on the deck's generation slides is run above, or named in "Where the course stops".
 #
-# - **"Combine beam and random walk for more novelty"** (the slides' last practical point): `beam_sample` is written
-#   and matches `generate(num_beams=k, do_sample=True)` (section 5), but section 7's table does not judge it, so its
-#   novelty is not measured here. Kool, van Hoof and Welling (2019), "Stochastic Beams and Where to Find Them", study
-#   sampling inside a beam.
+# - **"Combine beam and random walk for more novelty"** (the slides' last practical point): `beam_sample` is written and
+#   the tests match it to `generate(num_beams=k, do_sample=True)` (section 5 says how), but section 7's table does not
+#   judge it, so its novelty is not measured here. Kool, van Hoof and Welling (2019), "Stochastic Beams and Where to
+#   Find Them", study sampling inside a beam.
 
 # %% [markdown]
 # ## Summary
@@ -1265,13 +1274,14 @@ _ = check_length_normalised_score(normalised_score)
 #   decoder interface, for every course LM and translation model; on the GPT they give `generate()`'s tokens exactly
 #   (greedy, beam search, sampling under a seed) and its warped distributions.
 # - Judged by the oracle, search (greedy, beam) writes sentences far more probable per token than the language's own
-#   and, the wider an unnormalised beam, shorter ones (eq. 13.16 holds them near the language's length); sampling at
-#   T ≈ 1 (or top-p ≥ .9) writes text with about the language's entropy rate and lengths, at the price of the model's
+#   and, the wider an unnormalised beam up to width 8, shorter ones (eq. 13.16 holds them near the language's length);
+#   sampling at T ≈ 1 (or top-p ≥ .9) writes text near the language's entropy rate (within 0.1 from `<s>`, section 10;
+#   0.06 to 0.17 nats/token above it after section 7's prompts) and with about its lengths, at the price of the model's
 #   own errors.
-# - The most probable sentences of the language (two tie) are not typical: they spend 0.49 nats per token, the language
-#   1.73 (its entropy rate), and of 20,000 sampled sentences none but they spend as few; a sentence's own cost per token
-#   spreads widely around the entropy rate, likely because the sentences are short. Length normalisation (eq. 13.16,
-#   HF's α, GNMT) is a choice that changes which hypothesis wins.
+# - The most probable sentences of the language (two tie) are the likeliest to be drawn, but not typical per token: they
+#   spend 0.49 nats per token, the language 1.73 (its entropy rate), and of 20,000 sampled sentences none but they spend
+#   as few; a sentence's own cost per token spreads widely around the entropy rate, likely because the sentences are
+#   short. Length normalisation (eq. 13.16, HF's α, GNMT) is a choice that changes which hypothesis wins.
 #
 # ## References
 #
