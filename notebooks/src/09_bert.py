@@ -16,8 +16,8 @@
 # - write BERT's 15 % masking with 80/10/10 from the paper and check it against `DataCollatorForLanguageModeling`;
 # - pretrain a tiny BERT and score its masked-word predictions against the course language's **exact** masked
 #   distribution, beside notebook 04's window model and notebook 05's BiLSTM;
-# - choose the vocabulary's size, the masking rate and the amount of data from measured runs, and tell what the
-#   scoring of split words costs from what the model has not learned;
+# - measure the vocabulary's size, the masking rate, the data and the number of steps, read each change against the
+#   seeds' spread, and tell what the scoring of split words costs from what the model has not learned;
 # - follow the lecture's pipeline, pretraining → LM fine-tuning → task fine-tuning, and measure each step;
 # - take contextual embeddings from each layer, show that they separate word senses where static embeddings
 #   cannot, and run the six strategies of the "To Concatenate or to Sum?" table on course tasks (plain sums, a
@@ -32,9 +32,10 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
-# machine. The tokenizer and the BERTs are the course's shipped checkpoints (`data/checkpoints/09/`, Hugging Face
-# directories made by one command, `python -m course_utils.zoo --notebook 09`).
+# Every model here runs on the CPU, whatever `device` says, so that no GPU changes the printed numbers (the library's
+# own random draws can still change with its release; sections 3 and 6 say where). The tokenizer and the BERTs are the
+# course's shipped checkpoints (`data/checkpoints/09/`, Hugging Face directories made by one command,
+# `python -m course_utils.zoo --notebook 09`).
 
 # %%
 
@@ -81,11 +82,12 @@ bert = load("bert_mlm")
 # "new state-of-the-art results on eleven natural language processing tasks, including pushing the GLUE score to
 # 80.5% (7.7% point absolute improvement), MultiNLI accuracy to 86.7% (4.6% absolute improvement), SQuAD v1.1 question
 # answering Test F1 to 93.2 (1.5 point absolute improvement) and SQuAD v2.0 Test F1 to 83.1 (5.1 point absolute
-# improvement)". Those benchmarks are English; this notebook measures the same ideas on the course language, where
-# the oracle knows the right answers. The sizes first: both follow from the config alone. `bert_sizes` builds
-# each `BertModel` from its `BertConfig` on PyTorch's **meta device**: every tensor has a shape and no storage, so
-# nothing is allocated and nothing is downloaded. It counts the parameters per part and checks each part against a
-# closed form, for L layers, hidden size H, feed-forward size I = 4H and a 30,522-piece vocabulary:
+# improvement)". (**F1**: the harmonic mean of two shares, marked answers that are right and right answers marked.)
+# Those benchmarks are English; this notebook measures the same ideas on the course language, where the oracle knows the
+# right answers. Both sizes follow from the config alone: `bert_sizes` builds each `BertModel` from its `BertConfig` on
+# PyTorch's **meta device**: every tensor has a shape and no storage, so nothing is allocated and nothing is downloaded.
+# It counts the parameters per part and checks each part against a closed form, for L layers, hidden size H,
+# feed-forward size I = 4H and a 30,522-piece vocabulary:
 # per layer 4H² + 4H (Q, K, V and the output) + 2HI + I + H (the feed-forward) + 4H (two LayerNorms).
 
 # %%
@@ -123,8 +125,8 @@ print(f"BERT-large's embeddings: {large['embeddings'] / large['total']:.1%}")
 # Two thirds of every layer is the feed-forward network (2HI = 8H² against the attention's 4H²), and a fifth of the
 # whole model is the token embedding table, 30,522 × 768. In BERT-large the layers double and widen, so the embeddings
 # fall to a tenth (9.5 %, the last line). The course's BERT is the same architecture at toy size: 2 layers, 64 hidden
-# units, 4 heads and a 1,000-piece vocabulary. The next cell counts its parameters, and its last line says how many
-# times as many BERT-base has:
+# units, 4 heads and a 1,000-piece vocabulary. The next cell counts its parameters, and how many times as many
+# BERT-base has:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -203,10 +205,12 @@ print(
 # its models: a BERT is only meaningful with the exact vocabulary it was trained on, the slide's "You must use it".
 #
 # **From scratch.** WordPiece *encoding* is greedy longest-match-first: take the longest vocabulary entry that starts
-# the word, then the longest `##` entry that starts the rest, and so on; if some rest matches nothing, the whole
-# word becomes `[UNK]`. (The *trainer* learns its merges like BPE; the encoder does not replay them.) The course's
-# encoder is `WordPieceEncoder.encode_word`; its body is exercise 2's answer, so only its signature and docstring show
-# here. Like BERT's, it also gives `[UNK]` for a word over 100 characters, a rule exercise 2 leaves out.
+# the word, then the longest `##` entry that starts the rest, and so on; if some rest matches nothing, the whole word
+# becomes `[UNK]`. (The *trainer* learns its merges like **BPE**, byte-pair encoding: start from characters and merge
+# the most frequent adjacent pair, again and again; the library's WordPiece trainer is a BPE trainer whose merges become
+# `##` pieces. The encoder does not replay the merges.) The course's encoder is `WordPieceEncoder.encode_word`; its body
+# is exercise 2's answer, so only its signature and docstring show here. Like BERT's, it also gives `[UNK]` for a word
+# over 100 characters, a rule exercise 2 leaves out.
 
 # %%
 import inspect
@@ -216,8 +220,8 @@ from course_utils.listing import listing
 print(listing(wp.WordPieceEncoder.encode_word, exercise=2))
 
 # %% [markdown]
-# **Parity.** The scratch encoder against the library, on every entry of the vocabulary and on every sentence of
-# the test split (ids, token types and attention mask):
+# **Parity.** The scratch encoder against the library, on every entry of the vocabulary but the five special tokens
+# and on every sentence of the test split (ids, token types and attention mask):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -307,7 +311,8 @@ print(f"  (labels: {' '.join(target)})")
 # `[CLS]`, `[SEP]` or `[PAD]`, then draws 80/10/10 for each chosen token; random replacements come from the
 # non-special pieces. **The library**: `DataCollatorForLanguageModeling(mlm_probability=0.15)` (its defaults are
 # `mask_replace_prob=0.8`, `random_replace_prob=0.1`). **Parity**: both on the same 100,000 maskable tokens of the
-# training split; two shares agree when they differ by less than 3 combined binomial standard errors:
+# training split; two shares agree when they differ by less than 3 combined binomial **standard error**s (a share p
+# of n draws varies by about √(p(1−p)/n) from run to run):
 
 # %%
 train_ids = bm.encode_sentences(tokenizer, train_sentences)
@@ -346,9 +351,9 @@ print(
 
 # %% [markdown]
 # They agree, and they differ in two ways worth knowing:
-# - **How many are chosen.** The library draws a coin for each token (a Bernoulli draw with p = 0.15), so a
-#   sentence can get none or many; BERT's code and d2l choose an exact count per sequence. On short sentences the
-#   exact count is not 15 %: with at least one target per sentence and rounding, the course's sentences get more.
+# - **How many are chosen.** The library draws a coin for each token (a Bernoulli draw with p = 0.15), so a sentence can
+#   get none or many; BERT's code and the d2l textbook choose an exact count per sequence. On short sentences the exact
+#   count is not 15 %: with at least one target per sentence and rounding, the course's sentences get more.
 # - **What a random replacement can be.** The library draws from the whole tokenizer, special tokens included:
 
 # %%
@@ -374,7 +379,7 @@ print(
 
 # %% [markdown]
 # The measured share, and one sentence where the library put a special token in as a "random word" (both are the
-# library's own draws, so they may differ on your machine's release):
+# library's own draws, which may differ with its release):
 
 # %%
 print(
@@ -384,9 +389,9 @@ print(
 print("for example:", special["examples"][0]["masked"])
 
 # %% [markdown]
-# **Devlin et al., Table 8** (appendix C.2): the masking mix matters little for fine-tuning, more for **feature-based**
-# use (the pretrained model frozen, its vectors fed as features to another model; section 5 sets the two side by
-# side), and `[MASK]` alone (100/0/0) is the worst there (BERT-base, dev sets):
+# **Devlin et al., Table 8** (appendix C.2): the masking mix matters little for **fine-tuning** (every weight trained
+# on the task), more for **feature-based** use (the pretrained model frozen, its vectors fed as features to another
+# model; section 5 sets the two side by side), and `[MASK]` alone (100/0/0) is the worst there (BERT-base, dev sets):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -395,6 +400,9 @@ for row in bert_masking.table_8_rows():
     print("  ".join(f"{row[c]:>9}" for c in bert_masking.TABLE_8_COLUMNS))
 
 # %% [markdown]
+# In the table, MNLI is sentence-pair inference, scored by accuracy, and NER is named-entity tagging, scored by F1, both
+# on the dev (validation) sets.
+#
 # **Whole-word masking.** WordPiece adds a problem the slides do not show. With masks drawn per *piece*, the
 # pieces of one word are rarely hidden together (0.15² of the time for a two-piece word), so the model learns to
 # complete a word from its other pieces, but rarely to fill a gap of two or three masks. Google's 2019
@@ -467,8 +475,8 @@ print(
 #
 # The course language's oracle gives the **exact** masked distribution, P(word | left ___ right)
 # (`CourseLanguage.masked_distribution`), so a masked LM can be scored against the truth on the same items, as
-# notebooks 04–08 scored left-to-right LMs against the oracle's perplexity. An item is a test sentence with one word
-# hidden; over 500 items,
+# notebooks 04–06 and 08 scored left-to-right LMs against the oracle's perplexity. An item is a test sentence with one
+# word hidden; over 500 items,
 #
 #     masked NLL ratio = exp(mean model NLL − mean oracle NLL)      (1 = the truth)
 #
@@ -621,7 +629,8 @@ print(f"less than half of the BERT's excess NLL: {half}")
 # %% [markdown]
 # The rest is the model's own error at each mask. A likely reason, not measured here: the split words are the rarest
 # of the language, so each is hidden in pretraining far less often than a frequent word, and its pieces must be
-# learned for every word that shares them. Counting how often each split word was hidden would test it.
+# learned for every word that shares them. Scoring the split words against how often each was hidden in pretraining
+# would test it.
 #
 # #### How big a vocabulary? Measured
 #
@@ -721,7 +730,8 @@ print("4,000 → 8,000 steps, on fresh sentences:    ", change(stream_4k, stream
 # a small margin, −0.036 against 0.0235). Fresh sentences instead of the split change it within that range at both
 # lengths, so these runs cannot say that the data mattered. A likely reason, not tested here: a masked LM learns from
 # the 15 % of the words it hides, so each sentence teaches it less than it teaches a left-to-right LM, which predicts
-# every word, and it needs more steps for the same signal.
+# every word, and it needs more steps for the same signal; and a sentence of the split seen again comes back with
+# other words hidden, so a repeat still teaches it something new, where a left-to-right LM meets the same targets.
 #
 # The shipped `bert_mlm` is the last row's recipe, 8,000 steps of fresh sentences (about ten minutes on one thread of
 # our CPU; section 4 printed its recipe), trained again with the shipped tokenizer, and it is the model section 4.1's
@@ -802,8 +812,8 @@ print("  'pickles' →", " ".join(tokenizer.tokenize("pickles")))
 # > **Slide check.** The slide (CMU, "BERT is also Trained to Perform Next Sentence Prediction") concludes "As a
 # > result, BERT learns patterns that exist above the level of the sentence." In fact the evidence for NSP is weak:
 # > RoBERTa (Liu et al. 2019, §4.2) removed it, trained on full-length passages instead, and matched or improved
-# > BERT on the downstream tasks; most later encoders drop it. A random "NotNext" sentence usually differs in
-# > *topic*, so NSP can be solved without learning much about discourse.
+# > BERT on the downstream tasks; most later encoders drop it. Lan et al. (2020, ALBERT) argue why: a random
+# > "NotNext" sentence usually differs in *topic*, so NSP can be solved without learning much about discourse.
 
 # %% [markdown]
 # ## 5. Applying it: pretraining → LM fine-tuning → task fine-tuning
@@ -812,7 +822,7 @@ print("  'pickles' →", " ".join(tokenizer.tokenize("pickles")))
 # masked-LM objective, continued on the domain of the task. **Task fine-tuning**: drop the LM's softmax, put a
 # classifier on the contextual vector of `[CLS]`, and train every weight on the task's labels.
 #
-# Devlin et al. name the two ways to use a pretrained model on a task. **Fine-tuning** trains all the pretrained
+# Devlin et al. name the two ways to use a pretrained model on a task. Fine-tuning (section 3) trains all the pretrained
 # weights, with a small task layer on top (GPT's way, and BERT's; this section). Feature-based use (section 3) keeps the
 # pretrained model frozen and feeds its vectors, as extra features, to a task model of its own (ELMo's way, notebook
 # 06). Section 6's probes are feature-based: the BERT is frozen and a logistic regression reads its vectors.
@@ -899,7 +909,8 @@ for column in ("reviews", "general"):
 # A likely reason for the null result is the data. The pretrained model has seen reviews by the thousand: about half
 # of the training reviews are, word for word, sentences of the first 500 of the 8,000 stream batches it was pretrained
 # on (the count above; as many are sentences of the training split, which the models of notebooks 04–06 read). The
-# reviews are also the language's most regular corner, so there is little new to learn. LM fine-tuning pays when the
+# reviews are likely also among the language's most regular sentences, with little new to learn (not measured here:
+# the oracle's own NLL on the review items against the general ones would measure it). LM fine-tuning pays when the
 # domain is new to the model. The real-world analogue is in the Hugging Face course (chapter 7, "Fine-tuning a masked
 # language model"): DistilBERT's perplexity on IMDb movie reviews goes from 21.75 to 11.40 after one epoch of LM
 # fine-tuning on them (11.32 after the `Trainer`'s three); IMDb's style is far from the Wikipedia and books DistilBERT
@@ -988,17 +999,18 @@ print(bert_choices.accuracy_spreads("100 labels"))
 # The CSE538 slide "Pretraining; FTing the LM": *layer 0: input, word-type embeddings; layers 1 to k−2: compose
 # embeddings with context; layer k−1: taken as contextual embedding; layer k: used for language modeling.* A
 # static embedding gives "fine" one vector whether it is a penalty or a state of health; a contextual one should
-# not. The course language has words with two senses each, in a labelled set (the next cell counts its occurrences):
+# not. The course language has words with two senses each, in a labelled set (the next cell counts them):
 # *fine*, *game*, *partner*, *lying*, *die*, *rest*, *played*, *great*, the slides' Person A / Person B words among
 # them.
 #
 # Two measurements per layer (`contextual_embeddings`):
 # - a **linear probe**: one logistic regression per word, trained to tell its two senses apart from the frozen
-#   vectors, scored by 5-fold cross-validation (copies of one sentence stay in one fold; chance is 0.5);
+#   vectors, scored by 5-fold **cross-validation** (each fifth scored by a probe trained on the rest; copies of one
+#   sentence stay in one fifth; chance is 0.5);
 # - **nearest neighbour**: for each occurrence, is the most similar other occurrence (cosine) of the same sense?
 #
 # Two controls: the *word type* (the embedding table's row, identical for every occurrence, so it cannot separate
-# senses at all) and *position only* (where the word stands, which layer 0 adds to the type).
+# senses) and *position only* (where the word stands, which layer 0 adds to the type).
 #
 # With 2 layers there is little "by layer" to see, so this section uses `bert_deep`: the same shape with 6 layers,
 # pretrained on the training split for a few CPU-minutes (fewer steps than `bert_mlm`, and a worse masked NLL: the
@@ -1062,7 +1074,7 @@ for row in by_layer[2:]:
 
 # %% [markdown]
 # The untrained weights are a draw from the library's initialisation, which a release of transformers may change, so
-# its exact column can differ on your machine. What it shows, in this one draw (seed 0; other draws are not measured):
+# its exact column can differ. What it shows, in this one draw (seed 0; other draws are not measured):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1080,20 +1092,20 @@ print(
 )
 
 # %% [markdown]
-# The nearest-neighbour columns carry the stronger caution. By that measure the untrained BERT is as good as the
-# trained one, likely because two sentences that use a word in one sense tend to share their other words too, and any
-# mixing of the context, trained or random, brings such sentences together (a nearest neighbour on shared words alone
-# would test it). The probe, which must find the sense along one learned direction, is the measure that tells training
-# from mixing, and in this draw even it does so by only a few points (the untrained probe column): in the course
-# language, context mixed in at random already says much of a word's sense. (The widget below colours by sense at each
-# layer; read it with this in mind.)
+# The nearest-neighbour columns carry the stronger caution. By that measure the untrained BERT is as good as the trained
+# one, likely because two sentences that use a word in one sense tend to share their other words too, and any mixing of
+# the context, trained or random, brings such sentences together (a nearest neighbour on shared words alone would test
+# it). The probe, which must find the sense along one learned direction, tells training from mixing, but in this draw by
+# only a few points: random weights beat chance by far more than the check's 0.2, 0.95 to 0.96 from layer 1 on (the
+# untrained probe column). In the course language, context mixed in at random already says much of a word's sense. (The
+# widget below colours by sense at each layer; read it with this in mind.)
 #
 # **What each layer knows, in the real BERT.** The CSE538 deck cites Tenney et al. (2019), "BERT Rediscovers the
 # Classical NLP Pipeline": probing BERT's layers, they find the steps of the traditional pipeline "in the expected
 # sequence: POS tagging, parsing, NER, semantic roles, then coreference", lower layers for syntax and higher ones for
 # meaning. This notebook does not reproduce it. The course language has no named entities and no coreference, and a
 # 6-layer model a few minutes old has little depth to order things in. Its probe above asks one semantic question
-# (which sense?) and answers it from layer 1 on. Tenney et al.'s paper has the per-layer figures.
+# (which sense?) and answers it from layer 1 on.
 
 # %% [markdown]
 # ### 6.1 To concatenate or to sum?
@@ -1337,10 +1349,11 @@ bertviz_offline.head_view(
 )
 
 # %% [markdown]
-# The slides' Person A and Person B (CSE538, "Word Vectors") use the same words in different senses: *fine*, *game*,
-# *partner*, *lying*, *die*, *rest*. A static embedding gives each word one vector; a contextual one depends on the
-# sentence. The cosine similarity between a word's two uses, at the input embeddings (layer 0) and at the last layer,
-# on the real BERT's Person A / Person B texts, or, offline, on course sentences with the same words in two senses:
+# The slides' Person A and Person B (CSE538, "Word Vectors") use eight words in two senses; the table takes six of them:
+# *fine*, *game*, *partner*, *lying*, *die*, *rest* (not *great* and *played*). A static embedding gives each word one
+# vector; a contextual one depends on the sentence. The cosine similarity between a word's two uses, at the input
+# embeddings (layer 0) and at the last layer, on the real BERT's Person A / Person B texts, or, offline, on course
+# sentences with the same words in two senses:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -1547,8 +1560,9 @@ _ = check_layer_strategy(concat_last_four)
 # - **AllenNLP**, the other library of the slide in section 6.3, is archived (no releases since 2022); use Hugging
 #   Face.
 # - **Taylor (1953)**, who named the cloze task, is in the references; section 4.2 runs the task.
-# - **"great" as one vector against WordNet's six senses of *great***: section 6's word-type control is that one
-#   vector, and its probe sits at chance; the course's sense set gives *great* two senses, not six.
+# - **"great" as one vector against WordNet's six adjective senses of *great* (and a noun one)**: section 6's
+#   word-type control is that one vector, and its probe sits at chance; the course's sense set gives *great* two
+#   senses, not seven.
 
 # %% [markdown]
 # ## Summary
@@ -1556,7 +1570,8 @@ _ = check_layer_strategy(concat_last_four)
 # - BERT is a transformer encoder stack: about half of BERT-base's 110 M parameters are feed-forward (51.8 %; two thirds
 #   of each layer) and a fifth are embeddings, all of it computable from the config without allocating a byte.
 # - WordPiece keeps frequent words whole and spells rare ones from `##` pieces; its encoder is twenty lines of
-#   greedy longest-match, and ours agrees with the library on every vocabulary entry and every test sentence.
+#   greedy longest-match, and ours agrees with the library on every vocabulary entry but the special tokens and on
+#   every test sentence.
 # - Masking: 15 %, then 80/10/10; our code and `DataCollatorForLanguageModeling` agree within their standard
 #   errors, and differ in how they count and in what "random" may be. The slide's "[MASK] outside" leaves the word
 #   in place. The course's BERT is pretrained with whole-word masking, every piece of a chosen word hidden together
@@ -1573,10 +1588,10 @@ _ = check_layer_strategy(concat_last_four)
 #   "but" and "not", which no bag of embeddings and not even ELMo's mix did; but one trained from random weights
 #   does as well at every seed, so pretraining is not what solves them here. With 100 labels the two starts were
 #   within noise.
-# - Contextual vectors separate the senses of a word that a static embedding cannot; an untrained BERT is the
-#   baseline to beat (here random mixing alone gets the sense probe most of the way). In one measurement (no seed
-#   spread), concatenating the top layers beat the last alone on the subject-number probe, while summing them did
-#   not.
+# - Contextual vectors separate the senses of a word that a static embedding cannot; an untrained BERT is the baseline
+#   to beat (in one untrained draw, random mixing alone gets the sense probe most of the way: 0.95 to 0.96 against
+#   1.00). In one measurement (no seed spread), concatenating the top layers beat the last alone on the subject-number
+#   probe, while summing them did not.
 # - bertviz runs offline once its JavaScript comes from installed packages.
 #
 # ## References
@@ -1597,5 +1612,9 @@ _ = check_layer_strategy(concat_last_four)
 # - A. Wettig, T. Gao, Z. Zhong, D. Chen (2023). Should You Mask 15% in Masked Language Modeling? *EACL* (40 % beats
 #   15 % for BERT-large on GLUE and SQuAD; larger models favour higher rates).
 # - K. Ethayarajh (2019). How Contextual are Contextualized Word Representations? *EMNLP* (anisotropy).
+# - Z. Lan, M. Chen, S. Goodman, K. Gimpel, P. Sharma, R. Soricut (2020). ALBERT: A Lite BERT for Self-supervised
+#   Learning of Language Representations. *ICLR* (NSP mixes topic with coherence; sentence-order prediction instead).
+# - A. Zhang, Z. C. Lipton, M. Li, A. J. Smola (2023). *Dive into Deep Learning* (d2l). Cambridge University Press
+#   (the BERT pretraining data: an exact count of masked tokens per sequence).
 # - C. Raffel et al. (2020). Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer
 #   (T5). *JMLR* (§3.3: the denoising objectives compared).
