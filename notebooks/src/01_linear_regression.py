@@ -68,9 +68,9 @@ def show_source(obj) -> None:
 # smaller sweeps. Where a number differs between the two, the code says `budget(full=…, fast=…)`: it returns
 # the first number in full mode and the second in fast mode.
 # Those tests rerun every cell, and compare its output with the stored one only where the cell starts with the
-# comment `# NBVAL_CHECK_OUTPUT`. `# NBVAL_IGNORE_OUTPUT`, in later notebooks, marks a cell whose output depends
-# on the machine or the mode (a timing, say): it is never compared. Neither comment changes what the cell
-# computes.
+# comment `# NBVAL_CHECK_OUTPUT` or, like the exercises' self-checks, carries nbval's tag `nbval-check-output`.
+# `# NBVAL_IGNORE_OUTPUT`, in later notebooks, marks a cell whose output depends on the machine or the mode (a
+# timing, say): it is never compared. Neither comment changes what the cell computes.
 #
 # ## 1. The model: ŷ = Xβ
 #
@@ -123,8 +123,8 @@ plt.show()
 # ## 2. The analytic answer: set the gradient to zero
 #
 # The objective is the squared error, $\sum_i (y_i - X_i\beta)^2$. We use its mean, the **mean squared error**
-# (MSE), $L(\beta) = \frac1N\sum_i (y_i - X_i\beta)^2$, which is what `torch.nn.MSELoss` computes;
-# dividing by N does not move the minimum. Differentiating,
+# (MSE), $L(\beta) = \frac1N\sum_i (y_i - X_i\beta)^2$, which is what `torch.nn.MSELoss` computes, as our
+# **loss**: the number training makes small. Dividing by N does not move the minimum. Differentiating,
 #
 # $$\nabla L(\beta) = -\frac{2}{N} X^\top (y - X\beta),$$
 #
@@ -167,6 +167,9 @@ print("gradient at β*:", mse_gradient(X, y, beta_star))
 # with α the **learning rate**. First, a check that the gradient formula is right: compare it with
 # central finite differences, $(L(\beta + h e_j) - L(\beta - h e_j)) / 2h$, with $e_j$ the unit vector along
 # coordinate j and a small step h (10⁻⁶ below).
+#
+# The start is called β₀ below (in β_k, k counts steps, and β₀ is β before the first): a whole point (intercept,
+# slope), not the intercept β₀ of section 1, which the plots' axes and the table of section 6 keep.
 
 # %%
 beta0 = random_start(2, seed=1)  # the random start, (D,)
@@ -262,7 +265,7 @@ plt.show()
 #
 # *Optional: the slides stop at "α: Learning Rate"; this part goes beyond them to explain where the edge
 # between "converge" and "diverge" lies. Section 7 uses its Hessian H and eigenvalues λ (to measure how
-# stretched a valley is), and exercise 2 its edge 2/λ_max.*
+# stretched a valley is), and section 8's widget and exercise 2 its edge 2/λ_max.*
 #
 # Write the error as $e_k = \beta_k - \beta^*$. Because the gradient is linear in β,
 # one step multiplies the error by a fixed matrix:
@@ -337,8 +340,9 @@ assert (
 
 # %% [markdown]
 # Read the curve from left to right: tiny α crawls (the step count explodes), the minimum sits
-# near the theory's best α, and just before the edge the fast direction's oscillation dies out so slowly
-# that the count climbs again. Past the edge there is no point: those runs diverged.
+# near the theory's best α, and from there to the edge the fast direction's oscillation dies out ever more
+# slowly, so the count climbs again (in full mode from 61 steps at 0.88 × 2/λ_max to 357 at 0.98 × 2/λ_max).
+# Past the edge there is no point: those runs diverged.
 # (`budget(full=55, fast=14)` in the cell is the number of α values tried: 55 in full mode.) The full-mode grid
 # holds the edge itself, 1.00 × 2/λ_max, and there is no point there either, though that run did not diverge:
 # at the edge the fast direction's error neither shrinks nor grows, so the run never settles.
@@ -464,13 +468,15 @@ print(f"all {len(methods)} methods agree with β* to within {AGREE_TOL:g}")
 # The slide's asterisk is a hedge worth taking seriously. Two popular refinements, each another way to turn the
 # gradient $g = \nabla L(\beta)$ into a step:
 #
-# - **Momentum** (Polyak's heavy ball): keep a velocity, $v \leftarrow \mu v + g$, and step
-#   $\beta \leftarrow \beta - \alpha v$. Steps that agree build up speed; zig-zags cancel.
+# - **Momentum** (Polyak's heavy ball): keep a velocity, $v \leftarrow \mu v + g$ (μ, the momentum coefficient,
+#   is the share of the old velocity kept each step), and step $\beta \leftarrow \beta - \alpha v$. Steps that
+#   agree build up speed; zig-zags cancel.
 # - **Adam** (Kingma & Ba): keep running means of $g$ and $g^2$, $m \leftarrow \beta_1 m + (1 - \beta_1) g$ and
 #   $v \leftarrow \beta_2 v + (1 - \beta_2) g^2$ (Adam's own v, not momentum's velocity), correct their start-up
-#   bias (both start at 0) to $\hat m$ and $\hat v$, and step $\alpha\,\hat m/(\sqrt{\hat v} + \epsilon)$: a separate
-#   step size for every parameter, roughly α in each coordinate whatever the gradient's scale. Adam's β₁ and β₂
-#   are these decay rates, not the intercept and slope β₀, β₁ of section 1.
+#   bias (both start at 0) to $\hat m$ and $\hat v$, and step $\alpha\,\hat m/(\sqrt{\hat v} + \epsilon)$ (ε, a tiny
+#   constant, keeps the division finite): a separate step size for every parameter, roughly α in each coordinate
+#   whatever the gradient's scale. Adam's β₁ and β₂ are these decay rates, not the intercept and slope β₀, β₁ of
+#   section 1.
 #
 # Both are written from scratch below, with μ = 0.9 (`torch.optim.SGD` has no momentum unless given one, so
 # the course's `fit_torch_nn` asks it for `momentum=0.9`) and PyTorch's Adam defaults (β₁ = 0.9, β₂ = 0.999,
@@ -562,17 +568,17 @@ for problem in problems:
 #   slope move together), and a per-coordinate scale can undo that only in part.
 #
 # The measurements agree with the first point and with the second's fixed-μ floor; the √κ law of a well-chosen μ is
-# untested (μ stays 0.9). In full mode (16 learning rates per method), on our better-conditioned problem (κ = 8.2)
-# plain GD needs about 60 steps and beats momentum and Adam (about 260 to 300 each), from every start. On the
-# stretched one (κ = 138.8) GD needs about 1000 steps, while momentum and Adam still need about 260 to 320: both beat
-# GD. GD's count grows by about the same factor as κ. Momentum's hardly changes: from β₀ its error shrank by 0.947 and
+# untested (μ stays 0.9). In full mode (16 learning rates per method), on our better-conditioned problem (κ = 8.2) plain
+# GD needs about 60 steps and beats momentum and Adam (about 260 to 300 each), from every start. On the stretched one
+# (κ = 138.8) GD needs about 1000 steps, while momentum and Adam still need about 260 to 320: both beat GD. GD's count
+# grows by about the same factor as κ. Momentum's hardly changes: in full mode, from β₀ its error shrank by 0.947 and
 # 0.948 per step on average, a hair under the long-run floor √0.9 = 0.949 (the average ends at the first step inside
-# 10⁻⁶, perhaps at a dip), so the floor, not κ, sets its pace. Adam's count hardly changes either: its error shrank
-# by 0.948 and 0.952 per step, about the same floor, likely because its m (β₁ = 0.9) is momentum too. So these runs
-# do not show the limit of the third point. Between momentum and Adam the gap is within noise on both problems:
-# these runs do not rank them. "Better" depends on the problem and on the settings (theory picks μ from κ; here it
-# is 0.9): the asterisk is earned. Here are the error curves of the three methods on the ill-conditioned problem
-# from β₀, each at its best learning rate:
+# 10⁻⁶, perhaps at a dip), so the floor, not κ, sets its pace. Adam's count hardly changes either: its error shrank by
+# 0.948 and 0.952 per step, about the same floor, likely because its m (β₁ = 0.9) is momentum too. So these runs do not
+# show the limit of the third point. Between momentum and Adam the gap is within noise on both problems: these runs do
+# not rank them. "Better" depends on the problem and on the settings (theory picks μ from κ; here it is 0.9): the
+# asterisk is earned. Here are the error curves of the three methods on the ill-conditioned problem from β₀, each at its
+# best learning rate:
 
 # %%
 X_ill, y_ill = problems["ill-conditioned"]
@@ -618,8 +624,8 @@ plt.show()
 # problem: with $P$ the diagonal matrix of the effective learning rates, the step is $P\hat m$, and the
 # curvature it meets is the largest eigenvalue $S$ of $PH$. The section-4 argument needs one change: Adam's
 # running mean $m \leftarrow \beta_1 m + (1 - \beta_1) g$ remembers the previous step. Along the eigenvector
-# of $S$ (write $e_k$ for the error there, and use $P\hat m_k = e_{k-1} - e_k$) one step gives a two-step
-# recurrence:
+# of $PH$ whose eigenvalue is $S$ (write $e_k$ for the error there; long after the start $\hat m$ is $m$, so
+# $P\hat m$ follows $m$'s recursion; use $P\hat m_k = e_{k-1} - e_k$) one step gives a two-step recurrence:
 #
 # $$e_{k+1} = \big(1 + \beta_1 - (1 - \beta_1) S\big)\, e_k - \beta_1 e_{k-1} .$$
 #
@@ -669,8 +675,8 @@ assert all((adam_errors[start : start + 200] > TOL).any() for start in crossings
 #    38 (the dotted lines).
 # 2. Beyond the edge the error along the steepest direction grows by a factor per step above 1, larger the
 #    further $S$ has climbed past 38: within about 60 to 90 steps it climbs past 10⁻⁶ (the first time from
-#    rounding level, below 10⁻¹⁵: the lowest error printed is 4.5e-16; later from where the previous tooth left
-#    it), and on up to about 0.08.
+#    rounding level, about 10⁻¹⁵: the lowest error printed, 4.5e-16, is step 696's; later from where the previous
+#    tooth left it), and on up to about 0.08.
 # 3. Those errors bring large gradients. $\hat v$ grows with them within a few tens of steps (each such $g^2$
 #    is far larger than the small $\hat v$, so even its weight $1 - \beta_2$ per step counts), the effective
 #    learning rate drops, and $S$ falls to about 30, back below the edge: the error shrinks again, though
