@@ -28,6 +28,7 @@ OPTIMIZERS_01 = '7. "Other gradient descent based optimization methods which are
 TERMS = {
     "float64": ("01", "Learning objectives", r"\bfloat64\b"),
     "mean squared error": ("01", "2. The analytic answer: set the gradient to zero", r"\bmean squared error\b|\bMSE\b"),
+    "loss": ("01", "2. The analytic answer: set the gradient to zero", r"\bloss(es)?\b"),
     "Hessian": ("01", "Where is the edge? 2/λ_max (optional)", r"\bHessians?\b"),
     "edge of stability": ("01", "Where is the edge? 2/λ_max (optional)", r"\bedge of stability\b"),
     "mini-batch": ("01", "Adam has an edge too (optional)", r"\bmini-?batch(es)?\b"),
