@@ -19,8 +19,8 @@
 #   not agree;
 # - measure what each strategy produces against the truth: the oracle's probability of every generated sentence,
 #   the language's entropy rate, repetition, diversity and length;
-# - find the most probable sentences of the language exactly (the first two tie), and see that they are not
-#   typical;
+# - find the most probable sentences of the language exactly (the first two tie), and see that they are the
+#   likeliest to be drawn but not typical per token;
 # - measure the beam search curse's length side, and what length normalisation does about it.
 #
 # Sections marked *(optional)* go beyond the slides; skip them on a first reading.
@@ -192,10 +192,11 @@ print(f"  a real beam of width 2 expands {sg.beam_search(deep, 2).expansions}")
 # > **Slide check.** The slide (CSE538, "Beam Search") says "Restrict to consider the top k (beam width) most
 # > probable per step", and its code does not. `while path, path_p in frontier:` is not Python (SyntaxError); the
 # > second version also builds `s+w` from an undefined `s`. In fact, once the loop is made to run, nothing ever
-# > removes a hypothesis from `frontier` or keeps only k of them: the code takes the top k *children of every node*,
-# > which is the whole k-ary tree (511 expansions at depth 8 for k = 2, against 17 for a real beam), and on a model
-# > whose sentences can be arbitrarily long it never ends. A beam keeps the k best hypotheses **over all beams**
-# > at each step, as `slide_generation.beam_search` and `generation.beam_search` do.
+# > removes a **hypothesis** (a candidate output: a prefix still growing, or a finished sentence) from `frontier` or
+# > keeps only k of them: the code takes the top k *children of every node*, which is the whole k-ary tree (511
+# > expansions at depth 8 for k = 2, against 17 for a real beam), and on a model whose sentences can be arbitrarily
+# > long it never ends. A beam search keeps the k best hypotheses **over all of them** at each step, as
+# > `slide_generation.beam_search` and `generation.beam_search` do; each of the k running ones is also called a beam.
 
 # %%
 print(sg.RANDOM_WALK_SOURCE)
@@ -255,8 +256,9 @@ for name, model in left_to_right.items():
 # `course_utils.models.generation` implements each strategy once, from its definition, on one interface: a
 # `Decoder` gives the next-token logits after a batch of prefixes, step after step. For the GPT it keeps a **KV
 # cache** (the keys and values of earlier positions are computed once, and reordered when beams are reordered); the
-# recurrent models re-read the sequence; the n-gram and window models read their last N words. A translation model
-# becomes an LM of its target side once its source is fixed (`SourceConditioned`); the slide's tree is a `TableLM`.
+# recurrent models re-read the sequence; the trigram reads its last two words, the FFNN its last five (notebook 04's
+# N = 5 counts context words; the tables here write it n=5). A translation model becomes an LM of its target side
+# once its source is fixed (`SourceConditioned`); the slide's tree is a `TableLM`.
 #
 # | strategy | function | what it does |
 # |---|---|---|
@@ -415,16 +417,16 @@ for name, model in translators.items():
 # %% [markdown]
 # ## 5. Parity with Hugging Face `generate()` *(optional)*
 #
-# The GPT of notebook 08 is a `GPT2LMHeadModel`, so `generate()` runs on it. minGPT's `test_huggingface_import` is
-# the pattern: the same model, the same prompt, the same tokens. The semantics matched here are `generate()`'s:
-# beam search considers 2k candidates per step, a candidate that ends becomes a hypothesis only if it ranks in the
-# top k, finished hypotheses are ranked by sum ÷ |Y|^α (|Y| the generated tokens, `length_penalty` = α), and
-# `early_stopping` decides when the beam stops: `True` as soon as k hypotheses have ended; `False` when no running
-# candidate can still beat the worst of them, estimated with the length it has now (Hugging Face's heuristic);
-# `"never"` only when no candidate could beat them at any length up to the limit. **Warpers** are Hugging Face's name
-# for the functions that reshape the next-token scores before sampling: temperature, then top-k, then top-p (which
-# keeps the token that crosses p). Four checks follow, one per cell: greedy, beam search, the warpers, and sampling.
-# First greedy, on four prompts (the first is `<s>` alone):
+# The GPT of notebook 08 holds a Hugging Face `GPT2LMHeadModel` (`gpt.hf`), so `generate()` runs on it. minGPT's
+# `test_huggingface_import` is the pattern: the same model, the same prompt, the same tokens. The semantics matched here
+# are `generate()`'s: beam search considers 2k candidates per step, a candidate that ends becomes a hypothesis only if
+# it ranks in the top k, finished hypotheses are ranked by sum ÷ |Y|^α (|Y| the generated tokens, `length_penalty` = α),
+# and `early_stopping` decides when the beam stops: `True` as soon as k hypotheses have ended; `False` when no running
+# candidate can still beat the worst of them, estimated with the length it has now (Hugging Face's heuristic); `"never"`
+# only when no candidate could beat them at any length up to the limit. **Warpers** are Hugging Face's name for the
+# functions that reshape the next-token scores before sampling: temperature, then top-k, then top-p (which keeps the
+# token that crosses p). Four checks follow, one per cell: greedy, beam search, the warpers, and sampling. First greedy,
+# on four prompts (the first is `<s>` alone):
 
 
 # %%
@@ -580,8 +582,9 @@ plt.show()
 # noisy, the more so on a loaded machine: the two curves can cross, and one plot may show no clear trend at all.
 # BENCHMARKS.md's table, best of 10 on the course's machine, has the cache about 1.5× faster per token at 120 tokens.
 # The first lines of the cell time our loops against `generate()`'s: ours are about as fast (ratios near 1;
-# BENCHMARKS.md's best of 10 has them at 0.69–0.83), which is all such a timing can say. On GPT-2-sized models and long
-# contexts the cache is what makes generation affordable.
+# BENCHMARKS.md's best of 10, with `</s>` forbidden so that every run writes 40 tokens, has greedy and beams of 4 and 8
+# at 0.69–0.83), which is all such a timing can say. On GPT-2-sized models and long contexts the cache is what makes
+# generation affordable.
 
 # %% [markdown]
 # ## 6. Length normalisation: eq. 13.16, Hugging Face and GNMT
@@ -698,7 +701,9 @@ print(
 
 # %% [markdown]
 # What the table says, as verdicts that hold on every machine (the exact sampled numbers can move by a sentence or
-# two between CPUs):
+# two between CPUs). The temperature line compares T = 0.5 with T = 1.2 only: between T = 1 (pure sampling) and
+# T = 1.2 the table's nll/t does not fall in this run (1.863, 1.855), a gap within noise, and nll/t counts only the
+# grammatical sentences, fewest at T = 1.2 (87.5 %), so its worst sentences drop out of it.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -764,13 +769,14 @@ print(
 # Two of Holtzman's findings carry over: greedy decoding loops (section 4's FFNN: "my friend that eats the cake that
 # eats the cake …"), and nucleus sampling repeats about as often as the reference text. The third does not: their
 # width-16 beam repeats 29 % of the time, ours not once in its 40 sentences (the table's `rep` for beam 16). Their
-# generations were open-ended web text of up to 200 tokens; ours are single sentences that end, and section 9 shows that
-# after a prompt a wide beam ends *early*, before any loop can start (from `<s>` alone, section 8, the widest beam finds
-# one of the language's two modes, its two most probable sentences, longer than what beams of 4 and 16 find there). The
-# other half of their argument, that maximisation writes text far more probable than real text, holds here too, measured
-# against the truth (their likelihoods are GPT-2 Large's own, ours the oracle's): greedy and beam search sit well left
-# of the entropy rate in the plot, at nll/t 1.162 to 1.414 (the normalised beams furthest left) against 1.726 (on their
-# grammatical sentences: greedy's other 10 % and beam 16 (norm)'s 2.5 % have no probability to count).
+# generations were open-ended web text of up to 200 tokens; ours are single sentences that end: after a prompt a wide
+# beam ends *early* (section 9), likely before a loop can start (repetition against each sentence's length would tell;
+# from `<s>` alone, section 8, the widest beam finds one of the language's two modes, its two most probable sentences,
+# longer than what beams of 4 and 16 find there). The other half of their argument, that maximisation writes text far
+# more probable than real text, holds here too, measured against the truth (their likelihoods are GPT-2 Large's own,
+# ours the oracle's): greedy and beam search sit well left of the entropy rate in the plot, at nll/t 1.162 to 1.414 (the
+# normalised beams furthest left) against 1.726 (on their grammatical sentences: greedy's other 10 % and beam 16
+# (norm)'s 2.5 % have no probability to count).
 
 # %% [markdown]
 # ## 8. "Most probable is not typical", measured
@@ -863,10 +869,12 @@ print(
 # > its twin, the sentence likeliest to be drawn, but far from typical in information theory's sense: 0.49 nats/token
 # > against the entropy rate's 1.73. "Average sounding" is right in the sense of *bland*: the mode, not the average.
 #
-# Stahlberg & Byrne (2019) found the same in NMT by exact search: a transformer's most probable translation was the
-# **empty** one for 51.8 % of sentences. The course language has no empty sentence, and its modes are long (9 words,
-# against 7.5 on average); shortness shows in narrower beams: from `<s>`, beams of 4 and 16 write 5-word sentences
-# (below); after a prompt, section 9. What does beam search find from `<s>` alone?
+# Stahlberg & Byrne (2019) ran exact search on an NMT model (a transformer): the translation *the model* scored highest
+# was the **empty** one for 51.8 % of sentences, a model error. Ours is the language's own mode, found exactly: atypical
+# per token, but a real sentence. The course language has no empty sentence, and its modes are long (9 words, against
+# 7.5 on average). From `<s>`, beams of 4 and 16 write 5-word sentences (below), the language's 4th and 3rd most
+# probable: the narrower beams likely miss the longer mode, a search error. After a prompt, see section 9. What does
+# beam search find from `<s>` alone?
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -881,10 +889,10 @@ for width in (1, 4, 16, 64):
 
 # %% [markdown]
 # Greedy search from `<s>` alone repeats itself ("the movie was not good and the movie was not bad .") and writes a
-# sentence that is not in the language. Wider beams find more and more probable sentences, and a beam of 64 finds one
-# of the language's two modes: the GPT has learnt where the most probable sentences are. Beam search is a search for
-# the model's mode (whether width 64 reaches the GPT's own is not measured: no exact search of the GPT runs here); the
-# slide's complaint is about what the mode is.
+# sentence that is not in the language. Wider beams find more and more probable sentences: beams of 4, 16 and 64 find
+# the language's 4th, 3rd and 1st most probable (one of its two modes), so the GPT has learnt where they are. Beam
+# search is a search for the model's mode (whether width 64 reaches the GPT's own is not measured: no exact search of
+# the GPT runs here); the slide's complaint is about what the mode is.
 #
 # ## 9. The beam search curse
 #
@@ -1064,14 +1072,15 @@ for name in cuts:
 # four words. Section 7's pure-sampling row starts every sentence with one or two words of a real test sentence, which
 # the GPT does not have to get right itself; here it writes each sentence from `<s>`. That could make the prompted row
 # more grammatical, but the measurement cannot tell: the two rows differ by less than one standard error (the last line
-# under the table), within noise. Temperature < 1, top-k and top-p likely cut the tail where such errors live: five of
-# those seven rows in section 7 are more grammatical than pure sampling by more than two standard errors; T = 0.5 and
-# top-k 5 are ahead by 4.5 points, 1.8 standard errors, within noise (the lines above): at n = 200, section 7's column
-# separates only rows several points apart. The strong cuts remove some of the language's real variety with it: T = 0.5,
-# top-k 5 and top-p 0.5 have a much lower nll/t and fewer distinct n-grams, while the mild ones (T = 0.8, top-k 40,
-# top-p 0.9 and 0.95) stay nearer pure sampling, top-p 0.95 even a little above it in nll/t (by 0.04 nats/token, within
-# sampling noise: with section 8's per-sentence sd of 0.67, the language's standing in for the GPT's, a row of about 200
-# sentences has a standard error near 0.05, and the gap between two such rows about √2 times that).
+# under the table), within noise. Temperature < 1, top-k and top-p likely cut the tail where such errors live: in this
+# run, five of those seven rows in section 7 are more grammatical than pure sampling by more than two standard errors
+# (the seven gaps share one pure-sampling row, so a sentence or two there moves them all); T = 0.5 and top-k 5 are ahead
+# by 4.5 points, 1.8 standard errors, within noise (the lines above): at n = 200, section 7's column separates only rows
+# several points apart. The strong cuts remove some of the language's real variety with it: T = 0.5, top-k 5 and top-p
+# 0.5 have a much lower nll/t and fewer distinct n-grams, while the mild ones (T = 0.8, top-k 40, top-p 0.9 and 0.95)
+# stay nearer pure sampling, top-p 0.95 even a little above it in nll/t (by 0.04 nats/token, within sampling noise: with
+# section 8's per-sentence sd of 0.67, the language's standing in for the GPT's, a row of about 200 sentences has a
+# standard error near 0.05, and the gap between two such rows about √2 times that).
 
 # %% [markdown]
 # ## 11. Widgets
