@@ -13,8 +13,9 @@
 # - write attention from scratch (scores → softmax → weighted sum) in its additive, dot and general forms, and
 #   check the dot form against `torch.nn.functional.scaled_dot_product_attention`;
 # - compute BLEU from its definition and check it against sacrebleu; say why exact match is sharper here;
-# - measure the lecture's three claims on a language whose true translations and word alignments are known:
-#   quality against sentence length, the gradient that reaches the encoder, and attention as alignment;
+# - measure the lecture's four claims on a language whose true translations and word alignments are known:
+#   quality against sentence length, the gradient that reaches the encoder, the one vector as the bottleneck, and
+#   attention as alignment;
 # - read an attention heatmap, and say when it is (and is not) a word alignment.
 #
 # Sections marked *(optional)* go beyond the slides; skip them on a first reading.
@@ -25,10 +26,11 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
-# machine. The trained models are the course's shipped checkpoints (`data/checkpoints/07/`, made by
-# `python -m course_utils.zoo --notebook 07`): every model has the same recipe (2,000 steps of 64
-# passages, AdamW, a cosine schedule); only the attention and the hidden size differ.
+# Every model here runs on the CPU, whatever `device` says, so that the checked numbers are the same on every
+# machine (section 10's times are not). The trained models are the course's shipped checkpoints
+# (`data/checkpoints/07/`, made by `python -m course_utils.zoo --notebook 07`): every model has the same recipe
+# (AdamW, a cosine schedule, the same steps and batches; section 4 prints the number of steps); only the attention
+# and the hidden size differ.
 
 # %%
 import inspect
@@ -90,12 +92,14 @@ show_alignment("kayla kicked the ball .")
 # %% [markdown]
 # Tarevi keeps the voice: the passive stays a passive, and both voices move words. The slide's "long distance
 # dependency" is there too: the agent "kayla", the last word before the full stop in English (source 5), is target 2
-# in Tarevi, the third word, right after "ko gefe" (the ball); and "was", the third English word, comes last, just before the full stop.
+# in Tarevi, the third word, right after "ko gefe" (the ball); and "was", the third English word, comes last, just
+# before the full stop.
 #
 # **The corpus** (`data/translation/`, made by `python -m course_utils.language.parallel`; its datasheet has
-# every number). A *passage* is one or more clauses of the translatable fragment given as one input, so that the
-# test sets can be long while the alignments stay exact. The models train on passages of at most 14 words; the
-# test sets go far beyond, because Bahdanau et al.'s Fig. 2 is about length.
+# every number). A *passage* is one or more clauses of the translatable fragment (the English the translator
+# parses: simple clauses and passives; section 12 prints its rules) given as one input, so that the test sets can be
+# long while the alignments stay exact. The models train on passages of at most 14 words; the four long test sets
+# go far beyond (15–42 words), because Bahdanau et al.'s Fig. 2 is about length.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -253,11 +257,12 @@ print(listing(s2s.Attention.scores))
 # > **Slide check.** The slide (CS109B, "seq2seq + Attention") says each weight "is based on the decoder's current
 # > hidden state". In fact Bahdanau et al. score the *previous* state s_{t−1} and feed the context into the
 # > decoder RNN; Luong et al. (2015) score the current state s_t after the RNN step, as here. We use Luong's
-# > global attention for all three scores, without its input feeding (which feeds h̃_{t−1} into the next step and
-# > makes training sequential), so that training can run every decoder step at once. Bahdanau et al.'s encoder is
+# > global attention (over every source word, where their local attention reads a window) for all three scores,
+# > without its input feeding (which feeds h̃_{t−1} into the next step and makes training sequential), so that
+# > training can run every decoder step at once. Bahdanau et al.'s encoder is
 # > also bidirectional, so each of their h_j summarises the words on both sides of j; ours reads left to right.
 #
-# **The library, and parity.** The dot form is torch's fused `scaled_dot_product_attention` with `scale=1`
+# **The library, and parity.** The dot form is torch's fused `scaled_dot_product_attention` (SDPA) with `scale=1`
 # (no 1/√d: that comes with transformers, notebook 08) and the same mask. Note the mask convention: in SDPA a
 # boolean `True` means *may attend*, as in our `mask`.
 
@@ -278,9 +283,9 @@ print(f"padding gets weight exactly 0: {bool((padded == 0).all())}")
 # %% [markdown]
 # **One step at a time.** Training runs the decoder over the whole reference at once; decoding cannot, because it
 # reads its own previous word. `Seq2Seq.step` is the same model one step at a time, written from scratch
-# (`rnn.gru_step` from the GRU's equations, and `attend`). Greedy decoding (section 4) and beam search (notebook
-# 10) use it: `start(source)` gives a decoder state, `step(state, previous words)` the next word's log-probabilities.
-# Fed the reference, the loop must reproduce the batched model to rounding error:
+# (`rnn.gru_step` from the GRU's equations, and `attend`). Greedy decoding (section 4) and notebook 10's other
+# decoding strategies use it: `start(source)` gives a decoder state, `step(state, previous words)` the next word's
+# log-probabilities. Fed the reference, the loop must reproduce the batched model to rounding error:
 
 
 # %%
@@ -322,10 +327,11 @@ for dtype, tolerance in ((torch.float32, 1e-4), (torch.float64, 1e-10)):
 print(inspect.getsource(s2s.Seq2Seq.forward))
 
 # %% [markdown]
-# `translation_checkpoints.train_model` is the recipe of every shipped model: AdamW at 3·10⁻³ with a cosine
-# schedule, gradients clipped to norm 1, batches of 64 passages. In full mode the cell below retrains the dot model
-# from scratch with the whole recipe (half a minute to a minute on two cores); in fast mode it trains a few steps
-# to show the loop, and the rest of the notebook uses the shipped models.
+# `translation_checkpoints.train_model` is the recipe of every shipped model: AdamW with a cosine schedule,
+# gradients clipped by their norm, batches of passages (`zoo.TRAINING` holds the numbers). In full
+# mode the cell below retrains the dot model from scratch with the whole recipe (half a minute to a minute on two
+# cores); in fast mode it trains a few steps to show the loop. In both modes the rest of the notebook uses the
+# shipped models.
 
 # %% [markdown]
 # ⏱ *The next cell takes about 35 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
@@ -365,10 +371,10 @@ print(f"{'reference':13} {' '.join(challenge.target)}")
 #
 # BLEU (Papineni et al. 2002), the metric of the papers the lecture cites, from its definition
 # (`course_utils/evaluation/translation_metrics.py`): the **modified n-gram precision** p_n clips each hypothesis
-# n-gram's count at its count in the reference, summed over the whole corpus, for n = 1…4; a **brevity penalty**
-# BP = exp(1 − r/c) when c ≤ r (1 otherwise) punishes a corpus of hypotheses shorter (c words) than the references (r words); BLEU is
-# BP · exp(¼ Σ log p_n), ×100. Exercise 2 writes BLEU for one sentence pair; the corpus version here sums the same
-# clipped counts, n-gram totals and lengths over all pairs before dividing, so its body is that answer extended and
+# n-gram's count at its count in the reference, summed over the whole corpus, for n = 1…4; a **brevity penalty** BP =
+# exp(1 − r/c) when c ≤ r (1 otherwise) punishes a corpus of hypotheses shorter (c words) than the references (r words);
+# BLEU is BP · exp(¼ Σ log p_n), ×100. Exercise 2 writes BLEU for one sentence pair; the corpus version here sums the
+# same clipped counts, n-gram totals and lengths over all pairs before dividing, so its body is that answer extended and
 # only its signature and docstring show (its `smooth` matters only when some p_n is 0):
 
 # %%
@@ -401,9 +407,10 @@ for label, hypotheses in outputs.items():
     print(f"{label:13} scratch BLEU = sacrebleu's (≤ 1e-9, same lengths): {same}")
 
 # %% [markdown]
-# BLEU was made for languages with many right translations: it gives credit for shared n-grams wherever they
-# are. Tarevi has exactly one right translation, so two sharper scores make sense too: **exact match** (the share
-# of passages translated perfectly) and **token accuracy** (the share of reference positions with the right word).
+# BLEU was made for languages with many right translations: it gives credit for shared n-grams wherever they are. Tarevi
+# has one reference translation for each passage (where the English is ambiguous, as in "the men cut the loaves", the
+# translator picks one reading by convention; section 8), so two sharper scores make sense too: **exact match** (the
+# share of passages translated perfectly) and **token accuracy** (the share of reference positions with the right word).
 # One wrong word in a seven-word passage costs a lot of BLEU and one seventh of the token accuracy:
 
 # %%
@@ -423,9 +430,10 @@ print(
 # ## 6. Claim: attention "greatly improves seq2seq results", measured against length
 #
 # Bahdanau et al. (2015), Table 1, on WMT'14 English→French: **RNNsearch-50 26.75 BLEU against RNNencdec-50 17.82**
-# (all sentences); their Fig. 2 shows the encoder–decoder's BLEU falling as sentences get longer, and the attention
-# model's holding. Our version: every shipped model, the test split in three length buckets within the training
-# lengths (≤ 14 words), then the four long buckets beyond them.
+# (all sentences); their Fig. 2 shows the encoder–decoder's BLEU falling as sentences get longer, and RNNsearch-50's
+# holding (RNNsearch-30, trained on sentences up to 30 words, falls too, though less than the encoder–decoder). Our
+# version: every shipped model, the test split in three length buckets within the training lengths (≤ 14 words),
+# then the four long buckets beyond them.
 
 # %%
 table = analysis.length_table(models)
@@ -514,16 +522,18 @@ for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
 # %% [markdown]
 # What the curves say:
 # - **Within the training lengths** the encoder–decoder without attention is already wrong on many passages, and
-#   worse the longer they are: 128 numbers do not hold fourteen words in order. Every attention model translates
+#   worse the longer they are, likely because 128 numbers, trained by this recipe, do not hold fourteen words in
+#   order (section 8 tests it with bigger vectors). Every attention model translates
 #   nearly all of them, whatever their length, in every seed. That is the lecture's "greatly improves", and the shape
 #   of Bahdanau et al.'s Fig. 2. Which attention is best is not a finding here: the three differ by less than their
 #   spread.
 # - **Beyond the training lengths** every model fails, attention or not, though attention keeps more of the words
 #   (BLEU): by more than the spread in every bucket but one, general attention at 36–42 words, whose three seeds
-#   range from 13.3 to 26.4. Bahdanau's RNNsearch-50 held up to 60 words because it was *trained* on sentences up
-#   to 50 words. Ours never saw a passage longer than 14: its decoder has never had to keep going past about 14
-#   words, nor its attention to move through a longer source. Attention removes the bottleneck of one vector; it does
-#   not teach a model lengths it never saw.
+#   range from 13.3 to 26.4. Bahdanau's RNNsearch-50 held up to 60 words; it was *trained* on sentences up to 50
+#   words, and it differs from ours besides (a bidirectional encoder, far larger states, real data). A likely reason
+#   for our failure, which training on longer passages would test: ours never saw a passage longer than 14, so its
+#   decoder has never had to keep going past about 14 words, nor its attention to move through a longer source.
+#   Attention removes the bottleneck of one vector; here it did not teach a model lengths it never saw.
 #
 # ## 7. Claim: training "updates weights all the way to the beginning (encoder)"
 #
@@ -566,13 +576,13 @@ for label, norms in gradients.items():
 # to the source is the encoder's final state and back through every encoder step. Every word but the final "." gets a
 # sizeable share, and among them the first word, at the end of the longest road, gets the least (the printed row, read
 # left to right), clearly less than the rest, though the words between show no steady fall with distance in this one
-# model. With
-# attention each decoder step also has a direct road to each encoder state, and the gradient is concentrated on a few
-# words. Which words, and why, this notebook does not measure. A plausible guess: the loss is nearly zero, so gradient
-# flows only where it is not yet zero, at the few words whose translation the model still gets slightly wrong. (The
-# raw sizes are not comparable: the attention model's gradients are far smaller, probably because its loss is nearly
-# zero, which this notebook does not print. The plot
-# divides each model's by its largest.)
+# model. With attention each decoder step also has a direct road to each encoder state, and the gradient is
+# concentrated on a few positions (each printed number is a mean over the 12-word passages, position by position):
+# the third and the second word, 0.013 and 0.0079. Which words sit there, and why, this notebook does not measure.
+# A plausible guess: the loss is nearly zero, so gradient flows only where it is not yet zero, at the few words whose
+# translation the model still gets slightly wrong. (The raw sizes are not comparable: the attention model's gradients
+# are far smaller, probably because its loss is nearly zero, which this notebook does not print. The plot divides
+# each model's by its largest.)
 #
 # ## 8. Claim: "the entire meaning … packed into this one embedding"
 #
@@ -658,7 +668,8 @@ print(f"    no attention {plain_gain} | dot {dot_gain} → {said}")
 # %% [markdown]
 # **The passive challenge.** The slide's "The ball was kicked by kayla." should be hard for one vector: the word
 # needed third in Tarevi ("kayla", target 2) is the last word before the full stop in English, and the third English
-# word ("was") goes last, just before the full stop. `voice.jsonl.bz2` has 500 events in both voices; the table gives the exact match of each voice:
+# word ("was") goes last, just before the full stop. `voice.jsonl.bz2` has the same events in both voices; the
+# table gives the exact match of each voice:
 
 # %%
 voices = analysis.voice_table(models)
@@ -720,13 +731,14 @@ for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
 # > ball.", a "long distance dependency" that puts "a lot of responsibility" on the fixed-size state. Tarevi keeps
 # > the voice, but the one vector's trouble shows: without attention 37.9 % of the passives come out right, with
 # > attention at least 99.8 %. In fact the passive is not the hard voice: without attention the passives do better
-# > than the actives, by more than the spread. The actives have a word with two readings: "the man cut the loaves"
-# > is past (a singular subject would need "cuts"); "the men cut the loaves", either in English, is present by the
-# > translator's convention (`tarevi.analyses` lists that reading first). Tarevi marks the past with a suffix on the
-# > verb, which comes last, after the object; only the subject's number tells which. That is where at least 90 % of
-# > the shipped attention models' errors on the actives are. Additive attention gets more of the actives right than
-# > dot and general attention, by more than the spread; dot against general is within noise. Long-distance
-# > dependencies are hard; which ones depends on the languages.
+# > than the actives, by more than the spread; why, this notebook does not measure. Some actives, those with "cut"
+# > or "read", have a word with two readings: "the man cut the loaves" is past (a singular subject would need
+# > "cuts"); "the men cut the loaves", either in English, is present by the translator's convention
+# > (`tarevi.analyses` lists that reading first). Tarevi marks the past with a suffix on the verb, which comes last,
+# > after the object; only the subject's number tells which. At least 90 % of the actives the shipped attention
+# > models get wrong contain such a verb. Additive attention gets more of the actives right than dot and general
+# > attention, by more than the spread; dot against general is within noise. Long-distance dependencies are hard;
+# > which ones depends on the languages.
 
 # %% [markdown]
 # **Unseen combinations.** About a tenth of the (verb, object) pairs (printed below) never occur in training ("the
@@ -759,7 +771,8 @@ print(
 # Each row is one decoder step reading the reference target (teacher forcing). The passage is longer than any the
 # models trained on (the line above the plot says by how much), the lengths where section 6 saw every model's own
 # translations fail. The line under the plot gives each model's alignment error on this passage (AER, defined
-# below): this passage is one that the additive model still aligns, which the next cell shows is not the rule.
+# below): this passage is one that the additive model still aligns, though its mean AER on the 15–21-word test set
+# (next cell) is far from 0.
 
 # %%
 example = translate_passage(
@@ -859,23 +872,23 @@ print(f"additive attention's AER ≤ 0.10 in every seed: {highest <= 0.10}")
 # %% [markdown]
 # > **Slide check.** The slide (CS109B, "seq2seq + Attention") says attention "allows us to visualize the contribution
 # > each word gave during each step of the decoder". In fact the weights show *which encoder states* the decoder read,
-# > and an encoder state is not a word: our encoder reads left to right (Bahdanau et al.'s reads both ways), so h_j
-# > also carries the words before j. The
-# > shipped dot model translates as well as the additive one (within noise over three seeds), yet its argmax often
-# > lands *after* the true source word (for 25.4 % of the target words, against 12.7 % before it), on a state that
-# > still carries that word. Additive attention comes close to the true alignment on this language in all three seeds,
-# > within the lengths it trained on; beyond them every shipped model's alignment drifts, even fed the reference. Dot
-# > attention's alignment depends on the seed: its three AERs run from 0.078 to 0.505, so that one dot model's heatmap
-# > is nearly an alignment and another's is not, at the same translation quality. By the noise rule, dot against
-# > additive is within noise; additive against general is not. Attention is a picture of one model's reading, not by
-# > itself a measurement of each word's contribution (Jain & Wallace 2019).
+# > and an encoder state is not a word: our encoder reads left to right (Bahdanau et al.'s reads both ways), so h_j also
+# > carries the words before j. The shipped dot model translates the test split as well as the additive one (within
+# > noise over three seeds), yet its argmax often lands *after* the true source word (for 25.4 % of the target words,
+# > against 12.7 % before it), on a later state, one that has already read that word (whether it still carries it, a
+# > probe of the states would measure). Additive attention comes close to the true alignment on this language in all
+# > three seeds, within the lengths it trained on; beyond them every shipped model's alignment drifts, even fed the
+# > reference. Dot attention's alignment depends on the seed: its three AERs run from 0.078 to 0.505, so that one dot
+# > model's heatmap is nearly an alignment and another's is not, at nearly the same test-split exact match
+# > (0.990–0.998). By the noise rule, dot against additive is within noise; additive against general is not. Attention
+# > is a picture of one model's reading, not by itself a measurement of each word's contribution (Jain & Wallace 2019).
 #
 # ## 10. Cost *(optional)*
 #
 # Attention adds work: each decoder step scores every source word. Counted per score, additive attention does the
 # most work: it builds a (B, T, S, H) tensor, tanh(W_s s_t + W_h h_j) for every pair of target and source positions,
 # before reducing it with v. Dot attention is one batched matrix product, (B, T, H) × (B, H, S); general first
-# applies one H × H matrix to the keys. Time of one training step (64 passages) and greedy decoding speed, on this
+# applies one H × H matrix to the keys. Time of one training step (one batch) and greedy decoding speed, on this
 # machine:
 
 # %%
@@ -1035,16 +1048,16 @@ _ = check_aer(attention_aer)
 #   softmax and reads their weighted sum. Additive, dot and general attention translate nearly every passage within
 #   the training lengths and nearly every passive, in three seeds, with no difference among them larger than the
 #   spread. The actives of section 8's table are harder: 93.7 % (general) to 98.5 % (additive) over three seeds,
-#   additive ahead by more than the spread, and what the shipped models miss are mostly verbs whose past is their
-#   base form ("cut", "read").
-# - Beyond the lengths seen in training, every model fails: attention removes the bottleneck, not the need to
-#   train on long sentences.
-# - BLEU from its definition matches sacrebleu; on a language with one right translation, exact match and token
+#   additive ahead by more than the spread, and most actives the shipped models miss contain a verb whose past is
+#   its base form ("cut", "read").
+# - Beyond the lengths seen in training, every model fails: attention removes the bottleneck, not, it seems, the
+#   need to train on long sentences (no model here was trained on longer ones).
+# - BLEU from its definition matches sacrebleu; on a language with one reference translation, exact match and token
 #   accuracy are sharper.
 # - Within the training lengths the attention heatmap is close to the true alignment for additive attention in
-#   every seed. For dot attention, which translates as well, the shipped model's argmax often lands on a later
-#   word, and its AER depends on the seed. The weights show which states one trained model read, not what each
-#   word did.
+#   every seed. For dot attention, which translates the test split as well, the shipped model's argmax often
+#   lands on a later word, and its AER depends on the seed. The weights show which states one trained model read,
+#   not what each word did.
 #
 # ## References
 #
