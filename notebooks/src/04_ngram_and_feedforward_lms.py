@@ -76,6 +76,9 @@ print(
 )
 
 # %% [markdown]
+# Models count or train on the training split. The **validation split** is held out to check a model while it is
+# being built (section 6 reads it after training); the test split is held out for the final comparison.
+#
 # The oracle answers two questions exactly: what comes next, and how probable a whole sentence is. An
 # ungrammatical sentence gets probability 0, with the place and the reason it fails.
 
@@ -281,12 +284,13 @@ print(
 # %% [markdown]
 # More context helps only when the counts can carry it: with k = 1 the trigram (20.046) is worse than the bigram
 # (12.980). Add-1 gives every context |V| pretend counts, one per vocabulary word. The "contexts were seen" lines
-# count test tokens. For the bigram, all but 17% have a context seen at least |V| times ("the" is one): a small
-# correction. For the trigram, half have a history ("ate the") seen fewer times: there the pretend counts outweigh
-# the real ones, and much of the probability goes to words that never followed. A smaller k shrinks that damage
-# (k = 0.01: the trigram wins). Kneser–Ney is a large gain for the trigram (7.217 against 9.191, the best of the
-# three k tried) and a small one for the bigram (9.812 against 9.960): smoothing matters most where the counts are
-# sparsest.
+# count test tokens. For the bigram, all but 17% have a context seen at least |V| times, where the pretend counts
+# are at most as many as the real ones ("the" is seen far more often). Even so, add-1 costs the bigram 12.980
+# against 9.960 at k = 0.01. For the trigram, half have a history seen fewer than |V| times (a frequent one, "ate
+# the", is seen 2078 times: section 4). There the pretend counts outweigh the real ones, and much of the probability
+# goes to words that never followed. A smaller k shrinks that damage (k = 0.01: the trigram wins). Kneser–Ney is a
+# large gain for the trigram (7.217 against 9.191, the best of the three k tried) and a small one for the bigram
+# (9.812 against 9.960): smoothing matters most where the counts are sparsest.
 
 # %% [markdown]
 # ## 6. The feed-forward language model
@@ -302,7 +306,7 @@ print(
 # > notebook's FFNN follows the words: its N counts the context words (N = 3 reads w_{t−3}, w_{t−2}, w_{t−1}, as in
 # > the slides' forward pass below), so the FFNN with N = 2 sees exactly what a trigram sees.
 #
-# The slides' forward pass, for a window of N words:
+# The slides' forward pass, for a window of N words (their five steps, with the second and the third in one):
 #
 # 1. look up each context word's embedding, its row of d numbers in the matrix E (a **one-hot** vector, 1 at
 #    the word's index, 0 elsewhere, times E), and **concatenate** them: N·d numbers;
@@ -457,13 +461,13 @@ print(
 )
 
 # %% [markdown]
-# Poorly, not never. The trigram never counted the context "dog gets" in training (the last line: 0, against 193
-# for "cat gets"), so an unsmoothed trigram has no estimate there at all: the slide's "can't" holds for it. The
-# Kneser–Ney trigram takes all its probability from its lower-order model (section 5), what follows "gets"
-# anywhere. It gives the right participles 0.189 for held-out nouns against 0.988 for seen ones.
-# Its top four after "the dog gets" hold one right word ("walked", 0.08). The FFNNs keep most of it on the
-# held-out nouns (0.717 and 0.730, against 0.956 and 0.962 on seen ones), and the N = 5 model puts "fed" first.
-# Each FFNN here is one trained model: this probe has no seed spread.
+# Can an n-gram predict the right words after "the dog gets"? Poorly, not never. The trigram never counted the
+# context "dog gets" in training (the last line: 0, against 193 for "cat gets"), so an unsmoothed trigram has no
+# estimate there at all: the slide's "can't" holds for it. The Kneser–Ney trigram takes all its probability from its
+# lower-order model (section 5), what follows "gets" anywhere. It gives the right participles 0.189 for held-out
+# nouns against 0.988 for seen ones. Its top four after "the dog gets" hold one right word ("walked", 0.08). The
+# FFNNs keep most of it on the held-out nouns (0.717 and 0.730, against 0.956 and 0.962 on seen ones), and the N = 5
+# model puts "fed" first. Each FFNN here is one trained model: this probe has no seed spread.
 
 # %% [markdown]
 # ## 8. The learned embeddings
@@ -509,12 +513,12 @@ next_word_demo.box
 # %% [markdown]
 # ## 10. Masked words with a fixed window
 #
-# The CSE538 lecture asks a different question: P(with | he ate the cake ⟨M⟩ the fork). A feed-forward network
-# can answer it from a window of words on both sides of the mask. We have three: `concat` models with 2 and 4
-# words each side (one weight block per position, as on the slide) and a `bag` model that adds the embeddings of
-# its window. They are trained like the FFNN LM, on another task: every word of every training sentence is one
-# example, the words around it as the input and the word itself as the target (the recipe is printed below). The
-# oracle knows the exact answer: it sums over every word that could fill the gap.
+# The CSE538 lecture asks a different question: P(with | he ate the cake ⟨M⟩ the fork). A feed-forward network can
+# answer it from a window of words on both sides of the mask. We have three: `concat` models with 2 and 4 words each
+# side (one weight block per position, as on the slide) and a `bag` model that adds the embeddings of its window.
+# They are trained with the FFNN LM's training loop, on another task and with their own recipe (printed below):
+# every word of every training sentence is one example, the words around it as the input and the word itself as the
+# target. The oracle knows the exact answer: it sums over every word that could fill the gap.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -565,11 +569,11 @@ for name in ("masked_bag_w2", "masked_concat_w2"):
 # Reversed, the bag model's answer does not move at all (0.000): it cannot see the order. The concat model's
 # answer changes by up to 0.998: it does.
 #
-# **2. It can't handle variable length**: it sees only its window. Which instrument follows "… with the"
-# depends on the verb (eat: fork or spoon; cut: knife or saw; write: pen, pencil or marker). We ask the models to
-# fill "kayla cut the bread with the ⟨M⟩ ." and measure the probability of the verb's instruments, and of any
-# instrument, averaged over the `instrument` items. Every item's prefix has six words, so the verb is 5 positions
-# before the gap: outside both windows (2 and 4 words on the left).
+# **2. It can't handle variable length**: it sees only its window. Which instrument follows "… with the" depends on
+# the verb (eat: fork or spoon; cut: knife or saw; write: pen, pencil or marker; wash: sponge, brush or hose; fix:
+# hammer or wrench; paint: brush). We ask the models to fill "kayla cut the bread with the ⟨M⟩ ." and measure the
+# probability of the verb's instruments, and of any instrument, averaged over the `instrument` items. Every item's
+# prefix has six words, so the verb is 5 positions before the gap: outside both windows (2 and 4 words on the left).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -604,13 +608,13 @@ print(
 )
 
 # %% [markdown]
-# Both windows know that an instrument comes ("with the" says so: the "any instrument" mass). Neither sees the
-# verb, so neither knows which. The 2-word window spreads its instrument mass almost evenly: 0.172 on the right
-# ones, near an even share of the 12 (each verb has 1 to 3: paint only the brush). The 4-word window puts nearly
-# twice as much on the right ones, though it does not see the verb either. It does see the object ("the bread with
-# the"), and the object narrows the verb down (a report is written, a van is washed, fixed or painted, never
-# eaten): the likely reason, though this notebook does not measure it. Only the oracle, which reads the whole
-# prefix, is sure.
+# Both windows know that an instrument comes ("with the" says so: the "any instrument" mass). Neither sees the verb,
+# so neither knows which. The 2-word window spreads its instrument mass almost evenly: 0.172 on the right ones. An
+# even share of its 0.971 would be about 0.18: the six verbs have 13 right instruments, about 2.2 of the 12 per item
+# (each verb has 1 to 3, ten items each). The 4-word window puts nearly twice as much on the right ones, though it
+# does not see the verb either. It does see the object ("the bread with the"), and the object narrows the verb down
+# (a report is written, a van is washed, fixed or painted, never eaten): the likely reason, though this notebook
+# does not measure it. Only the oracle, which reads the whole prefix, is sure.
 #
 # Is 0.318 against 0.172 the window, or the draw? The last line reads both recipes retrained with two more seeds
 # (stored runs, section 6): the gap is many times the seed spread.
@@ -704,14 +708,15 @@ print(
 )
 
 # %% [markdown]
-# All three read the plain reviews perfectly (the "plain" column); the reviews that turn or negate are where
-# they differ. The features get fewer than half of those right: a count of positive and negative words cannot tell
-# which clause comes last. The learned embeddings get about two in three, far beyond the seed spread (the last line,
-# five seeds of each, read with the rule of section 6). Starting them from the FFNN's embeddings (the
-# `sentiment_pretrained` row) moves the accuracy by 0.004 on all reviews and 0.010 on the but/not ones (one run of
-# each; the cells below read them over seeds). Pretraining should matter most when labelled data is scarce, so we
-# also train the two embedding classifiers on only the first 100 training reviews
-# (`lm_seeds.few_reviews`: the same classifier, with the recipe `lm_seeds.FEW_REVIEWS`; a second each):
+# All three read the plain reviews perfectly (the "plain" column); the reviews that turn or negate are where they
+# differ. The features get fewer than half of those right: a count of positive and negative words cannot tell which
+# clause comes last, and no feature sees "not" (x3 asks for "no", as on the slide). The learned embeddings get about
+# two in three, far beyond the seed spread (the last line, five seeds of each, read with the rule of section 6).
+# Starting them from the FFNN's embeddings (the `sentiment_pretrained` row) moves the accuracy by 0.004 on all
+# reviews and 0.010 on the but/not ones (one run of each; the cells below read them over seeds). Pretraining should
+# matter most when labelled data is scarce, so we also train the two embedding classifiers on only the first 100
+# training reviews (`lm_seeds.few_reviews`: the same classifier, with the recipe `lm_seeds.FEW_REVIEWS`; a second
+# each):
 
 # %%
 n_few = lm_seeds.FEW_REVIEWS["reviews"]  # the first 100 training reviews
@@ -778,13 +783,13 @@ for word, other_side in (
     )
 
 # %% [markdown]
-# The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good":
-# "complaints" is negative but not a lexicon word ("it" carries no sentiment at all). So more neighbours share
-# the word's sentiment than oppose it (three against two for "good", four against one for "boring"). The
-# distributional hypothesis cuts both ways: in many places ("the plot was ___") words of both kinds can come, so
-# contexts alone keep them only partly apart. Contextual embeddings (ELMo, BERT; later notebooks) are meant to
-# answer that. And the classifier likely learns a word's sentiment from the labelled reviews anyway (not measured
-# here): what neither start gives it is the order.
+# The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good": "complaints" is
+# negative but not a lexicon word ("it" carries no sentiment at all). So more neighbours share the word's sentiment
+# than oppose it (three against two for "good", four against one for "boring"). The distributional hypothesis cuts
+# both ways: in many places ("the plot was ___") words of both kinds can come, so contexts alone keep them only
+# partly apart. Contextual embeddings (ELMo, BERT; later notebooks) are meant to answer that. And the classifier
+# learns a word's sentiment from the labelled reviews anyway: started from random embeddings, it reads every plain
+# review right (the "plain" column above, 1.000). What neither start gives it is the order.
 #
 # Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
 # good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That
@@ -924,7 +929,8 @@ _ = check_perplexity(perplexity_of)
 # </details>
 
 # %% [markdown]
-# **Exercise 4.** The FFNN's projection layer: the embeddings of the window's words, concatenated (in order).
+# **Exercise 4.** The FFNN's input, step 1 of section 6's forward pass: the embeddings of the window's words,
+# concatenated (in order).
 
 
 # %% tags=["exercise"]
@@ -964,11 +970,13 @@ _ = check_ffnn_input(ffnn_input)
 #   no model here reaches it.
 # - A fixed-window masked-word predictor cannot use order (if it adds its window), cannot see beyond its window,
 #   and learns every position separately. A wider window helps beyond the seed spread even when the word that
-#   decides (the verb) is outside both windows, most likely because the words it adds (the object) hint at it.
-# - Bag-of-words sentiment features cannot see order: they fail on most reviews that turn or negate, where learned
-#   embeddings get about two in three, beyond the seed spread. Starting a classifier's embeddings from the FFNN
-#   LM's (the slide's benefit 2) is within noise on all test reviews, with 3,000 labelled reviews and with 100;
-#   it passes the rule only on the but/not reviews with 100 labelled reviews, and only just.
+#   decides (the verb) is outside both windows, likely because the words it adds (the object) hint at it (not
+#   measured here).
+# - Neither the six hand features nor a mean of embeddings sees word order. The features fail on most reviews that
+#   turn or negate (and none of them sees "not"); learned embeddings get about two in three, beyond the seed
+#   spread. Starting a classifier's embeddings from the FFNN LM's (the slide's benefit 2) is within noise on all
+#   test reviews, with 3,000 labelled reviews and with 100; it passes the rule only on the but/not reviews with 100
+#   labelled reviews, and only just.
 #
 # ## References
 #
