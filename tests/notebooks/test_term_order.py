@@ -63,6 +63,7 @@ TERMS = {
     "token": ("04", "5. Sparsity, zero probabilities and smoothing", r"\btokens?\b"),
     "maximum-likelihood estimate": ("04", "4. The bigram model", r"\bmaximum[- ]likelihood\b"),
     "cosine similarity": ("04", "8. The learned embeddings", r"\bcosine similarit(y|ies)\b"),
+    "validation split": ("04", "1. The course language", r"\bvalidation\b"),
     "perplexity": ("04", "1. The course language", r"\bperplexit(y|ies)\b"),
     "entropy": ("04", "5. Sparsity, zero probabilities and smoothing", r"(?<!cross-)\bentropy\b"),
     "Kneser–Ney": ("04", "5. Sparsity, zero probabilities and smoothing", r"\bKneser"),
