@@ -67,8 +67,9 @@ def show_source(obj) -> None:
 # automatic tests set the environment variable `COURSE_FAST=1` to run every notebook in **fast mode**, with
 # smaller sweeps. Where a number differs between the two, the code says `budget(full=…, fast=…)`: it returns
 # the first number in full mode and the second in fast mode.
-# Those tests rerun every cell, and compare its output with the stored one only where the cell starts with the
-# comment `# NBVAL_CHECK_OUTPUT` or, like the exercises' self-checks, carries nbval's tag `nbval-check-output`.
+# Those tests (nbval, a pytest plugin that reruns notebooks) rerun every cell, and compare its output with the stored
+# one only where the cell starts with the comment `# NBVAL_CHECK_OUTPUT` or, like the exercises' self-checks, carries
+# nbval's tag `nbval-check-output`.
 # `# NBVAL_IGNORE_OUTPUT`, in later notebooks, marks a cell whose output depends on the machine or the mode (a
 # timing, say): it is never compared. Neither comment changes what the cell computes.
 #
@@ -376,10 +377,11 @@ print("native PyTorch β:", native.beta)
 # > `beta = torch.random.randn(X.shape, 1)`, `yhat = nn.functional.relu(z)` and
 # > `loss = nn.MSELoss(yhat, torch.Tensor(y))`.
 # > In fact `torch.random` has no `randn` (it is `torch.randn`, which also wants the sizes as separate
-# > numbers or one tuple, not a tuple and a number), `nn.MSELoss` is a class to construct first and call
-# > second (`nn.MSELoss()(yhat, y)`), and `relu` on ŷ, which sets every negative value to 0, would make the
-# > model no longer linear regression (it could never predict a negative y). The next cell runs the sketch's calls;
-# > `fit_torch_nn` below is the corrected form.
+# > numbers or one tuple, not a tuple and a number; and β needs one row per column of X,
+# > `torch.randn(X.shape[1], 1)`, not X's whole shape (N, D)), `nn.MSELoss` is a class to construct first and call
+# > second (`nn.MSELoss()(yhat, y)`), and `relu` on z = xβ, which sets every negative value to 0, would make the
+# > model no longer linear regression (it could never predict a negative y). The next cell runs the sketch's two
+# > failing calls; `fit_torch_nn` below is the corrected form.
 # >
 # > The error from `nn.MSELoss(ŷ, y)` is cryptic. The constructor's first two arguments are old options,
 # > `MSELoss(size_average=None, reduce=None, reduction="mean")`, so ŷ lands in `size_average` and y in `reduce`.
@@ -479,8 +481,8 @@ print(f"all {len(methods)} methods agree with β* to within {AGREE_TOL:g}")
 #   section 1.
 #
 # Both are written from scratch below, with μ = 0.9 (`torch.optim.SGD` has no momentum unless given one, so
-# the course's `fit_torch_nn` asks it for `momentum=0.9`) and PyTorch's Adam defaults (β₁ = 0.9, β₂ = 0.999,
-# ε = 10⁻⁸), and then checked step by step against `torch.optim`.
+# the course's `fit_torch_nn` asks it for `momentum=0.9` when called with `method="momentum"`) and PyTorch's Adam
+# defaults (β₁ = 0.9, β₂ = 0.999, ε = 10⁻⁸), and then checked step by step against `torch.optim`.
 
 # %%
 show_source(Momentum)
@@ -497,10 +499,10 @@ for method in ("momentum", "adam"):
     assert gap < 1e-10
 
 # %% [markdown]
-# **Which is better?** We measure it. For each method we try a grid of learning rates and keep the
-# one that reaches 10⁻⁶ of β* (and stays there to the end of the run, step 3000) in the fewest steps: each
-# method at its best learning rate, with μ = 0.9 and Adam's β₁ and β₂ left at their defaults. Each start below
-# gets its own best α; the output prints β₀'s.
+# **Which is better?** We measure it. For each method (plain gradient descent, GD, printed `gd`; momentum; Adam)
+# we try a grid of learning rates and keep the one that reaches 10⁻⁶ of β* (and stays there to the end of the
+# run, step 3000) in the fewest steps: each method at its best learning rate, with μ = 0.9 and Adam's β₁ and β₂
+# left at their defaults. Each start below gets its own best α; the output prints β₀'s.
 # Two problems: ours, and an **ill-conditioned** one where the feature is centred at 3 instead of 1.
 # A feature whose mean lies far from zero ties the intercept and the slope together and stretches the valley
 # (a mean of 1 a little, a mean of 3 much more); the stretch is measured by the **condition number**
@@ -563,22 +565,23 @@ for problem in problems:
 # - Heavy-ball momentum with a well-chosen μ needs steps that grow only like √κ. With μ fixed at
 #   0.9 it also cannot shrink the error faster than √0.9 per step in the long run, so it gains on
 #   stretched valleys and can lose on mildly stretched ones, such as ours (κ = 8.2).
-# - Adam rescales each **coordinate**, and its running mean m (β₁ = 0.9) is momentum too. The rescaling helps
+# - Adam rescales *each coordinate*, and its running mean m (β₁ = 0.9) is momentum too. The rescaling helps
 #   when parameters live on different scales, but this valley is stretched along a *diagonal* (intercept and
 #   slope move together), and a per-coordinate scale can undo that only in part.
 #
 # The measurements agree with the first point and with the second's fixed-μ floor; the √κ law of a well-chosen μ is
-# untested (μ stays 0.9). In full mode (16 learning rates per method), on our better-conditioned problem (κ = 8.2) plain
-# GD needs about 60 steps and beats momentum and Adam (about 260 to 300 each), from every start. On the stretched one
-# (κ = 138.8) GD needs about 1000 steps, while momentum and Adam still need about 260 to 320: both beat GD. GD's count
-# grows by about the same factor as κ. Momentum's hardly changes: in full mode, from β₀ its error shrank by 0.947 and
-# 0.948 per step on average, a hair under the long-run floor √0.9 = 0.949 (the average ends at the first step inside
-# 10⁻⁶, perhaps at a dip), so the floor, not κ, sets its pace. Adam's count hardly changes either: its error shrank by
-# 0.948 and 0.952 per step, about the same floor, likely because its m (β₁ = 0.9) is momentum too. So these runs do not
-# show the limit of the third point. Between momentum and Adam the gap is within noise on both problems: these runs do
-# not rank them. "Better" depends on the problem and on the settings (theory picks μ from κ; here it is 0.9): the
-# asterisk is earned. Here are the error curves of the three methods on the ill-conditioned problem from β₀, each at its
-# best learning rate:
+# untested (μ stays 0.9). Every count and rate below is full mode's (16 learning rates per method; fast mode tries 8
+# and prints others). On our better-conditioned problem (κ = 8.2) plain GD needs about 60 steps and beats momentum
+# and Adam (about 260 to 300 each), from every start. On the stretched one (κ = 138.8) GD needs about 1000 steps,
+# while momentum and Adam still need about 260 to 320: both beat GD. GD's count grows by about the same factor as κ.
+# Momentum's hardly changes: from β₀ its error shrank by 0.947 and 0.948 per step on average, a hair under the
+# long-run floor √0.9 = 0.949 (the average ends at the step from which the error stays inside 10⁻⁶; the error swings
+# as it falls, so that step may sit at a dip), so the floor, not κ, sets its pace. Adam's count hardly changes
+# either: its error shrank by 0.948 and 0.952 per step, about the same floor, likely because its m (β₁ = 0.9) is
+# momentum too. So these runs do not show the limit of the third point. Between momentum and Adam the gap is within
+# noise on both problems: these runs do not rank them. "Better" depends on the problem and on the settings (theory
+# picks μ from κ; here it is 0.9): the asterisk is earned. Here are the error curves of the three methods on the
+# ill-conditioned problem from β₀, each at its best learning rate:
 
 # %%
 X_ill, y_ill = problems["ill-conditioned"]
@@ -671,8 +674,8 @@ assert all((adam_errors[start : start + 200] > TOL).any() for start in crossings
 # The growing effective learning rate carries Adam over its edge of stability, and the run leaves the
 # minimum, not once but again and again, in a sawtooth. Each tooth, read from the table:
 #
-# 1. $\hat v$ forgets the large gradients of the start, the effective learning rate grows, and $S$ rises past
-#    38 (the dotted lines).
+# 1. $\hat v$ forgets the large gradients it holds (for the first tooth those of the start, later those of the
+#    last jump), the effective learning rate grows, and $S$ rises past 38 (the dotted lines).
 # 2. Beyond the edge the error along the steepest direction grows by a factor per step above 1, larger the
 #    further $S$ has climbed past 38: within about 60 to 90 steps it climbs past 10⁻⁶ (the first time from
 #    rounding level, about 10⁻¹⁵: the lowest error printed, 4.5e-16, is step 696's; later from where the previous
@@ -684,8 +687,8 @@ assert all((adam_errors[start : start + 200] > TOL).any() for start in crossings
 # 4. Then $\hat v$ forgets again, and $S$ is back at 38 about 520 to 650 steps after it last crossed (the gaps
 #    between the first column's steps).
 #
-# These steps are this run's: the teeth grow out of rounding errors, so on another machine they come at other
-# steps.
+# These steps are this run's: the first tooth grows out of rounding errors, which can differ from machine to
+# machine, so elsewhere the jumps may come some steps earlier or later (not measured here).
 #
 # Adam is usually run with a learning rate that decays; whether a decay would keep $S$ below the edge here, this
 # notebook does not measure. Adam's real strengths are absent from this small, exact problem: noisy gradients,
