@@ -33,8 +33,9 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every
-# machine. The trained models are the course's shipped checkpoints (`data/checkpoints/08/`, made by one command,
+# Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every machine.
+# One timing in section 10 also runs on a GPU where there is one; its times are not checked. The trained models are
+# the course's shipped checkpoints (`data/checkpoints/08/`, made by one command,
 # `python -m course_utils.zoo --notebook 08`).
 
 # %%
@@ -142,7 +143,8 @@ print(slide.SLIDE_SOURCE)
 
 # %% [markdown]
 # Run it on a batch of 2 sequences of 5 vectors of width 8. Each time it fails, fix the one thing the error points
-# to, and run again (`slide.run_slide_code(n, x)` applies the first n fixes of `slide.FIXES`):
+# to, and run again. Once it runs, two more fixes follow: a warning points to the first, nothing to the second
+# (`slide.run_slide_code(n, x)` applies the first n fixes of `slide.FIXES`):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -250,8 +252,8 @@ fixed_class = fixed_class.float()
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "Self-Attention in PyTorch") writes the score as ψ_dp(q, k) = (qkᵗ)σ and
 # > the code as `f.Softmax(torch.matmul(q, k.T))`. The σ written after (qkᵗ) is the softmax, applied to the row of
-# > dot products; the formula has no 1/√d_k either. In fact the code does not run (eight fixes above), and where it
-# > runs without its last two fixes it computes something else: softmax over the batch, and no 1/√d_k. The
+# > dot products; the formula has no 1/√d_k either. In fact the code does not run until six fixes above, and after
+# > them it computes something else until the last two: softmax over the batch, and no 1/√d_k. The
 # > formula is Attention(Q, K, V) = softmax(QKᵀ/√d_k)V, as on the slide "Self-Attention" before it.
 #
 # ## 3. Multi-head attention, from scratch and from the library
@@ -425,8 +427,8 @@ print(f"    the scaled one stays within 20%: {shrinks and steady}")
 
 # %% [markdown]
 # Without the scaling, the softmax becomes an argmax as d_k grows (entropy → 0, one weight → 1) and the gradient
-# reaching the scores shrinks with it; with the scaling, almost nothing depends on d_k. The Thinking/Machines numbers show
-# the same: softmax(112, 96) gives about 1 − 10⁻⁷ against 10⁻⁷ (e⁻¹⁶), softmax(14, 12) gives 0.88 against 0.12.
+# reaching the scores shrinks with it; with the scaling, almost nothing depends on d_k. The Thinking/Machines numbers
+# show the same: softmax(112, 96) gives about 1 − 10⁻⁷ against 10⁻⁷ (e⁻¹⁶), softmax(14, 12) gives 0.88 against 0.12.
 #
 # ## 6. Positional encoding
 #
@@ -559,8 +561,8 @@ print(f"sinusoidal positions extrapolate worst of the three: {worst}")
 # model, so the three were trained again with seeds 1 and 2 (`course_utils.analysis.transformer_seeds`, stored beside
 # the checkpoints with the command that makes them again). They are read with the course's noise rule (notebook 07,
 # section 6): a gap between two models counts only where it is larger than the larger of their two ranges, lowest to
-# highest over the seeds. Excess NLL over the three seeds, at the seen positions and at all the unseen ones up to
-# position 24:
+# highest over the seeds. Excess NLL over the three seeds, at the seen positions (0 to 7) and at the unseen ones
+# scored, 8 to 23:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -586,13 +588,14 @@ for a, b in (("learned", "sinusoidal"), ("none", "sinusoidal"), ("none", "learne
 
 # %% [markdown]
 # The hoped-for extrapolation does not happen: past the training length the sinusoidal model is the *worst* of the
-# three, in every seed and by more than the spread. The model has learned to read the sinusoids of positions 0–7
-# only; later positions are new inputs it has never seen, and it misreads them. Learned positions beyond 8 received
-# no gradient at all, and whatever they hold, the learned model ends behind the model with no positions, which does
-# best, again by more than the spread. Press et al.
-# (2022, ALiBi) report the same failure of sinusoids at scale and add a distance penalty to the attention scores
-# instead of a position vector; Kazemnejad et al. (2023) find "no positional encoding" extrapolating better than
-# either. What the sinusoids do give is the exact linear shift above, which the model *can* use; nothing makes it.
+# three, in every seed and by more than the spread. A likely reading, not measured here: the model has learned to read
+# the sinusoids of positions 0–7 only, and later positions are new inputs it misreads (a probe would test it). Learned
+# positions 8 and later received no gradient at all, and whatever they hold, the learned model ends behind the model
+# with no positions, which does best, again by more than the spread. Press et al. (2022, ALiBi) report the same failure
+# of sinusoids at scale and add a distance penalty to the attention scores instead of a position vector. Kazemnejad et
+# al. (2023) find "no positional encoding" extrapolating better than either, on synthetic reasoning and arithmetic
+# tasks, not a language model's NLL. What the sinusoids do give is the exact linear shift above, which the model *can*
+# use; nothing makes it.
 #
 # ## 7. The encoder block
 #
@@ -643,8 +646,8 @@ for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
 # **Residual connections, LayerNorm and warm-up, measured.** The paper puts the LayerNorm after the residual,
 # LayerNorm(x + Sublayer(x)) ("post-LN"); GPT-2, our translator and our GPT put it before, x + Sublayer(LayerNorm(x))
 # ("pre-LN"). The paper also raises its learning rate linearly from 0 over its first 4,000 steps, a **warm-up**:
-# lr_t = lr · min(1, t / W), because post-LN models trained badly without it (Xiong et al. 2020 show why, and that
-# pre-LN does not need it). `block_ablation.AblatedBlock` is section 10's
+# lr_t = lr · min(1, t / W) (the paper gives no reason for it). Xiong et al. (2020) later showed that post-LN
+# models train badly without it and that pre-LN ones do not need it. `block_ablation.AblatedBlock` is section 10's
 # scratch GPT block with each piece switchable:
 
 # %%
@@ -728,15 +731,14 @@ for name, against, labels in (
 # What the rows say, each gap read with the noise rule:
 #
 # - **Without residual connections** the model ends more than five times further from the oracle, in every seed: the
-#   residuals are what let six layers train in this budget. Not because the gradient vanishes without them: the
-#   gradient reaching the first block is *larger* without them, and the "signal std" column says why. Without the "+",
-#   what enters each block is the previous sub-layer's output alone, whose standard deviation at the start is about
-#   0.2, against about 1.4 for the residual stream (the x that the "+" carries from block to block). A LayerNorm
-#   divides by the standard deviation of what it reads, so a smaller signal gets a larger gradient back: a plausible
-#   reading, not measured here. The sub-layers between change the gradient's size too; only the end-to-end factor is
-#   measured (19.65 against 1.63, about 12×). What the
-#   residuals give, on a plausible reading this notebook does not measure, is a path for the input itself: without
-#   them each token's embedding must survive twelve sub-layers that start as random maps.
+#   residuals are what let six layers train in this budget. Not because the gradient vanishes without them: the gradient
+#   reaching the first block is *larger* without them, and the "signal std" column suggests why. Without the "+", what
+#   enters each block is the previous sub-layer's output alone, whose standard deviation at the start is about 0.2,
+#   against about 1.4 for the residual stream (the x that the "+" carries from block to block). A LayerNorm divides by
+#   the standard deviation of what it reads, so a smaller signal gets a larger gradient back: a plausible reading, not
+#   measured here. The sub-layers between change the gradient's size too; only the end-to-end factor is measured (19.65
+#   against 1.63, about 12×). What the residuals give, on a plausible reading this notebook does not measure, is a path
+#   for the input itself: without them each token's embedding must survive twelve sub-layers that start as random maps.
 # - **Without LayerNorm** the first-block gradient is larger too (why, this notebook does not measure), and the
 #   model ends *closer* to the oracle than the GPT-2 block, by more than the spread.
 # - **Post-LN against pre-LN**: post-LN ends a little closer, by a little more than the spread.
@@ -748,12 +750,13 @@ for name, against, labels in (
 # They pay for themselves in stability at scale (wide layers, large learning rates, no clipping), which a run this
 # small does not reach: the table measures what they do here, not what the paper needed them for.
 #
-# **Dropout, measured.** Dropout is a regulariser: it matters when a model can memorise its data. None of the
-# course's models can, since the training split is 60,000 sentences. So here a 2 × 64 GPT (section 10's shape) trains
-# on only the first 1,000 training sentences, for many passes over them, once per dropout rate p (attention weights,
-# sub-layer outputs and embeddings, as in GPT-2). Then, in eval mode, its perplexity ÷ the oracle's, on those 1,000
-# sentences and on 500 validation sentences. A training-set ratio below 1 means memorisation: no model can beat the
-# true distribution on sentences it has not seen. The last column is the gap, validation ÷ training perplexity:
+# **Dropout, measured.** Dropout is a regulariser: it matters when a model can memorise its data. Section 10's GPT,
+# trained on all 60,000 sentences, does not (its gap, the last line below, is close to 1). So here a 2 × 64 GPT (section
+# 10's shape) trains on only the first 1,000 training sentences, for many passes over them, once per dropout rate p
+# (attention weights, sub-layer outputs and embeddings, as in GPT-2). Then, in eval mode, its perplexity ÷ the oracle's,
+# on those 1,000 sentences and on 500 validation sentences. A training-set ratio below 1 means memorisation: no model
+# can beat the true distribution on sentences it has not seen. The last column is the gap, validation ÷ training
+# perplexity:
 
 # %% [markdown]
 # ⏱ *The next cell takes about 20 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
@@ -813,14 +816,14 @@ for high, low in zip(list(rates)[1:], rates):
         print(f"{metric:11}", line)
 
 # %% [markdown]
-# Without dropout the model learns its 1,000 sentences by heart, in every seed: its training perplexity falls below
-# the oracle's, and on new sentences it is many times worse than the truth. Each step up in dropout narrows the gap,
-# by more than the spread: dropout trades some fit on the training sentences for generalisation. On the validation
+# Without dropout the model starts to memorise its 1,000 sentences, in every seed: its training perplexity falls below
+# the oracle's, and on new sentences it is many times worse than the truth. Each step up in dropout narrows the gap, by
+# more than the spread: dropout trades some fit on the training sentences for generalisation. On the validation
 # sentences alone, p = 0.1 beats no dropout by more than the spread, but p = 0.3 against p = 0.1 is within noise after
-# the seeds' 300 steps (full mode's budget; the first table's run has 150 in fast mode); how much p is right depends
-# on how long training runs. Section 10's GPT makes about five passes over all 60,000 sentences and trains without
-# dropout: the last line of the first dropout table shows its gap, on the same sentences, close to 1. With that much
-# data there is little to memorise, and so little for dropout to prevent.
+# the seeds' 300 steps (full mode's budget; the first table's run has 150 in fast mode). How much p is right likely
+# depends on the training length (runs of several lengths would tell). Section 10's GPT makes about five passes over all
+# 60,000 sentences and trains without dropout: the last line of the first dropout table shows its gap, on the same
+# sentences, close to 1. With that much data there is little to memorise, and so little for dropout to prevent.
 #
 # **"Detailed Overview of (HuggingFace) Transformer Matrices and Computation."** The CSE538 slide walks through
 # the matrices of a Hugging Face BERT layer. Only the slides' titles survive in the lecture text, so what follows is a
@@ -852,7 +855,8 @@ print(
 )
 
 # %% [markdown]
-# `nn.Linear` stores a weight as (out, in) and computes x Wᵀ + b: the slide's "Linear layer: WᵀX". The query,
+# `nn.Linear` stores a weight as (out, in) and computes x Wᵀ + b: the "Linear layer: WᵀX" of the slides
+# "Multi-Headed Attention" and "Self-Attention in PyTorch". The query,
 # key and value matrices are 64 × 64 because they hold all four heads' W_i^Q side by side.
 
 # %%
@@ -958,9 +962,11 @@ print(
 # ## 9. A transformer translates notebook 07's passages
 #
 # The encoder–decoder transformer (`tt.TransformerTranslator`: embeddings + sinusoidal positions, 2 encoder and 2
-# decoder layers, 4 heads, d_model = 128) on notebook 07's translation task into Tarevi, with the same training
-# passages (≤ 14 words) and the same test sets, against 07's GRU encoder–decoders with additive and dot attention.
-# Exact match by length bucket; the first three buckets are within the training lengths:
+# decoder layers, 4 heads, d_model = 128) on notebook 07's translation task into Tarevi, with the same training passages
+# (≤ 14 words), the same number of batches and the same test sets, against 07's GRU encoder–decoders with additive and
+# dot attention. One more thing differs: the transformer trains at lr 10⁻³, the GRUs at 3 × 10⁻³ (notebook 07, section
+# 4), so every gap below is the learning rate's as well as the architecture's. Exact match by length bucket; the first
+# three buckets are within the training lengths:
 
 # %%
 translators = {
@@ -1122,9 +1128,9 @@ for label, values in gru_aer.items():
 # and every head aligns better than 07's dot attention, whose argmax often landed on a later word (notebook 07,
 # section 9; the checks above). Over three seeds neither comparison holds up: the best head is within noise of the
 # additive GRU, and the dot GRU's own AER runs from 0.078 to 0.505 with its seed. What holds in every seed is that the
-# heads differ: the worst head's AER is at least 0.239, the best head's at most 0.116. Each head shares the work with
-# the others and with the decoder's self-attention. Attention heads specialise: the slide's "Multi-headed attention
-# enables multiple compositions", seen here as eight different alignment errors.
+# heads differ: the worst head's AER is at least 0.239, the best head's at most 0.116. The slide's "Multi-headed
+# attention enables multiple compositions" is seen here only as eight different alignment errors. What each head
+# does instead of aligning is not measured here; a per-head ablation, as in section 10, would measure it.
 
 # %% [markdown]
 # **Stacks that do not share weights.** The CMU slide: *"A transformer is a stack of ~6 encoders and decoders. The
@@ -1148,12 +1154,12 @@ for label, model in translators.items():
     print(f"{label:15} {sum(p.numel() for p in model.parameters()):,}")
 
 # %% [markdown]
-# **The paper's numbers.** The CSE538 slide "Transformer (as of 2017)" gives WMT 2014 BLEU: GNMT 24.6 (EN–DE) and
-# 39.9 (EN–FR), ConvSeq2Seq 25.2 and 40.5, the Transformer (big) **28.4** and **41.8**. The course's task has one
-# right translation and a few hundred words, so its BLEU near 100 within the training lengths says nothing about
-# WMT; what carries over is the comparison with recurrent models of the same width (128), which the tables above
-# make. Same width is not same size: the transformer has more than twice the GRUs' parameters (the cell
-# above).
+# **The paper's numbers.** The CSE538 slide "Transformer (as of 2017)" gives WMT 2014 BLEU: GNMT 24.6 (EN–DE) and 39.9
+# (EN–FR), ConvSeq2Seq 25.2 and 40.5, the Transformer (big) **28.4** and **41.8**. The course's task has one right
+# translation and a few hundred words, so its BLEU near 100 within the training lengths says nothing about WMT. The
+# tables above repeat the paper's kind of comparison, a transformer against recurrent models, at the same width (128),
+# on a toy task that need not rank models as WMT does. Same width is not same size: the transformer has more than twice
+# the GRUs' parameters (the cell above).
 #
 # > **Slide check.** The slide (CSE538, "Transformer (as of 2017)") gives 41.8 for EN–FR, and the deck quotes the
 # > paper's abstract a few slides before: "a new single-model state-of-the-art BLEU score of 41.0 after training for
@@ -1248,7 +1254,8 @@ print(
 # %% [markdown]
 # ### Perplexity against the oracle, beside notebooks 04–06
 #
-# Every language model of the course, on the test split, against the oracle's perplexity (the floor):
+# One language model of each kind from notebooks 04–06, and the GPT, on the test split, against the oracle's
+# perplexity (the floor):
 
 # %%
 test = corpus.load_split("test")
@@ -1306,19 +1313,20 @@ for label, name in (("GRU", "gru_lm"), ("LSTM", "lstm_lm")):
 
 # %% [markdown]
 # Of the models trained on the split, the transformer is the closest to the oracle, ahead of the GRU and the LSTM by
-# more than the spread over three seeds, and with fewer parameters than the LSTM. (The models trained on fresh
-# sentences, below, come closer still.) It does not reach 2% of the oracle within about three minutes of one CPU
-# core: BENCHMARKS.md has the curve of perplexity against training time for the shapes tried (2 to 4 layers, 64 to
-# 96 wide). Deeper and wider models learn more per step but take longer per step, so within this budget the 2-layer,
-# 64-wide model wins. Is the rest compute, or something else?
+# more than the spread over three seeds, and with fewer parameters than the LSTM. It also trained longer: its recipe has
+# 4,500 steps, the GRU's and the LSTM's 3,000 (notebook 05's recipe), so part of the lead may be the steps. (The models
+# trained on fresh sentences, below, come closer still.) It does not reach 2% of the oracle within its recipe's 4,500
+# steps, under five minutes of one CPU core (the check above): BENCHMARKS.md has the curve of perplexity against
+# training time for the shapes tried (2 to 4 layers, 64 to 96 wide). Deeper and wider models learn more per step but
+# take longer per step, so within this budget the 2-layer, 64-wide model wins. Is the rest compute, or something else?
 #
 # ### More data or a bigger model? *(optional)*
 #
-# Every model of notebooks 04–08 learns from the same 60,000 training sentences; the shipped GPT sees each about
-# five times (4,500 batches of 64). Two ways to get closer to the oracle: a bigger model on the same data, or the
-# same model on more data. The course language can give more data: `language.stream` draws fresh sentences from
-# the distribution the split was drawn from, batch by batch, seeded, none seen twice. Four runs of the course's own
-# code (`course_utils.analysis.data_or_model`), each judged on the test split against the oracle:
+# Every language model of the table above learns from the same 60,000 training sentences; the shipped GPT sees each
+# about five times (4,500 batches of 64). Two ways to get closer to the oracle: a bigger model on the same data, or the
+# same model on more data. The course language can give more data: `language.stream` draws fresh sentences from the
+# distribution the split was drawn from, batch by batch, seeded, none seen twice. Four runs of the course's own code
+# (`course_utils.analysis.data_or_model`), each judged on the test split against the oracle:
 #
 # | run | model | data | steps of 64 sentences |
 # |---|---|---|---:|
@@ -1370,14 +1378,15 @@ print(
 )
 
 # %% [markdown]
-# **What the runs say.** Each run was trained once. The bigger model, 23 times the parameters and more than ten times
-# the training time, gains little on the same sentences: less than the small GPT's own range over three seeds on the
-# split (the seeds cell above), so no gain that this measures. The same small model, in the same number of steps,
-# gains several times that range from sentences it has not seen, and twice as many fresh batches bring it within
-# 1.5 % of the truth. On the split the
-# small GPT was short of *data* far more than of capacity. Only a known floor shows this: with an ordinary corpus, a
-# test perplexity says nothing about how much of it is left to learn, and a bigger model's small gain could be read
-# as "almost done". Here the floor says how far there is to go, and fresh data goes there.
+# **What the runs say.** Each run was trained once, so its own spread is not measured. The nearest yardstick is borrowed
+# from another recipe: the small GPT's range over three seeds on the split (the seeds cell above). The bigger model, 23
+# times the parameters and more than ten times the training time, gains little on the same sentences: less than that
+# range, so no gain that this measures. The same small model, in the same number of steps, gains several times that
+# range from sentences it has not seen, and twice as many fresh batches bring it within 1.5 % of the truth. A strong
+# hint, from one run each: on the split the small GPT was short of *data* far more than of capacity. Only a known floor
+# shows this: with an ordinary corpus, a test perplexity says nothing about how much of it is left to learn, and a
+# bigger model's small gain could be read as "almost done". Here the floor says how far there is to go, and fresh data
+# goes there.
 #
 # Does the transformer still beat the LSTM when neither is short of data? Notebook 06's LSTM, trained on the same
 # stream for the same 9,000 batches (`lstm_stream`), against both on the split:
@@ -1399,7 +1408,7 @@ header = f"{'test ppl ÷ oracle':18} {'the split':>10} {'the stream':>11}"
 print(f"{header}   steps (split, stream)")
 for label, (on_split, on_stream) in stream_ratio.items():
     counts = ", ".join(f"{steps_of[name]:,}" for name in streamed[label])
-    print(f"{label:18} {on_split:10.3f} {on_stream:11.3f}   {counts}")
+    print(f"{label:18} {on_split:10.4f} {on_stream:11.4f}   {counts}")
 lead = {
     data: stream_ratio["LSTM"][i] - stream_ratio["transformer (GPT)"][i]
     for i, data in enumerate(("split", "stream"))
@@ -1410,21 +1419,20 @@ print(
 )
 
 # %% [markdown]
-# Both gain, the LSTM more. The stream models differ in two ways: fresh data, and more steps (the last column, the
-# zoo's recipes: 9,000 each, against 3,000 for the split's LSTM and 4,500 for its GPT). For the GPT the run table
-# above separates the two: fresh data at the same 4,500 steps takes it from 1.0242 to 1.0200, the next 4,500 steps
-# from 1.0200 to 1.0145. For the LSTM no such run was made: it had three times its split's steps, the GPT twice, so
-# its larger gain cannot be put down to the data, and part of the transformer's lead on the split may be its extra
-# steps. On the stream the transformer is still closer to the truth, by less. The two stream models were trained
-# once each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range over
-# three seeds on the split (the seeds cell above), 0.0011, about 40 % of the lead on the stream (0.0027: 1.0172
-# against 1.0145 in BENCHMARKS.md; the table above rounds them to 1.017 and 1.015). A lead that small, from one run
-# each, is a hint, not a finding.
+# Both gain, the LSTM more. The stream models differ in two ways: fresh data, and more steps (the last column, the zoo's
+# recipes: 9,000 each, against 3,000 for the split's LSTM and 4,500 for its GPT). For the GPT the run table above
+# separates the two: fresh data at the same 4,500 steps takes it from 1.0242 to 1.0200, and a separate run of twice the
+# steps, 9,000, reaches 1.0145. For the LSTM no such run was made: it had three times its split's steps, the GPT twice,
+# so its larger gain cannot be put down to the data, and part of the transformer's lead on the split may be its extra
+# steps. On the stream the transformer is still closer to the truth, by less. The two stream models were trained once
+# each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range over three
+# seeds on the split (the seeds cell above), 0.0011, about 40 % of the lead on the stream (0.0027: 1.0172 against
+# 1.0145, the table above). A lead that small, from one run each, is a hint, not a finding.
 #
 # **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model is expected to cost far less
-# extra time per step than on a CPU (the stored run had no GPU to show it); that is why the field makes models
-# bigger. The cell times one step of the 4 × 256 model only (not the small one) on the CPU and, where there is one, on the GPU (not
-# checked: times differ from machine to machine):
+# extra time per step than on a CPU (the stored run had no GPU to show it); that is part of what lets the field
+# make models bigger. The cell times one step of the 4 × 256 model only (not the small one) on the CPU and, where
+# there is one, on the GPU (not checked: times differ from machine to machine):
 
 # %%
 cpu_step = data_or_model.time_steps(
@@ -1569,11 +1577,12 @@ print(f"    below 0.7: {worst_ablation[needed_layer, needed_head] < 0.7}")
 
 # %% [markdown]
 # The head that looks hardest at the subject is not the one the prediction depends on. Without it agreement barely
-# moves: what it reads either reaches the position predicting the verb another way or is not what the prediction
-# uses. Without the head the model needs most, which puts only part of its attention on the subject, agreement falls
-# to about a coin toss as soon as one attractor stands between subject and verb. So the attention map was a good
-# place to look, and the wrong thing to conclude from. The reading that holds is the one the ablation supports: the
-# model carries the subject's number through particular heads, and which ones only an intervention says.
+# moves: what it reads either reaches the position predicting the verb another way or is not what the prediction uses.
+# Without the head the model needs most, which puts only part of its attention on the subject, agreement falls to about
+# a coin toss as soon as one attractor stands between subject and verb. So the attention map was a good place to look,
+# and the wrong thing to conclude from. The reading that holds is the one the ablation supports: agreement depends on
+# particular heads, and which ones only an intervention says. Whether a head carries the number itself or something more
+# general, an ablation of agreement alone does not say.
 #
 # ### "Self-attention treats far away words similar to those close"
 #
@@ -1718,10 +1727,11 @@ for threads in sorted({1, torch.get_num_threads()}):
 # > hardware that runs the n positions in parallel. On one CPU thread the LSTM LM trains more tokens per second than
 # > the GPT of similar size (BENCHMARKS.md on the course's machine; the line above is this run's). Whether the
 # > attention layer alone is the slower one at these lengths changes from machine to machine, and from run to run on
-# > a shared one (this run's table against BENCHMARKS.md's), and the GPT's other costs (its MLPs and LayerNorms, eager attention, three layers) are not
-# > separated here. The Python cell loop, the literal n sequential
-# > steps, is slower than the fused `nn.LSTM` at every length. The transformer's speed advantage is a GPU's (Vaswani
-# > et al. trained on 8 P100s): that is where "computed at once" pays.
+# > a shared one (this run's table against BENCHMARKS.md's). The GPT's other costs (its MLPs and LayerNorms, eager
+# > attention, three layers) are not separated here. The Python cell loop, the literal n sequential steps, is slower
+# > than the fused `nn.LSTM` at every length. The transformer's speed advantage is expected on a GPU (Vaswani et al.
+# > trained on 8 P100s), where "computed at once" pays; the stored run had none to measure it (section 10's timing
+# > cell times one step on a GPU where there is one).
 
 # %% [markdown]
 # ## 12. Widgets
@@ -1883,9 +1893,9 @@ _ = check_positional_encoding(positional_encoding)
 #   `nn.MultiheadAttention` to rounding error.
 # - Masks: causal for a decoder, padding for batches; SDPA's `True` means attend, `nn.MultiheadAttention`'s
 #   `True` means ignore.
-# - Without positions attention cannot see order. The sinusoids shift by a fixed linear map, but they did not
-#   extrapolate past the training length here; learned positions did better, and no positions best (three seeds,
-#   each gap beyond the spread).
+# - Without positions and without a causal mask, attention cannot see order (a causal mask gives some back). The
+#   sinusoids shift by a fixed linear map, but they did not extrapolate past the training length here; learned positions
+#   did better, and no positions best (three seeds, each gap beyond the spread).
 # - A BertLayer is a few matrices: we recomputed one by hand. An encoder–decoder transformer translates nearly all of
 #   07's passages within the training lengths, in three seeds, and fails beyond them like 07's GRUs. Its
 #   cross-attention heads differ widely as aligners; the best is within noise of 07's additive attention.
@@ -1893,10 +1903,10 @@ _ = check_positional_encoding(positional_encoding)
 #   what let it train; without LayerNorm it ended closer to the oracle, and warm-up left the post-LN model further
 #   from it (three seeds, each gap beyond the spread): at this size LayerNorm and warm-up cost more than they give.
 #   Dropout narrows the gap between training and validation perplexity when a model can memorise its data.
-# - Of the course's LMs trained on the split, a small GPT is the closest to the oracle (three seeds, against the
-#   GRU's and the LSTM's). The shipped GPT keeps subject–verb agreement across attractors, and has a head that reads
-#   the subject directly, far or near. Removing that head leaves agreement intact; removing another one breaks it. An
-#   attention map says where to look, an ablation what matters.
+# - Of the course's LMs trained on the split, a small GPT is the closest to the oracle (three seeds, against the GRU's
+#   and the LSTM's, which trained 3,000 steps to its 4,500). The shipped GPT keeps subject–verb agreement across
+#   attractors, and has a head that reads the subject directly, far or near. Removing that head leaves agreement intact;
+#   removing another one breaks it. An attention map says where to look, an ablation what matters.
 #
 # ## References
 #
