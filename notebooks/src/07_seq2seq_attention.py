@@ -9,7 +9,7 @@
 #
 # After this notebook you can
 # - read an encoder–decoder of two GRUs that turns a sequence of N words into one of M words, and train it with
-#   teacher forcing and padding masks (the recipe of the shipped models, run again in section 4);
+#   teacher forcing and padding masks (the recipe of the shipped models, which section 4 runs again in full mode);
 # - write attention from scratch (scores → softmax → weighted sum) in its additive, dot and general forms, and
 #   check the dot form against `torch.nn.functional.scaled_dot_product_attention`;
 # - compute BLEU from its definition and check it against sacrebleu; say why exact match is sharper here;
@@ -418,7 +418,7 @@ for label, hypotheses in outputs.items():
 reference = challenge.target
 one_wrong = (
     reference[:3] + (reference[4],) + reference[4:]
-)  # word 4, the postposition "pa" (by), becomes the participle
+)  # target 3, the postposition "pa" (by), becomes the participle
 print("reference:", " ".join(reference), "\nhypothesis:", " ".join(one_wrong))
 print(
     f"sentence BLEU {metrics.bleu([one_wrong], [reference]).score:.1f}   "
@@ -527,13 +527,14 @@ for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
 #   nearly all of them, whatever their length, in every seed. That is the lecture's "greatly improves", and the shape
 #   of Bahdanau et al.'s Fig. 2. Which attention is best is not a finding here: the three differ by less than their
 #   spread.
-# - **Beyond the training lengths** every model fails, attention or not, though attention keeps more of the words
-#   (BLEU): by more than the spread in every bucket but one, general attention at 36–42 words, whose three seeds
-#   range from 13.3 to 26.4. Bahdanau's RNNsearch-50 held up to 60 words; it was *trained* on sentences up to 50
-#   words, and it differs from ours besides (a bidirectional encoder, far larger states, real data). A likely reason
-#   for our failure, which training on longer passages would test: ours never saw a passage longer than 14, so its
-#   decoder has never had to keep going past about 14 words, nor its attention to move through a longer source.
-#   Attention removes the bottleneck of one vector; here it did not teach a model lengths it never saw.
+# - **Beyond the training lengths** every model gets most passages wrong, attention or not (at most 22.3 % exactly right
+#   at 15–21 words, none beyond), though attention keeps more of the words (BLEU): by more than the spread in every
+#   bucket but one, general attention at 36–42 words, whose three seeds range from 13.3 to 26.4. Bahdanau's RNNsearch-50
+#   held up to 60 words; it was *trained* on sentences up to 50 words, and it differs from ours besides (a bidirectional
+#   encoder, far larger states, real data). A likely reason for our failure, which training on longer passages would
+#   test: ours never saw a passage longer than 14, so its decoder has never had to keep going past about 14 words, nor
+#   its attention to move through a longer source. Attention removes the bottleneck of one vector; here it did not teach
+#   a model lengths it never saw.
 #
 # ## 7. Claim: training "updates weights all the way to the beginning (encoder)"
 #
@@ -659,7 +660,8 @@ print(f"    no attention {plain_gain} | dot {dot_gain} → {said}")
 
 # %% [markdown]
 # A bigger vector helps the model without attention a lot, in every seed, and at 256 numbers it is still behind
-# attention with half the state, by more than the spread: the one vector is the bottleneck. Whether the bigger vector
+# attention with half the state, by more than the spread. In this recipe's 2,000 steps, then, likely the one vector is
+# the bottleneck; whether more steps would close the gap, longer training would test. Whether the bigger vector
 # helps it *more* than it helps the dot model is not settled by three seeds: the gains are within noise, because the
 # dot model itself depends on the seed when its state is small. At H = 32 its exact match runs from 8.6 % to 48.0 %,
 # so wide that dot against no attention at that size is within noise too. Attention does not make capacity free: with
@@ -668,8 +670,9 @@ print(f"    no attention {plain_gain} | dot {dot_gain} → {said}")
 # %% [markdown]
 # **The passive challenge.** The slide's "The ball was kicked by kayla." should be hard for one vector: the word
 # needed third in Tarevi ("kayla", target 2) is the last word before the full stop in English, and the third English
-# word ("was") goes last, just before the full stop. `voice.jsonl.bz2` has the same events in both voices; the
-# table gives the exact match of each voice:
+# word ("was") goes last, just before the full stop. Yet section 4's model without attention translated it right:
+# one sentence says little. `voice.jsonl.bz2` has the same events in both voices; the table gives the exact match
+# of each voice over the whole set:
 
 # %%
 voices = analysis.voice_table(models)
@@ -735,10 +738,11 @@ for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
 # > or "read", have a word with two readings: "the man cut the loaves" is past (a singular subject would need
 # > "cuts"); "the men cut the loaves", either in English, is present by the translator's convention
 # > (`tarevi.analyses` lists that reading first). Tarevi marks the past with a suffix on the verb, which comes last,
-# > after the object; only the subject's number tells which. At least 90 % of the actives the shipped attention
-# > models get wrong contain such a verb. Additive attention gets more of the actives right than dot and general
-# > attention, by more than the spread; dot against general is within noise. Long-distance dependencies are hard;
-# > which ones depends on the languages.
+# > after the object; only the subject's number tells which. At least 90 % of the actives the shipped attention models
+# > get wrong contain such a verb: likely the cause, though only the share of such verbs among all the actives, which
+# > this notebook does not print, would show it. Additive attention gets more of the actives right than dot and general
+# > attention, by more than the spread; dot against general is within noise. Long-distance dependencies are hard; which
+# > ones depends on the languages.
 
 # %% [markdown]
 # **Unseen combinations.** About a tenth of the (verb, object) pairs (printed below) never occur in training ("the
@@ -768,11 +772,11 @@ print(
 #
 # Bahdanau et al.'s Fig. 3 shows attention weights as a heatmap, source words against target words. Here is the
 # same picture for a long passage, beside the **true alignment** (white squares), for the three attention models.
-# Each row is one decoder step reading the reference target (teacher forcing). The passage is longer than any the
-# models trained on (the line above the plot says by how much), the lengths where section 6 saw every model's own
-# translations fail. The line under the plot gives each model's alignment error on this passage (AER, defined
-# below): this passage is one that the additive model still aligns, though its mean AER on the 15–21-word test set
-# (next cell) is far from 0.
+# Each row is one decoder step reading the reference target (teacher forcing). The passage is longer than any the models
+# trained on (the line above the plot says by how much), the lengths where section 6 saw most of every model's own
+# translations go wrong. The line under the plot gives each model's alignment error on this passage (AER, defined
+# below): this passage is one that the additive model still aligns, though its mean AER on the 15–21-word test set (next
+# cell) is far from 0.
 
 # %%
 example = translate_passage(
@@ -804,9 +808,12 @@ print(
 
 # %% [markdown]
 # Is the heatmap an alignment? The **alignment error rate** (Och & Ney 2003) of the attention's argmax in each row
-# against the true links: AER = 1 − 2|A ∩ S| / (|A| + |S|), 0 when every argmax is the true source word. For
-# comparison, Luong et al. (2015), Table 6, on real English–German data (RWTH's 508 hand-aligned sentences):
-# AER 0.34–0.39 for their attention models, 0.32 for the Berkeley aligner.
+# against the true links: with A the predicted links and G the true ones, AER = 1 − 2|A ∩ G| / (|A| + |G|), 0 when
+# every argmax is the true source word. (Och & Ney's annotators mark each link "sure" or "possible"; this is their AER
+# when every link is sure.) For comparison, Luong et al. (2015), Table 6, on real English–German data (RWTH's 508
+# hand-aligned sentences): AER 0.34–0.39 for their attention models, 0.32 for the Berkeley aligner, a statistical
+# word aligner built for alignment alone. Their true links are human, many-to-many and partly "possible"; ours are
+# one source word per target word, all sure. The numbers are not on one scale.
 
 # %%
 aer = {
@@ -849,7 +856,8 @@ print(f"beyond the training lengths ({first_beyond} words) every model's AER ris
 print(f"    above its AER at {longest_within}: {rises}")
 
 # %% [markdown]
-# The AER of the models trained with seeds 1 and 2 as well (section 6's runs), on the same test split:
+# "Translates as well" above means as well as additive attention, on the test split (section 6: within noise over
+# three seeds). The AER of the models trained with seeds 1 and 2 as well (section 6's runs), on the same test split:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -876,12 +884,13 @@ print(f"additive attention's AER ≤ 0.10 in every seed: {highest <= 0.10}")
 # > carries the words before j. The shipped dot model translates the test split as well as the additive one (within
 # > noise over three seeds), yet its argmax often lands *after* the true source word (for 25.4 % of the target words,
 # > against 12.7 % before it), on a later state, one that has already read that word (whether it still carries it, a
-# > probe of the states would measure). Additive attention comes close to the true alignment on this language in all
-# > three seeds, within the lengths it trained on; beyond them every shipped model's alignment drifts, even fed the
-# > reference. Dot attention's alignment depends on the seed: its three AERs run from 0.078 to 0.505, so that one dot
-# > model's heatmap is nearly an alignment and another's is not, at nearly the same test-split exact match
-# > (0.990–0.998). By the noise rule, dot against additive is within noise; additive against general is not. Attention
-# > is a picture of one model's reading, not by itself a measurement of each word's contribution (Jain & Wallace 2019).
+# > classifier trained to read the word from the states would measure). Additive attention comes close to the true
+# > alignment on this language in all three seeds, within the lengths it trained on; beyond them every shipped model's
+# > alignment drifts, even fed the reference. Dot attention's alignment depends on the seed: its three AERs run from
+# > 0.078 to 0.505, so that one dot model's heatmap is nearly an alignment and another's is not, at nearly the same
+# > test-split exact match (0.990–0.998). By the noise rule, dot against additive is within noise; additive against
+# > general is not. Attention is a picture of one model's reading, not by itself a measurement of each word's
+# > contribution (Jain & Wallace 2019).
 #
 # ## 10. Cost *(optional)*
 #
@@ -1013,8 +1022,8 @@ _ = check_sentence_bleu(sentence_bleu)
 
 # %% [markdown]
 # **Exercise 3.** Compute the alignment error rate of an attention matrix (M target rows, S source columns)
-# against the true links, a set of (source, target) pairs: take each row's argmax as a link, then
-# AER = 1 − 2|A ∩ S| / (|A| + |S|).
+# against the true links G, a set of (source, target) pairs: take each row's argmax as a link (the set A), then
+# AER = 1 − 2|A ∩ G| / (|A| + |G|).
 
 
 # %% tags=["exercise"]
@@ -1043,15 +1052,16 @@ _ = check_aer(attention_aer)
 #   over the whole reference at once; decoding runs it one step at a time, and the two agree to rounding error.
 # - Without attention the decoder sees the source only through the encoder's final state. On test passages of the
 #   training lengths, it already fails more often the longer they are; a bigger state helps it a lot, yet with 256
-#   numbers it stays behind dot attention with 128, in three seeds: the one vector is the bottleneck.
+#   numbers it stays behind dot attention with 128, in three seeds, trained by the one recipe: likely the one vector
+#   is the bottleneck.
 # - Attention scores every encoder state against the decoder's current state, turns the scores into weights with a
-#   softmax and reads their weighted sum. Additive, dot and general attention translate nearly every passage within
-#   the training lengths and nearly every passive, in three seeds, with no difference among them larger than the
+#   softmax and reads their weighted sum. Additive, dot and general attention translate nearly every passage of the
+#   test split and nearly every passive, in three seeds, with no difference among them on those larger than the
 #   spread. The actives of section 8's table are harder: 93.7 % (general) to 98.5 % (additive) over three seeds,
-#   additive ahead by more than the spread, and most actives the shipped models miss contain a verb whose past is
-#   its base form ("cut", "read").
-# - Beyond the lengths seen in training, every model fails: attention removes the bottleneck, not, it seems, the
-#   need to train on long sentences (no model here was trained on longer ones).
+#   additive ahead by more than the spread, and most actives the shipped attention models miss contain a verb whose
+#   past is its base form ("cut", "read"), likely the cause.
+# - Beyond the lengths seen in training, every model gets most passages wrong: attention removes the bottleneck, not, it
+#   seems, the need to train on long sentences (no model here was trained on longer ones).
 # - BLEU from its definition matches sacrebleu; on a language with one reference translation, exact match and token
 #   accuracy are sharper.
 # - Within the training lengths the attention heatmap is close to the true alignment for additive attention in
