@@ -71,6 +71,8 @@ TERMS = {
     "teacher forcing": ("05", "Teacher forcing, and the loss averaged over time steps", r"\bteacher forcing\b"),
     "cosine learning-rate schedule": ("05", "A short training run", r"\bcosine (learning|schedule|decay)"),
     "NLL": ("06", "6.2 A bidirectional LSTM for masked words", r"\bNLL\b"),
+    "biLM": ("06", "6.3 ELMo: a learned mix of a stacked bidirectional LM's layers", r"\bbiLMs?\b"),
+    "top-1 accuracy": ("06", "6.2 A bidirectional LSTM for masked words", r"\btop-1 accurac(y|ies)\b"),
     "GRU": ("06", "1. Why another cell?", r"\bGRUs?\b"),
     "brevity penalty": ("07", "5. Scoring translations: BLEU, exact match, token accuracy", r"\bbrevity penalty\b"),
     "alignment error rate": (
