@@ -203,10 +203,12 @@ print(f"all fixes: the output equals the corrected class: {same}")
 
 # %% [markdown]
 # **Dropout, defined.** The slide's class calls `self.dropout(attn_probs)`, and the deck shows Srivastava et al.'s
-# figure, "(a) Standard Neural Net" beside "(b) After applying dropout". In training mode, dropout sets each value to 0
-# with probability p and divides the survivors by 1 − p, so that the expected value is unchanged. Every step trains
-# a different thinned network, and no unit can rely on one particular other unit being there. In eval mode it does
-# nothing. Section 7 measures what it buys. With p = 0.5, a vector of ones:
+# figure, "(a) Standard Neural Net" beside "(b) After applying dropout". A torch module is in **training mode** after
+# `.train()` (the default) and in **eval mode** after `.eval()`; a few layers, dropout among them, act differently in
+# the two. In training mode, dropout sets each value to 0 with probability p and divides the survivors by 1 − p, so
+# that the expected value is unchanged. Every step trains a different thinned network, and no unit can rely on one
+# particular other unit being there. In eval mode it does nothing. Section 7 measures what it buys. With p = 0.5, a
+# vector of ones:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -456,8 +458,9 @@ axes[1].legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# **Why positions at all? Attention without them is blind to order.** Self-attention treats its input as a set:
-# shuffle the tokens, and the outputs shuffle the same way, nothing else changes (it is *permutation-equivariant*).
+# **Why positions at all? Without them, and without a causal mask, self-attention is blind to order.**
+# Self-attention treats its input as a set: shuffle the tokens, and the outputs shuffle the same way, nothing else
+# changes (it is *permutation-equivariant*).
 # An **encoder block** (self-attention, then a feed-forward network at each position; section 7 builds it) with
 # random weights, on 6 tokens and a random shuffle:
 
@@ -505,11 +508,13 @@ for k in (1, 5, 50):
 # %% [markdown]
 # **Learned or fixed, and beyond the training lengths.** Vaswani et al. found learned positions "nearly identical"
 # (Table 3, row E) and kept sinusoids because they *"may allow the model to extrapolate to sequence lengths longer
-# than the ones encountered during training."* Measured: three small decoder-only transformers
-# (`positional.PositionLM`, 2 layers, 64 wide) with learned, sinusoidal and no positions, trained on the course
-# language with every sentence **cut to its first 8 tokens** (an honest prefix: the targets are the true next
-# words), then scored on the test sentences of 14 words or more, position by position, against the oracle. (With
-# no positions at all, the causal mask still tells a token how many tokens precede it: Haviv et al. 2022.)
+# than the ones encountered during training."* Measured: three small **decoder-only** transformers, stacks of
+# self-attention blocks under a causal mask with no encoder, each position predicting the next token (section 10
+# builds a bigger one). They are `positional.PositionLM`s, 2 layers, 64 wide, with learned, sinusoidal and no
+# positions, trained on the course language with every sentence **cut to its first 8 tokens** (an honest prefix: the
+# targets are the true next words), then scored on the test sentences of 14 words or more, position by position,
+# against the oracle. (Models with no positions at all still learn them, Haviv et al. (2022) find; they conjecture
+# that the causal mask lets a token count how many tokens it may read.)
 
 # %%
 from course_utils.analysis import transformer_seeds as tseeds
@@ -604,8 +609,8 @@ for a, b in (("learned", "sinusoidal"), ("none", "sinusoidal"), ("none", "learne
 #
 # - a **residual connection** adds the sub-layer's output to its input, x ← x + Sublayer(x): the sub-layer learns a
 #   *change* to x, and x itself reaches the next layer, and its gradient the layer before, through the "+";
-# - a **LayerNorm** rescales each position's C features to mean 0 and variance 1, then applies a learned scale γ and
-#   shift β: LayerNorm(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β.
+# - a **LayerNorm** rescales each position's d_model features to mean 0 and variance 1, then applies a learned
+#   scale γ and shift β: LayerNorm(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β.
 #
 # The paper's sub-layer is LayerNorm(x + Sublayer(x)). The feed-forward network is two linear layers with a
 # nonlinearity between them, the same at every position (GELU here, as in BERT and GPT; the paper used ReLU):
@@ -645,9 +650,10 @@ for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
 #
 # **Residual connections, LayerNorm and warm-up, measured.** The paper puts the LayerNorm after the residual,
 # LayerNorm(x + Sublayer(x)) ("post-LN"); GPT-2, our translator and our GPT put it before, x + Sublayer(LayerNorm(x))
-# ("pre-LN"). The paper also raises its learning rate linearly from 0 over its first 4,000 steps, a **warm-up**:
-# lr_t = lr · min(1, t / W) (the paper gives no reason for it). Xiong et al. (2020) later showed that post-LN
-# models train badly without it and that pre-LN ones do not need it. `block_ablation.AblatedBlock` is section 10's
+# ("pre-LN"). The paper also raises its learning rate linearly from 0 over its first W = 4,000 steps, a **warm-up**,
+# then lowers it as 1/√t (it gives no reason for the warm-up). The course's warm-up has the rise only:
+# lr_t = lr · min(1, t / W), constant after W. Xiong et al. (2020) later showed that post-LN models train badly
+# without a warm-up and that pre-LN ones do not need it. `block_ablation.AblatedBlock` is section 10's
 # scratch GPT block with each piece switchable:
 
 # %%
@@ -737,9 +743,9 @@ for name, against, labels in (
 #   against about 1.4 for the residual stream (the x that the "+" carries from block to block). A LayerNorm divides by
 #   the standard deviation of what it reads, so a smaller signal gets a larger gradient back: a plausible reading, not
 #   measured here. The sub-layers between change the gradient's size too; only the end-to-end factor is measured (19.65
-#   against 1.63, about 12×). What the residuals give, on a plausible reading this notebook does not measure, is a path
-#   for the input itself: without them each token's embedding must survive twelve sub-layers that start as random maps.
-# - **Without LayerNorm** the first-block gradient is larger too (why, this notebook does not measure), and the
+#   against 1.63, about 12×). What the residuals give, on a plausible reading not measured here, is a path for the input
+#   itself: without them each token's embedding must survive twelve sub-layers that start as random maps.
+# - **Without LayerNorm** the first-block gradient is larger too (why is not measured here), and the
 #   model ends *closer* to the oracle than the GPT-2 block, by more than the spread.
 # - **Post-LN against pre-LN**: post-LN ends a little closer, by a little more than the spread.
 # - **Warm-up** makes the post-LN model worse, by more than the spread: it spends a quarter of its steps (the seeds'
@@ -747,8 +753,8 @@ for name, against, labels in (
 #
 # So in the 150 steps of full mode and the stored seeds, for a 6 × 32 model with gradients clipped at 1, LayerNorm
 # and warm-up cost more than they give.
-# They pay for themselves in stability at scale (wide layers, large learning rates, no clipping), which a run this
-# small does not reach: the table measures what they do here, not what the paper needed them for.
+# They are reported to pay for themselves in stability at scale (wide layers, large learning rates, no clipping;
+# Xiong et al. 2020 for warm-up), which a run this small does not reach: the table does not measure that.
 #
 # **Dropout, measured.** Dropout is a regulariser: it matters when a model can memorise its data. Section 10's GPT,
 # trained on all 60,000 sentences, does not (its gap, the last line below, is close to 1). So here a 2 × 64 GPT (section
@@ -822,8 +828,9 @@ for high, low in zip(list(rates)[1:], rates):
 # sentences alone, p = 0.1 beats no dropout by more than the spread, but p = 0.3 against p = 0.1 is within noise after
 # the seeds' 300 steps (full mode's budget; the first table's run has 150 in fast mode). How much p is right likely
 # depends on the training length (runs of several lengths would tell). Section 10's GPT makes about five passes over all
-# 60,000 sentences and trains without dropout: the last line of the first dropout table shows its gap, on the same
-# sentences, close to 1. With that much data there is little to memorise, and so little for dropout to prevent.
+# 60,000 sentences (its recipe's 4,500 batches of 64, which section 10 prints) and trains without dropout: the last line
+# of the first dropout table shows its gap, on the same sentences, close to 1. With that much data there is little to
+# memorise, and so little for dropout to prevent.
 #
 # **"Detailed Overview of (HuggingFace) Transformer Matrices and Computation."** The CSE538 slide walks through
 # the matrices of a Hugging Face BERT layer. Only the slides' titles survive in the lecture text, so what follows is a
@@ -964,8 +971,9 @@ print(
 # The encoder–decoder transformer (`tt.TransformerTranslator`: embeddings + sinusoidal positions, 2 encoder and 2
 # decoder layers, 4 heads, d_model = 128) on notebook 07's translation task into Tarevi, with the same training passages
 # (≤ 14 words), the same number of batches and the same test sets, against 07's GRU encoder–decoders with additive and
-# dot attention. One more thing differs: the transformer trains at lr 10⁻³, the GRUs at 3 × 10⁻³ (notebook 07, section
-# 4), so every gap below is the learning rate's as well as the architecture's. Exact match by length bucket; the first
+# dot attention. One more thing differs: the transformer trains at lr 10⁻³ (`tzoo.TRAINING`), the GRUs at 3 × 10⁻³
+# (notebook 07's recipe, `translation_checkpoints.TRAINING`), so every gap below is the learning rate's as well as the
+# architecture's. Exact match by length bucket; the first
 # three buckets are within the training lengths:
 
 # %%
@@ -1124,14 +1132,13 @@ for label, values in gru_aer.items():
     print(f"{label}: {values.format()}; the best head against it: {said}")
 
 # %% [markdown]
-# In the shipped models, no transformer head aligns as well as 07's additive attention, which had nothing else to do,
-# and every head aligns better than 07's dot attention, whose argmax often landed on a later word (notebook 07,
-# section 9; the checks above). Over three seeds neither comparison holds up: the best head is within noise of the
-# additive GRU, and the dot GRU's own AER runs from 0.078 to 0.505 with its seed. What holds in every seed is that the
-# heads differ: the worst head's AER is at least 0.239, the best head's at most 0.116. The slide's "Multi-headed
-# attention enables multiple compositions" is seen here only as eight different alignment errors. What each head
-# does instead of aligning is not measured here; a per-head ablation, as in section 10, would measure it.
-
+# In the shipped models, no transformer head aligns as well as 07's additive attention, and every head aligns better
+# than 07's dot attention, whose argmax often landed on a later word (notebook 07, section 9; the checks above). Over
+# three seeds neither comparison holds up: the best head is within noise of the additive GRU, and the dot GRU's own AER
+# runs from 0.078 to 0.505 with its seed. What holds in every seed is that the heads differ: the worst head's AER is at
+# least 0.239, the best head's at most 0.116. The slide's "Multi-headed attention enables multiple compositions" is seen
+# here only as eight different alignment errors. What each head does instead of aligning is not measured here; a
+# per-head ablation, as in section 10, would measure it.
 # %% [markdown]
 # **Stacks that do not share weights.** The CMU slide: *"A transformer is a stack of ~6 encoders and decoders. The
 # encoders are identical in structure but do not share weights."* Vaswani et al. stack N = 6 of each; ours stacks 2.
@@ -1313,12 +1320,13 @@ for label, name in (("GRU", "gru_lm"), ("LSTM", "lstm_lm")):
 
 # %% [markdown]
 # Of the models trained on the split, the transformer is the closest to the oracle, ahead of the GRU and the LSTM by
-# more than the spread over three seeds, and with fewer parameters than the LSTM. It also trained longer: its recipe has
-# 4,500 steps, the GRU's and the LSTM's 3,000 (notebook 05's recipe), so part of the lead may be the steps. (The models
-# trained on fresh sentences, below, come closer still.) It does not reach 2% of the oracle within its recipe's 4,500
-# steps, under five minutes of one CPU core (the check above): BENCHMARKS.md has the curve of perplexity against
-# training time for the shapes tried (2 to 4 layers, 64 to 96 wide). Deeper and wider models learn more per step but
-# take longer per step, so within this budget the 2-layer, 64-wide model wins. Is the rest compute, or something else?
+# more than the spread over three seeds, and with fewer parameters than the LSTM. Its recipe differs too: 4,500 steps
+# with gradients clipped at 1, the GRU's and the LSTM's 3,000 steps without clipping (notebook 05's recipe), so part of
+# the lead may be the recipe's. (The models trained on fresh sentences, below, come closer still.) It does not reach 2%
+# of the oracle within its recipe's 4,500 steps, under five minutes of one CPU core (the check above): BENCHMARKS.md has
+# the curve of perplexity against training time for the shapes tried (2 to 4 layers, 64 to 96 wide). Deeper and wider
+# models learn more per step but take longer per step, so within this budget the 2-layer, 64-wide model wins. Is the
+# rest compute, or something else?
 #
 # ### More data or a bigger model? *(optional)*
 #
@@ -1381,12 +1389,13 @@ print(
 # **What the runs say.** Each run was trained once, so its own spread is not measured. The nearest yardstick is borrowed
 # from another recipe: the small GPT's range over three seeds on the split (the seeds cell above). The bigger model, 23
 # times the parameters and more than ten times the training time, gains little on the same sentences: less than that
-# range, so no gain that this measures. The same small model, in the same number of steps, gains several times that
-# range from sentences it has not seen, and twice as many fresh batches bring it within 1.5 % of the truth. A strong
-# hint, from one run each: on the split the small GPT was short of *data* far more than of capacity. Only a known floor
-# shows this: with an ordinary corpus, a test perplexity says nothing about how much of it is left to learn, and a
-# bigger model's small gain could be read as "almost done". Here the floor says how far there is to go, and fresh data
-# goes there.
+# range, so no gain that this measures. It also trains at another learning rate, 10⁻³ (the table above) against the
+# small model's 3 × 10⁻³ (`gpt_lm`'s recipe), for the same steps: its small gain is not capacity's alone. The same small
+# model, in the same number of steps, gains several times that range from sentences it has not seen, and twice as many
+# fresh batches bring it within 1.5 % of the truth. A strong hint, from one run each: on the split the small GPT was
+# short of *data* far more than of capacity. Only a known floor shows this: with an ordinary corpus, a test perplexity
+# says nothing about how much of it is left to learn, and a bigger model's small gain could be read as "almost done".
+# Here the floor says how far there is to go, and fresh data goes there.
 #
 # Does the transformer still beat the LSTM when neither is short of data? Notebook 06's LSTM, trained on the same
 # stream for the same 9,000 batches (`lstm_stream`), against both on the split:
@@ -1904,15 +1913,17 @@ _ = check_positional_encoding(positional_encoding)
 #   from it (three seeds, each gap beyond the spread): at this size LayerNorm and warm-up cost more than they give.
 #   Dropout narrows the gap between training and validation perplexity when a model can memorise its data.
 # - Of the course's LMs trained on the split, a small GPT is the closest to the oracle (three seeds, against the GRU's
-#   and the LSTM's, which trained 3,000 steps to its 4,500). The shipped GPT keeps subject–verb agreement across
-#   attractors, and has a head that reads the subject directly, far or near. Removing that head leaves agreement intact;
-#   removing another one breaks it. An attention map says where to look, an ablation what matters.
+#   and the LSTM's, which trained 3,000 steps without clipping to its 4,500 with). The shipped GPT keeps subject–verb
+#   agreement across attractors, and has a head that reads the subject directly, far or near. Removing that head leaves
+#   agreement intact; removing another one breaks it. An attention map says where to look, an ablation what matters.
 #
 # ## References
 #
 # - A. Vaswani, N. Shazeer, N. Parmar, J. Uszkoreit, L. Jones, A. N. Gomez, Ł. Kaiser, I. Polosukhin (2017).
 #   Attention Is All You Need. *NeurIPS* (§3.2.1, Table 1, Table 3).
 # - J. Alammar (2018). The Illustrated Transformer (the Thinking / Machines example of the CMU slides).
+# - A. Radford, K. Narasimhan, T. Salimans, I. Sutskever (2018). Improving Language Understanding by Generative
+#   Pre-Training (GPT).
 # - A. Radford, J. Wu, R. Child, D. Luan, D. Amodei, I. Sutskever (2019). Language Models are Unsupervised
 #   Multitask Learners (GPT-2).
 # - J. Devlin, M.-W. Chang, K. Lee, K. Toutanova (2019). BERT: Pre-training of Deep Bidirectional Transformers for
@@ -1932,3 +1943,4 @@ _ = check_positional_encoding(positional_encoding)
 # - S. Jain, B. C. Wallace (2019). Attention is not Explanation. *NAACL*.
 # - J. Gehring, M. Auli, D. Grangier, D. Yarats, Y. N. Dauphin (2017). Convolutional Sequence to Sequence Learning.
 #   *ICML*.
+# - D. Jurafsky, J. H. Martin. Speech and Language Processing (3rd ed. draft), ch. 9 (the transformer).
