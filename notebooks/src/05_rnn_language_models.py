@@ -19,7 +19,7 @@
 # - measure that its prediction after the same words depends on words further back, unlike an n-gram or an FFNN;
 # - measure vanishing and exploding gradients, ‖∂L_t/∂h_k‖ against the distance t − k, and tame explosions by
 #   clipping;
-# - measure why an RNN is slow: its steps run one after another;
+# - measure how an RNN's time grows with the length it reads, its steps running one after another;
 # - fill in a masked word with an RNN that reads both sides of it.
 #
 # Sections marked *(optional)* go beyond the slides; skip them on a first reading.
@@ -30,8 +30,9 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# As in notebook 04, every model here is small and runs on the CPU whatever `device` says, so that the numbers
-# printed below are the same on every machine.
+# As in notebook 04, every model here is small and runs on the CPU whatever `device` says, so that the checked
+# numbers printed below are the same on every machine (not section 5's timings, nor the step at which section 8's
+# run overflows).
 
 # %%
 import copy
@@ -89,8 +90,9 @@ rnn = load("rnn_lm")  # the shipped RNN LM (recipe zoo.RECURRENT_RECIPES["rnn_lm
 # > **Slide check.** The slide (CMU 11-411/611, "An RNN Language Model") writes the hidden state as
 # > $h^{(t)} = \sigma(W_h h^{(t-1)} + W_e e^{(t)} + b_1)$, with the σ that the same deck uses for the logistic
 # > sigmoid, $\sigma(z) = 1/(1 + e^{-z})$.
-# > In fact the RNN language model, like the CSE538 loop and `nn.RNN`, uses tanh (read σ as "a nonlinearity"). The
-# > cell below runs the loop with tanh, which matches `nn.RNN`, and with the logistic σ, which does not.
+# > In fact both are RNN LMs, but different models: Mikolov et al. (2010) used the logistic σ; the CSE538 loop,
+# > `nn.RNN` (by default) and this course use tanh. The cell below runs the loop with tanh, which matches `nn.RNN`,
+# > and with the logistic σ, which does not.
 #
 # The letters differ between the two slide decks, so watch out:
 #
@@ -296,12 +298,12 @@ print(
 # ### Truncated backpropagation through time
 #
 # The gradient of the loss with respect to U sums over every path back through the loop: backpropagation through
-# time (BPTT). The CS109B slides: "This BPTT process is expensive. Instead of updating after every timestep, we tend
-# to do so every T steps (e.g., every sentence or paragraph). This isn't equivalent to using only a window size T (a
-# la n-grams) because we still have 'infinite memory'." The course trains on whole sentences (they are short), but
-# for a long text one reads it in chunks of k tokens, carries the hidden state from one chunk to the next, and
-# **detaches** it at each boundary, so that backpropagation stops there. Here is that reading, on the shipped
-# model's weights:
+# time (BPTT). The CS109B slides: "This backpropagation through time (BPTT) process is expensive. Instead of updating
+# after every timestep, we tend to do so every T steps (e.g., every sentence or paragraph). This isn't equivalent to
+# using only a window size T (a la n-grams) because we still have 'infinite memory'." The course trains on whole
+# sentences (they are short), but for a long text one reads it in chunks of k tokens, carries the hidden state from
+# one chunk to the next, and **detaches** it at each boundary, so that backpropagation stops there. Here is that
+# reading, on the shipped model's weights:
 
 
 # %%
@@ -363,16 +365,17 @@ with torch.no_grad():
 # that far back it is already tiny (section 4 measures how fast it shrinks). Forward, detaching changes nothing:
 # carrying the state gives the same predictions as reading the whole sentence, while resetting it is much worse.
 # That is the slide's point: a truncated RNN still has its "infinite memory" when it predicts; it only stops
-# *learning* from dependencies longer than k. The saving is memory (the graph of k steps, not of the whole text)
-# and more frequent updates; every token is still read once forward and once backward. (These perplexities are on
-# 300 validation sentences, not the test set of section 3.)
+# *learning* from dependencies that cross a chunk boundary: every one of k steps or more, and shorter ones that
+# straddle a boundary. The saving is memory (the graph of k steps, not of the whole text) and more frequent updates;
+# every token is still read once forward and once backward. (These perplexities are on 300 validation sentences,
+# not the test set of section 3.)
 #
 # ### A short training run
 #
 # The shipped model was trained by a recipe: 3,000 steps of AdamW (notebook 03) on batches of 64 sentences, with a
 # **cosine learning-rate schedule**: the rate falls from its start value to 0 along half a cosine wave, large steps
 # early and small ones at the end (`course_utils.training.train`, `schedule="cosine"`). Here is the same recipe,
-# run in full (in CI's fast mode only a few dozen steps):
+# run in full (in fast mode, which the automatic tests run, only a few dozen steps):
 
 # %% [markdown]
 # ⏱ *The next cell takes about 25 s on a 2-core CPU (full mode). In lecture, show its stored output, or run it before class.*
@@ -381,21 +384,21 @@ with torch.no_grad():
 # NBVAL_IGNORE_OUTPUT
 steps = budget(full=zoo.RNN_TRAINING["steps"], fast=40)
 rnn_here, history = zoo.train_model("rnn_lm", steps=steps)
-print(
-    f"trained {steps} steps; validation perplexity "
-    f"{lm.evaluate(rnn_here, vocab, valid[:1000]).perplexity:.3f}"
+shipped_steps, batch_size = zoo.RNN_TRAINING["steps"], zoo.RNN_TRAINING["batch_size"]
+print(f"trained {steps} steps on batches of {batch_size} sentences")
+here, shipped = (
+    lm.evaluate(model, vocab, valid[:1000]).perplexity for model in (rnn_here, rnn)
 )
-shipped_steps = zoo.RNN_TRAINING["steps"]
 print(
-    f"the shipped model ({shipped_steps} steps):     "
-    f"{lm.evaluate(rnn, vocab, valid[:1000]).perplexity:.3f}"
+    f"validation perplexity {here:.3f}; "
+    f"the shipped model ({shipped_steps} steps): {shipped:.3f}"
 )
 _ = history.plot(title="RNN LM: training loss (mean over time steps and batch)")
 plt.show()
 
 # %% [markdown]
 # Everything below uses the **shipped checkpoint** (`data/checkpoints/05_06/rnn_lm`, made by
-# `python -m course_utils.zoo rnn_lm`), so every run prints the same numbers.
+# `python -m course_utils.zoo rnn_lm`), so every run prints the same numbers from here on (timings aside).
 #
 # ## 3. Results on the course language
 #
@@ -409,9 +412,8 @@ plt.show()
 # NBVAL_CHECK_OUTPUT
 oracle_ppl = math.exp(corpus.oracle_entropy(lang, test)[0])
 ffnn5 = load("ffnn_n5")
-trigram = zoo.ngram_models(orders=(3,))[
-    "trigram"
-]  # Kneser–Ney, counted on the training split
+# Kneser–Ney, counted on the training split
+trigram = zoo.ngram_models(orders=(3,))["trigram"]
 models = {"trigram (KN)": trigram, "FFNN N=5": ffnn5, "RNN": rnn}
 perplexity = {
     name: lm.evaluate(model, vocab, test).perplexity for name, model in models.items()
@@ -432,21 +434,28 @@ print(
     f"over seeds: RNN {rnn_seeds.format()}, FFNN N=5 {ffnn_seeds.format()}:\n"
     f"{verdict(rnn_seeds, ffnn_seeds, ('RNN', 'FFNN N=5'))}"
 )
+steps_rnn, steps_ffnn = zoo.RNN_TRAINING["steps"], zoo.FFNN_TRAINING["steps"]
+print(
+    f"the recipes: RNN {steps_rnn:,} steps, hidden {zoo.RNN['hidden_dim']}; "
+    f"FFNN N=5 {steps_ffnn:,} steps, hidden {zoo.FFNN['hidden_dim']}"
+)
 
 # %% [markdown]
-# Compare the RNN's row with the FFNN's. The RNN is better, and the last line, three seeds of each recipe read with
+# Compare the RNN's row with the FFNN's. The RNN is better, and the verdict, three seeds of each recipe read with
 # the rule of notebook 04 (section 6: the gap of the means against the larger seed spread), says that the gap is not
-# the draw. (The oracle's 5.460 is close to the 5.461 of section 2's truncation table by coincidence: that was the RNN
-# on 300 validation sentences; on the test set it has 5.700.) But the gap is small: most of what there is to predict
-# in this language is local, and five words of context already get most of it. What the window misses, a few
-# long-distance dependencies such as agreement across a relative clause, costs little perplexity on average. The next
-# measurements look at exactly those places.
+# the draw. The verdict is about the two recipes, not about a loop against a window alone: the last line shows that
+# they also differ in training steps (3,000 against 1,500) and in width (128 against 256). (The oracle's 5.460 is
+# close to the 5.461 of section 2's truncation table by coincidence: that was the RNN on 300 validation sentences; on
+# the test set it has 5.700.) But the gap is small, likely because most of what there is to predict in this language
+# is local: five words of context already get most of it, and what the window misses, a few long-distance
+# dependencies such as agreement across a relative clause, would cost little perplexity on average. This table does
+# not measure that; the next measurements look at exactly those places.
 #
 # ### Generating until `</s>`
 #
-# "We can generate the most likely next event (e.g., word) by sampling from ŷ. Continue until we generate `<EOS>`."
-# `lm.generate` samples a word from ŷ_t, feeds it back in as the next input, and stops at `</s>`. The oracle judges
-# each sample: is it a sentence of the course language, and if not, where does it go wrong?
+# "We can generate the most likely next event (e.g., word) by sampling from ŷ. Continue until we generate `<EOS>`
+# symbol." `lm.generate` samples a word from ŷ_t, feeds it back in as the next input, and stops at `</s>`. The oracle
+# judges each sample: is it a sentence of the course language, and if not, where does it go wrong?
 #
 # > **Slide check.** The slide (CS109B, "RNN: Generation") says "We can generate the most likely next event (e.g.,
 # > word) by sampling from ŷ".
@@ -484,8 +493,8 @@ for name, model in models.items():
 # %% [markdown]
 # Six samples are not a measurement; the rates are. On this count the RNN is about as good as the FFNN with five
 # words of context (a few sentences in 50 apart), and both are far better than the trigram. Where a sample is not a
-# sentence, `full_lang.score(sample).failure` names the rule it breaks (the cell above prints it under each ✗; these
-# six seeds happen to give none).
+# sentence, `full_lang.score(sample).failure` names the rule it breaks (the six-sample cell prints it under each ✗;
+# these six seeds happen to give none).
 
 # %% [markdown]
 # ### The same words, different predictions
@@ -543,25 +552,29 @@ for attractors in (1, 2, 3, 5):
         sum(distance(m, p, twin(p)) for p in items) / len(items)
         for m in [*models.values(), "oracle"]
     ]
-    length = sum(map(len, items)) / len(items)
-    print(f"{attractors:10} {length:6.1f} " + " ".join(f"{d:13.3f}" for d in row))
+    words = f"{min(map(len, items))}–{max(map(len, items))}"  # shortest–longest context
+    print(f"{attractors:10} {words:>6} " + " ".join(f"{d:13.3f}" for d in row))
 
 # %% [markdown]
 # The n-gram and the FFNN give *exactly* the same prediction once the subject leaves their window, as the slide says.
 # Inside the window the FFNN reacts to the subject's number more than the RNN does (0.276 against 0.208 on these
 # 12 contexts, one model of each), but TV says how far a prediction moves, not which way. On agreement itself
-# (notebook 06, 100 items with 1 attractor) the RNN is already right more often.
-# The RNN's prediction still depends on the subject, but less and less the further back it is, while the oracle's
-# does not fade at all. The RNN has a memory, and it is leaky. Section 4 shows one reason; notebook 06, what an
-# LSTM changes.
+# (notebook 06, 100 items with 1 attractor) the RNN is right more often (one model of each there too).
+# The RNN's prediction still depends on the subject, but less and less as the subject recedes: its TV falls from
+# 0.208 with 1 attractor to 0.010 with 5 (12 contexts a row, one model), while the oracle's does not fade at all.
+# More attractors come with more words here, so the table does not say which of the two the fading follows. The RNN
+# has a memory, and it is leaky. Section 4 shows one likely reason; notebook 06, what an **LSTM** changes (long
+# short-term memory: an RNN with a gated memory cell, which notebook 06 builds from its equations).
 #
 # ## 4. Vanishing and exploding gradients, measured
 #
 # The loss at step t reaches an earlier hidden state h_k only through the steps between them (the CS109B slides
-# chain ∂L⁴/∂V³ · ∂V³/∂V² · ∂V²/∂V¹). For the tanh RNN each factor is ∂h_j/∂h_{j−1} = diag(1 − h_j²) U, so
+# chain ∂L⁴/∂V³ · ∂V³/∂V² · ∂V²/∂V¹). Each factor is the **Jacobian** of one step, J_j = ∂h_j/∂h_{j−1}: the
+# matrix of the derivatives of h_j's entries with respect to h_{j−1}'s. For the tanh RNN it is
+# J_j = diag(1 − h_j²) U, and the chain rule multiplies the factors with the latest one leftmost:
 #
-# $$\frac{\partial L_t}{\partial h_k} = \Big(\prod_{j=k+1}^{t} \mathrm{diag}(1 - h_j^2)\, U\Big)^{\!\top}
-# \frac{\partial L_t}{\partial h_t}.$$
+# $$\frac{\partial L_t}{\partial h_k} = \big(J_t\, J_{t-1} \cdots J_{k+1}\big)^{\top}
+# \frac{\partial L_t}{\partial h_t}, \qquad J_j = \mathrm{diag}(1 - h_j^2)\, U.$$
 #
 # A product of t − k matrices shrinks or grows roughly geometrically with t − k. `rnn_analysis.hidden_gradient_norms`
 # measures ‖∂L_t/∂h_k‖ with autograd; `jacobian_product_norms` computes the product above. First a check that they
@@ -647,10 +660,12 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# On a log scale the curves are nearly straight lines: the gradient loses a roughly constant fraction at every
-# step back, so after ten steps only a tiny part of it is left. The factor per step is about the same before and
-# after training (× 0.58 and × 0.60, one network each). A word ten steps back can hardly teach the model anything:
-# one reason the RNN's memory of the subject faded in section 3 (and why truncating BPTT should cost little).
+# On a log scale the untrained curve is a straight line: the gradient loses the same fraction at every step back.
+# The trained curve bends slightly upward. Over the first ten steps the factor per step is about the same before
+# and after training (× 0.58 and × 0.60, one network each); further back the trained RNN keeps more (8.4e-04
+# against 2.8e-04 at 15 steps). Either way a word ten steps back gets only 6.3e-03 of the gradient that the current
+# step gets. That is likely one reason the RNN's memory of the subject faded in section 3, and why truncating BPTT
+# should cost little; this notebook does not test either.
 #
 # ### Exploding gradients
 #
@@ -694,32 +709,31 @@ plt.show()
 # The usual fix for explosions (Pascanu, Mikolov and Bengio, 2013): if the gradient's norm exceeds a threshold,
 # rescale the whole gradient to that norm. The direction stays; only the step gets shorter.
 # `rnn_analysis.clip_by_norm` does it by hand; it matches `torch.nn.utils.clip_grad_norm_`. To see it matter, we
-# make the shipped model's recurrent matrix three times larger (so its gradients are larger) and take one plain
-# gradient-descent step on one batch, with and without clipping:
+# take one plain gradient-descent step on one batch with the shipped model, then with its recurrent matrix made
+# three times larger, without and with clipping:
 
 # %%
 # NBVAL_CHECK_OUTPUT
 batch = lm.batch_stream(train_ids(), vocab, batch_size=64, seed=1)(0)
-for clip in (None, 1.0):
+for scale, clip in ((1, None), (3, None), (3, 1.0)):  # U as shipped, then 3 × U
     model = copy.deepcopy(rnn).train()
     with torch.no_grad():
-        model.recurrent.weight_hh_l0.mul_(3)  # a larger U: larger gradients
+        model.recurrent.weight_hh_l0.mul_(scale)
     loss_before = model(*batch)[1]
     loss_before.backward()
     grads = [p.grad for p in model.parameters()]
     clipped, norm = rnn_analysis.clip_by_norm(grads, 1.0)
     if clip is not None:
-        torch.nn.utils.clip_grad_norm_(
-            model.parameters(), clip
-        )  # in place, the library's way
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)  # in place
         same = max((a - b).abs().max().item() for a, b in zip(clipped, grads)) < 1e-7
         print(f"clip_by_norm matches clip_grad_norm_: {same}")
     with torch.no_grad():
         for p in model.parameters():
             p -= 1.0 * p.grad  # one SGD step, learning rate 1.0
         loss_after = model(*batch)[1].item()
+    how = "clipped to 1.0" if clip else "not clipped"
     print(
-        f"{'clipped to 1.0' if clip else 'not clipped':15} gradient norm {norm:.2f}: "
+        f"{scale} × U, {how:14} gradient norm {norm:.2f}: "
         f"loss {loss_before.item():.2f} → {loss_after:.2f}"
     )
 print(
@@ -727,29 +741,32 @@ print(
 )
 
 # %% [markdown]
-# Without clipping the step overshoots and the loss goes up; the clipped step, same direction, goes
-# down. For one step, clipping is nothing but a smaller learning rate: the step times 1.0 / 2.35 (the last line),
-# the same as a learning rate of 0.43 instead of 1.0. What makes it different from a smaller rate is that it acts
-# only on the steps whose gradient is larger than the threshold and leaves every other step at full length; a single
-# step cannot show that. (With Adam, as in the recipes, the step size depends less on the gradient's norm, but a
-# single huge gradient can still wreck its running averages; the wider RNN of notebook 06 is trained with clipping
-# at 1.0.)
+# With the shipped U the gradient's norm is 0.36, below the threshold of 1.0: clipping would leave that step alone,
+# and it lowers the loss. Three times U gives a gradient of norm 2.35. Without clipping that step overshoots and the
+# loss goes up; the clipped step, same direction, goes down. For one step, clipping is nothing but a smaller learning
+# rate: the step times 1.0 / 2.35 (the last line), the same as a learning rate of 0.43 instead of 1.0. What makes it
+# different from a smaller rate is that it acts only on the steps whose gradient is larger than the threshold and
+# leaves every other step at full length, like the shipped model's step above. (With AdamW, as in the recipes, the
+# step size depends less on the gradient's norm, but a single huge gradient can still wreck its running averages;
+# the wider RNN of notebook 06 is trained with clipping at 1.0.)
 #
 # ## 5. "Not parallelizable", measured
 #
 # The CSE538 slides list the RNN's limitation: it is not parallelizable, it needs sequential processing, so it is
 # slow for long sequences. h_t needs h_{t−1}, so the T steps must run one after another, however many processors
 # there are. We time one forward pass per sequence against the length, for the library RNN and the scratch loop
-# (batches of 16; the timings depend on the machine, so they are not checked).
+# (batches of 16, the fastest of 20 runs; the timings depend on the machine and on what else it runs, so they are not
+# checked).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 lengths = budget(full=[8, 16, 32, 64, 128], fast=[8, 32, 128])
-timings = {
-    "nn.RNN (C++ loop)": rnn_analysis.time_per_sequence(rnn, lengths),
-    "ScratchRNN (Python loop)": rnn_analysis.time_per_sequence(
-        rnn.as_scratch(), lengths
-    ),
+timings = {  # each the fastest of 20 runs, the least disturbed by other work
+    name: rnn_analysis.time_per_sequence(model, lengths, repeats=20)
+    for name, model in (
+        ("nn.RNN (C++ loop)", rnn),
+        ("ScratchRNN (Python loop)", rnn.as_scratch()),
+    )
 }
 for name, seconds in timings.items():
     print(
@@ -767,10 +784,16 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Both grow roughly in proportion to T (on a busy machine the points scatter), because every step waits for the
-# previous one; the Python loop also pays an overhead at every step. This is the **baseline the transformer notebook will
-# compare against**: self-attention computes all positions at once, so its time on parallel hardware grows far more
-# slowly with T (its arithmetic grows as T², but it is not sequential).
+# On a quiet machine both grow in proportion to T: BENCHMARKS.md has the library RNN's times on the course's
+# machine, where each doubling of T roughly doubles them. On a busy machine the points scatter, and this run's may:
+# a point can jump above the line, and the two loops can trade places. The T steps run one after another, each a
+# small product of the batch's states (16 × 128) with U, and the Python loop pays an overhead at every step on top
+# (BENCHMARKS.md: it reads fewer tokens per second than `nn.RNN`, forward only and in training). Growth in
+# proportion to T is also what T times the work would cost a layer that handled all positions at once on a CPU, so
+# this cell shows the cost of the sequence, not yet what a parallel layer saves. Notebook 08 takes the comparison
+# up: on the CPU it times an LSTM LM against a GPT of similar size. Self-attention computes all positions in one
+# step (its arithmetic grows as T², but it is not sequential); that pays on hardware that runs the positions in
+# parallel, such as a GPU, where no notebook of the course times it against an RNN.
 #
 # ## 6. Masked language modelling with an RNN
 #
@@ -779,9 +802,9 @@ plt.show()
 # to the gap, and predict the word from their two states. `MaskedBiLSTM` does exactly this; the word in the gap is
 # never read.
 #
-# Its two RNNs are **LSTMs**, which notebook 06 builds from their equations. For now, an LSTM is an RNN with a gated
-# memory cell that keeps information over many words better than the tanh RNN of this notebook; notebook 06 also
-# compares the bidirectional model with a left-to-right one in depth. Here it is on a few sentences, with the
+# Its two RNNs are LSTMs (section 3), which notebook 06 builds from their equations. For now, an LSTM is an RNN with
+# a gated memory cell that keeps information over many words better than the tanh RNN of this notebook; notebook 06
+# also compares the bidirectional model with a left-to-right one in depth. Here it is on a few sentences, with the
 # oracle's exact answer, which sums over every word that fits both sides:
 
 # %%
@@ -854,15 +877,16 @@ for question in (
 # one, for every word of every sentence? The BiLSTM sees both sides; the unidirectional RNN LM predicts the same
 # word from the left only (`lstm_analysis.word_prediction_scores` scores both). The BiLSTM is built from LSTMs,
 # not from this notebook's tanh RNN, so the RNN against the BiLSTM changes two things at once. The middle line is
-# a left-to-right LSTM LM of the same size (notebook 06's `lstm_lm`): against it, the main change is the right side (the BiLSTM also has a second LSTM and is trained on masked words;
-# one model of each).
+# a left-to-right LSTM LM (notebook 06's `lstm_lm`) with the RNN's hidden state of 128 units, as each of the
+# BiLSTM's two LSTMs has (its gates give it more weights than the RNN): against it, the main change is the right
+# side (the BiLSTM also has a second LSTM and is trained on masked words; one model of each).
 
 # %%
 # NBVAL_CHECK_OUTPUT
 sentences = valid[:2000]
 print(
-    f"{sum(map(len, sentences)):,} words of validation sentences; how often the most "
-    "probable word is the true one:"
+    f"the first {len(sentences):,} validation sentences ({sum(map(len, sentences)):,} "
+    "words): how often the most probable\nword is the true one:"
 )
 for name, model in (
     ("RNN LM, left context only", rnn),
@@ -934,8 +958,9 @@ except NonFiniteLossError as error:
     print(error)
 
 # %% [markdown]
-# *Which* step the loss first overflows at depends on the last bits of a number near 10³⁸, so it can differ on
-# another CPU or release of torch; what the loop guarantees does not:
+# A float32 number overflows to infinity past the largest one the format holds, about 3.4 × 10³⁸ (the cell's last
+# line prints it). *Which* step the loss first overflows at depends on the last bits of numbers near that limit, so
+# it can differ on another CPU or release of torch; what the loop guarantees does not:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -947,6 +972,7 @@ print(
     all(math.isfinite(loss) for loss in stopped.history.losses),
 )
 print("it stopped within the 10 steps asked for:", stopped.step <= 10)
+print(f"the largest float32 number: {torch.finfo(torch.float32).max:.1e}")
 
 # %% [markdown]
 # ## 9. Exercises
@@ -1058,24 +1084,29 @@ _ = check_parameter_count(my_parameter_count)
 # %% [markdown]
 # ## Summary
 #
-# - The RNN LM reads one word at a time: h_t = tanh(U h_{t−1} + W x_t), ŷ_t = softmax(V h_t). The slide's loop, the
-#   course's `ScratchRNN` and PyTorch's `nn.RNN` compute the same numbers.
+# - The RNN LM reads one word at a time: h_t = tanh(U h_{t−1} + W x_t), ŷ_t = softmax(V h_t). The slide's loop (over
+#   every input: its `range(1, len(x))` skips the first), the course's `ScratchRNN` and PyTorch's `nn.RNN` compute
+#   the same numbers.
 # - The same weights serve every step, so the model's size does not depend on the length it reads.
 # - Training feeds the true words in (teacher forcing) and averages the cross-entropy over the time steps and the
 #   real (unpadded) targets of a batch. Truncated BPTT detaches the state every k steps: the model still remembers
-#   forward, but learns only from dependencies shorter than k.
+#   forward, but learns only from dependencies inside a chunk (none of k steps or more).
 # - On the course language the RNN's perplexity is the closest to the oracle's, only a little better than the
-#   FFNN's but by more than the seed spread; most of its samples are grammatical.
+#   FFNN's but by more than the seed spread (a verdict on the two recipes: the RNN's also trains twice as many
+#   steps); most of its samples are grammatical.
 # - Unlike an n-gram or an FFNN, its prediction after the same words depends on words far back, but that
-#   dependence fades with distance, and so does the gradient: on average ‖∂L_t/∂h_k‖ falls geometrically with
-#   t − k (vanishing; not at every step of one sentence), or grows when U is large (exploding). Clipping
-#   shortens a step whose gradient is too large; for that one step it is a smaller learning rate.
-# - Its steps run one after another: time grows linearly with length. Reading the words on both sides of a gap
-#   (a bidirectional LSTM) predicts a masked word better than a left-to-right RNN or LSTM reading the left side
-#   alone (one trained model of each); hiding one side at a time shows which side a prediction comes from.
+#   dependence fades as the subject recedes (more words and more attractors together), and so does the gradient:
+#   on average ‖∂L_t/∂h_k‖ falls roughly geometrically with t − k (vanishing; not at every step of one sentence),
+#   or grows when U stretches vectors (radius above 1) and tanh is not saturated (exploding). Clipping shortens a
+#   step whose gradient is too large; for that one step it is a smaller learning rate.
+# - Its steps run one after another: on a quiet machine its time grows in proportion to length. Reading the words
+#   on both sides of a gap (a bidirectional LSTM) predicts a masked word better than a left-to-right RNN or LSTM
+#   reading the left side alone (one trained model of each); hiding one side at a time shows which side a
+#   prediction comes from.
 #
 # The lecture's table of RNN strengths (any length, a memory, the same weights everywhere) and issues (slow,
-# vanishing and exploding gradients, trouble using long-range context) now has a measurement behind each row.
+# vanishing and exploding gradients, trouble using long-range context) now has a measurement behind each row; for
+# "slow", the forward pass's time against length (notebook 08 times an LSTM against a transformer).
 # Notebook 06 shows what the LSTM changes.
 #
 # ## References
