@@ -200,8 +200,8 @@ show_source(gradient_descent)
 #   the loss at each;
 # - `.steps`: the number of updates taken, and `.lr` the learning rate;
 # - `.diverged`: True when the run overflowed or ended with a larger loss than it started with;
-# - `.steps_to(target, tol)`: the first step after which every β stays within `tol` of `target` (in every
-#   coordinate), or `None` if the run never settles there.
+# - `.steps_to(target, tol)`: the first step from which every β, that step's included, stays within `tol` of
+#   `target` (in every coordinate) to the end of the run, or `None` if the run never settles there.
 
 # %%
 gd_path = gradient_descent(X, y, beta0, lr=0.3, steps=100)
@@ -295,14 +295,18 @@ print(f"eigenvalues of H = 2XᵀX/N: {eigenvalues.round(4)};  2/λ_max = {lr_max
 verdicts = {}
 for factor in (0.5, 0.9, 0.99, 1.01, 1.1, 2.0):
     path = gradient_descent(X, y, beta0, lr=factor * lr_max, steps=5000)
-    verdicts[factor] = "diverges" if path.diverged else "converges"
+    settles = path.steps_to(beta_star, TOL) is not None  # within 1e-6 to the end
+    verdicts[factor] = (
+        "diverges" if path.diverged else "converges" if settles else "neither"
+    )
     print(f"α = {factor:4} × 2/λ_max: {verdicts[factor]}")
 assert all(
     (outcome == "converges") == (factor < 1) for factor, outcome in verdicts.items()
 )
 
 # %% [markdown]
-# The measured edge sits where the formula puts it. Below the edge, *how fast* depends on α:
+# The measured edge sits where the formula puts it ("converges" here: the run gets and stays within 10⁻⁶ of β*).
+# Below the edge, *how fast* depends on α:
 # up to the best rate α* below, the slowest direction (smallest λ) decides the number of steps, and past it the
 # fastest. The theory's best fixed rate balances the two extremes, $\alpha^* = 2/(\lambda_{min} + \lambda_{max})$. Here
 # is the measured number of steps to reach 10⁻⁶, across the whole range:
@@ -476,8 +480,9 @@ print(f"all {len(methods)} methods agree with β* to within {AGREE_TOL:g}")
 # - **Adam** (Kingma & Ba): keep running means of $g$ and $g^2$, $m \leftarrow \beta_1 m + (1 - \beta_1) g$ and
 #   $v \leftarrow \beta_2 v + (1 - \beta_2) g^2$ (Adam's own v, not momentum's velocity), correct their start-up
 #   bias (both start at 0) to $\hat m$ and $\hat v$, and step $\alpha\,\hat m/(\sqrt{\hat v} + \epsilon)$ (ε, a tiny
-#   constant, keeps the division finite): a separate step size for every parameter, roughly α in each coordinate
-#   whatever the gradient's scale. Adam's β₁ and β₂ are these decay rates, not the intercept and slope β₀, β₁ of
+#   constant, keeps the division finite): a separate scale for every parameter. The first step is α in each
+#   coordinate, whatever the gradient's scale; later steps stay near α while the gradient keeps its sign, and
+#   shrink where it flips or fades. Adam's β₁ and β₂ are these decay rates, not the intercept and slope β₀, β₁ of
 #   section 1.
 #
 # Both are written from scratch below, with μ = 0.9 (`torch.optim.SGD` has no momentum unless given one, so
@@ -761,7 +766,8 @@ _ = check_gradient(my_gradient)
 # ### Exercise 2: the edge of stability
 # `stable_lr_exercise_data()` is another problem, with an intercept and three features. Compute
 # its edge of stability 2/λ_max: the boundary of section 4, below which plain gradient descent converges
-# from every start and above which it diverges. Give the edge itself, not a safe value below it (at the edge
+# from every start and above which it diverges from almost every start (any start with some error along the
+# steepest direction). Give the edge itself, not a safe value below it (at the edge
 # exactly, the error along the steepest direction neither shrinks nor grows). To test your number yourself,
 # run `gradient_descent(exercise_2.X, exercise_2.y, np.zeros(4), lr=0.97 * my_lr, steps=4000)` and again with
 # `lr=1.03 * my_lr`, and look at `.diverged`.
