@@ -202,8 +202,9 @@ print(f"averaged over units and words: z = {statistics.fmean(keeps):.1f}")
 
 # %% [markdown]
 # In training the decoder reads the *reference* target, shifted by one (`<s> y₁ … y_M` in, `y₁ … y_M </s>` out):
-# **teacher forcing**. Then all its steps can run at once in `nn.GRU`, and the loss is the cross-entropy of every
-# target word, padding excluded. The shapes on a batch of three passages:
+# **teacher forcing**. Then the whole reference goes into one call of `nn.GRU` (which still steps through it in
+# order inside), and the loss is the cross-entropy of every target word, padding excluded. The shapes on a batch of
+# three passages:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -258,9 +259,10 @@ print(listing(s2s.Attention.scores))
 # > hidden state". In fact Bahdanau et al. score the *previous* state s_{t−1} and feed the context into the
 # > decoder RNN; Luong et al. (2015) score the current state s_t after the RNN step, as here. We use Luong's
 # > global attention (over every source word, where their local attention reads a window) for all three scores,
-# > without its input feeding (which feeds h̃_{t−1} into the next step and makes training sequential), so that
-# > training can run every decoder step at once. Bahdanau et al.'s encoder is
-# > also bidirectional, so each of their h_j summarises the words on both sides of j; ours reads left to right.
+# > without its input feeding (which feeds h̃_{t−1} into the next step and so puts the attention inside the
+# > decoder's step loop), so that training can run the attention for every decoder step in one batched product.
+# > Bahdanau et al.'s encoder is also bidirectional, so each of their h_j summarises the words on both sides of j;
+# > ours reads left to right.
 #
 # **The library, and parity.** The dot form is torch's fused `scaled_dot_product_attention` (SDPA) with `scale=1`
 # (no 1/√d: that comes with transformers, notebook 08) and the same mask. Note the mask convention: in SDPA a
@@ -281,8 +283,8 @@ padded = weights[~key_mask[:, None, :].expand_as(weights)]
 print(f"padding gets weight exactly 0: {bool((padded == 0).all())}")
 
 # %% [markdown]
-# **One step at a time.** Training runs the decoder over the whole reference at once; decoding cannot, because it
-# reads its own previous word. `Seq2Seq.step` is the same model one step at a time, written from scratch
+# **One step at a time.** Training runs the decoder over the whole reference in one call; decoding cannot, because
+# it reads its own previous word. `Seq2Seq.step` is the same model one step at a time, written from scratch
 # (`rnn.gru_step` from the GRU's equations, and `attend`). Greedy decoding (section 4) and notebook 10's other
 # decoding strategies use it: `start(source)` gives a decoder state, `step(state, previous words)` the next word's
 # log-probabilities. Fed the reference, the loop must reproduce the batched model to rounding error:
@@ -320,8 +322,9 @@ for dtype, tolerance in ((torch.float32, 1e-4), (torch.float64, 1e-10)):
 # ## 4. Training: teacher forcing, padding masks, greedy decoding
 #
 # **Teacher forcing**: in training, the decoder reads the *reference* target shifted right (`<s> y₁ … y_M`) and
-# predicts `y₁ … y_M </s>`, every step at once, whatever it would have written itself. The padded source positions
-# are masked out of the attention. The model's forward pass in training:
+# predicts `y₁ … y_M </s>`, whatever it would have written itself: one call of the GRU over the reference, then
+# the attention and the output layer for every step in one batched product. The padded source positions are masked
+# out of the attention. The model's forward pass in training:
 
 # %%
 print(inspect.getsource(s2s.Seq2Seq.forward))
@@ -407,11 +410,13 @@ for label, hypotheses in outputs.items():
     print(f"{label:13} scratch BLEU = sacrebleu's (≤ 1e-9, same lengths): {same}")
 
 # %% [markdown]
-# BLEU was made for languages with many right translations: it gives credit for shared n-grams wherever they are. Tarevi
-# has one reference translation for each passage (where the English is ambiguous, as in "the men cut the loaves", the
-# translator picks one reading by convention; section 8), so two sharper scores make sense too: **exact match** (the
-# share of passages translated perfectly) and **token accuracy** (the share of reference positions with the right word).
-# One wrong word in a seven-word passage costs a lot of BLEU and one seventh of the token accuracy:
+# BLEU was made for sentences with many right translations (several references): it gives credit for shared n-grams
+# wherever they are. Tarevi has one reference translation for each passage (where the English is ambiguous, as in "the
+# men cut the loaves", the translator picks one reading by convention; section 8), so two more direct scores make sense
+# too: **exact match** (the share of passages translated perfectly: all or nothing) and **token accuracy** (the share
+# of reference positions with the right word: a right word in the wrong place earns nothing). They are strict in
+# different ways. One wrong word in a seven-word passage costs the whole exact match, a lot of BLEU, and only one
+# seventh of the token accuracy:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -430,10 +435,11 @@ print(
 # ## 6. Claim: attention "greatly improves seq2seq results", measured against length
 #
 # Bahdanau et al. (2015), Table 1, on WMT'14 English→French: **RNNsearch-50 26.75 BLEU against RNNencdec-50 17.82**
-# (all sentences); their Fig. 2 shows the encoder–decoder's BLEU falling as sentences get longer, and RNNsearch-50's
-# holding (RNNsearch-30, trained on sentences up to 30 words, falls too, though less than the encoder–decoder). Our
-# version: every shipped model, the test split in three length buckets within the training lengths (≤ 14 words),
-# then the four long buckets beyond them.
+# (all sentences; RNNsearch has attention, RNNencdec is the encoder–decoder without it, and the 50 is the longest
+# training sentence in words); their Fig. 2 shows the encoder–decoder's BLEU falling as sentences get longer, and
+# RNNsearch-50's holding (RNNsearch-30, trained on sentences up to 30 words, falls too, though less than the
+# encoder–decoder). Our version: every shipped model, the test split in three length buckets within the training lengths
+# (≤ 14 words), then the four long buckets beyond them.
 
 # %%
 table = analysis.length_table(models)
@@ -572,18 +578,18 @@ for label, norms in gradients.items():
     )
 
 # %% [markdown]
-# Both models (the shipped ones, seed 0: one model each) send gradient to the first word: training does update "all
-# the way to the beginning". The paths differ, and so does the spread. Without attention the only road from the loss
-# to the source is the encoder's final state and back through every encoder step. Every word but the final "." gets a
-# sizeable share, and among them the first word, at the end of the longest road, gets the least (the printed row, read
-# left to right), clearly less than the rest, though the words between show no steady fall with distance in this one
-# model. With attention each decoder step also has a direct road to each encoder state, and the gradient is
-# concentrated on a few positions (each printed number is a mean over the 12-word passages, position by position):
-# the third and the second word, 0.013 and 0.0079. Which words sit there, and why, this notebook does not measure.
-# A plausible guess: the loss is nearly zero, so gradient flows only where it is not yet zero, at the few words whose
-# translation the model still gets slightly wrong. (The raw sizes are not comparable: the attention model's gradients
-# are far smaller, probably because its loss is nearly zero, which this notebook does not print. The plot divides
-# each model's by its largest.)
+# Both models (the shipped ones, seed 0: one model each) send gradient to the first word: training does update "all the
+# way to the beginning". The paths differ, and so does how the gradient is shared among the words. Without attention the
+# only road from the loss to the source is the encoder's final state and back through every encoder step. Every word but
+# the final "." gets a sizeable share, and among them the first word, at the end of the longest road, gets the least
+# (the printed row, read left to right), clearly less than the rest, though the words between show no steady fall with
+# distance in this one model. With attention each decoder step also has a direct road to each encoder state, and the
+# gradient is concentrated on a few positions (each printed number is a mean over the 12-word passages, position by
+# position): the third and the second word, 0.013 and 0.0079. Which words sit there, and why, this notebook does not
+# measure. A plausible guess: the loss is nearly zero, so gradient flows only where it is not yet zero, at the few words
+# whose translation the model still gets slightly wrong. (The raw sizes are not comparable: the attention model's
+# gradients are far smaller, probably because its loss is nearly zero, which this notebook does not print. The plot
+# divides each model's by its largest.)
 #
 # ## 8. Claim: "the entire meaning … packed into this one embedding"
 #
@@ -732,21 +738,22 @@ for a, b in (("dot", "additive"), ("general", "additive"), ("general", "dot")):
 # %% [markdown]
 # > **Slide check.** The slide (CSE538, "Encoder-Decoder") poses "The ball was kicked by kayla." → "Kayla kicked the
 # > ball.", a "long distance dependency" that puts "a lot of responsibility" on the fixed-size state. Tarevi keeps
-# > the voice, but the one vector's trouble shows: without attention 37.9 % of the passives come out right, with
-# > attention at least 99.8 %. In fact the passive is not the hard voice: without attention the passives do better
-# > than the actives, by more than the spread; why, this notebook does not measure. Some actives, those with "cut"
+# > the voice. In fact the one vector's trouble shows, as the slide says: without attention 34.0–41.0 % of the
+# > passives come out right over three seeds, with attention at least 99.8 %. The passive is not the harder voice
+# > here, though (the slide does not say it is): without attention the passives do better than the actives, by more
+# > than the spread; why, this notebook does not measure. Some actives, those with "cut"
 # > or "read", have a word with two readings: "the man cut the loaves" is past (a singular subject would need
 # > "cuts"); "the men cut the loaves", either in English, is present by the translator's convention
 # > (`tarevi.analyses` lists that reading first). Tarevi marks the past with a suffix on the verb, which comes last,
 # > after the object; only the subject's number tells which. At least 90 % of the actives the shipped attention models
 # > get wrong contain such a verb: likely the cause, though only the share of such verbs among all the actives, which
 # > this notebook does not print, would show it. Additive attention gets more of the actives right than dot and general
-# > attention, by more than the spread; dot against general is within noise. Long-distance dependencies are hard; which
-# > ones depends on the languages.
+# > attention, by more than the spread; dot against general is within noise. Both voices reorder words in Tarevi (the
+# > active's verb moves after its object); which reordering is harder for one vector, this notebook does not measure.
 
 # %% [markdown]
 # **Unseen combinations.** About a tenth of the (verb, object) pairs (printed below) never occur in training ("the
-# bread was eaten by …" when *eat* + *bread* is held out), though every word does. `test_unseen` has 500 passages
+# card was found by …", where *find* + *card* is held out), though every word does. `test_unseen` has 500 passages
 # with one:
 
 # %%
@@ -771,7 +778,8 @@ print(
 # ## 9. Claim: attention "allows us to visualize the contribution each word gave"
 #
 # Bahdanau et al.'s Fig. 3 shows attention weights as a heatmap, source words against target words. Here is the
-# same picture for a long passage, beside the **true alignment** (white squares), for the three attention models.
+# same picture for a long passage, with the **true alignment** drawn over it (white squares), for the three attention
+# models.
 # Each row is one decoder step reading the reference target (teacher forcing). The passage is longer than any the models
 # trained on (the line above the plot says by how much), the lengths where section 6 saw most of every model's own
 # translations go wrong. The line under the plot gives each model's alignment error on this passage (AER, defined
@@ -917,7 +925,9 @@ for label, model in models.items():
 # for their size on the machine that ran the cell, not for their order, which is not a finding: it need not follow the
 # count per score at this size, since the attention is only part of a step (the two GRUs, the embeddings and the
 # output layer are the rest), and two runs on the same machine can rank the four models differently. BENCHMARKS.md has
-# one measurement on the course's machine.
+# one measurement on the course's machine. A step time times the recipe's steps (section 4) gives the retraining's
+# time; where that comes to far more than section 4's half minute to a minute, the machine that ran these cells was
+# busy.
 
 # %% [markdown]
 # ## 11. Widget: the translation, step by step
@@ -936,7 +946,7 @@ translation_demo.box
 # ## 12. Bad input gets a clear message
 #
 # Only the translatable fragment has a true translation; anything else is refused with the parser's reason, as in
-# the widget.
+# the widget. An unknown model name is refused too, with the names that come closest.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1048,8 +1058,8 @@ _ = check_aer(attention_aer)
 # %% [markdown]
 # ## Summary
 #
-# - An encoder–decoder of two GRUs translates N words into M words. Trained with teacher forcing, the decoder runs
-#   over the whole reference at once; decoding runs it one step at a time, and the two agree to rounding error.
+# - An encoder–decoder of two GRUs translates N words into M words. Trained with teacher forcing, the decoder reads
+#   the whole reference in one call; decoding runs it one step at a time, and the two agree to rounding error.
 # - Without attention the decoder sees the source only through the encoder's final state. On test passages of the
 #   training lengths, it already fails more often the longer they are; a bigger state helps it a lot, yet with 256
 #   numbers it stays behind dot attention with 128, in three seeds, trained by the one recipe: likely the one vector
@@ -1062,8 +1072,8 @@ _ = check_aer(attention_aer)
 #   past is its base form ("cut", "read"), likely the cause.
 # - Beyond the lengths seen in training, every model gets most passages wrong: attention removes the bottleneck, not, it
 #   seems, the need to train on long sentences (no model here was trained on longer ones).
-# - BLEU from its definition matches sacrebleu; on a language with one reference translation, exact match and token
-#   accuracy are sharper.
+# - BLEU from its definition matches sacrebleu; on a language with one reference translation, exact match (all or
+#   nothing) and token accuracy (word by word, each in its place) read more directly than BLEU.
 # - Within the training lengths the attention heatmap is close to the true alignment for additive attention in
 #   every seed. For dot attention, which translates the test split as well, the shipped model's argmax often
 #   lands on a later word, and its AER depends on the seed. The weights show which states one trained model read,
