@@ -176,7 +176,9 @@ print(
 # %% [markdown]
 # ## 4. The bigram model
 #
-# Look at pairs of consecutive words instead: P(X) = P(was | Eleni) P(late | was) P(for | late) P(class | for).
+# Look at pairs of consecutive words instead. The slide writes P(X) = P(was | Eleni) P(late | was) P(for | late)
+# P(class | for). The chain rule also has a first factor, and the course reads a sentence as `<s> eleni … class </s>`
+# (section 2's check), so the course's bigram also multiplies P(eleni | <s>) and P(</s> | class).
 # Each factor of the chain rule keeps only the last word of its history. This is the **Markov assumption**: the
 # next word depends only on the last N − 1 words,
 #
@@ -412,9 +414,10 @@ for (a, spread_a), (b, spread_b) in zip(
 # helps, the feed-forward models beat the best n-gram here (the Kneser–Ney trigram; no 4-gram was smoothed), and a
 # longer window keeps helping the FFNN. The usual reason
 # (not measured here): its parameters grow only linearly with N while an n-gram's table of contexts grows
-# exponentially and gets sparser. No
-# model reaches the oracle. Part of what is left is long-distance structure (subject–verb agreement across relative
-# clauses, a verb's object several words later) that a fixed window cannot see; notebooks 05 and 06 measure it.
+# exponentially and gets sparser. No model reaches the oracle. What is left likely includes what a fixed window
+# cannot see (subject–verb agreement across relative clauses, a verb's object several words later) and what
+# training did not learn; nothing here splits them. Notebooks 05 and 06 measure agreement across relative clauses,
+# not its share of the gap.
 
 # %% [markdown]
 # ## 7. Why neural LMs generalise: "the dog gets fed"
@@ -486,7 +489,7 @@ from course_utils.widgets.embedding_demo import EmbeddingDemo, course_word_class
 
 ffnn_embeddings = ffnn[5].embedding.weight.detach()  # (V, d)
 print(
-    f"FFNN N=5 embeddings: {ffnn_embeddings.shape[0]} words "
+    f"FFNN N=5 embeddings: {ffnn_embeddings.shape[0]} ids "
     f"× {ffnn_embeddings.shape[1]} numbers"
 )
 embedding_demo = EmbeddingDemo(ffnn_embeddings, vocab, course_word_classes())
@@ -609,12 +612,13 @@ print(
 
 # %% [markdown]
 # Both windows know that an instrument comes ("with the" says so: the "any instrument" mass). Neither sees the verb,
-# so neither knows which. The 2-word window spreads its instrument mass almost evenly: 0.172 on the right ones. An
-# even share of its 0.971 would be about 0.18: the six verbs have 13 right instruments, about 2.2 of the 12 per item
-# (each verb has 1 to 3, ten items each). The 4-word window puts nearly twice as much on the right ones, though it
-# does not see the verb either. It does see the object ("the bread with the"), and the object narrows the verb down
-# (a report is written, a van is washed, fixed or painted, never eaten): the likely reason, though this notebook
-# does not measure it. Only the oracle, which reads the whole prefix, is sure.
+# so neither knows which. The 2-word window sees the same words in every item ("with the", then "."), so it gives
+# every item the same answer. Each instrument but "brush" belongs to one verb of the six (ten items each), so each
+# is right in one item in six ("brush" in two), whatever the answer puts on it: 0.172 is about a sixth of its
+# 0.971. The 4-word window puts nearly twice as much on the right ones, though it does not see the verb either. It
+# does see the object ("the bread with the"), and the object narrows the verb down (a report is written, a van is
+# washed, fixed or painted, never eaten): the likely reason, though this notebook does not measure it. Only the
+# oracle, which reads the whole prefix, is sure.
 #
 # Is 0.318 against 0.172 the window, or the draw? The last line reads both recipes retrained with two more seeds
 # (stored runs, section 6): the gap is many times the seed spread.
@@ -651,10 +655,11 @@ for slot, row in zip(slots, similarity):
 # ## 11. Sentiment: hand-built features against learned embeddings
 #
 # The CMU slides classify sentiment with a feed-forward net on six hand-built features: x1 = count of positive
-# lexicon words, x2 = count of negative ones, x3 = 1 if "no" is in the document, x4 = count of first- and
-# second-person pronouns, x5 = 1 if "!" is in it, x6 = log(word count). The course language has short reviews
-# with sentiment labels (`eval/reviews_*.jsonl.bz2`): the label is the sentiment of the last clause, so "but" turns
-# it and "not" flips an adjective.
+# lexicon words (a **lexicon** is a list of words marked positive or negative; the slide names one without its words,
+# and the course's is `zoo.review_lexicon()`), x2 = count of negative ones, x3 = 1 if "no" is in the document,
+# x4 = count of first- and second-person pronouns, x5 = 1 if "!" is in it, x6 = log(word count). The course
+# language has short reviews with sentiment labels (`eval/reviews_*.jsonl.bz2`): the label is the sentiment of the
+# last clause, so "but" turns it and "not" flips an adjective.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -678,7 +683,7 @@ for name, value in zip(
 # %% [markdown]
 # Three classifiers, each a feed-forward net with one hidden layer: on the six features; on the mean of learned
 # word embeddings (the slide's "sentence embedding"), starting from random embeddings; and the same, starting
-# from the FFNN language model's embeddings (benefit 2). The pretrained embeddings are rescaled to the size of
+# from the FFNN N=5's embeddings (those of section 8; benefit 2). The pretrained embeddings are rescaled to the size of
 # the random ones (`zoo.start_from_pretrained`), so that only their directions differ. Left at their own size,
 # they would likely train at another pace, and the comparison would partly be about scale (not measured here).
 # Accuracy on the test reviews, also split by whether the review turns ("but") or negates ("not"): the "but/not"
@@ -754,8 +759,9 @@ for data, (random_name, pretrained_name) in pairs.items():
         )
 
 # %% [markdown]
-# On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100: the gaps of
-# the single runs above (0.869 against 0.865, 0.697 against 0.674) are smaller than what another seed changes. The
+# On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100. The rule reads the means
+# over five seeds (FFNN start 0.862 against random start 0.865, and 0.692 against 0.682), and each gap is smaller than
+# the larger spread; the single runs above were one draw each. The
 # one column that passes the rule is the but/not reviews, with 100 labelled reviews, and only just: the means
 # 0.533 and 0.563 are a little further apart than the random start's spread (0.523–0.548). So on this task the
 # FFNN's embeddings give the classifier little that 3,000 or even 100 reviews do not teach it. Why so little?
@@ -764,7 +770,7 @@ for data, (random_name, pretrained_name) in pairs.items():
 # A model trained only to predict the next word could know something about sentiment: in the reviews, "and"
 # keeps the sentiment and "but" turns it, so what follows a positive word differs from what follows a negative
 # one. The nearest neighbours of two review words in the FFNN's embedding space, and those of them that the
-# lecture's lexicon (`zoo.review_lexicon()`, the one behind x1 and x2) lists with the other sentiment:
+# course's lexicon (`zoo.review_lexicon()`, the one behind x1 and x2) lists with the other sentiment:
 
 # %%
 from course_utils.widgets.embedding_demo import nearest_words
@@ -783,13 +789,13 @@ for word, other_side in (
     )
 
 # %% [markdown]
-# The lexicon counts one of six for each word ("messy", "fun"). A reader counts one more for "good": "complaints" is
-# negative but not a lexicon word ("it" carries no sentiment at all). So more neighbours share the word's sentiment
-# than oppose it (three against two for "good", four against one for "boring"). The distributional hypothesis cuts
-# both ways: in many places ("the plot was ___") words of both kinds can come, so contexts alone keep them only
-# partly apart. Contextual embeddings (ELMo, BERT; later notebooks) are meant to answer that. And the classifier
-# learns a word's sentiment from the labelled reviews anyway: started from random embeddings, it reads every plain
-# review right (the "plain" column above, 1.000). What neither start gives it is the order.
+# The lexicon counts one of six for each word ("messy", "fun"). "complaints" is not a lexicon word, but in this
+# language it occurs only in "i have no complaints", a positive clause: it shares the company of "good". "it" carries
+# no sentiment at all. So more neighbours share the word's sentiment than oppose it (four against one for each). The
+# distributional hypothesis cuts both ways: in many places ("the plot was ___") words of both kinds can come, so
+# contexts alone keep them only partly apart. And the classifier learns a word's sentiment from the labelled reviews
+# anyway: started from random embeddings, it reads every plain review right (the "plain" column above, 1.000). What
+# neither start gives it is the order.
 #
 # Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
 # good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That
