@@ -67,6 +67,7 @@ TERMS = {
     "perplexity": ("04", "1. The course language", r"\bperplexit(y|ies)\b"),
     "entropy": ("04", "5. Sparsity, zero probabilities and smoothing", r"(?<!cross-)\bentropy\b"),
     "Kneser–Ney": ("04", "5. Sparsity, zero probabilities and smoothing", r"\bKneser"),
+    "lexicon": ("04", "11. Sentiment: hand-built features against learned embeddings", r"\blexicons?\b"),
     "seed spread": ("04", "Perplexity against the truth", r"\bseed spreads?\b"),
     "LSTM": ("05", "The same words, different predictions", r"\bLSTMs?\b"),
     "Jacobian": ("05", "4. Vanishing and exploding gradients, measured", r"\bJacobians?\b"),
