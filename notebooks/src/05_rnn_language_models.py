@@ -3,22 +3,23 @@
 #
 # *Accompanies the lecture "Language Models" (CS109B, Lecture 16): the RNN's training process (feed in the correct
 # inputs, average the loss over the time steps, backpropagation through time), generation until `<EOS>`, "the same
-# input can yield different outputs", the RNN's strengths and issues, and vanishing and exploding gradients. Also the
-# slides "An RNN Language Model" and "Training an RNN Language Model" of "Neural Language Models" (CMU 11-411/611),
-# and the slides on masked language modelling with an RNN, its forward pass and its limitations ("not
-# parallelizable") in "Deep Learning and Masked Language Modelling" (CSE538).*
+# input (e.g., 'Harry') can easily yield different outputs", the RNN's strengths and issues, and vanishing and
+# exploding gradients. Also the slides "An RNN Language Model" and "Training an RNN Language Model" of "Neural
+# Language Models" (CMU 11-411/611), and the slides on masked language modelling with an RNN, its forward pass and
+# its limitations ("not parallelizable") in "Deep Learning and Masked Language Modelling" (CSE538).*
 #
 # ### Learning objectives
 #
 # After this notebook you can
 # - write the RNN language model's forward pass from the slides' equations, and check it against `nn.RNN`;
 # - explain why an RNN has the same number of parameters for a sentence of any length;
-# - train it with teacher forcing, the loss averaged over time steps, padded batches and truncated BPTT;
+# - train it with teacher forcing, the loss averaged over time steps and padded batches, and measure what truncated
+#   BPTT cuts;
 # - compare its perplexity with the oracle's, the n-grams' and the feed-forward LM's, and judge its samples with
 #   the oracle;
 # - measure that its prediction after the same words depends on words further back, unlike an n-gram or an FFNN;
-# - measure vanishing and exploding gradients, ‖∂L_t/∂h_k‖ against the distance t − k, and tame explosions by
-#   clipping;
+# - measure vanishing and exploding gradients, ‖∂L_t/∂h_k‖ against the distance t − k, and (optional section) tame
+#   explosions by clipping;
 # - measure how an RNN's time grows with the length it reads, its steps running one after another;
 # - fill in a masked word with an RNN that reads both sides of it.
 #
@@ -398,7 +399,8 @@ plt.show()
 
 # %% [markdown]
 # Everything below uses the **shipped checkpoint** (`data/checkpoints/05_06/rnn_lm`, made by
-# `python -m course_utils.zoo rnn_lm`), so every run prints the same numbers from here on (timings aside).
+# `python -m course_utils.zoo rnn_lm`), so every run prints the same numbers from here on (timings and the step at
+# which section 8's run overflows aside).
 #
 # ## 3. Results on the course language
 #
@@ -446,8 +448,9 @@ print(
 # the draw. The verdict is about the two recipes, not about a loop against a window alone: the last line shows that
 # they also differ in training steps (3,000 against 1,500) and in width (128 against 256). (The oracle's 5.460 is
 # close to the 5.461 of section 2's truncation table by coincidence: that was the RNN on 300 validation sentences; on
-# the test set it has 5.700.) But the gap is small, likely because most of what there is to predict in this language
-# is local: five words of context already get most of it, and what the window misses, a few long-distance
+# the test set it has 5.700. The line's "at every step" means on average: the oracle's per-step losses in section 2's
+# table run from 0.000 to 4.515.) But the gap is small, likely because most of what there is to predict in this
+# language is local: five words of context already get most of it, and what the window misses, a few long-distance
 # dependencies such as agreement across a relative clause, would cost little perplexity on average. This table does
 # not measure that; the next measurements look at exactly those places.
 #
@@ -617,7 +620,7 @@ print(
 # Read the column from k = 5 down to k = 0: in this one sentence the norm does not fall evenly. It
 # falls from 1.143 to 0.435 in one step, hardly moves to k = 3, halves to k = 2, stays level to k = 1 and rises
 # again at k = 0 (the start symbol). "cats" (k = 2), the subject that decides "are", gets less gradient than "near"
-# (k = 3). Each factor diag(1 − h_j²) U depends on the state h_j, so on the word read at step j: one factor can
+# (k = 3). Each factor diag(1 − h_j²) U depends on the state h_j, so on the words read up to step j: one factor can
 # stretch the vector and the next shrink it. "Roughly geometrically" describes the average over many sentences and
 # steps, which the next cell measures.
 #
@@ -663,9 +666,9 @@ plt.show()
 # On a log scale the untrained curve is a straight line: the gradient loses the same fraction at every step back.
 # The trained curve bends slightly upward. Over the first ten steps the factor per step is about the same before
 # and after training (× 0.58 and × 0.60, one network each); further back the trained RNN keeps more (8.4e-04
-# against 2.8e-04 at 15 steps). Either way a word ten steps back gets only 6.3e-03 of the gradient that the current
-# step gets. That is likely one reason the RNN's memory of the subject faded in section 3, and why truncating BPTT
-# should cost little; this notebook does not test either.
+# against 2.8e-04 at 15 steps). In the trained RNN a word ten steps back gets only 6.3e-03 of the gradient that the
+# current step gets (untrained 4.1e-03). That is likely one reason the RNN's memory of the subject faded in
+# section 3, and why truncating BPTT should cost little; this notebook does not test either.
 #
 # ### Exploding gradients
 #
@@ -784,23 +787,24 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# On a quiet machine both grow in proportion to T: BENCHMARKS.md has the library RNN's times on the course's
-# machine, where each doubling of T roughly doubles them. On a busy machine the points scatter, and this run's may:
-# a point can jump above the line, and the two loops can trade places. The T steps run one after another, each a
-# small product of the batch's states (16 × 128) with U, and the Python loop pays an overhead at every step on top
-# (BENCHMARKS.md: it reads fewer tokens per second than `nn.RNN`, forward only and in training). Growth in
-# proportion to T is also what T times the work would cost a layer that handled all positions at once on a CPU, so
-# this cell shows the cost of the sequence, not yet what a parallel layer saves. Notebook 08 takes the comparison
-# up: on the CPU it times an LSTM LM against a GPT of similar size. Self-attention computes all positions in one
-# step (its arithmetic grows as T², but it is not sequential); that pays on hardware that runs the positions in
-# parallel, such as a GPU, where no notebook of the course times it against an RNN.
+# On a quiet machine the library RNN's time grows in proportion to T: BENCHMARKS.md has its times on the course's
+# machine, where each doubling of T roughly doubles them (the scratch loop is not timed against length there). On a
+# busy machine the points scatter, and this run's may: a point can jump above the line. The T steps run one after
+# another, each a small product of the batch's states (16 × 128) with U. The Python loop pays an overhead at every
+# step on top, but a small one (BENCHMARKS.md: 184,932 against 202,926 tokens per second in training, batch 64,
+# length 16), less than a busy machine's scatter: in the stored run the scratch loop was the faster at four of the
+# five lengths. Growth in proportion to T is also what T times the work would cost a layer that handled all
+# positions at once on a CPU, so this cell shows the cost of the sequence, not yet what a parallel layer saves.
+# Notebook 08 takes the comparison up: on the CPU it times an LSTM LM against a GPT of similar size. Self-attention
+# computes all positions in one step (its arithmetic grows as T², but it is not sequential); that pays on hardware
+# that runs the positions in parallel, such as a GPU, where no notebook of the course times it against an RNN.
 #
 # ## 6. Masked language modelling with an RNN
 #
 # The CSE538 lecture asks for P(masked word | the words around it). A left-to-right RNN sees only the left side
 # when it predicts a word. An RNN can use both: run one RNN from the left up to the gap, another from the right back
-# to the gap, and predict the word from their two states. `MaskedBiLSTM` does exactly this; the word in the gap is
-# never read.
+# to the gap, and predict the word from their two states. `MaskedBiLSTM` does exactly this, a **BiLSTM**
+# (bidirectional LSTM); the word in the gap is never read.
 #
 # Its two RNNs are LSTMs (section 3), which notebook 06 builds from their equations. For now, an LSTM is an RNN with
 # a gated memory cell that keeps information over many words better than the tanh RNN of this notebook; notebook 06
@@ -833,9 +837,10 @@ for question in (
 
 # %% [markdown]
 # The last example is hard: the word that decides the instrument, "cut", is 5 positions before the gap
-# (four words between; the same as in notebook 04's instrument items), and "cake", nearer, suggests eating
-# instruments that the oracle rules out after "cut". The verdict in brackets says whether the model's top guess fits
-# the sentence.
+# (four words between; the same as in notebook 04's instrument items). The top guesses, fork and spoon, are eating
+# instruments, likely suggested by "cake", nearer, and the oracle rules them out after "cut" (hiding "cake", as the
+# next cells hide a side, would test it). The verdict in brackets says whether the model's top guess fits the
+# sentence.
 #
 # Where does the number of the verb in "the cats near the dog <mask> happy ." come from? Not from "happy": an
 # adjective follows "is" as well as "are". Only the subject "cats", on the left, decides it. We can check that the
@@ -897,9 +902,11 @@ for name, model in (
     print(f"  {name:26} {accuracy:.3f}")
 
 # %% [markdown]
-# Compare the lines: the two left-to-right models are level, so the BiLSTM's gain comes from the right side, not
-# from the LSTM cell (each line is one trained model; no seed spread is measured for this score). The words after a
-# gap often pin down what fits in it. Notebook 06 compares the bidirectional model with the unidirectional one in
+# Compare the lines: the two left-to-right models are level, so the LSTM cell alone does not explain the BiLSTM's
+# gain. The right side likely does, though the BiLSTM also differs in its second LSTM, its masked-word objective
+# and its recipe (`zoo.BIDIRECTIONAL_TRAINING`: fewer steps, clipped), which these lines do not separate (each line
+# is one trained model; no seed spread is measured for this score). The words after a gap often pin down what fits
+# in it. Notebook 06 compares the bidirectional model with the unidirectional one in
 # depth; the transformer notebooks do masked language modelling with self-attention (BERT).
 #
 # ## 7. Inside the RNN, token by token
@@ -919,7 +926,9 @@ sequence_demo.box
 # ## 8. Bad input gets a clear message
 #
 # A sequence longer than the model's `max_len`, an empty sentence, and an unknown word each raise
-# `CourseInputError` with a message that says what to do; the widget shows the same messages inline.
+# `CourseInputError` with a message that says what to do; the widget shows the same messages inline. (`max_len` is a
+# guard that the course's recipe sets, 128 tokens, not a limit of the loop: a model built with a larger `max_len`
+# reads longer sequences with the same weights.)
 
 # %%
 # NBVAL_CHECK_OUTPUT
