@@ -71,6 +71,7 @@ TERMS = {
     "seed spread": ("04", "Perplexity against the truth", r"\bseed spreads?\b"),
     "LSTM": ("05", "The same words, different predictions", r"\bLSTMs?\b"),
     "Jacobian": ("05", "4. Vanishing and exploding gradients, measured", r"\bJacobians?\b"),
+    "BiLSTM": ("05", "6. Masked language modelling with an RNN", r"\bBiLSTMs?\b"),
     "teacher forcing": ("05", "Teacher forcing, and the loss averaged over time steps", r"\bteacher forcing\b"),
     "cosine learning-rate schedule": ("05", "A short training run", r"\bcosine (learning|schedule|decay)"),
     "NLL": ("06", "6.2 A bidirectional LSTM for masked words", r"\bNLL\b"),
