@@ -12,7 +12,8 @@
 #   teacher forcing and padding masks (the recipe of the shipped models, which section 4 runs again in full mode);
 # - write attention from scratch (scores → softmax → weighted sum) in its additive, dot and general forms, and
 #   check the dot form against `torch.nn.functional.scaled_dot_product_attention`;
-# - compute BLEU from its definition and check it against sacrebleu; say why exact match is sharper here;
+# - compute BLEU from its definition and check it against sacrebleu; say why exact match and token accuracy read
+#   more directly than BLEU on a language with one reference translation;
 # - measure the lecture's four claims on a language whose true translations and word alignments are known:
 #   quality against sentence length, the gradient that reaches the encoder, the one vector as the bottleneck, and
 #   attention as alignment;
@@ -30,7 +31,7 @@ device = setup_notebook(seed=0)
 # machine (section 10's times are not). The trained models are the course's shipped checkpoints
 # (`data/checkpoints/07/`, made by `python -m course_utils.zoo --notebook 07`): every model has the same recipe
 # (AdamW, a cosine schedule, the same steps and batches; section 4 prints the number of steps); only the attention
-# and the hidden size differ.
+# (with its layer W_c, section 3) and the hidden size differ.
 
 # %%
 import inspect
@@ -64,8 +65,8 @@ models = {label: load(zoo.model_name(kind, 128)) for label, kind in LABELS.items
 # ## 1. A second language, with every alignment known
 #
 # The lecture: *"If our input is a sentence in Language A, and we wish to translate it to Language B, it is
-# clearly sub-optimal to translate word by word … let a sequence of tokens be the unit (a sequence of length N may
-# emit a sequence of length M)."*
+# clearly sub-optimal to translate word by word … let a sequence of tokens be the unit that we ultimately wish to
+# work with"*: a sequence of N words may become one of M words.
 #
 # Real parallel corpora have no true word alignments: people annotate a few hundred sentences by hand. The course
 # has an invented target language, **Tarevi**, with rules instead (`course_utils/language/tarevi.py`):
@@ -246,9 +247,12 @@ print(
 #
 # with three scores: **additive** (Bahdanau's; Luong calls it "concat") vᵀ tanh(W_s s_t + W_h h_j), **dot**
 # s_tᵀ h_j, and **general** s_tᵀ W h_j. The weights a_tj depend on s_t, the decoder's current state, as the slide
-# notes (*"each attention weight is based on the decoder's current hidden state, too"*). Scores → softmax →
-# weighted sum, with padding excluded, is `attend`; its body, with the dot score, is exercise 1's answer, so only its
-# signature and docstring show here, with the three scores:
+# notes (*"each attention weight is based on the decoder's current hidden state, too"*). Without attention the
+# decoder predicts from s_t itself, p(y_t) = softmax(W_o s_t): the attention models also have the layer W_c, so they
+# differ from it by that layer as well as by the weights. Section 8's model without attention at H = 256, larger in
+# every layer, still trails dot attention at 128. Scores → softmax → weighted sum, with padding excluded, is
+# `attend`; its body, with the dot score, is exercise 1's answer, so only its signature and docstring show here,
+# with the three scores:
 
 # %%
 print(listing(s2s.attend, exercise=1))
@@ -256,10 +260,11 @@ print(listing(s2s.Attention.scores))
 
 # %% [markdown]
 # > **Slide check.** The slide (CS109B, "seq2seq + Attention") says each weight "is based on the decoder's current
-# > hidden state". In fact Bahdanau et al. score the *previous* state s_{t−1} and feed the context into the
-# > decoder RNN; Luong et al. (2015) score the current state s_t after the RNN step, as here. We use Luong's
-# > global attention (over every source word, where their local attention reads a window) for all three scores,
-# > without its input feeding (which feeds h̃_{t−1} into the next step and so puts the attention inside the
+# > hidden state". In fact that holds in both papers (each weight depends on the decoder's state as well as on the
+# > encoder's); they differ in which state. Bahdanau et al. score s_{t−1}, the state before the step that emits y_t,
+# > and feed the context into the decoder RNN; Luong et al. (2015) score s_t, after the RNN step, as here. We use
+# > Luong's global attention (over every source word, where their local attention reads a window) for all three
+# > scores, without its input feeding (which feeds h̃_{t−1} into the next step and so puts the attention inside the
 # > decoder's step loop), so that training can run the attention for every decoder step in one batched product.
 # > Bahdanau et al.'s encoder is also bidirectional, so each of their h_j summarises the words on both sides of j;
 # > ours reads left to right.
@@ -356,8 +361,9 @@ print(
 )
 
 # %% [markdown]
-# **Greedy decoding** picks the most probable word at each step and feeds it back, until `</s>`. The shipped models
-# on the slide's sentence:
+# **Exact match**, above, is the share of passages translated perfectly, word for word: all or nothing (section 5
+# sets it beside BLEU). **Greedy decoding** picks the most probable word at each step and feeds it back, until `</s>`.
+# The four models with hidden size H = 128 on the slide's sentence:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -385,7 +391,7 @@ print(listing(metrics.bleu, exercise=2))
 
 # %% [markdown]
 # The standard implementation is sacrebleu. Our sentences are already words, so it must not tokenize again
-# (`tokenize="none"`). On the same outputs of every shipped model, scratch and sacrebleu agree:
+# (`tokenize="none"`). On the same outputs of each of the four models at H = 128, scratch and sacrebleu agree:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -413,10 +419,9 @@ for label, hypotheses in outputs.items():
 # BLEU was made for sentences with many right translations (several references): it gives credit for shared n-grams
 # wherever they are. Tarevi has one reference translation for each passage (where the English is ambiguous, as in "the
 # men cut the loaves", the translator picks one reading by convention; section 8), so two more direct scores make sense
-# too: **exact match** (the share of passages translated perfectly: all or nothing) and **token accuracy** (the share
-# of reference positions with the right word: a right word in the wrong place earns nothing). They are strict in
-# different ways. One wrong word in a seven-word passage costs the whole exact match, a lot of BLEU, and only one
-# seventh of the token accuracy:
+# too: exact match (section 4: all or nothing) and **token accuracy** (the share of reference positions with the
+# right word: a right word in the wrong place earns nothing). They are strict in different ways. One wrong word in a
+# seven-word passage costs the whole exact match, a lot of BLEU, and only one seventh of the token accuracy:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -438,8 +443,8 @@ print(
 # (all sentences; RNNsearch has attention, RNNencdec is the encoder–decoder without it, and the 50 is the longest
 # training sentence in words); their Fig. 2 shows the encoder–decoder's BLEU falling as sentences get longer, and
 # RNNsearch-50's holding (RNNsearch-30, trained on sentences up to 30 words, falls too, though less than the
-# encoder–decoder). Our version: every shipped model, the test split in three length buckets within the training lengths
-# (≤ 14 words), then the four long buckets beyond them.
+# encoder–decoder). Our version: the four models at H = 128, the test split in three length buckets within the
+# training lengths (≤ 14 words), then the four long buckets beyond them.
 
 # %%
 table = analysis.length_table(models)
@@ -582,14 +587,16 @@ for label, norms in gradients.items():
 # way to the beginning". The paths differ, and so does how the gradient is shared among the words. Without attention the
 # only road from the loss to the source is the encoder's final state and back through every encoder step. Every word but
 # the final "." gets a sizeable share, and among them the first word, at the end of the longest road, gets the least
-# (the printed row, read left to right), clearly less than the rest, though the words between show no steady fall with
-# distance in this one model. With attention each decoder step also has a direct road to each encoder state, and the
+# (the printed row, read left to right), clearly less than the rest. The words between fall from 0.82, next to the
+# ".", to 0.59 at the fifth word, then rise again to 0.71 at the second: no steady fall over the whole passage, in
+# this one model. With attention each decoder step also has a direct road to each encoder state, and the
 # gradient is concentrated on a few positions (each printed number is a mean over the 12-word passages, position by
 # position): the third and the second word, 0.013 and 0.0079. Which words sit there, and why, this notebook does not
 # measure. A plausible guess: the loss is nearly zero, so gradient flows only where it is not yet zero, at the few words
-# whose translation the model still gets slightly wrong. (The raw sizes are not comparable: the attention model's
-# gradients are far smaller, probably because its loss is nearly zero, which this notebook does not print. The plot
-# divides each model's by its largest.)
+# whose translation the model still gets slightly wrong; the loss of each target word, set against the source word it
+# aligns to, would test it. (The raw sizes are not comparable: the attention model's gradients are far smaller,
+# probably because its loss is nearly zero, which this notebook does not print. The plot divides each model's by its
+# largest.)
 #
 # ## 8. Claim: "the entire meaning … packed into this one embedding"
 #
@@ -893,12 +900,12 @@ print(f"additive attention's AER ≤ 0.10 in every seed: {highest <= 0.10}")
 # > noise over three seeds), yet its argmax often lands *after* the true source word (for 25.4 % of the target words,
 # > against 12.7 % before it), on a later state, one that has already read that word (whether it still carries it, a
 # > classifier trained to read the word from the states would measure). Additive attention comes close to the true
-# > alignment on this language in all three seeds, within the lengths it trained on; beyond them every shipped model's
-# > alignment drifts, even fed the reference. Dot attention's alignment depends on the seed: its three AERs run from
-# > 0.078 to 0.505, so that one dot model's heatmap is nearly an alignment and another's is not, at nearly the same
-# > test-split exact match (0.990–0.998). By the noise rule, dot against additive is within noise; additive against
-# > general is not. Attention is a picture of one model's reading, not by itself a measurement of each word's
-# > contribution (Jain & Wallace 2019).
+# > alignment on this language in all three seeds, within the lengths it trained on; beyond them the alignment of
+# > each of the three shipped attention models drifts, even fed the reference. Dot attention's alignment depends on
+# > the seed: its three AERs run from 0.078 to 0.505, so that one dot model's heatmap is nearly an alignment and
+# > another's is not, at nearly the same test-split exact match (0.990–0.998). By the noise rule, dot against additive
+# > is within noise; additive against general is not. Attention is a picture of one model's reading, not by itself a
+# > measurement of each word's contribution (Jain & Wallace 2019).
 #
 # ## 10. Cost *(optional)*
 #
@@ -925,9 +932,9 @@ for label, model in models.items():
 # for their size on the machine that ran the cell, not for their order, which is not a finding: it need not follow the
 # count per score at this size, since the attention is only part of a step (the two GRUs, the embeddings and the
 # output layer are the rest), and two runs on the same machine can rank the four models differently. BENCHMARKS.md has
-# one measurement on the course's machine. A step time times the recipe's steps (section 4) gives the retraining's
-# time; where that comes to far more than section 4's half minute to a minute, the machine that ran these cells was
-# busy.
+# one measurement on the course's machine. A step time times the recipe's steps (section 4) gives the full-mode
+# retraining's time (fast mode trains a few steps only); where that comes to far more than section 4's half minute to
+# a minute, the machine that ran these cells was busy.
 
 # %% [markdown]
 # ## 11. Widget: the translation, step by step
@@ -1076,8 +1083,8 @@ _ = check_aer(attention_aer)
 #   nothing) and token accuracy (word by word, each in its place) read more directly than BLEU.
 # - Within the training lengths the attention heatmap is close to the true alignment for additive attention in
 #   every seed. For dot attention, which translates the test split as well, the shipped model's argmax often
-#   lands on a later word, and its AER depends on the seed. The weights show which states one trained model read,
-#   not what each word did.
+#   lands on a later source position, a state that has already read the word, and its AER depends on the seed. The
+#   weights show which states one trained model read, not what each word did.
 #
 # ## References
 #
