@@ -78,6 +78,7 @@ TERMS = {
     "biLM": ("06", "6.3 ELMo: a learned mix of a stacked bidirectional LM's layers", r"\bbiLMs?\b"),
     "top-1 accuracy": ("06", "6.2 A bidirectional LSTM for masked words", r"\btop-1 accurac(y|ies)\b"),
     "GRU": ("06", "1. Why another cell?", r"\bGRUs?\b"),
+    "exact match": ("07", "4. Training: teacher forcing, padding masks, greedy decoding", r"\bexact match\b"),
     "brevity penalty": ("07", "5. Scoring translations: BLEU, exact match, token accuracy", r"\bbrevity penalty\b"),
     "alignment error rate": (
         "07",
