@@ -20,8 +20,8 @@
 #   recompute a Hugging Face `BertLayer` from its matrices;
 # - train a small GPT-style transformer LM and measure it against the exact oracle of the course language:
 #   perplexity, agreement across attractors, and which heads find the subject (and which ones it needs);
-# - tell a model short of data from one short of capacity, by the oracle's floor (fresh sentences against a bigger
-#   model);
+# - tell a model short of data from one short of capacity (fresh sentences against a bigger model), and read how far
+#   each is from the oracle's floor;
 # - measure the lecture's "easy to parallelize" against an LSTM, and see where Vaswani et al.'s Table 1 count does
 #   and does not predict the speed on a CPU.
 #
@@ -33,10 +33,12 @@ from course_utils import setup_notebook
 device = setup_notebook(seed=0)
 
 # %% [markdown]
-# Every model here runs on the CPU, whatever `device` says, so that the printed numbers are the same on every machine.
-# One timing in section 10 also runs on a GPU where there is one; its times are not checked. The trained models are
-# the course's shipped checkpoints (`data/checkpoints/08/`, made by one command,
-# `python -m course_utils.zoo --notebook 08`).
+# Every model here runs on the CPU, whatever `device` says, so that every checked output is the same on every machine.
+# The timings of sections 10 and 11 are not checked: they change with the machine. One timing in section 10 also runs
+# on a GPU where there is one. The trained models are the course's shipped checkpoints: this notebook's in
+# `data/checkpoints/08/` (made by one command, `python -m course_utils.zoo --notebook 08`), and those of notebooks
+# 04–07 it compares against, in their own folders. Section 7 trains its small models in the notebook, and section 10
+# trains two GPTs again for a short while.
 
 # %%
 import inspect
@@ -87,7 +89,8 @@ vocab, lang = course_vocab(), CourseLanguage(include_held_out=False)
 #
 # > **Slide check.** The slide (CMU, "A More Detailed Look at Self-Attention") draws q, k and v as 3 boxes each
 # > and divides by 8 = √d_k. In fact a 3-box key has d_k = 3 and √3 ≈ 1.73; the 8 is the paper's d_k = 64
-# > (Vaswani et al. 2017: d_model = 512 split over 8 heads). The boxes are a picture, not the vectors. Below, d_k = 64
+# > (Vaswani et al. 2017: each token's vector has d_model = 512 numbers, split over 8 **attention heads**, attentions
+# > side by side with their own W^Q, W^K, W^V; section 3). The boxes are a picture, not the vectors. Below, d_k = 64
 # > vectors built to give exactly the slide's dot products. The slide's "weight vectors W^Q, W^K, W^V" are
 # > matrices, d_model × d_k each: every embedding is multiplied by them to give its q, k and v.
 #
@@ -510,11 +513,12 @@ for k in (1, 5, 50):
 # (Table 3, row E) and kept sinusoids because they *"may allow the model to extrapolate to sequence lengths longer
 # than the ones encountered during training."* Measured: three small **decoder-only** transformers, stacks of
 # self-attention blocks under a causal mask with no encoder, each position predicting the next token (section 10
-# builds a bigger one). They are `positional.PositionLM`s, 2 layers, 64 wide, with learned, sinusoidal and no
-# positions, trained on the course language with every sentence **cut to its first 8 tokens** (an honest prefix: the
-# targets are the true next words), then scored on the test sentences of 14 words or more, position by position,
-# against the oracle. (Models with no positions at all still learn them, Haviv et al. (2022) find; they conjecture
-# that the causal mask lets a token count how many tokens it may read.)
+# trains one of the same shape on whole sentences). They are `positional.PositionLM`s, 2 layers, 64 wide, with learned,
+# sinusoidal and no positions, trained on the course language with every sentence **cut to its first 8 tokens** (an
+# honest prefix: the targets are the true next words), then scored on the test sentences of 14 words or more, position
+# by position, against the oracle. The printout gives the mean excess NLL (model NLL − oracle NLL) at the seen
+# positions, 0 to 7, at the next 5, 8 to 12, and beyond them, 13 to 23. (Models with no positions at all still learn
+# them, Haviv et al. (2022) find; they conjecture that the causal mask lets a token count how many tokens it may read.)
 
 # %%
 from course_utils.analysis import transformer_seeds as tseeds
@@ -613,7 +617,8 @@ for a, b in (("learned", "sinusoidal"), ("none", "sinusoidal"), ("none", "learne
 #   scale γ and shift β: LayerNorm(x) = γ ⊙ (x − mean(x)) / √(var(x) + ε) + β.
 #
 # The paper's sub-layer is LayerNorm(x + Sublayer(x)). The feed-forward network is two linear layers with a
-# nonlinearity between them, the same at every position (GELU here, as in BERT and GPT; the paper used ReLU):
+# nonlinearity between them, the same at every position (GELU here, as in BERT and GPT; the paper used ReLU). GPT-2's
+# code calls it the **MLP** (multi-layer perceptron), and so do the course's GPT blocks (`self.mlp`, below):
 
 # %%
 print(inspect.getsource(EncoderBlock.forward))
@@ -653,8 +658,8 @@ for dtype, tolerance in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
 # ("pre-LN"). The paper also raises its learning rate linearly from 0 over its first W = 4,000 steps, a **warm-up**,
 # then lowers it as 1/√t (it gives no reason for the warm-up). The course's warm-up has the rise only:
 # lr_t = lr · min(1, t / W), constant after W. Xiong et al. (2020) later showed that post-LN models train badly
-# without a warm-up and that pre-LN ones do not need it. `block_ablation.AblatedBlock` is section 10's
-# scratch GPT block with each piece switchable:
+# without a warm-up and that pre-LN ones do not need it. Removing one piece of a model and measuring what changes is
+# an **ablation**. `block_ablation.AblatedBlock` is section 10's scratch GPT block with each piece switchable:
 
 # %%
 print(inspect.getsource(AblatedBlock.forward))
@@ -756,7 +761,8 @@ for name, against, labels in (
 # They are reported to pay for themselves in stability at scale (wide layers, large learning rates, no clipping;
 # Xiong et al. 2020 for warm-up), which a run this small does not reach: the table does not measure that.
 #
-# **Dropout, measured.** Dropout is a regulariser: it matters when a model can memorise its data. Section 10's GPT,
+# **Dropout, measured.** Dropout is a **regulariser**, a change to training that keeps a model from fitting its
+# training data at the expense of new data: it matters when a model can memorise its data. Section 10's GPT,
 # trained on all 60,000 sentences, does not (its gap, the last line below, is close to 1). So here a 2 × 64 GPT (section
 # 10's shape) trains on only the first 1,000 training sentences, for many passes over them, once per dropout rate p
 # (attention weights, sub-layer outputs and embeddings, as in GPT-2). Then, in eval mode, its perplexity ÷ the oracle's,
@@ -829,15 +835,16 @@ for high, low in zip(list(rates)[1:], rates):
 # the seeds' 300 steps (full mode's budget; the first table's run has 150 in fast mode). How much p is right likely
 # depends on the training length (runs of several lengths would tell). Section 10's GPT makes about five passes over all
 # 60,000 sentences (its recipe's 4,500 batches of 64, which section 10 prints) and trains without dropout: the last line
-# of the first dropout table shows its gap, on the same sentences, close to 1. With that much data there is little to
-# memorise, and so little for dropout to prevent.
+# of the first dropout table shows its gap, on the same sentences, close to 1. With that much data it does not
+# memorise, so dropout likely has little to prevent there; no run trains section 10's GPT with dropout to measure it
+# (it also trained far longer, 4,500 steps).
 #
-# **"Detailed Overview of (HuggingFace) Transformer Matrices and Computation."** The CSE538 slide walks through
-# the matrices of a Hugging Face BERT layer. Only the slides' titles survive in the lecture text, so what follows is a
-# reconstruction of that walk-through, not a copy. A small `BertModel` built from a `BertConfig` (random weights,
-# nothing downloaded): every matrix of one `BertLayer` with its shape, then the layer's output recomputed by hand
-# from those matrices alone (`bert_layer_by_hand`: q, k, v projections, per-head scaled dot-product attention with the
-# padding mask, W^O, residual + LayerNorm, the GELU feed-forward, residual + LayerNorm):
+# **"Detailed Overview of (HuggingFace) Transformer Matrices and Computation."** Seven CSE538 slides carry this title;
+# only the titles survive in the lecture text, and the slide after them loads a Hugging Face `BertModel`. So what
+# follows is a reconstruction with a BERT layer, not a copy. A small `BertModel` built from a `BertConfig` (random
+# weights, nothing downloaded): every matrix of one `BertLayer` with its shape, then the layer's output recomputed by
+# hand from those matrices alone (`bert_layer_by_hand`: q, k, v projections, per-head scaled dot-product attention with
+# the padding mask, W^O, residual + LayerNorm, the GELU feed-forward, residual + LayerNorm):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -862,9 +869,10 @@ print(
 )
 
 # %% [markdown]
-# `nn.Linear` stores a weight as (out, in) and computes x Wᵀ + b: the "Linear layer: WᵀX" of the slides
-# "Multi-Headed Attention" and "Self-Attention in PyTorch". The query,
-# key and value matrices are 64 × 64 because they hold all four heads' W_i^Q side by side.
+# `nn.Linear` stores a weight W as (out, in) and computes x Wᵀ + b for a row x; for a column X that is W X + b. The
+# "Linear layer: WᵀX" of the slides "Multi-Headed Attention" and "Self-Attention in PyTorch" stores its W the other
+# way round, (in, out), as GPT-2's `Conv1D` does (section 10): the same map, W transposed. The query, key and value
+# matrices are 64 × 64 because they hold all four heads' W_i^Q side by side.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1176,9 +1184,9 @@ for label, model in translators.items():
 # %% [markdown]
 # ## 10. A GPT-style transformer language model on the course language
 #
-# The CSE538 slide "Transformer Language Models": an **auto-regressor** (*"Connections go forward only. Task is
-# predict next word p(w_i | w_{i−1}, w_{i−2}, …). Better for: generating text"*) against an auto-encoder (BERT,
-# notebook 09). A decoder-only transformer is a stack of blocks like section 7's under a causal mask, with no
+# The CSE538 slide "Transformer Language Models": an **auto-regressor** (*"Connections go forward only"*; its task is
+# to predict the next word, p(w_i | w_{i−1}, w_{i−2}, …); *"Better for: generating text"*) against an auto-encoder
+# (BERT, notebook 09). A decoder-only transformer is a stack of blocks like section 7's under a causal mask, with no
 # encoder and no cross-attention. The course's is a Hugging Face `GPT2LMHeadModel` built from a `GPT2Config`
 # (nothing downloaded), wrapped in the course's LM contract (`forward(idx, targets) -> (logits, loss)`), so that
 # every tool of notebooks 04–06 measures it and notebook 10 can call `generate()` on `model.hf`. Its attention is
@@ -1319,21 +1327,23 @@ for label, name in (("GRU", "gru_lm"), ("LSTM", "lstm_lm")):
     print(f"{label:4} {other.format()} → {said}")
 
 # %% [markdown]
-# Of the models trained on the split, the transformer is the closest to the oracle, ahead of the GRU and the LSTM by
-# more than the spread over three seeds, and with fewer parameters than the LSTM. Its recipe differs too: 4,500 steps
-# with gradients clipped at 1, the GRU's and the LSTM's 3,000 steps without clipping (notebook 05's recipe), so part of
-# the lead may be the recipe's. (The models trained on fresh sentences, below, come closer still.) It does not reach 2%
-# of the oracle within its recipe's 4,500 steps, under five minutes of one CPU core (the check above): BENCHMARKS.md has
-# the curve of perplexity against training time for the shapes tried (2 to 4 layers, 64 to 96 wide). Deeper and wider
-# models learn more per step but take longer per step, so within this budget the 2-layer, 64-wide model wins. Is the
-# rest compute, or something else?
+# Of the models in the table, all trained on the split, the transformer is the closest to the oracle, ahead of the GRU
+# and the LSTM by more than the spread over three seeds, and with fewer parameters than the LSTM. Its recipe differs
+# too: 4,500 steps with gradients clipped at 1, the GRU's and the LSTM's 3,000 steps without clipping (notebook 05's
+# recipe), so part of the lead may be the recipe's. (Below, the models trained on fresh sentences come closer still, and
+# a GPT 23 times its size, on the split, ends level with it.) It does not reach 2% of the oracle within its recipe's
+# 4,500 steps, under five minutes of one CPU core (the check above): BENCHMARKS.md has the curve of perplexity against
+# training time for the shapes tried (2 to 4 layers, 64 to 96 wide). Deeper and wider models learn more per step but
+# take longer per step, so within this budget the 2-layer, 64-wide model wins. Is the rest compute, or something else?
 #
 # ### More data or a bigger model? *(optional)*
 #
 # Every language model of the table above learns from the same 60,000 training sentences; the shipped GPT sees each
 # about five times (4,500 batches of 64). Two ways to get closer to the oracle: a bigger model on the same data, or the
 # same model on more data. The course language can give more data: `language.stream` draws fresh sentences from the
-# distribution the split was drawn from, batch by batch, seeded, none seen twice. Four runs of the course's own code
+# distribution the split was drawn from, batch by batch, seeded: new samples every batch, never the same 60,000
+# sentences again (a frequent sentence can still come up more than once, and in the test split too, as in any sample
+# of the language). Four runs of the course's own code
 # (`course_utils.analysis.data_or_model`), each judged on the test split against the oracle:
 #
 # | run | model | data | steps of 64 sentences |
@@ -1343,8 +1353,10 @@ for label, name in (("GRU", "gru_lm"), ("LSTM", "lstm_lm")):
 # | the shipped `gpt_stream` | 2 layers × 64 | the stream | 9,000 |
 # | 23 times the parameters | 4 layers × 256 (lr 1e-3) | the split | 4,500 |
 #
-# The runs take from 3 to about 40 minutes each on one CPU core, too long for a notebook, so the results are stored
-# beside the checkpoints, with the command that makes them again; the cell prints them:
+# The runs took from 3 to about 40 minutes each on one CPU core of the machine that made the table (a slower or busier
+# one takes longer: the timing cell below prints this machine's time for one step of the biggest model). That is too
+# long for a notebook, so the results are stored beside the checkpoints, with the command that makes them again; the
+# cell prints them:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1393,9 +1405,10 @@ print(
 # small model's 3 × 10⁻³ (`gpt_lm`'s recipe), for the same steps: its small gain is not capacity's alone. The same small
 # model, in the same number of steps, gains several times that range from sentences it has not seen, and twice as many
 # fresh batches bring it within 1.5 % of the truth. A strong hint, from one run each: on the split the small GPT was
-# short of *data* far more than of capacity. Only a known floor shows this: with an ordinary corpus, a test perplexity
-# says nothing about how much of it is left to learn, and a bigger model's small gain could be read as "almost done".
-# Here the floor says how far there is to go, and fresh data goes there.
+# short of *data* far more than of capacity. That comparison needs only the three test perplexities. What only a known
+# floor shows is how far there is to go: with an ordinary corpus, a test perplexity says nothing about how much of it
+# is left to learn, and a bigger model's small gain could be read as "almost done". Here the floor is known, and fresh
+# data goes towards it.
 #
 # Does the transformer still beat the LSTM when neither is short of data? Notebook 06's LSTM, trained on the same
 # stream for the same 9,000 batches (`lstm_stream`), against both on the split:
@@ -1434,9 +1447,11 @@ print(
 # steps, 9,000, reaches 1.0145. For the LSTM no such run was made: it had three times its split's steps, the GPT twice,
 # so its larger gain cannot be put down to the data, and part of the transformer's lead on the split may be its extra
 # steps. On the stream the transformer is still closer to the truth, by less. The two stream models were trained once
-# each, so the noise rule cannot be applied to them; the nearest measure of the noise is the GPT's range over three
-# seeds on the split (the seeds cell above), 0.0011, about 40 % of the lead on the stream (0.0027: 1.0172 against
-# 1.0145, the table above). A lead that small, from one run each, is a hint, not a finding.
+# each, so the noise rule cannot be applied to them. The nearest measures of the noise are the two models' ranges over
+# three seeds on the split (the seeds cell above): the GPT's is 0.0011 of the oracle's perplexity, the LSTM's twice that
+# (5.704–5.716: 0.012 in perplexity, 0.0022 of the oracle's 5.460). The noise rule takes the larger, the LSTM's: about
+# 80 % of the lead on the stream (0.0027: 1.0172 against 1.0145, the table above). A lead that small, from one run each,
+# is a hint, not a finding.
 #
 # **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model is expected to cost far less
 # extra time per step than on a CPU (the stored run had no GPU to show it); that is part of what lets the field
@@ -1739,8 +1754,8 @@ for threads in sorted({1, torch.get_num_threads()}):
 # > a shared one (this run's table against BENCHMARKS.md's). The GPT's other costs (its MLPs and LayerNorms, eager
 # > attention, three layers) are not separated here. The Python cell loop, the literal n sequential steps, is slower
 # > than the fused `nn.LSTM` at every length. The transformer's speed advantage is expected on a GPU (Vaswani et al.
-# > trained on 8 P100s), where "computed at once" pays; the stored run had none to measure it (section 10's timing
-# > cell times one step on a GPU where there is one).
+# > trained on 8 P100s), where "computed at once" pays. Nothing here measures it: the stored run had no GPU, and
+# > section 10's timing cell times the GPT alone, CPU against GPU where there is one, with no LSTM beside it.
 
 # %% [markdown]
 # ## 12. Widgets
@@ -1877,16 +1892,18 @@ _ = check_positional_encoding(positional_encoding)
 #
 # - **The timeline slides** are history, with no claim to measure. Vaswani et al. §1–2 and Jurafsky & Martin
 #   (3rd ed.), ch. 9, tell it.
-# - **"Input embedding: IDs FIXED, embeddings LEARNED", d_model = 512 or 1024.** Here too the ids are fixed by the
-#   vocabulary and the embedding table is learned (section 10's GPT trains its `wte`). The paper's d_model is 512
-#   (base) and 1024 (big); ours are 32 to 128 (256 for section 10's optional bigger model), so that one CPU core
-#   trains them in minutes (that 4 × 256 model in about 40).
+# - **"Input Embedding"**: the input IDs are *"FIXED"*, the embeddings (*"vector of size d_model = 512 or 1024 or
+#   ..."*) *"LEARNED"*. Here too the ids are fixed by the vocabulary and the embedding table is learned (section 10's
+#   GPT trains its `wte`). The paper's d_model is 512 (base) and 1024 (big); ours are 32 to 128 (256 for section 10's
+#   optional bigger model), so that one CPU core trains them in minutes (that 4 × 256 model in about 40, on the
+#   machine that made section 10's table).
 # - **The input matrix [s, d_model]** is our (T, C): s positions, d_model features; with a batch, (B, T, C).
-# - **"Transformers improved upon RNNs and CNNs"**: the course builds no convolutional model, and section 11 drops
+# - **"Transformers Improved upon RNNs and CNNs"**: the course builds no convolutional model, and section 11 drops
 #   Table 1's convolutional row. Gehring et al. (2017, ConvS2S) and Table 1 itself cover it.
-# - **GPT (2018), "transformers + unsupervised pretraining"**: section 10 builds one; Radford et al. (2018).
-# - **"Each output element is connected to each input element; weightings calculated dynamically"** is section 1's
-#   computation: the weights are computed from the inputs at every call, not stored.
+# - **GPT (2018)**, which *"combined transformers and unsupervised pre-training"*: section 10 builds one; Radford et
+#   al. (2018).
+# - **"Each output element is connected to each input element"**, and *"The weightings between them are calculated
+#   dynamically"*: section 1's computation. The weights are computed from the inputs at every call, not stored.
 # - **"Transformers as of 2023"** (leaderboards, ChatGPT, Soni et al.'s HaRT) motivates the lecture and makes no
 #   claim a notebook could measure. The GLUE and SuperGLUE sites keep the leaderboards.
 
@@ -1912,8 +1929,9 @@ _ = check_positional_encoding(positional_encoding)
 #   what let it train; without LayerNorm it ended closer to the oracle, and warm-up left the post-LN model further
 #   from it (three seeds, each gap beyond the spread): at this size LayerNorm and warm-up cost more than they give.
 #   Dropout narrows the gap between training and validation perplexity when a model can memorise its data.
-# - Of the course's LMs trained on the split, a small GPT is the closest to the oracle (three seeds, against the GRU's
-#   and the LSTM's, which trained 3,000 steps without clipping to its 4,500 with). The shipped GPT keeps subject–verb
+# - Of the LMs of notebooks 04–06 and a small GPT, all trained on the split, the GPT is the closest to the oracle (three
+#   seeds, against the GRU's and the LSTM's, which trained 3,000 steps without clipping to its 4,500 with); a GPT 23
+#   times its size, on the split, ends level with it (one run). The shipped GPT keeps subject–verb
 #   agreement across attractors, and has a head that reads the subject directly, far or near. Removing that head leaves
 #   agreement intact; removing another one breaks it. An attention map says where to look, an ablation what matters.
 #
