@@ -403,8 +403,8 @@ for row in bert_masking.table_8_rows():
 
 # %% [markdown]
 # In the table, MNLI is sentence-pair inference, scored by accuracy, and NER is named-entity tagging, scored by F1, both
-# on the dev (validation) sets. "Little" and "more" are Devlin et al.'s reading of single runs with no spread, and the
-# gaps are under one point.
+# on the dev (validation) sets. "Little" and "more" are Devlin et al.'s reading of numbers reported without a spread,
+# and the gaps are under one point.
 #
 # **Whole-word masking.** WordPiece adds a problem the slides do not show. With masks drawn per *piece*, the
 # pieces of one word are rarely hidden together (0.15² of the time for a two-piece word), so the model learns to
@@ -579,9 +579,10 @@ print("the BERT within 10 % of the oracle at every seed:", bert_seeds.high <= 1.
 
 # %% [markdown]
 # The BERT and the BiLSTM are within noise of each other: the BERT's own seeds range over more than the gap between
-# the two means. So the course cannot say which of the two is closer to the truth. It can say that the BERT, which
-# learns only from the words it hides, does as well, within noise, as a BiLSTM that predicts every word of every
-# sentence at every step. Both are well ahead of notebook 04's window model (1.199 in the table), though that model
+# the two means. So the course cannot say which of the two is closer to the truth. Nor does this credit either
+# objective (the BERT learns only from the words it hides, the BiLSTM predicts every word): the two also differ in
+# data, steps and architecture (the BERT saw 8,000 batches of 128 fresh sentences, the BiLSTM notebook 05's shorter
+# recipe on the split). Both are well ahead of notebook 04's window model (1.199 in the table), though that model
 # is one run: its gap to them is four to five times the BERT's range over seeds, but its own spread is not measured.
 # The BERT was not always level: the course's first BERT, with a 600-entry vocabulary and 4,000 steps on the
 # training split, was behind both word-level models (the first row of the table in "How big a vocabulary?" below).
@@ -812,12 +813,13 @@ print("  'pickles' →", " ".join(tokenizer.tokenize("pickles")))
 
 # %% [markdown]
 # The input format is all NSP needs, and the course's tokenizer handles it. But **the course language has no
-# discourse**: its sentences are drawn independently, so "B followed A" carries no information, and a model trained
-# on it could only learn to detect the sampling procedure. We do not train it.
+# discourse**: its sentences are drawn independently, so "B followed A" carries no information: IsNext and NotNext
+# pairs are drawn alike, and no model could tell them apart better than chance. We do not train it.
 #
 # > **Slide check.** The slide (CMU, "BERT is also Trained to Perform Next Sentence Prediction") concludes "As a
 # > result, BERT learns patterns that exist above the level of the sentence." In fact the evidence for NSP is mixed:
-# > Devlin et al.'s own ablation (Table 5, "No NSP") lost accuracy on QNLI, MNLI and SQuAD 1.1 without it, but
+# > Devlin et al.'s own ablation (Table 5, "No NSP") scored lower without it, by 3.5 points on QNLI and by under one
+# > on MNLI (accuracy) and SQuAD 1.1 (F1), numbers reported without a spread; but
 # > RoBERTa (Liu et al. 2019, §4.2) removed it while also changing the input to full-length passages, and matched or
 # > improved BERT on the downstream tasks; most later encoders drop it. Lan et al. (2020, ALBERT) argue why it adds
 # > little: a random "NotNext" sentence usually differs in *topic*, so NSP can be solved without learning much about
@@ -831,17 +833,17 @@ print("  'pickles' →", " ".join(tokenizer.tokenize("pickles")))
 # strikes out layer k and the softmax), put a classifier on the contextual vector of `[CLS]`, and train every weight on
 # the task's labels.
 #
-# Devlin et al. name the two ways to use a pretrained model on a task. Fine-tuning (section 3) trains all the pretrained
-# weights, with a small task layer on top (GPT's way, and BERT's; this section). Feature-based use (section 3) keeps the
-# pretrained model frozen and feeds its vectors, as extra features, to a task model of its own (ELMo's way, notebook
-# 06). Section 6's probes are feature-based: the BERT is frozen and a logistic regression reads its vectors.
+# Devlin et al. name the two ways to use a pretrained model on a task (section 3 defines both). Fine-tuning trains all
+# the pretrained weights, with a small task layer on top (GPT's way, and BERT's; this section). Feature-based use keeps
+# the pretrained model frozen and feeds its vectors, as extra features, to a task model of its own (ELMo's way,
+# notebook 06). Section 6's probes are feature-based: a logistic regression reads the frozen BERT's vectors.
 #
 # ### 5.1 LM fine-tuning on the reviews
 #
 # The course language already holds reviews. How many of the 3,000 training reviews occur, word for word, among the
 # sentences of the training split (what the models of notebooks 04–06 read), and among the fresh sentences `bert_mlm`
-# was pretrained on? For the second, the first 500 of its 8,000 batches of the stream (64,000 sentences, about the
-# split's size) are enough to see it:
+# was pretrained on? For the second, the first 500 of its 8,000 stream batches (64,000 sentences, about the split's
+# size) suffice:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -869,9 +871,9 @@ print(
 )
 
 # %% [markdown]
-# Both samples repeat the language's commonest sentences: only about three in five of their sentences are distinct
-# (the last line). `bert_reviews` is `bert_mlm` after 100 more masked-LM steps on the 3,000 training reviews only. On
-# 500 masked words of the *test* reviews, against the oracle:
+# Both samples repeat the language's commonest sentences: only about three in five are distinct (the last line).
+# `bert_reviews` is `bert_mlm` after 100 more masked-LM steps on the 3,000 training reviews only. On 500 masked words
+# of the *test* reviews, against the oracle:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -926,8 +928,8 @@ for column in ("reviews", "general"):
 # reviews are likely also among the language's most regular sentences, with little new to learn (not measured here:
 # the oracle's own NLL on the review items against the general ones would measure it). LM fine-tuning pays when the
 # domain is new to the model. The real-world analogue is in the Hugging Face course (chapter 7, "Fine-tuning a masked
-# language model"): DistilBERT's perplexity on IMDb movie reviews goes from 21.75 to 11.40 after one epoch of LM
-# fine-tuning on them (11.32 after the `Trainer`'s three); IMDb's style is far from the Wikipedia and books DistilBERT
+# language model"): DistilBERT's perplexity on IMDb movie reviews goes from 21.75 to 11.32 after the `Trainer`'s three
+# epochs of LM fine-tuning on 10,000 chunks of them; IMDb's style is far from the Wikipedia and books DistilBERT
 # was pretrained on.
 #
 # ### 5.2 Task fine-tuning: sentiment
@@ -1158,9 +1160,9 @@ for sense_row, number_row in zip(tables["sense"], tables["subject number"]):
 # %% [markdown]
 # Devlin et al.'s spread is 5 F1 points, and the combinations of the top layers win. On the course's tasks the
 # embeddings (layer 0) are the worst features, as there. The sense column cannot rank the rest: every strategy past
-# layer 0 is at or near the ceiling, so only the number column, where the subject must be found across other nouns,
-# tells them apart. There concatenating the last four layers is best, and it also gives the probe four times the
-# features; the sums are no better than the last layer alone. Part of the concatenation's lead is built in: a linear
+# layer 0 is at or near the ceiling, so only the number column, where the subject must usually be found across other
+# nouns, tells them apart. There concatenating the last four layers is best, and it also gives the probe four times
+# the features; the sums are no better than the last layer alone. Part of the concatenation's lead is built in: a linear
 # probe on the four layers side by side can weight each layer as it likes, so it can do whatever a probe on any
 # weighted sum of them does, the plain sum included. So, in this one measurement, half of the slide's pattern holds:
 # the top layers beat the embeddings, and concatenation wins, but plain sums buy nothing (Devlin et al.'s learned
@@ -1173,8 +1175,7 @@ for sense_row, number_row in zip(tables["sense"], tables["subject number"]):
 #
 # Pool a sentence's pieces (their mean, at the last layer) and compare sentences by cosine similarity, with no
 # training at all. The nearest test sentences to a few queries, then the cosine of all pairs of the pool (its mean
-# and its lowest), the yardstick for a neighbour's cosine: the vectors do not all point one way, and the nearest
-# neighbours stand far above the average pair:
+# and its lowest), the yardstick for a neighbour's cosine:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1195,9 +1196,11 @@ print(
 )
 
 # %% [markdown]
-# In these three queries the nearest neighbours share their frame (the same words in the same order) more than their
-# meaning: "my children were happy ." has "my teachers were angry ." at 0.99, the opposite feeling. A high cosine here
-# says that two sentences look alike, not that they mean the same.
+# The pairs average 0.49, far above 0: the vectors share a common direction (not all of them: the lowest pair is
+# −0.32), so a neighbour's cosine is read against 0.49. In these three queries the nearest neighbours share their
+# frame (the same structure and function words, other nouns or adjectives) more than their meaning: "my children were
+# happy ." has "my teachers were angry ." at 0.99, the opposite feeling. A high cosine here says that two sentences
+# look alike, not that they mean the same.
 
 # %% [markdown]
 # ### 6.3 The slide's feature-extraction snippet, fixed
@@ -1606,8 +1609,8 @@ _ = check_layer_strategy(concat_last_four)
 #   against the shipped recipe's seed range, a borrowed yardstick): a 1,000-entry vocabulary (frequent words whole)
 #   and, it seems, twice the steps got it there; fresh sentences instead of the split, and masking 40 % instead of
 #   15 %, changed it within noise.
-# - NSP needs discourse; the course language has none. Devlin et al.'s ablation lost accuracy without it; RoBERTa,
-#   fed full-length passages, did as well without it.
+# - NSP needs discourse; the course language has none. Devlin et al.'s ablation scored lower without it (clearly on
+#   QNLI only); RoBERTa, fed full-length passages, did as well without it.
 # - LM fine-tuning on the reviews changed the masked NLL within noise, on the reviews and on general sentences: the
 #   pretrained BERT had probably already seen such reviews. A BERT classifier on `[CLS]` solves the reviews that turn on
 #   "but" and "not", which no bag of embeddings and not even ELMo's mix did; but one trained from random weights
@@ -1631,8 +1634,8 @@ _ = check_layer_strategy(concat_last_four)
 #   Representations (ELMo). *NAACL*.
 # - W. L. Taylor (1953). "Cloze Procedure": A New Tool for Measuring Readability. *Journalism Quarterly*.
 # - J. Vig (2019). A Multiscale Visualization of Attention in the Transformer Model (bertviz). *ACL demos*.
-# - Hugging Face course, chapter 7, "Fine-tuning a masked language model" (DistilBERT on IMDb: 21.75 → 11.40 after one
-#   epoch, 11.32 after three).
+# - Hugging Face course, chapter 7, "Fine-tuning a masked language model" (DistilBERT on IMDb: 21.75 → 11.32 after the
+#   `Trainer`'s three epochs).
 # - K. Clark, M.-T. Luong, Q. V. Le, C. D. Manning (2020). ELECTRA (MLM learns from only the 15 % it masks).
 # - A. Wettig, T. Gao, Z. Zhong, D. Chen (2023). Should You Mask 15% in Masked Language Modeling? *EACL* (40 % beats
 #   15 % for BERT-large on GLUE and SQuAD; larger models favour higher rates).
