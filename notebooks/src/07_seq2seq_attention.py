@@ -8,8 +8,9 @@
 # ### Learning objectives
 #
 # After this notebook you can
-# - read an encoder–decoder of two GRUs that turns a sequence of N words into one of M words, and train it with
-#   teacher forcing and padding masks (the recipe of the shipped models, which section 4 runs again in full mode);
+# - read an encoder–decoder of two GRUs that turns a sequence of N words into one of M words (here M = N, in a new
+#   order), and train it with teacher forcing and padding masks (the recipe of the shipped models, which section 4
+#   runs again in full mode);
 # - write attention from scratch (scores → softmax → weighted sum) in its additive, dot and general forms, and
 #   check the dot form against `torch.nn.functional.scaled_dot_product_attention`;
 # - compute BLEU from its definition and check it against sacrebleu; say why exact match and token accuracy read
@@ -72,8 +73,11 @@ models = {label: load(zoo.model_name(kind, 128)) for label, kind in LABELS.items
 # has an invented target language, **Tarevi**, with rules instead (`course_utils/language/tarevi.py`):
 # subject–object–verb order, nouns before their adjectives, postpositions ("the hammer with"), the auxiliary after
 # the verb, and suffixes for plural, past and participle. Its translator parses the source, reorders the
-# constituents and translates word by word, so it knows which source word each target word came from: the
-# alignment is exact. The slide's challenge sentence:
+# **constituents** (the groups of words that move as one: the subject, the verb, the object, a phrase such as "with
+# the hammer") and translates word by word, so it knows which source word each target word came from: the
+# alignment is exact. Each English word becomes exactly one Tarevi word (the suffixes are not words), so here M = N
+# in every passage: the models must learn the new order and the words, never a new length. The slide's challenge
+# sentence:
 
 
 # %%
@@ -247,10 +251,13 @@ print(
 #
 # with three scores: **additive** (Bahdanau's; Luong calls it "concat") vᵀ tanh(W_s s_t + W_h h_j), **dot**
 # s_tᵀ h_j, and **general** s_tᵀ W h_j. The weights a_tj depend on s_t, the decoder's current state, as the slide
-# notes (*"each attention weight is based on the decoder's current hidden state, too"*). Without attention the
-# decoder predicts from s_t itself, p(y_t) = softmax(W_o s_t): the attention models also have the layer W_c, so they
-# differ from it by that layer as well as by the weights. Section 8's model without attention at H = 256, larger in
-# every layer, still trails dot attention at 128. Scores → softmax → weighted sum, with padding excluded, is
+# notes (*"each attention weight a_i^j is based on the decoder's current hidden state, too"*; its a_i^j is our
+# a_tj). Without attention the decoder predicts from s_t itself, p(y_t) = softmax(W_o s_t): the attention models
+# also have the layer W_c, so they differ from it by that layer as well as by the attention. Section 8's model
+# without attention at H = 256, larger in every layer but the word embeddings (the same size at every H), still
+# trails dot attention at 128: its extra weights do not close the gap. A model without attention but with the layer,
+# tanh(W_c s_t), would test the layer itself; this notebook does not train one. Scores → softmax → weighted sum, with
+# padding excluded, is
 # `attend`; its body, with the dot score, is exercise 1's answer, so only its signature and docstring show here,
 # with the three scores:
 
@@ -1065,8 +1072,9 @@ _ = check_aer(attention_aer)
 # %% [markdown]
 # ## Summary
 #
-# - An encoder–decoder of two GRUs translates N words into M words. Trained with teacher forcing, the decoder reads
-#   the whole reference in one call; decoding runs it one step at a time, and the two agree to rounding error.
+# - An encoder–decoder of two GRUs translates N words into M words (in Tarevi M = N: the order changes, not the
+#   length). Trained with teacher forcing, the decoder reads the whole reference in one call; decoding runs it one
+#   step at a time, and the two agree to rounding error.
 # - Without attention the decoder sees the source only through the encoder's final state. On test passages of the
 #   training lengths, it already fails more often the longer they are; a bigger state helps it a lot, yet with 256
 #   numbers it stays behind dot attention with 128, in three seeds, trained by the one recipe: likely the one vector
@@ -1077,8 +1085,9 @@ _ = check_aer(attention_aer)
 #   spread. The actives of section 8's table are harder: 93.7 % (general) to 98.5 % (additive) over three seeds,
 #   additive ahead by more than the spread, and most actives the shipped attention models miss contain a verb whose
 #   past is its base form ("cut", "read"), likely the cause.
-# - Beyond the lengths seen in training, every model gets most passages wrong: attention removes the bottleneck, not, it
-#   seems, the need to train on long sentences (no model here was trained on longer ones).
+# - Beyond the lengths seen in training, each of the four models at H = 128 gets most passages wrong: attention
+#   removes the bottleneck, not, it seems, the need to train on long sentences (no model here was trained on longer
+#   ones).
 # - BLEU from its definition matches sacrebleu; on a language with one reference translation, exact match (all or
 #   nothing) and token accuracy (word by word, each in its place) read more directly than BLEU.
 # - Within the training lengths the attention heatmap is close to the true alignment for additive attention in
