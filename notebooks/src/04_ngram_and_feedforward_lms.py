@@ -123,12 +123,13 @@ print(f"P(rainy, cloudy, sunny) = 0.6 × 0.4 × 0.3 = {joint:.3f}")
 # > "P(rainy, cloudy, sunny, ?) = P(rainy)P(cloudy | rainy)P(sunny | cloudy)…", with the last factor conditioned
 # > on all three days.
 # > In fact the chain rule conditions *every* factor on all the days before it: the third factor is
-# > P(sunny | rainy, cloudy), as in the cell above. P(sunny | cloudy) drops day 1: that is the Markov assumption of
-# > the bigram model (section 4), an approximation; section 5 measures its cost and the counting's together.
+# > P(sunny | rainy, cloudy), as in the cell above. P(sunny | cloudy) drops day 1: that is the approximation the
+# > bigram model makes on purpose (section 4 names it); section 5 measures its cost and the counting's together.
 
 # %% [markdown]
 # The oracle works the same way: a sentence's probability is the product of its next-word probabilities,
-# ending with the end-of-sentence symbol `</s>`. Here is the check on one sentence.
+# starting after the start-of-sentence symbol `<s>` and ending with the end-of-sentence symbol `</s>`. Here is the
+# check on one sentence.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -236,8 +237,10 @@ assert (
 
 # %% [markdown]
 # **Add-k smoothing** pretends every word was seen k more times after every context:
-# P(w | h) = (c(h, w) + k) / (c(h) + k|V|). **Kneser–Ney** subtracts a fixed discount from every seen count and
-# gives the freed mass to a lower-order model that counts in how many *different contexts* a word appears.
+# P(w | h) = (c(h, w) + k) / (c(h) + k|V|). (The course's `NGramLM` spreads the k's over the words that can come
+# next: every id but `<s>`, `<pad>` and `<mask>`, three fewer than |V|.) **Kneser–Ney** subtracts a fixed discount
+# from every seen count and gives the freed mass to a lower-order model that counts in how many *different
+# contexts* a word appears.
 # Perplexity, exp of the mean negative log-probability per **token** (a token is one unit a model reads or
 # predicts: a word, a punctuation mark, or a special symbol such as `</s>`), measures both on the test set; the
 # oracle's perplexity is the floor. The oracle's mean negative log-probability per token, over the test set,
@@ -285,14 +288,14 @@ print(
 
 # %% [markdown]
 # More context helps only when the counts can carry it: with k = 1 the trigram (20.046) is worse than the bigram
-# (12.980). Add-1 gives every context |V| pretend counts, one per vocabulary word. The "contexts were seen" lines
-# count test tokens. For the bigram, all but 17% have a context seen at least |V| times, where the pretend counts
-# are at most as many as the real ones ("the" is seen far more often). Even so, add-1 costs the bigram 12.980
-# against 9.960 at k = 0.01. For the trigram, half have a history seen fewer than |V| times (a frequent one, "ate
-# the", is seen 2078 times: section 4). There the pretend counts outweigh the real ones, and much of the probability
-# goes to words that never followed. A smaller k shrinks that damage (k = 0.01: the trigram wins). Kneser–Ney is a
-# large gain for the trigram (7.217 against 9.191, the best of the three k tried) and a small one for the bigram
-# (9.812 against 9.960): smoothing matters most where the counts are sparsest.
+# (12.980). Add-1 gives every context nearly |V| pretend counts, one per word that can come next. The "contexts were
+# seen" lines count test tokens. For the bigram, all but 17% have a context seen at least |V| times, where the pretend
+# counts are at most as many as the real ones ("the" is seen far more often). Even so, add-1 costs the bigram 12.980
+# against 9.960 at k = 0.01. For the trigram, half have a history seen fewer than |V| times (a frequent one, "ate the",
+# is seen 2078 times: section 4). There the pretend counts match or outweigh the real ones, and much of the probability
+# goes to words that never followed. A smaller k shrinks that damage (k = 0.01: the trigram wins). Kneser–Ney is a large
+# gain for the trigram (7.217 against 9.191, the best of the three k tried) and a small one for the bigram (9.812
+# against 9.960): smoothing matters most where the counts are sparsest.
 
 # %% [markdown]
 # ## 6. The feed-forward language model
@@ -464,13 +467,14 @@ print(
 )
 
 # %% [markdown]
-# Can an n-gram predict the right words after "the dog gets"? Poorly, not never. The trigram never counted the
-# context "dog gets" in training (the last line: 0, against 193 for "cat gets"), so an unsmoothed trigram has no
-# estimate there at all: the slide's "can't" holds for it. The Kneser–Ney trigram takes all its probability from its
-# lower-order model (section 5), what follows "gets" anywhere. It gives the right participles 0.189 for held-out
-# nouns against 0.988 for seen ones. Its top four after "the dog gets" hold one right word ("walked", 0.08). The
-# FFNNs keep most of it on the held-out nouns (0.717 and 0.730, against 0.956 and 0.962 on seen ones), and the N = 5
-# model puts "fed" first. Each FFNN here is one trained model: this probe has no seed spread.
+# Can an n-gram predict the right words after "the dog gets"? Poorly, not never. The trigram never counted the context
+# "dog gets" in training (the last line: 0, against 193 for "cat gets"), so an unsmoothed trigram has no estimate there
+# at all: the slide's "can't" holds for it. The Kneser–Ney trigram takes all its probability from its lower-order model
+# (section 5), what follows "gets" anywhere. It gives the right participles 0.189 for held-out nouns against 0.988 for
+# seen ones. Its top four after "the dog gets" hold one right word ("walked", 0.08). The FFNNs keep most of it on the
+# held-out nouns (0.717 and 0.730, against 0.956 and 0.962 on seen ones; they also read one and three words more than
+# the trigram, "the" and "sure that the", which say nothing about the noun's class), and the N = 5 model puts "fed"
+# first. Each FFNN here is one trained model: this probe has no seed spread.
 
 # %% [markdown]
 # ## 8. The learned embeddings
@@ -628,10 +632,10 @@ print(
 #
 # > **Slide check.** The slide (CSE538, "Masked Language Modelling with DNN") writes, as limitation 3, "Each
 # > parameter is specific to the input feature (token)".
-# > In fact "token" is ambiguous: every model in this course has parameters specific to a token (its row of the
-# > embedding matrix), the recurrent networks that fix the limitation included. What the concat model has, and a
-# > recurrent network does not, is parameters specific to an input **position**: one weight block per slot of the
-# > window. We read the limitation that way, and the cell below measures it.
+# > In fact "token" is ambiguous: every neural language model in this course has parameters specific to a token
+# > (its row of the embedding matrix), the recurrent networks that fix the limitation included. What the concat
+# > model has, and a recurrent network does not, is parameters specific to an input **position**: one weight block
+# > per slot of the window. We read the limitation that way, and the cell below measures it.
 #
 # What the concat model learned about a word in slot −1 (just before the mask) says nothing about the same word in
 # slot −2. For each word, `slot_similarity` compares the hidden-layer input it produces in one slot with the input
@@ -681,13 +685,13 @@ for name, value in zip(
     print(f"  {name:14} {value:.3f}")
 
 # %% [markdown]
-# Three classifiers, each a feed-forward net with one hidden layer: on the six features; on the mean of learned
-# word embeddings (the slide's "sentence embedding"), starting from random embeddings; and the same, starting
-# from the FFNN N=5's embeddings (those of section 8; benefit 2). The pretrained embeddings are rescaled to the size of
-# the random ones (`zoo.start_from_pretrained`), so that only their directions differ. Left at their own size,
-# they would likely train at another pace, and the comparison would partly be about scale (not measured here).
-# Accuracy on the test reviews, also split by whether the review turns ("but") or negates ("not"): the "but/not"
-# column holds the reviews with either word.
+# Three classifiers, each a feed-forward net with one hidden layer: on the six features; on the mean of learned word
+# embeddings (the slide's "sentence embedding"), starting from random embeddings; and the same, starting from the FFNN
+# N=5's embeddings (those of section 8; benefit 2). The pretrained embeddings are rescaled by one factor, so that their
+# mean size is that of the random ones (`zoo.start_from_pretrained`): the overall scale is the same, though each word
+# keeps its own size relative to the others. Left at their own size, they would likely train at another pace, and the
+# comparison would partly be about scale (not measured here). Accuracy on the test reviews, also split by whether the
+# review turns ("but") or negates ("not"): the "but/not" column holds the reviews with either word.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -715,13 +719,13 @@ print(
 # %% [markdown]
 # All three read the plain reviews perfectly (the "plain" column); the reviews that turn or negate are where they
 # differ. The features get fewer than half of those right: a count of positive and negative words cannot tell which
-# clause comes last, and no feature sees "not" (x3 asks for "no", as on the slide). The learned embeddings get about
-# two in three, far beyond the seed spread (the last line, five seeds of each, read with the rule of section 6).
-# Starting them from the FFNN's embeddings (the `sentiment_pretrained` row) moves the accuracy by 0.004 on all
-# reviews and 0.010 on the but/not ones (one run of each; the cells below read them over seeds). Pretraining should
-# matter most when labelled data is scarce, so we also train the two embedding classifiers on only the first 100
-# training reviews (`lm_seeds.few_reviews`: the same classifier, with the recipe `lm_seeds.FEW_REVIEWS`; a second
-# each):
+# clause comes last, and no feature sees "not" (x3 asks for "no", as on the slide). The learned embeddings get about two
+# in three, far beyond the seed spread (the last line, five seeds of each, read with the rule of section 6). Starting
+# them from the FFNN's embeddings (the `sentiment_pretrained` row) moves the accuracy by 0.004 on all reviews and 0.010
+# on the but/not ones (one run of each; the cells below read them over seeds). Pretraining should matter most when
+# labelled data is scarce, so we also train the two embedding classifiers on only the first 100 training reviews
+# (`lm_seeds.few_reviews`: the same classifier, with its own recipe `lm_seeds.FEW_REVIEWS`, fewer steps and smaller
+# batches; a second each):
 
 # %%
 n_few = lm_seeds.FEW_REVIEWS["reviews"]  # the first 100 training reviews
@@ -759,12 +763,13 @@ for data, (random_name, pretrained_name) in pairs.items():
         )
 
 # %% [markdown]
-# On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100. The rule reads the means
-# over five seeds (FFNN start 0.862 against random start 0.865, and 0.692 against 0.682), and each gap is smaller than
-# the larger spread; the single runs above were one draw each. The
-# one column that passes the rule is the but/not reviews, with 100 labelled reviews, and only just: the means
-# 0.533 and 0.563 are a little further apart than the random start's spread (0.523–0.548). So on this task the
-# FFNN's embeddings give the classifier little that 3,000 or even 100 reviews do not teach it. Why so little?
+# On all test reviews, benefit 2 is within noise with 3,000 labelled reviews and with 100. The rule reads the means over
+# five seeds (FFNN start 0.862 against random start 0.865, and 0.692 against 0.682), and each gap is smaller than the
+# larger spread; the single runs above were one draw each. The one column that passes the rule is the but/not reviews,
+# with 100 labelled reviews (whose runs also have their own recipe: the number of reviews is not the only difference),
+# and only just: the means 0.533 and 0.563 are a little further apart than the random start's spread (0.523–0.548). So
+# on this task the FFNN's embeddings give the classifier little that 3,000 or even 100 reviews do not teach it. Why so
+# little?
 
 # %% [markdown]
 # A model trained only to predict the next word could know something about sentiment: in the reviews, "and"
@@ -789,13 +794,15 @@ for word, other_side in (
     )
 
 # %% [markdown]
-# The lexicon counts one of six for each word ("messy", "fun"). "complaints" is not a lexicon word, but in this
-# language it occurs only in "i have no complaints", a positive clause: it shares the company of "good". "it" carries
-# no sentiment at all. So more neighbours share the word's sentiment than oppose it (four against one for each). The
+# The lexicon counts one of six for each word ("messy", "fun"). "complaints" is not a lexicon word, but in this language
+# it occurs only in "i have no complaints", a positive clause: it shares the company of "good". "it" carries no
+# sentiment at all. So more neighbours share the word's sentiment than oppose it (four against one for each). The
 # distributional hypothesis cuts both ways: in many places ("the plot was ___") words of both kinds can come, so
-# contexts alone keep them only partly apart. And the classifier learns a word's sentiment from the labelled reviews
-# anyway: started from random embeddings, it reads every plain review right (the "plain" column above, 1.000). What
-# neither start gives it is the order.
+# contexts alone keep them only partly apart. With 3,000 labelled reviews the classifier learns a word's sentiment from
+# them anyway: started from random embeddings, it reads every plain review right (the "plain" column above, 1.000). With
+# 100 it does not (0.682 on all reviews, the mean above, against 0.865 with 3,000), and there the FFNN's start, whose
+# neighbours keep the two sentiments only partly apart, adds little (within noise). What neither start gives it is the
+# order.
 #
 # Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
 # good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That
@@ -826,9 +833,9 @@ for what, attempt in attempts.items():
 # %% [markdown]
 # ## 13. Your own text (optional)
 #
-# Everything above also works on any plain-text file: `load_text_corpus` tokenizes it, splits it into
-# sentences and builds a vocabulary with `<unk>` for rare words. Here it reads the course's own README; put
-# the path of any UTF-8 text file there instead. (There is no oracle for your text: its true entropy is unknown.)
+# The counting models above also work on any plain-text file: `load_text_corpus` tokenizes it, splits it into sentences
+# and builds a vocabulary with `<unk>` for rare words. Here it reads the course's own README; put the path of any UTF-8
+# text file there instead. (There is no oracle for your text: its true entropy is unknown.)
 
 # %%
 from pathlib import Path
