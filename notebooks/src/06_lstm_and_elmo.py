@@ -30,10 +30,11 @@ device = setup_notebook(seed=0)
 
 # %% [markdown]
 # As in notebook 05, every model here runs on the CPU, whatever `device` says, so that the printed numbers are
-# the same on every machine. The trained models are the course's shipped checkpoints (`data/checkpoints/05_06/`,
-# made by `python -m course_utils.zoo --notebook 05_06`): the RNN language model and two with gated cells (the LSTM
-# and a smaller cousin, both defined in section 1) share one recipe (embeddings of 64, a hidden state of 128, the
-# same 3,000 training steps). That makes them the comparison of this notebook.
+# the same on every machine. The trained models are shipped checkpoints, in `data/checkpoints/05_06/` (made by
+# `python -m course_utils.zoo --notebook 05_06`) and, for notebook 04's, `data/checkpoints/04/`. The RNN language
+# model and two with gated cells (the LSTM and a smaller cousin, both defined in section 1) share one recipe
+# (embeddings of 64, a hidden state of 128, the same 3,000 training steps). That makes them the comparison of this
+# notebook.
 
 # %%
 import collections
@@ -148,6 +149,7 @@ for dtype, tolerance in ((torch.float32, 1e-5), (torch.float64, 1e-10)):
 # %% [markdown]
 # The four blocks (i, f, g, o) each have their own W, U and b, so an LSTM layer has four times the weights of an
 # RNN layer of the same size. The lecture lists this as the LSTM's first issue ("has more weights to learn").
+# With embeddings of 64 and 128 units, the LSTM's is 4 × 128 × (64 + 128 + 2) = 99,328 (exercise 4).
 # The shipped models:
 
 
@@ -337,9 +339,10 @@ for label, prefix in pair.items():
 # sign stays negative at every word: the input gate is wide open (mean i 0.94 over those words), and what it writes,
 # with what the cell keeps, stays below zero. So in this pair the number is the sign of one cell, kept by the
 # forget gate after the singular subject and rewritten after the plural one (one sentence of each). Either way it
-# is the gates, reading the words, that decide; the tanh RNN has no such switch. That the model reads its verb
-# from this unit is likely, not measured: the probe shows the number can be read from it (and from unit 2 of h).
-# Setting the unit to zero and measuring agreement again would test it.
+# is the gates, reading the words, that decide; the tanh RNN has no such switch. The one-unit test picks the best
+# unit, not the only one: others may carry the number too (unit 2 of h does, as well). Which of them the model
+# reads its verb from is not measured; the output layer reads h, not c. Setting a unit to zero and measuring
+# agreement again would test it.
 
 # %% [markdown]
 # ## 3. Gradient flow: the same measurement as for the RNN
@@ -383,12 +386,16 @@ plt.show()
 # (the "LSTM ÷ RNN" line; one trained model of each). The far end of each curve rests on fewer sentences: a
 # sentence of n words reaches distances up to n, and only the sentences of 20 words or more reach 20 (the last
 # line). Both models are scored on the same predictions, so the 9× compares like with like; the shape of each
-# curve that far out is a smaller sample.
+# curve that far out is a smaller sample. (The figure's "k words back" is the distance t − k.)
 #
-# That is the CMU slide's wording: LSTMs *address, but do not solve* vanishing gradients; the curve still falls.
-# For the LSTM it also answers the CSE538 slide's "GRU and LSTM cells solve": not solved. The GRU's gradient is not
-# measured here. (This is the gradient reaching h_k. The other half of the LSTM's state, c_k, gets its own
-# gradient; section 2's ∂c_t/∂c_k is its gates-fixed part.)
+# The curve fits the CMU slide's wording, LSTMs *address, but do not solve* vanishing gradients, but does not prove
+# it. These are trained models, averaged over every prediction: where the next word depends little on far words (most
+# words, section 5), a trained model's loss should too. Where a far word matters, the gates can keep it (section 2's
+# number unit kept 0.607 of its cell over 7 words). An untrained LSTM's curve, as notebook 05 drew the RNN's, would
+# separate the cell from what training taught it; it is not drawn here. So this curve neither bears out nor refutes
+# the CSE538 slide's "GRU and LSTM cells solve". The GRU's gradient is not measured here. (This is the gradient
+# reaching h_k. The other half of the LSTM's state, c_k, gets its own gradient; section 2's ∂c_t/∂c_k is its
+# gates-fixed part.)
 #
 # ## 4. The long-distance claim, measured on agreement
 #
@@ -530,13 +537,13 @@ for seen in (True, False):
 # The bigram's 0.75 is sparsity. Where the subject stood right before that verb form in the training split, the
 # bigram is nearly always right (the last two lines); where the pair was never counted, all its probability comes
 # from its lower-order model (notebook 04, section 5), which does not see the subject, and it is at chance. The
-# trigram has the same 0.75; it was not split, and the same cause is likely.
+# trigram, not split, has the same 0.75, likely for the same cause.
 #
 # ### The honest counterpoint: give the RNN a wider state (optional)
 #
 # Is that "RNNs cannot learn agreement"? The course also ships a second pair with twice the hidden state (256)
-# and gradient clipping, trained for half the steps (`rnn_wide_lm`, `lstm_wide_lm`). Against this notebook's
-# models that changes three things at once: the width, the clipping and the number of steps.
+# and gradient clipping, trained for half the steps (`zoo.ALL_RECIPES`: `rnn_wide_lm`, `lstm_wide_lm`).
+# Against this notebook's models that changes three things: the width, the clipping and the number of steps.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -575,19 +582,20 @@ print(f"LSTM against RNN, both hidden 256: {result}")
 # short (see the longest prefix above), and a tanh RNN with 256 units and clipped gradients can carry a number that
 # far, on most items. Over three seeds it stays below the 128-unit LSTM, by more than its spread, and the 256-unit
 # pair, trained by one recipe, says the same: the LSTM is better (the wider LSTM itself is no better than the
-# 128-unit one: within noise). Its seeds also scatter far more than the LSTM's, which keeps the subject's number on
-# every seed.
+# 128-unit one: within noise). Its seeds also scatter far more than the LSTM's, which is at 1.00 with 5 attractors
+# on each of its seeds.
 #
-# What this does and does not show. The wide RNN differs from the 128-unit RNN in three ways at once (width,
-# clipping, half the steps), so which of them helped is not measured here; with the width come more weights
-# (82,432 recurrent weights against 24,832). Its recurrent layer still has fewer weights than the 128-unit LSTM's,
-# though the whole model has more (its output layer reads 256 units; the two weight lines). So the LSTM's lead is not
-# a matter of more recurrent weights, but the LSTM trained twice the steps; the 256-unit pair, trained alike, is the
-# clean test, and there too the LSTM is better (the last line). So the claim that survives
-# is: with the same hidden size (128) and recipe, the gated cells learn long agreement and the tanh RNN does not
-# (though the LSTM also has 4× the RNN's recurrent weights, the GRU 3×); a wider RNN gets most of the way, not "an
-# RNN cannot". That matches the lecture's own hedges: the LSTM "almost always outperforms vanilla RNNs", and the
-# RNN "has trouble", which is not "cannot".
+# What this does and does not show. The wide RNN differs from the 128-unit RNN in three ways at once (width, clipping,
+# half the steps), so which of them helped is not measured here; with the width come more weights (82,432 recurrent
+# weights against 24,832). Its recurrent layer still has fewer weights than the 128-unit LSTM's, though the whole
+# model has more (its output layer reads 256 units; the two weight lines). So the LSTM's lead is not a matter of more
+# weights in all. It may be one of recurrent weights, of which the LSTM has more, and the LSTM trained twice the
+# steps. The 256-unit pair, trained alike, takes away the width and the recipe, though not the recurrent weights (the
+# LSTM has 4× there too), and there too the LSTM is better (the last line). So the claim that survives is: with the
+# same hidden size (128) and recipe, the gated cells learn long agreement and the tanh RNN does not (though the LSTM
+# also has 4× the RNN's recurrent weights, the GRU 3×); a wider RNN gets most of the way, not "an RNN cannot". That
+# matches the lecture's own hedges: the LSTM "almost always outperforms vanilla RNNs", and the RNN "has trouble",
+# which is not "cannot".
 #
 # ## 5. Perplexity against the oracle
 #
@@ -633,12 +641,12 @@ for a, b in (("LSTM", "RNN"), ("GRU", "RNN"), ("GRU", "LSTM")):
 # > In fact, with the same hidden size and training, perplexity does not separate the LSTM from the RNN on this
 # > language (within noise over three seeds), while agreement across attractors does (section 4).
 #
-# That is not a contradiction of section 4: most words of a sentence are predictable from the last few words ("the"
-# → a noun, "ate the" → a food), and perplexity averages over all of them. A verb that must agree across three
-# attractors is likely a rare token, so a model that gets every one of them wrong would barely move the average.
-# That is not measured here: the models' loss on those verbs alone, against their loss on all words, would measure
-# it. The agreement set isolates exactly those long-distance predictions: that is why the comparison of section 4
-# needs it.
+# That is not a contradiction of section 4: most words of a sentence are predictable from the last few words ("the" →
+# a noun or an adjective, "ate the" → mostly a food), and perplexity averages over all of them. A verb that must agree
+# across three attractors is likely a rare token, so a model that gets every one of them wrong would barely move the
+# average. That is not measured here: the models' loss on those verbs alone, against their loss on all words, would
+# measure it. The agreement set isolates exactly those long-distance predictions: that is why the comparison of
+# section 4 needs it.
 #
 # ## 6. Variants
 #
@@ -882,11 +890,12 @@ print(
 # large gaps: 0.865 against at most 0.788 on all reviews, 0.667 against at most 0.551 on those that turn. No single
 # layer carries all the task needs, which is ELMo's argument for mixing them rather than picking one.
 #
-# Against notebook 04's bag of embeddings, though, the mix does no better: in the table before, the two are level
-# on all reviews and on those that turn, and over seeds the difference is within noise. That is with the odds on
-# the mix's side: its head trained 3,000 steps with 32 hidden units, the bag's 600 with 16 (the last lines of the
-# cell with the mix's weights). Notebook 04's embeddings were learned for this very task, and with 3,000 reviews
-# of a small language (notebook 04, section 11, prints the count) such embeddings are likely already strong.
+# Against notebook 04's bag of embeddings, though, the mix does no better: in the table before, the two are level on
+# all reviews and on those that turn, and over seeds the difference is within noise. In steps and head size the odds
+# are on the mix's side: its head trained 3,000 steps with 32 hidden units, the bag's 600 with 16 (the last lines of
+# the cell with the mix's weights). Not in what is learned: the bag learns its word vectors for this very task,
+# where the mix only weights the frozen biLM's layers, and with 3,000 reviews of a small language (notebook 04,
+# section 11, prints the count) such vectors are likely already strong.
 #
 # Peters et al. measured ELMo otherwise. They *added* ELMo to a task model's own word vectors (for sentiment,
 # McCann et al.'s BCN, a classifier built on BiLSTMs, over GloVe vectors, word embeddings pre-trained on a large
@@ -896,16 +905,15 @@ print(
 #
 # ## 7. When to use which
 #
-# The lecture's tables of strengths and issues, each row next to numbers measured above (the lecture's lines
-# are `lstm_analysis.LECTURE_CLAIMS`; `lstm_analysis.lecture_claims` builds the measured ones from the variables
-# of this notebook, not typed in). The lines are shortened: the bidirectional row's "at least as good" is the
-# slide's "usually performs at least as well", and its issues also list "slower to train". Not every claim gets a
-# number: "fast", "slow", "slower to train" and "needs the whole sequence" do not. The trigram's "pairs it never
-# counted" reads section 4's split of the items with no attractor, which was made for the bigram; the trigram has
-# the same 0.75 there but was not split. Some lines
-# are the course's own: the GRU and wider-RNN rows are in no table; the Deep RNN slides list no issues, so the
-# stacked LSTM's "more to train" is the course's reading of its weights; and the ELMo slides have no table of
-# strengths and issues.
+# The lecture's tables of strengths and issues, each row next to numbers measured above (the lecture's lines are
+# `lstm_analysis.LECTURE_CLAIMS`; `lstm_analysis.lecture_claims` builds the measured ones from the variables of this
+# notebook, not typed in). The lines are shortened: the bidirectional row's "at least as good" is the slide's "usually
+# performs at least as well", and its issues also list "slower to train". Not every claim gets a number: "basic
+# counts", "fast", "any length, same weights", "slow", "slower to train" and "needs the whole sequence" do not. The
+# trigram's "pairs it never counted" reads section 4's split of the items with no attractor, which was made for the
+# bigram; the trigram has the same 0.75 there but was not split. Some lines are the course's own: the GRU and
+# wider-RNN rows are in no table; the Deep RNN slides list no issues, so the stacked LSTM's "more to train" is the
+# course's reading of its weights; and the ELMo slides have no table of strengths and issues.
 
 
 # %%
@@ -958,7 +966,8 @@ sequence_demo.box
 # %% [markdown]
 # ## 9. Bad input gets a clear message
 #
-# Gates exist only in an LSTM; unknown words and empty sentences are refused with a message that says what to do.
+# `gate_activations` reads an LSTM's gates only (the RNN has none; the GRU's two are not read here). An RNN passed
+# to it, unknown words and empty sentences are refused with a message that says what to do.
 # The widgets show the same messages inline.
 
 # %%
@@ -1097,20 +1106,22 @@ _ = check_lstm_parameters(lstm_parameters)
 #
 # - The LSTM adds a memory cell c, updated by c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t: an addition controlled by gates,
 #   not a squashing at every step. Written from its equations, it matches `nn.LSTM` to rounding error.
-# - Its gates can be read. In the shipped LSTM one cell unit carries the subject's number past the attractors on
-#   every held-out item (that the model reads its verb from it is likely, not measured). In the sentence read word
-#   by word (section 2), the forget gate holds it after the singular subject; after the plural twin it is largely
-#   rewritten (the forget gate falls to 0.20), with the same sign. The plain RNN's best unit does far less well.
+# - Its gates can be read. In the shipped LSTM one cell unit carries the subject's number past the attractors on every
+#   held-out item (the best unit, not the only one; which unit the model reads its verb from is not measured). In the
+#   sentence read word by word (section 2), the forget gate holds it after the singular subject; after the plural twin
+#   it is largely rewritten (the forget gate falls to 0.20), with the same sign. The plain RNN's best unit does far
+#   less well.
 # - The gradient reaching d words back starts lower in the LSTM than in the RNN, but falls more slowly: the
-#   two are level about 10 words back, and beyond that the LSTM keeps more (one trained model of each). LSTMs
-#   address vanishing gradients without solving them.
+#   two are level about 10 words back, and beyond that the LSTM keeps more (one trained model of each). That fits
+#   "LSTMs address vanishing gradients without solving them", but a trained model's gradient also falls where far
+#   words matter little; an untrained LSTM's curve would separate the two.
 # - With the same hidden size and training (but 4× and 3× the RNN's recurrent weights), the LSTM and the GRU keep
 #   agreement across five attractors while the RNN falls towards the fixed-window models' mistake, a gap far beyond
-#   the seed spread. A wider RNN (256 units, clipping, half the steps, fewer recurrent weights than the 128-unit
-#   LSTM) gets most of the way on sentences this short, still below the LSTM: an RNN can learn the agreement, the
-#   gated cells learn it more surely. That is on a small language with short sentences: on English, Linzen et
-#   al.'s LSTM made far more agreement errors with attractors as a language model than when trained to predict the
-#   verb's number.
+#   the seed spread. A wider RNN (256 units, clipping, half the steps; more weights in all, fewer recurrent ones than
+#   the 128-unit LSTM) gets most of the way on sentences this short, still below the LSTM: an RNN can learn the
+#   agreement, the gated cells learn it more surely. That is on a small language with short sentences: on English,
+#   Linzen et al.'s LSTM made far more agreement errors with attractors as a language model than when trained to
+#   predict the verb's number.
 # - Perplexity barely separates the recurrent models (the LSTM and the RNN are within noise; the GRU is about 1 %
 #   lower), likely because most words are predictable from a few neighbours; targeted evaluation sets (here:
 #   agreement) are how one sees long-distance ability.
