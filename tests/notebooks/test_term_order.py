@@ -58,6 +58,7 @@ TERMS = {
     "AdamW": ("03", "3. Why non-linearity matters: XOR", r"\bAdamW\b"),
     "Glorot initialisation": ("03", "6. Vanishing gradients through depth", r"\bGlorot\b"),
     "He initialisation": ("03", "6. Vanishing gradients through depth", r"\bHe('s)? (initiali[sz]ation|gain|init)\b"),
+    "Markov assumption": ("04", "4. The bigram model", r"\bMarkov assumption\b"),
     "nats": ("04", "5. Sparsity, zero probabilities and smoothing", r"\bnats?\b"),
     "one-hot": ("04", "6. The feed-forward language model", r"\bone-hot\b"),
     "token": ("04", "5. Sparsity, zero probabilities and smoothing", r"\btokens?\b"),
@@ -78,6 +79,7 @@ TERMS = {
     "biLM": ("06", "6.3 ELMo: a learned mix of a stacked bidirectional LM's layers", r"\bbiLMs?\b"),
     "top-1 accuracy": ("06", "6.2 A bidirectional LSTM for masked words", r"\btop-1 accurac(y|ies)\b"),
     "GRU": ("06", "1. Why another cell?", r"\bGRUs?\b"),
+    "constituents": ("07", "1. A second language, with every alignment known", r"\bconstituents?\b"),
     "exact match": ("07", "4. Training: teacher forcing, padding masks, greedy decoding", r"\bexact match\b"),
     "brevity penalty": ("07", "5. Scoring translations: BLEU, exact match, token accuracy", r"\bbrevity penalty\b"),
     "alignment error rate": (
