@@ -602,9 +602,9 @@ for a, b in (("learned", "sinusoidal"), ("none", "sinusoidal"), ("none", "learne
 # positions 8 and later received no gradient at all, and whatever they hold, the learned model ends behind the model
 # with no positions, which does best, again by more than the spread. Press et al. (2022, ALiBi) report the same failure
 # of sinusoids at scale and add a distance penalty to the attention scores instead of a position vector. Kazemnejad et
-# al. (2023) find "no positional encoding" extrapolating better than either, on synthetic reasoning and arithmetic
-# tasks, not a language model's NLL. What the sinusoids do give is the exact linear shift above, which the model *can*
-# use; nothing makes it.
+# al. (2023) find "no positional encoding" extrapolating better than every explicit encoding they tried (absolute, T5's
+# relative bias, ALiBi, rotary), on synthetic reasoning and arithmetic tasks, not a language model's NLL. What the
+# sinusoids do give is the exact linear shift above, which the model *can* use; nothing makes it.
 #
 # ## 7. The encoder block
 #
@@ -979,10 +979,10 @@ print(
 # The encoder–decoder transformer (`tt.TransformerTranslator`: embeddings + sinusoidal positions, 2 encoder and 2
 # decoder layers, 4 heads, d_model = 128) on notebook 07's translation task into Tarevi, with the same training passages
 # (≤ 14 words), the same number of batches and the same test sets, against 07's GRU encoder–decoders with additive and
-# dot attention. One more thing differs: the transformer trains at lr 10⁻³ (`tzoo.TRAINING`), the GRUs at 3 × 10⁻³
-# (notebook 07's recipe, `translation_checkpoints.TRAINING`), so every gap below is the learning rate's as well as the
-# architecture's. Exact match by length bucket; the first
-# three buckets are within the training lengths:
+# dot attention. Two more things differ. The transformer trains at lr 10⁻³ (`tzoo.TRAINING`), the GRUs at 3 × 10⁻³
+# (notebook 07's recipe, `translation_checkpoints.TRAINING`). At the same width it has more than twice their parameters
+# (the parameter cell below). So every gap below is the learning rate's and the size's as well as the architecture's.
+# Exact match by length bucket; the first three buckets are within the training lengths:
 
 # %%
 translators = {
@@ -1073,13 +1073,13 @@ for label, row in translation_table.items():
 # Within the training lengths the transformer translates nearly every passage, in every seed (at least 98.8 % exact
 # match in each bucket). The additive GRU gets a little more right, by less than a point of exact match but by more than
 # the spread; against the dot GRU the gaps are within noise. Beyond the training lengths it fails like them: all three
-# stop writing near the longest passage they were trained on (14 words), whatever the source's length. The mean output
-# lengths show it against the references', so BLEU's brevity penalty, exp(1 − r/c) (notebook 07, section 5), is below 1
-# there and accounts for much of the low BLEU: 0.70–0.74 at 15–21 words, 0.16–0.21 at 36–42. The transformer gets fewer
-# passages entirely right at 15–21 words than either GRU, by more than the spread. Its BLEU is higher in some long
-# buckets (22–28 words against the additive GRU; 15–21 and 29–35 against the dot GRU) and within noise in the others: no
-# order of the three by BLEU beyond the training lengths holds in every bucket. Attention over positions it has never
-# seen, through sinusoids it has never seen (section 6), does not give it lengths for free.
+# stop writing near the longest passage they were trained on (14 words). Their mean output stays between 12.8 and 15.0
+# words, while the references grow from 17.4 to 38.5, so BLEU's brevity penalty, exp(1 − r/c) (notebook 07, section 5),
+# is below 1 there and accounts for much of the low BLEU: 0.70–0.74 at 15–21 words, 0.16–0.21 at 36–42. The transformer
+# gets fewer passages entirely right at 15–21 words than either GRU, by more than the spread. Its BLEU is higher in some
+# long buckets (22–28 words against the additive GRU; 15–21 and 29–35 against the dot GRU) and within noise in the
+# others: no order of the three by BLEU beyond the training lengths holds in every bucket. Attention over positions it
+# has never seen, through sinusoids it has never seen (section 6), does not give it lengths for free.
 #
 # **Which heads align?** Notebook 07 measured the alignment error rate (AER) of the RNN's one attention against the
 # true word alignments. The transformer has 2 layers × 4 heads of cross-attention; the AER of each head's argmax,
@@ -1184,14 +1184,15 @@ for label, model in translators.items():
 # %% [markdown]
 # ## 10. A GPT-style transformer language model on the course language
 #
-# The CSE538 slide "Transformer Language Models": an **auto-regressor** (*"Connections go forward only"*; its task is
-# to predict the next word, p(w_i | w_{i−1}, w_{i−2}, …); *"Better for: generating text"*) against an auto-encoder
-# (BERT, notebook 09). A decoder-only transformer is a stack of blocks like section 7's under a causal mask, with no
-# encoder and no cross-attention. The course's is a Hugging Face `GPT2LMHeadModel` built from a `GPT2Config`
-# (nothing downloaded), wrapped in the course's LM contract (`forward(idx, targets) -> (logits, loss)`), so that
-# every tool of notebooks 04–06 measures it and notebook 10 can call `generate()` on `model.hf`. Its attention is
-# Hugging Face's *eager* implementation, the formula written out in torch operations, rather than the fused SDPA
-# kernel: only the eager one can return the attention weights, which this section reads:
+# The CSE538 slide "Transformer Language Models": an **auto-regressor** (*"Connections go forward only"*; its task is to
+# predict the next word, p(w_i | w_{i−1}, w_{i−2}, …); *"Better for: generating text"*) against an **auto-encoder**,
+# whose connections go both ways and whose task is a word in the middle, p(w_i | …, w_{i−1}, w_{i+1}, …), read from the
+# words on both sides (BERT, notebook 09). A decoder-only transformer is a stack of blocks like section 7's under a
+# causal mask, with no encoder and no cross-attention. The course's is a Hugging Face `GPT2LMHeadModel` built from a
+# `GPT2Config` (nothing downloaded), wrapped in the course's LM contract (`forward(idx, targets) -> (logits, loss)`), so
+# that every tool of notebooks 04–06 measures it and notebook 10 can call `generate()` on `model.hf`. Its attention is
+# Hugging Face's *eager* implementation, the formula written out in torch operations, rather than the fused SDPA kernel:
+# only the eager one can return the attention weights, which this section reads:
 
 # %%
 gpt = load("gpt_lm")
@@ -1334,7 +1335,8 @@ for label, name in (("GRU", "gru_lm"), ("LSTM", "lstm_lm")):
 # a GPT 23 times its size, on the split, ends level with it.) It does not reach 2% of the oracle within its recipe's
 # 4,500 steps, under five minutes of one CPU core (the check above): BENCHMARKS.md has the curve of perplexity against
 # training time for the shapes tried (2 to 4 layers, 64 to 96 wide). Deeper and wider models learn more per step but
-# take longer per step, so within this budget the 2-layer, 64-wide model wins. Is the rest compute, or something else?
+# take longer per step, so within those probes' budget, shorter than the recipe's (one run each), the 2-layer, 64-wide
+# model wins. Is the rest compute, or something else?
 #
 # ### More data or a bigger model? *(optional)*
 #
@@ -1446,12 +1448,13 @@ print(
 # separates the two: fresh data at the same 4,500 steps takes it from 1.0242 to 1.0200, and a separate run of twice the
 # steps, 9,000, reaches 1.0145. For the LSTM no such run was made: it had three times its split's steps, the GPT twice,
 # so its larger gain cannot be put down to the data, and part of the transformer's lead on the split may be its extra
-# steps. On the stream the transformer is still closer to the truth, by less. The two stream models were trained once
-# each, so the noise rule cannot be applied to them. The nearest measures of the noise are the two models' ranges over
-# three seeds on the split (the seeds cell above): the GPT's is 0.0011 of the oracle's perplexity, the LSTM's twice that
-# (5.704–5.716: 0.012 in perplexity, 0.0022 of the oracle's 5.460). The noise rule takes the larger, the LSTM's: about
-# 80 % of the lead on the stream (0.0027: 1.0172 against 1.0145, the table above). A lead that small, from one run each,
-# is a hint, not a finding.
+# steps. On the stream the transformer is still closer to the truth, by less, after the same 9,000 steps; its recipe
+# still clips its gradients at 1, the LSTM's does not. The two stream models were trained once each, so the noise rule
+# cannot be applied to them. The nearest measures of the noise are the two models' ranges over three seeds on the split
+# (the seeds cell above): the GPT's is 0.0011 of the oracle's perplexity, the LSTM's twice that (5.704–5.716: 0.012 in
+# perplexity, 0.0022 of the oracle's 5.460). The noise rule takes the larger, the LSTM's: about 80 % of the lead on the
+# stream (0.0027: 1.0172 against 1.0145, the table above). A lead that small, from one run each, is a hint, not a
+# finding.
 #
 # **On a GPU** the many multiply-adds of a wide layer run in parallel, so a bigger model is expected to cost far less
 # extra time per step than on a CPU (the stored run had no GPU to show it); that is part of what lets the field
