@@ -104,6 +104,7 @@ TERMS = {
     "fine-tuning": ("09", "3. Masked-language modelling: 15 %, of which 80/10/10", r"\bfine-tun(e|ed|es|ing)\b"),
     "F1": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bF1\b"),
     "cross-validation": ("09", "6. Contextual embeddings, layer by layer", r"\bcross-validat(ion|ed)\b"),
+    "auto-encoder": ("08", "10. A GPT-style transformer language model on the course language", r"\bauto-?encoders?\b"),
     "pooler": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bpooler\b"),
     "hypothesis": ("10", "2. The slides' pseudocode, run as written", r"\b(finished|running|ended|best|k) hypothes[ie]s\b"),
     "search error": ("10", "9. The beam search curse", r"\bsearch errors?\b"),
