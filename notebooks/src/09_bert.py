@@ -83,12 +83,12 @@ bert = load("bert_mlm")
 # 80.5% (7.7% point absolute improvement), MultiNLI accuracy to 86.7% (4.6% absolute improvement), SQuAD v1.1 question
 # answering Test F1 to 93.2 (1.5 point absolute improvement) and SQuAD v2.0 Test F1 to 83.1 (5.1 point absolute
 # improvement)". (**F1**: the harmonic mean of two shares, marked items that are right and right items marked; in
-# SQuAD the items are an answer's words.)
+# SQuAD the items are an answer's words. GLUE's score averages a suite of English tasks.)
 # Those benchmarks are English; this notebook measures the same ideas on the course language, whose oracle knows the
 # answers. Both sizes follow from the config alone: `bert_sizes` builds each `BertModel` from its `BertConfig` on
-# PyTorch's **meta device**: every tensor has a shape and no storage, so nothing is allocated and nothing is downloaded.
-# It counts the parameters per part and checks each part against a closed form, for L layers, hidden size H,
-# feed-forward size I = 4H and a 30,522-piece vocabulary:
+# PyTorch's **meta device**: every tensor has a shape and no storage, so nothing is allocated or downloaded. It counts
+# the parameters per part and checks the total against a closed form, for L layers, hidden size H, feed-forward size
+# I = 4H and a 30,522-piece vocabulary:
 # per layer 4H² + 4H (Q, K, V and the output) + 2HI + I + H (the feed-forward) + 4H (two LayerNorms).
 
 # %%
@@ -126,7 +126,7 @@ print(f"BERT-large's embeddings: {large['embeddings'] / large['total']:.1%}")
 # Two thirds of every layer is the feed-forward network (2HI = 8H² against the attention's 4H²), and a fifth of the
 # whole model is the token embedding table, 30,522 × 768. In BERT-large the layers double and widen, so the embeddings
 # fall to a tenth (9.5 %, the last line). The course's BERT is the same architecture at toy size: 2 layers, 64 hidden
-# units, 4 heads and a 1,000-piece vocabulary. The next cell counts its parameters:
+# units, 4 heads and a 1,000-piece vocabulary; its parameters:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -289,11 +289,11 @@ for row in range(2):
 # chosen position. `[MASK]` never occurs when the model is used, so the 10 % random and 10 % unchanged keep the
 # model from learning that only `[MASK]` positions matter.
 #
-# > **Slide check.** The slide (CMU, "BERT is Trained to Perform Masked Language Modeling") takes "the girl was
-# > playing outside." and writes the masked sentence as "the girl was playing [MASK] *outside*." In fact `[MASK]`
-# > *replaces* the chosen word: "the girl was playing [MASK] ." With the word still there, predicting it is copying,
-# > and the model learns nothing about context. (The course language has no "outside", so below its pieces are
-# > masked; the point is the same.)
+# > **Slide check.** The slide (CMU, "BERT is Trained to Perform Masked Language Modeling") says "Suppose that a
+# > [MASK] token is inserted before *outside*, thus masking it. We then have "the girl was playing [MASK] *outside*.""
+# > In fact inserting hides nothing: `[MASK]` *replaces* the word: "the girl was playing [MASK] ." With the word
+# > still there, predicting it is copying. (The course language has no "outside", so below its pieces are masked; the
+# > point is the same.)
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -816,14 +816,13 @@ print("  'pickles' →", " ".join(tokenizer.tokenize("pickles")))
 # discourse**: its sentences are drawn independently, so "B followed A" carries no information: IsNext and NotNext
 # pairs are drawn alike, and no model could tell them apart better than chance. We do not train it.
 #
-# > **Slide check.** The slide (CMU, "BERT is also Trained to Perform Next Sentence Prediction") concludes "As a
-# > result, BERT learns patterns that exist above the level of the sentence." In fact the evidence for NSP is mixed:
-# > Devlin et al.'s own ablation (Table 5, "No NSP") scored lower without it, by 3.5 points on QNLI and by under one
-# > on MNLI (accuracy) and SQuAD 1.1 (F1), numbers reported without a spread; but
+# > **Slide check.** The slide (CMU, "BERT is also Trained to Perform Next Sentence Prediction") concludes "As a result,
+# > BERT learns patterns that exist above the level of the sentence." In fact the evidence for NSP is mixed: Devlin et
+# > al.'s own ablation (Table 5, "No NSP") scored lower without it, by 3.5 points of accuracy on QNLI (does a sentence
+# > answer a question?) and by under one on MNLI (accuracy) and SQuAD 1.1 (F1), numbers reported without a spread; but
 # > RoBERTa (Liu et al. 2019, §4.2) removed it while also changing the input to full-length passages, and matched or
-# > improved BERT on the downstream tasks; most later encoders drop it. Lan et al. (2020, ALBERT) argue why it adds
-# > little: a random "NotNext" sentence usually differs in *topic*, so NSP can be solved without learning much about
-# > discourse.
+# > improved BERT on the downstream tasks. Lan et al. (2020, ALBERT) argue why it adds little: a random "NotNext"
+# > sentence usually differs in *topic*, so NSP can be solved without learning much about discourse.
 
 # %% [markdown]
 # ## 5. Applying it: pretraining → LM fine-tuning → task fine-tuning
@@ -835,8 +834,8 @@ print("  'pickles' →", " ".join(tokenizer.tokenize("pickles")))
 #
 # Devlin et al. name the two ways to use a pretrained model on a task (section 3 defines both). Fine-tuning trains all
 # the pretrained weights, with a small task layer on top (GPT's way, and BERT's; this section). Feature-based use keeps
-# the pretrained model frozen and feeds its vectors, as extra features, to a task model of its own (ELMo's way,
-# notebook 06). Section 6's probes are feature-based: a logistic regression reads the frozen BERT's vectors.
+# the pretrained model frozen and feeds its vectors to a task model of its own (ELMo's way, notebook 06). Section 6's
+# probes are feature-based: a logistic regression reads the frozen BERT's vectors.
 #
 # ### 5.1 LM fine-tuning on the reviews
 #
@@ -917,20 +916,19 @@ for column in ("reviews", "general"):
     print(f"  {column:8} {before.format()} → {after.format()}: {judged}")
 
 # %% [markdown]
-# LM fine-tuning changes neither column by more than the noise: on the reviews and on general sentences the
-# fine-tuned BERT is within noise of the pretrained one. (The general column scores the first 200 of section 4.1's 500
-# items, so its ratios differ from 4.1's, which average all 500, and its seeds spread more widely than the reviews'
-# column. Seed 0 is the shipped pair of the table above, but its values are stored to four decimals and printed to
-# three, so a range can end one digit below that table's row: 1.103 against 1.104, 1.129 against 1.130, a rounding.)
-# A likely reason for the null result is the data. The pretrained model has seen reviews by the thousand: about half
-# of the training reviews are, word for word, sentences of the first 500 of the 8,000 stream batches it was pretrained
-# on (the count above; as many are sentences of the training split, which the models of notebooks 04–06 read). The
-# reviews are likely also among the language's most regular sentences, with little new to learn (not measured here:
-# the oracle's own NLL on the review items against the general ones would measure it). LM fine-tuning pays when the
-# domain is new to the model. The real-world analogue is in the Hugging Face course (chapter 7, "Fine-tuning a masked
-# language model"): DistilBERT's perplexity on IMDb movie reviews goes from 21.75 to 11.32 after the `Trainer`'s three
-# epochs of LM fine-tuning on 10,000 chunks of them; IMDb's style is far from the Wikipedia and books DistilBERT
-# was pretrained on.
+# LM fine-tuning changes neither column by more than the noise: on the reviews and on general sentences the fine-tuned
+# BERT is within noise of the pretrained one. (The general column scores the first 200 of section 4.1's 500 items, so
+# its ratios differ from 4.1's, and its seeds spread more widely than the reviews' column. Seed 0 is the shipped pair of
+# the table above, but its values are stored to four decimals and printed to three, so a range can end one digit below
+# that table's row: 1.103 against 1.104, 1.129 against 1.130, a rounding.) A likely reason for the null result is the
+# data. The pretrained model has seen reviews by the thousand: about half of the training reviews are, word for word,
+# sentences of the first 500 of the 8,000 stream batches it was pretrained on (the count above; as many are sentences of
+# the training split). The reviews are likely also among the language's most regular sentences, with little new to learn
+# (not measured here: the oracle's own NLL on the review items against the general ones would measure it). LM
+# fine-tuning should pay on a domain new to the model (the course has none to test it on). The real-world analogue is in
+# the Hugging Face course (chapter 7, "Fine-tuning a masked language model"): DistilBERT's perplexity on IMDb reviews
+# goes from 21.75 to 11.32 after the `Trainer`'s three epochs of LM fine-tuning on 10,000 chunks of them; IMDb's style
+# is far from the Wikipedia and books DistilBERT was pretrained on.
 #
 # ### 5.2 Task fine-tuning: sentiment
 #
@@ -1199,8 +1197,8 @@ print(
 # The pairs average 0.49, far above 0: the vectors share a common direction (not all of them: the lowest pair is
 # −0.32), so a neighbour's cosine is read against 0.49. In these three queries the nearest neighbours share their
 # frame (the same structure and function words, other nouns or adjectives) more than their meaning: "my children were
-# happy ." has "my teachers were angry ." at 0.99, the opposite feeling. A high cosine here says that two sentences
-# look alike, not that they mean the same.
+# happy ." has "my teachers were angry ." at 0.99, another feeling, as high as "the friends were happy .". A
+# high cosine says that two sentences look alike, not that they mean the same.
 
 # %% [markdown]
 # ### 6.3 The slide's feature-extraction snippet, fixed
@@ -1599,7 +1597,7 @@ _ = check_layer_strategy(concat_last_four)
 # - WordPiece keeps frequent words whole and spells rare ones from `##` pieces; its encoder is a dozen lines of
 #   greedy longest-match (exercise 2), and ours agrees with the library on every vocabulary entry but the special tokens
 #   and on every test sentence.
-# - Masking: 15 %, then 80/10/10; our code and `DataCollatorForLanguageModeling` agree within their standard
+# - Masking: 15 %, then 80/10/10; our code and `DataCollatorForLanguageModeling` agree within three standard
 #   errors, and differ in how they count and in what "random" may be. The slide's "[MASK] outside" leaves the word
 #   in place. The course's BERT is pretrained with whole-word masking, every piece of a chosen word hidden together
 #   (section 3 prints one such sentence); per-piece masking was not trained here, so the two are not compared.
