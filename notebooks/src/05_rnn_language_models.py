@@ -83,7 +83,7 @@ rnn = load("rnn_lm")  # the shipped RNN LM (recipe zoo.RECURRENT_RECIPES["rnn_lm
 # > input (and had x_(1) … x_(n) been meant, it would miss the last one). The loop below reads every input
 # > (`for i in ids`), and the cell prints what `range(1, len(x))` would leave out.
 #
-# The CMU slides write the same model for words, with an embedding and biases:
+# The CMU slides write an RNN LM for words, with an embedding and biases (and σ where the loop has tanh):
 #
 # $$e^{(t)} = E x^{(t)}, \qquad h^{(t)} = \sigma(W_h h^{(t-1)} + W_e e^{(t)} + b_1), \qquad
 # \hat y^{(t)} = \mathrm{softmax}(U h^{(t)} + b_2) \in \mathbb{R}^{|V|}.$$
@@ -220,8 +220,8 @@ print(
 # > $J(\theta) = \frac{1}{T} \sum_{t=1}^T J^{(t)}(\theta) = \frac{1}{T} \sum_{t=1}^T - \hat{y}_{x_{t+1}}^{(t)}$:
 # > the log is gone.
 # > In fact $J^{(t)}(\theta) = -\log \hat{y}_{x_{t+1}}^{(t)}$ (the slide's line before), so the loss is the average of
-# > −log ŷ_t[x_{t+1}]. The last line of the cell below prints what the formula without the log gives: a negative
-# > number, not a loss.
+# > −log ŷ_t[x_{t+1}]. The last line of the cell below prints what the formula without the log gives: minus the
+# > mean probability of the true words, another quantity than the average cross-entropy of the slide's line before.
 #
 # For one sentence, with the shipped model and the oracle side by side:
 
@@ -313,7 +313,8 @@ def read_in_chunks(model, x, k: int, *, carry: bool = True):
     time.
 
     carry=True: the state goes on to the next chunk, detached (truncated BPTT).
-    carry=False: every chunk starts again from h = 0 (a window of k, like an n-gram).
+    carry=False: every chunk starts again from h = 0 (a prediction sees only its
+    chunk's words so far: one at its start, k at its end; no n-gram's sliding window).
     """
     h, outputs = None, []
     for start in range(0, x.shape[1], k):
@@ -327,7 +328,8 @@ def read_in_chunks(model, x, k: int, *, carry: bool = True):
 # Two things to measure. **Backward**: in the longest validation sentence the verb "is" agrees with its subject
 # "woman", far back. How much gradient of the loss at "is" reaches each input word, with full BPTT and with chunks
 # of k = 8? **Forward**: what does carrying the state across chunks buy, against restarting from zero at each
-# chunk (a window of k words)?
+# chunk? Each prediction then sees only the words of its own chunk: one at the chunk's start, k at its end (not an
+# n-gram's sliding window, which always sees its n − 1 words).
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -343,9 +345,9 @@ for k in (idx.shape[1], 8):
     subject = longest.index("woman") + 1  # + 1 for <s>
     name = "full BPTT" if k == idx.shape[1] else f"truncated, k = {k}"
     print(
-        f"{name:17}  ‖∂L(is)/∂x‖ at 'woman' ({t_verb + 1 - subject} steps back): "
-        f"{grad[subject].item():.2e},\n{'':19}"
-        f"at the word just before: {grad[t_verb].item():.2e}"
+        f"{name:17}  ‖∂L(is)/∂x‖ at 'woman' ({t_verb - subject} steps back): "
+        f"{grad[subject].item():.2e},\n{'':19}at '{longest[t_verb - 1]}', the word it "
+        f"reads (0 steps back): {grad[t_verb].item():.2e}"
     )
 
 idx, targets = lm.make_batch(lm.encode_sentences(vocab, valid[:300]), vocab)
@@ -425,9 +427,9 @@ for name, ppl in perplexity.items():
     print(f"{name:13} {ppl:10.3f} {ppl / oracle_ppl:9.3f}")
 print(f"{'oracle':13} {oracle_ppl:10.3f} {1:9.3f}")
 print(
-    f"the language itself: as uncertain as a uniform choice among {oracle_ppl:.1f} "
-    "words at every step\n"
-    f"(a uniform guess over the whole vocabulary: {len(vocab)})"
+    "the language itself: on average as uncertain as a uniform choice among "
+    f"{oracle_ppl:.1f} words\n(a geometric mean over the test words; "
+    f"a uniform guess over the whole vocabulary: {len(vocab)})"
 )
 rnn_seeds, ffnn_seeds = (
     lm_seeds.seed_spread(name, "perplexity") for name in ("rnn_lm", "ffnn_n5")
@@ -448,8 +450,8 @@ print(
 # the draw. The verdict is about the two recipes, not about a loop against a window alone: the last line shows that
 # they also differ in training steps (3,000 against 1,500) and in width (128 against 256). (The oracle's 5.460 is
 # close to the 5.461 of section 2's truncation table by coincidence: that was the RNN on 300 validation sentences; on
-# the test set it has 5.700. The line's "at every step" means on average: the oracle's per-step losses in section 2's
-# table run from 0.000 to 4.515.) But the gap is small, likely because most of what there is to predict in this
+# the test set it has 5.700. The oracle's 5.5 words are an average: its per-step losses in section 2's table run from
+# 0.000 to 4.515.) But the gap is small, likely because most of what there is to predict in this
 # language is local: five words of context already get most of it, and what the window misses, a few long-distance
 # dependencies such as agreement across a relative clause, would cost little perplexity on average. This table does
 # not measure that; the next measurements look at exactly those places.
@@ -536,9 +538,11 @@ for name, model in [*models.items(), ("oracle", "oracle")]:
     )
 
 # %% [markdown]
-# Now over many contexts of the agreement set, grouped by how many nouns (attractors) stand between the subject
-# and the verb. With 1 attractor the context has 5 or 6 words, so the FFNN's five-word window still sees the subject;
-# from 2 attractors on, neither it nor the trigram can: their two distributions are identical.
+# Now over many contexts of the agreement set, grouped by how many **attractors** stand between the subject and
+# the verb: nouns of the other number, which could pull the verb to theirs (in the twin, whose subject has their
+# number, they are attractors no more). With 1 attractor the context has 5 or 6 words, so the FFNN's five-word
+# window still sees the subject; from 2 attractors on, neither it nor the trigram can: their two distributions are
+# identical.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -625,8 +629,9 @@ print(
 # steps, which the next cell measures.
 #
 # Now the average decay over many sentences and steps: `gradient_decay_curve` gives ‖∂L_t/∂h_k‖ / ‖∂L_t/∂h_t‖
-# against t − k (a geometric mean over every prediction of the sentences), for the trained RNN and for the same
-# network before training.
+# against t − k, for the trained RNN and for the same network before training. At each distance it is a geometric
+# mean over every prediction that reaches that far back: fewer predictions at larger distances, and only the later
+# words of the longer sentences.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -666,8 +671,9 @@ plt.show()
 # On a log scale the untrained curve is a straight line: the gradient loses the same fraction at every step back.
 # The trained curve bends slightly upward. Over the first ten steps the factor per step is about the same before
 # and after training (× 0.58 and × 0.60, one network each); further back the trained RNN keeps more (8.4e-04
-# against 2.8e-04 at 15 steps). In the trained RNN a word ten steps back gets only 6.3e-03 of the gradient that the
-# current step gets (untrained 4.1e-03). That is likely one reason the RNN's memory of the subject faded in
+# against 2.8e-04 at 15 steps). On average (the geometric mean), the trained RNN's state ten steps back gets only
+# 6.3e-03 of the gradient norm that the current state gets (untrained 4.1e-03); within one sentence it varies, as
+# the sentence above showed. That is likely one reason the RNN's memory of the subject faded in
 # section 3, and why truncating BPTT should cost little; this notebook does not test either.
 #
 # ### Exploding gradients
@@ -753,7 +759,7 @@ print(
 # step size depends less on the gradient's norm, but a single huge gradient can still wreck its running averages;
 # the wider RNN of notebook 06 is trained with clipping at 1.0.)
 #
-# ## 5. "Not parallelizable", measured
+# ## 5. "Not parallelizable": time against length
 #
 # The CSE538 slides list the RNN's limitation: it is not parallelizable, it needs sequential processing, so it is
 # slow for long sequences. h_t needs h_{t−1}, so the T steps must run one after another, however many processors
@@ -788,16 +794,20 @@ plt.show()
 
 # %% [markdown]
 # On a quiet machine the library RNN's time grows in proportion to T: BENCHMARKS.md has its times on the course's
-# machine, where each doubling of T roughly doubles them (the scratch loop is not timed against length there). On a
-# busy machine the points scatter, and this run's may: a point can jump above the line. The T steps run one after
-# another, each a small product of the batch's states (16 × 128) with U. The Python loop pays an overhead at every
-# step on top, but a small one (BENCHMARKS.md: 184,932 against 202,926 tokens per second in training, batch 64,
-# length 16), less than a busy machine's scatter: in the stored run the scratch loop was the faster at four of the
-# five lengths. Growth in proportion to T is also what T times the work would cost a layer that handled all
-# positions at once on a CPU, so this cell shows the cost of the sequence, not yet what a parallel layer saves.
-# Notebook 08 takes the comparison up: on the CPU it times an LSTM LM against a GPT of similar size. Self-attention
-# computes all positions in one step (its arithmetic grows as T², but it is not sequential); that pays on hardware
-# that runs the positions in parallel, such as a GPU, where no notebook of the course times it against an RNN.
+# machine, from 0.017 ms at T = 8 to 0.214 ms at T = 128, each doubling of T roughly doubling them (the scratch loop
+# is not timed against length there). The stored run was made on a busy machine: its times are several times those
+# (nn.RNN 0.079 ms at T = 8, 1.089 ms at T = 128), though they too roughly double with each doubling of T; on a busy
+# machine the points can also scatter. The T steps run one after another, each a small product of the batch's states
+# (16 × 128) with U. The Python loop pays an overhead at every step on top, but a small one (BENCHMARKS.md, forward
+# only: 665,440 against 722,720 tokens per second, batch 64, length 16), less than a busy machine's scatter: in the
+# stored run (full mode, five lengths) the scratch loop was the slower at four lengths and the faster at T = 8.
+# Growth in proportion to T is also what T times the work would cost a layer that handled all positions at once on
+# a CPU, so this cell shows the cost of the sequence, not yet what a parallel layer saves. Notebook 08 takes the
+# comparison up: on the CPU it times an LSTM LM against a GPT of similar size (a GPT is the transformer LM that
+# notebook 08 builds; its layers use self-attention, in which each position reads the positions before it).
+# Self-attention computes all positions in one step (its arithmetic grows as T², but it is not sequential); that
+# pays on hardware that runs the positions in parallel, such as a GPU, where no notebook of the course times it
+# against an RNN.
 #
 # ## 6. Masked language modelling with an RNN
 #
@@ -807,7 +817,8 @@ plt.show()
 # (bidirectional LSTM); the word in the gap is never read.
 #
 # Its two RNNs are LSTMs (section 3), which notebook 06 builds from their equations. For now, an LSTM is an RNN with
-# a gated memory cell that keeps information over many words better than the tanh RNN of this notebook; notebook 06
+# a gated memory cell that keeps information over many words better than the tanh RNN of this notebook (notebook 06
+# measures that on agreement across attractors; on the next-word accuracy below the two are level). Notebook 06
 # also compares the bidirectional model with a left-to-right one in depth. Here it is on a few sentences, with the
 # oracle's exact answer, which sums over every word that fits both sides:
 
@@ -907,14 +918,14 @@ for name, model in (
 # and its recipe (`zoo.BIDIRECTIONAL_TRAINING`: fewer steps, clipped), which these lines do not separate (each line
 # is one trained model; no seed spread is measured for this score). The words after a gap often pin down what fits
 # in it. Notebook 06 compares the bidirectional model with the unidirectional one in
-# depth; the transformer notebooks do masked language modelling with self-attention (BERT).
+# depth; the transformer notebooks do masked language modelling with self-attention (BERT, notebook 09).
 #
 # ## 7. Inside the RNN, token by token
 #
 # Type a sentence (or pick an example) and move the position t. Top: the hidden state h_t at every token (the first
-# 32 of the 128 units); a column is all the RNN carries forward. Bottom: its next-word distribution at t beside the
-# oracle's; red bars are words the oracle rules out. The two gated cells of notebook 06 are there too; switch the
-# model to compare them.
+# 32 of the 128 units); a column's 128 units, 32 of them shown, are all the RNN carries forward. Bottom: its
+# next-word distribution at t beside the oracle's; red bars are words the oracle rules out. The two gated cells of
+# notebook 06 are there too; switch the model to compare them.
 
 # %%
 from course_utils.widgets.sequence_demo import SequenceDemo
@@ -968,8 +979,9 @@ except NonFiniteLossError as error:
 
 # %% [markdown]
 # A float32 number overflows to infinity past the largest one the format holds, about 3.4 × 10³⁸ (the cell's last
-# line prints it). *Which* step the loss first overflows at depends on the last bits of numbers near that limit, so
-# it can differ on another CPU or release of torch; what the loop guarantees does not:
+# line prints it), and inf − inf or 0 × inf gives NaN (not a number), which the message above reports. *Which* step
+# that first happens at likely depends on the last bits of numbers near that limit, so it can differ on another CPU
+# or release of torch; what the loop guarantees does not:
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -1101,17 +1113,17 @@ _ = check_parameter_count(my_parameter_count)
 #   real (unpadded) targets of a batch. Truncated BPTT detaches the state every k steps: the model still remembers
 #   forward, but learns only from dependencies inside a chunk (none of k steps or more).
 # - On the course language the RNN's perplexity is the closest to the oracle's, only a little better than the
-#   FFNN's but by more than the seed spread (a verdict on the two recipes: the RNN's also trains twice as many
-#   steps); most of its samples are grammatical.
+#   FFNN's but by more than the seed spread (a verdict on the two recipes: the RNN's trains twice the steps at
+#   half the width); most of its samples are grammatical.
 # - Unlike an n-gram or an FFNN, its prediction after the same words depends on words far back, but that
 #   dependence fades as the subject recedes (more words and more attractors together), and so does the gradient:
 #   on average ‖∂L_t/∂h_k‖ falls roughly geometrically with t − k (vanishing; not at every step of one sentence),
 #   or grows when U stretches vectors (radius above 1) and tanh is not saturated (exploding). Clipping shortens a
 #   step whose gradient is too large; for that one step it is a smaller learning rate.
-# - Its steps run one after another: on a quiet machine its time grows in proportion to length. Reading the words
-#   on both sides of a gap (a bidirectional LSTM) predicts a masked word better than a left-to-right RNN or LSTM
-#   reading the left side alone (one trained model of each); hiding one side at a time shows which side a
-#   prediction comes from.
+# - Its steps run one after another: on a quiet machine its time grows in proportion to length. A bidirectional
+#   LSTM, which reads the words on both sides of a gap, predicts a masked word better than a left-to-right RNN or
+#   LSTM reading the left side alone (one trained model of each; its objective and recipe differ too); hiding one
+#   side at a time shows which side a prediction comes from.
 #
 # The lecture's table of RNN strengths (any length, a memory, the same weights everywhere) and issues (slow,
 # vanishing and exploding gradients, trouble using long-range context) now has a measurement behind each row; for
