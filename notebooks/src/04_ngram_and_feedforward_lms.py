@@ -15,7 +15,7 @@
 # - build Bengio's feed-forward LM from the slides' steps, check it against the library version, and train it;
 # - compare every model with the **true** perplexity of the data, which this course's language makes known;
 # - measure that a neural LM generalises to combinations it never saw ("the dog gets fed"), and an n-gram much less;
-# - show the three limitations of a fixed-window masked-word predictor with numbers;
+# - show with numbers the three limitations of a fixed-window masked-word predictor, and which design each hits;
 # - classify sentiment with the lecture's hand features and with learned embeddings.
 #
 # Sections marked *(optional)* go beyond the slides; skip them on a first reading.
@@ -268,7 +268,7 @@ for order in (2, 3):
 for name, ppl in rows:
     print(f"{name:28} perplexity {ppl:7.3f}   {ppl / oracle_ppl:5.2f}× the oracle's")
 print(f"{'oracle':28} perplexity {oracle_ppl:7.3f}")
-# add-1 adds |V| pretend counts to every context: how often were the test contexts seen?
+# add-1 adds |V| − 3 pretend counts to every context: how often were test contexts seen?
 for order in (2, 3):
     mle = NGramLM(vocab, order, smoothing="none").fit(train_ids())
     share = rare_context_share(mle, test, times=len(vocab))  # c(h) < |V|
@@ -483,10 +483,10 @@ print(
 # idea has a name, the **distributional hypothesis**: words that occur in similar contexts have similar meanings
 # (Harris 1954), or in Firth's words (1957), "You shall know a word by the company it keeps". A word's embedding is
 # trained only to help predict its neighbours, so two words that keep the same company get pushed towards the same
-# place. Projecting the embeddings onto their two main directions (PCA) shows what the FFNN learned from the
-# contexts alone. Pick a word in the widget to see its nearest neighbours in the full embedding space, nearest by
-# **cosine similarity**: the cosine of the angle between two vectors, 1 for the same direction, 0 for perpendicular
-# ones, −1 for opposite ones.
+# place. Projecting the embeddings onto the two directions along which they vary most (**PCA**, principal component
+# analysis) shows what the FFNN learned from the contexts alone. Pick a word in the widget to see its nearest
+# neighbours in the full embedding space, nearest by **cosine similarity**: the cosine of the angle between two
+# vectors, 1 for the same direction, 0 for perpendicular ones, −1 for opposite ones.
 
 # %%
 from course_utils.widgets.embedding_demo import EmbeddingDemo, course_word_classes
@@ -652,8 +652,9 @@ for slot, row in zip(slots, similarity):
     print(f"{slot:>5} " + "  ".join(f"{x:5.2f}" for x in row.tolist()))
 
 # %% [markdown]
-# Recurrent networks (notebook 05) fix all three: they read words in order, any number of them, with the same
-# weights at every position.
+# Recurrent networks (notebook 05) are built to remove all three: they read words in order, any number of them, with
+# the same weights at every position. Any number in principle: how far back they reach in practice, notebooks 05 and
+# 06 measure.
 
 # %% [markdown]
 # ## 11. Sentiment: hand-built features against learned embeddings
@@ -800,9 +801,10 @@ for word, other_side in (
 # distributional hypothesis cuts both ways: in many places ("the plot was ___") words of both kinds can come, so
 # contexts alone keep them only partly apart. With 3,000 labelled reviews the classifier learns a word's sentiment from
 # them anyway: started from random embeddings, it reads every plain review right (the "plain" column above, 1.000). With
-# 100 it does not (0.682 on all reviews, the mean above, against 0.865 with 3,000), and there the FFNN's start, whose
-# neighbours keep the two sentiments only partly apart, adds little (within noise). What neither start gives it is the
-# order.
+# 100 it likely does not: on all reviews it falls to 0.682 (the mean above, against 0.865 with 3,000), though no cell
+# prints the plain column of these runs. There the FFNN's start, whose neighbours keep the two sentiments only partly
+# apart, adds little: within noise on all reviews, only just beyond it on the but/not ones. What neither start gives it
+# is the order.
 #
 # Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
 # good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That
@@ -982,9 +984,9 @@ _ = check_ffnn_input(ffnn_input)
 # - Because the course language's true distribution is known, every perplexity has a floor to compare with, and
 #   no model here reaches it.
 # - A fixed-window masked-word predictor cannot use order (if it adds its window), cannot see beyond its window,
-#   and learns every position separately. A wider window helps beyond the seed spread even when the word that
-#   decides (the verb) is outside both windows, likely because the words it adds (the object) hint at it (not
-#   measured here).
+#   and learns every position separately (if it concatenates its window): neither design escapes both. A wider
+#   window helps beyond the seed spread even when the word that decides (the verb) is outside both windows, likely
+#   because the words it adds (the object) hint at it (not measured here).
 # - Neither the six hand features nor a mean of embeddings sees word order. The features fail on most reviews that
 #   turn or negate (and none of them sees "not"); learned embeddings get about two in three, beyond the seed
 #   spread. Starting a classifier's embeddings from the FFNN LM's (the slide's benefit 2) is within noise on all
