@@ -681,11 +681,13 @@ print(f"    no attention {plain_gain} | dot {dot_gain} → {said}")
 # %% [markdown]
 # A bigger vector helps the model without attention a lot, in every seed, and at 256 numbers it is still behind
 # attention with half the state, by more than the spread. In this recipe's 2,000 steps, then, likely the one vector is
-# the bottleneck; whether more steps would close the gap, longer training would test. Whether the bigger vector
-# helps it *more* than it helps the dot model is not settled by three seeds: the gains are within noise, because the
-# dot model itself depends on the seed when its state is small. At H = 32 its exact match runs from 8.6 % to 48.0 %,
-# so wide that dot against no attention at that size is within noise too. Attention does not make capacity free: with
-# 32 or 64 numbers the dot model's exact match is a matter of the seed (8.6–48.0 % and 62.2–96.8 %).
+# the bottleneck; whether more steps would close the gap, longer training would test. The two models differ in the
+# layer W_c too (section 3): only the attention models have it, and no model here has it without attention, so this
+# gap does not tell the one vector's share from the layer's. Whether the bigger vector helps it *more* than it helps
+# the dot model is not settled by three seeds: the gains are within noise, because the dot model itself depends on
+# the seed when its state is small. At H = 32 its exact match runs from 8.6 % to 48.0 %, so wide that dot against no
+# attention at that size is within noise too. Attention does not make capacity free: with 32 or 64 numbers the dot
+# model's exact match is a matter of the seed (8.6–48.0 % and 62.2–96.8 %).
 
 # %% [markdown]
 # **The passive challenge.** The slide's "The ball was kicked by kayla." should be hard for one vector: the word
@@ -798,7 +800,7 @@ print(
 # trained on (the line above the plot says by how much), the lengths where section 6 saw most of every model's own
 # translations go wrong. The line under the plot gives each model's alignment error on this passage (AER, defined
 # below): this passage is one that the additive model still aligns, though its mean AER on the 15–21-word test set (next
-# cell) is far from 0.
+# cell, which reads the first 200 passages of each set) is far from 0.
 
 # %%
 example = translate_passage(
@@ -938,17 +940,20 @@ for label, model in models.items():
 # These times are not checked: they vary from machine to machine, and from run to run on a shared machine. Read them
 # for their size on the machine that ran the cell, not for their order, which is not a finding: it need not follow the
 # count per score at this size, since the attention is only part of a step (the two GRUs, the embeddings and the
-# output layer are the rest), and two runs on the same machine can rank the four models differently. BENCHMARKS.md has
-# one measurement on the course's machine. A step time times the recipe's steps (section 4) gives the full-mode
-# retraining's time (fast mode trains a few steps only); where that comes to far more than section 4's half minute to
-# a minute, the machine that ran these cells was busy.
+# output layer are the rest), and on a shared machine another run may rank the four models differently (this cell
+# times each once). BENCHMARKS.md has one measurement on the course's machine. A step time times the recipe's steps
+# (section 4) gives the full-mode retraining's time (fast mode trains a few steps only); where that comes to far more
+# than section 4's half minute to a minute, the machine that ran these cells was busy or slower than the 2-core CPU
+# of that estimate (this notebook does not measure which).
 
 # %% [markdown]
 # ## 11. Widget: the translation, step by step
 #
-# Type or pick a passage and move *step*: each decoder step adds one row of attention weights over the source, and
-# the true alignment is drawn over them. Toggle the model: without attention there is no heatmap, only the one
-# vector. The widget shows the parser's own message for a sentence outside the translatable fragment.
+# Type or pick a passage and move *step*: each step of the model's own greedy translation (not the reference, as in
+# section 9) adds one row of attention weights over the source, and the reference's true alignment is drawn over them;
+# a row label turns red where the model's word differs from the reference's. Toggle the model: without attention
+# there is no heatmap, only the one vector. The widget shows the parser's own message for a sentence outside the
+# translatable fragment.
 
 # %%
 from course_utils.widgets.translation_demo import TranslationDemo
@@ -1078,13 +1083,13 @@ _ = check_aer(attention_aer)
 # - Without attention the decoder sees the source only through the encoder's final state. On test passages of the
 #   training lengths, it already fails more often the longer they are; a bigger state helps it a lot, yet with 256
 #   numbers it stays behind dot attention with 128, in three seeds, trained by the one recipe: likely the one vector
-#   is the bottleneck.
+#   is the bottleneck (the attention models also have the layer W_c, which no model here has without attention).
 # - Attention scores every encoder state against the decoder's current state, turns the scores into weights with a
-#   softmax and reads their weighted sum. Additive, dot and general attention translate nearly every passage of the
-#   test split and nearly every passive, in three seeds, with no difference among them on those larger than the
-#   spread. The actives of section 8's table are harder: 93.7 % (general) to 98.5 % (additive) over three seeds,
-#   additive ahead by more than the spread, and most actives the shipped attention models miss contain a verb whose
-#   past is its base form ("cut", "read"), likely the cause.
+#   softmax and reads their weighted sum. Additive, dot and general attention translate nearly every passage of the test
+#   split and nearly every passive, in three seeds, with no difference among them on those larger than the spread. The
+#   actives of section 8's table are harder: 93.7 % (general) to 98.5 % (additive), means over three seeds, additive
+#   ahead by more than the spread, and most actives the shipped attention models miss contain a verb whose past is its
+#   base form ("cut", "read"), likely the cause.
 # - Beyond the lengths seen in training, each of the four models at H = 128 gets most passages wrong: attention
 #   removes the bottleneck, not, it seems, the need to train on long sentences (no model here was trained on longer
 #   ones).
