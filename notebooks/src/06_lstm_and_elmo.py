@@ -6,7 +6,8 @@
 # "ELMo: Stacked Bi-directional LSTMs", and the recap tables of n-grams, FFNNs and RNNs. Also the CMU slides
 # "LSTMs Address (but Do not Solve) the Vanishing and Exploding Gradient Problems" and "ELMo", and the
 # CSE538 slides on the RNN's limits: "Losing Track of Long Distance Dependencies", and vanishing/exploding
-# gradients, which "GRU and LSTM cells solve" (section 3 tests that word for the LSTM).*
+# gradients, which "GRU and LSTM cells solve" (section 3 asks what a trained LSTM's gradient can say about that
+# word).*
 #
 # ### Learning objectives
 #
@@ -85,9 +86,9 @@ rnn, lstm = recurrent["RNN"], recurrent["LSTM"]
 # \end{aligned}
 # $$
 #
-# The cell is updated by a multiplication and an **addition**, not squashed through a tanh at every step as the
-# RNN's h_t = tanh(U h_{t−1} + W x_t) is. With f_t = 1 and i_t = 0 the cell keeps its content unchanged
-# ("the forget gate, if turned off, will preserve all info").
+# The cell is updated by a multiplication and an **addition**, not squashed through a tanh at every step as the RNN's
+# h_t = tanh(U h_{t−1} + W x_t) is. With f_t = 1 and i_t = 0 the cell keeps its content unchanged ("the forget gate, if
+# turned off, will preserve all info": the slide's "turned off" means forgetting nothing, f_t = 1).
 #
 # The **GRU** (gated recurrent unit; Cho et al. 2014), the third cell this notebook compares, is the LSTM's smaller
 # cousin: two gates instead of three, and no separate cell: its hidden state is the memory. At each word:
@@ -217,12 +218,14 @@ plt.show()
 # ### A unit that carries the subject's number (optional)
 #
 # Whether a single cell stores the subject's number is a question we can **measure** rather than guess: take the
-# state after the prefix of every agreement item ("the girl that saw the boys near the cats ___"), find on half of
-# the items the unit whose value correlates most with the subject's number, and test that one unit on the other
-# half (`lstm_analysis.states_after_prefixes` and `lstm_analysis.number_unit`). One unit predicts by a threshold:
-# halfway between its mean value after singular subjects and after plural ones (on the fit half), it says
-# "plural" on the plural mean's side. r is the correlation with "the subject is plural"; its sign only says which
-# side that is (r < 0: the unit is lower after plural subjects), and |r| near 1 says the two sides are well apart.
+# state after the prefix of every agreement item ("the girl that saw the boys near the cats ___"). The
+# **correlation** r of two quantities over the items (Pearson's r) is their covariance divided by the product of
+# their standard deviations: between −1 and 1, and ±1 when one is a linear function of the other. Find on half of
+# the items the unit whose value has the largest |r| with "the subject is plural" (1 if so, 0 if not), and test that
+# one unit on the other half (`lstm_analysis.states_after_prefixes` and `lstm_analysis.number_unit`). One unit
+# predicts by a threshold: halfway between its mean value after singular subjects and after plural ones (on the fit
+# half), it says "plural" on the plural mean's side. The sign of r only says which side that is (r < 0: the unit is
+# lower after plural subjects), and |r| near 1 says the two sides are well apart.
 # A unit that tracked the *nearest* noun would fail on every item with attractors, since the attractors always
 # have the other number.
 
@@ -296,7 +299,7 @@ plt.show()
 # after "girl". For the plural subject it drops at the words from "girls" to "saw": the old value is largely thrown
 # away and a negative value written in its place. After that the forget gate is high at "the" and "boy", dips again
 # at "near", where the cell moves back towards zero, and at the next "the", where the input gate writes it negative
-# again (the cell below: its mean i is 0.94).
+# again (the next code cell prints its input gate's mean over these words: 0.94).
 #
 # How much of what the cell held at the subject reaches the last word of the prefix? Hold the gates fixed, run the
 # cell update c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t from the subject to the last word, and let autograd give
@@ -380,13 +383,13 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# On a log scale the RNN's curve is close to a straight line: the gradient shrinks by roughly the same factor at
-# every step back, the geometric decay of section 4 of notebook 05. The LSTM's curve starts lower (3.0e-01 against
-# 5.3e-01 at distance 1) but runs flatter: the two are level about 10 words back, and at 20 the LSTM keeps 9× more
-# (the "LSTM ÷ RNN" line; one trained model of each). The far end of each curve rests on fewer sentences: a
-# sentence of n words reaches distances up to n, and only the sentences of 20 words or more reach 20 (the last
-# line). Both models are scored on the same predictions, so the 9× compares like with like; the shape of each
-# curve that far out is a smaller sample. (The figure's "k words back" is the distance t − k.)
+# On a log scale the RNN's curve is close to a straight line, bending slightly upward as the trained RNN's did in
+# section 4 of notebook 05: the gradient shrinks by a similar factor at every step back, a little less far back. The
+# LSTM's curve starts lower (3.0e-01 against 5.3e-01 at distance 1) but runs flatter: the two are level about 10 words
+# back, and at 20 the LSTM keeps 9× more (the "LSTM ÷ RNN" line; one trained model of each). The far end of each curve
+# rests on fewer sentences: a sentence of n words reaches distances up to n, and only the sentences of 20 words or more
+# reach 20 (the last line). Both models are scored on the same predictions, so the 9× compares like with like; the shape
+# of each curve that far out is a smaller sample. (The figure's "k words back" is the distance t − k.)
 #
 # The curve fits the CMU slide's wording, LSTMs *address, but do not solve* vanishing gradients, but does not prove
 # it. These are trained models, averaged over every prediction: where the next word depends little on far words (most
@@ -458,11 +461,11 @@ ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
 plt.show()
 
 # %% [markdown]
-# The picture the lecture predicts: a fixed window (n-grams, FFNN) cannot see the subject once attractors push it
-# out of the window (from 2 attractors on, for the FFNN), and falls *below* chance, because it agrees with the
-# nearest noun, which always has the other number. The RNN reads the whole prefix, gets the easy cases and then
-# collapses towards the same mistake as the attractors pile up. The GRU and the LSTM, with their gated, additive
-# memory, keep the subject's number.
+# The picture the lecture predicts: a fixed window (n-grams, FFNN) cannot see the subject once attractors push it out of
+# the window (from 2 attractors on, for the FFNN), and falls *below* chance: it leans towards the nearest noun, which
+# always has the other number (the FFNN from 2 attractors on nearly always, 0.05 to 0.09 right; the n-grams less often,
+# 0.32 to 0.37). The RNN reads the whole prefix, gets the easy cases and then collapses towards the same mistake as the
+# attractors pile up. The GRU and the LSTM, with their gated, additive memory, keep the subject's number.
 #
 # This is the attractor test of Linzen et al. (2016), here on a small made-up language with short sentences (the
 # longest agreement prefix is printed in the optional part below). On English sentences, their LSTM made far more
@@ -587,15 +590,15 @@ print(f"LSTM against RNN, both hidden 256: {result}")
 #
 # What this does and does not show. The wide RNN differs from the 128-unit RNN in three ways at once (width, clipping,
 # half the steps), so which of them helped is not measured here; with the width come more weights (82,432 recurrent
-# weights against 24,832). Its recurrent layer still has fewer weights than the 128-unit LSTM's, though the whole
-# model has more (its output layer reads 256 units; the two weight lines). So the LSTM's lead is not a matter of more
-# weights in all. It may be one of recurrent weights, of which the LSTM has more, and the LSTM trained twice the
-# steps. The 256-unit pair, trained alike, takes away the width and the recipe, though not the recurrent weights (the
-# LSTM has 4× there too), and there too the LSTM is better (the last line). So the claim that survives is: with the
+# weights against 24,832). Its recurrent layer still has fewer weights than the 128-unit LSTM's, though the whole model
+# has more (its output layer reads 256 units; the two weight lines). So more weights in all, with half the steps, did
+# not close the gap. The lead may be one of recurrent weights, of which the LSTM has more, and the LSTM trained twice
+# the steps. The 256-unit pair, trained alike, takes away the width and the recipe, though not the recurrent weights
+# (the LSTM has 4× there too), and there too the LSTM is better (the last line). So the claim that survives is: with the
 # same hidden size (128) and recipe, the gated cells learn long agreement and the tanh RNN does not (though the LSTM
 # also has 4× the RNN's recurrent weights, the GRU 3×); a wider RNN gets most of the way, not "an RNN cannot". That
-# matches the lecture's own hedges: the LSTM "almost always outperforms vanilla RNNs", and the RNN "has trouble",
-# which is not "cannot".
+# matches the lecture's own hedges: the LSTM "almost always outperforms vanilla RNNs", and the RNN "has trouble", which
+# is not "cannot".
 #
 # ## 5. Perplexity against the oracle
 #
@@ -631,10 +634,10 @@ for a, b in (("LSTM", "RNN"), ("GRU", "RNN"), ("GRU", "LSTM")):
     print(f"{a} against {b}: {verdict(ppl_seeds[a], ppl_seeds[b], (a, b))}")
 
 # %% [markdown]
-# Read the ÷ oracle column: the recurrent models sit close to the oracle and closer still to each other (the
-# "differ by at most" line), and the FFNN is not far behind. The last lines retrain the three cells with two more
-# seeds each. The LSTM and the RNN are within noise of each other: the sign of the single runs' "LSTM − RNN" means
-# nothing. The GRU is lower than both by more than the seed spread, but only by about 1 %.
+# Read the ÷ oracle column: the recurrent models sit close to the oracle and closer still to each other (the "differ by
+# at most" line), and the FFNN is not far behind. The last lines read the three cells retrained with two more seeds each
+# (runs stored beside the checkpoints). The LSTM and the RNN are within noise of each other: the sign of the single
+# runs' "LSTM − RNN" means nothing. The GRU is lower than both by more than the seed spread, but only by about 1 %.
 #
 # > **Slide check.** The slide (CS109B, "Long short-term memory (LSTM)") lists among the LSTM's strengths "Almost
 # > always outperforms vanilla RNNs".
@@ -719,12 +722,14 @@ for label, name in (("LSTM LM", "lstm_lm"), ("BiLSTM", "masked_bilstm")):
     print(f"{label}: {training['steps']:,} steps, {clipping}")
 
 # %% [markdown]
-# **NLL** (negative log-likelihood), in nats, is the mean negative log-probability each model gives the true word
-# (notebook 04's measure of a language model): lower is better.
+# **NLL** (negative log-likelihood), in nats, is the mean negative log-probability each model gives the true word (the
+# log of notebook 04's perplexity, but over the words only): lower is better. Section 5's perplexity also scores `</s>`,
+# likely nearly free after ".", and the LSTM LM's NLL here is above the log of its perplexity there.
 #
 # The right side is not the only difference between the two rows (one model of each). The BiLSTM has a second LSTM
 # (twice the recurrent weights) and is trained to fill in masked words, for 1,500 steps with clipping; the LSTM LM
-# predicts the next word, for 3,000 steps without (the last two lines). The fewer steps go against the BiLSTM.
+# predicts the next word, for 3,000 steps without (the last two lines). The fewer steps likely go against the BiLSTM
+# (training it 3,000 steps would tell).
 #
 # An example where the right context decides: in "the ___ near the tiger sleep ." only the verb, *after* the gap,
 # says that the subject is plural. The left-to-right LM has read "the" and nothing else.
@@ -804,10 +809,10 @@ for name in ("sentiment_embeddings", "elmo_sentiment"):
 # The mix puts its largest weight, 0.599, on layer 0, the embeddings without context. The layers' values may differ
 # in size (no cell prints it), so a weight alone need not be a layer's share of the answer.
 #
-# Is the mix of contextual layers better than what notebook 04 had? On the test reviews, against notebook
-# 04's shipped classifiers on the same data: the mean of learned word embeddings (a bag of embeddings, no word
-# order) and the same with embeddings started from the FFNN LM. The last lines retrain the bag and the ELMo
-# classifier (its mix and head; the biLM stays the shipped one) with more seeds:
+# Is the mix of contextual layers better than what notebook 04 had? On the test reviews, against notebook 04's shipped
+# classifiers on the same data: the mean of learned word embeddings (a bag of embeddings, no word order) and the same
+# with embeddings started from the FFNN LM. The last lines read the bag and the ELMo classifier retrained with more
+# seeds (its mix and head; the biLM stays the shipped one; stored runs):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -878,17 +883,18 @@ print(
 )
 
 # %% [markdown]
-# The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a
-# representation that knows the words around each word can see that and a bag of embeddings cannot. Each line is
-# one run of each head: their run-to-run spread is not measured, so the cell is not checked; read only the large
-# gaps. On the reviews that turn, the embeddings alone are at chance (0.495), and layers 1 and 2 alone do little
-# better (0.543 and 0.551): gaps too small to read from one run. On the plain reviews the gap is large and the
-# other way round: the top layer alone gets only about seven in ten of them, layer 1 alone 0.854, the embeddings
-# nearly all. A biLM's top layer holds what helps predict the neighbouring words, and averaged over a review the
-# word's own sentiment is weak in it; the embeddings hold the word itself. (That is a reading of these numbers, not
-# a measurement of its own.) The learned mix uses all three and beats each of them alone (the last line), by
-# large gaps: 0.865 against at most 0.788 on all reviews, 0.667 against at most 0.551 on those that turn. No single
-# layer carries all the task needs, which is ELMo's argument for mixing them rather than picking one.
+# The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a representation
+# that knows the words around each word can see that and a bag of embeddings cannot. Each line is one run of each head:
+# their run-to-run spread is not measured, so the cell is not checked. Read only the gaps that are large against a
+# stand-in, the spread of the mix's own seeds (the table before: 0.860–0.865 on all reviews, 0.652–0.667 on but/not). On
+# the reviews that turn, the embeddings alone are at chance (0.495), and layers 1 and 2 alone do little better (0.543
+# and 0.551): gaps too small to read from one run. On the plain reviews the gap is large and the other way round: the
+# top layer alone gets only about seven in ten of them, layer 1 alone 0.854, the embeddings nearly all. A biLM's top
+# layer holds what helps predict the neighbouring words, and averaged over a review the word's own sentiment is weak in
+# it; the embeddings hold the word itself. (That is a reading of these numbers, not a measurement of its own.) The
+# learned mix uses all three and beats each of them alone (the last line), by large gaps: 0.865 against at most 0.788 on
+# all reviews, 0.667 against at most 0.551 on those that turn. No single layer carries all the task needs, which is
+# ELMo's argument for mixing them rather than picking one.
 #
 # Against notebook 04's bag of embeddings, though, the mix does no better: in the table before, the two are level on
 # all reviews and on those that turn, and over seeds the difference is within noise. In steps and head size the odds
@@ -941,7 +947,7 @@ for model, (lecture, measured) in table.items():
 # %% [markdown]
 # ## 8. Widgets
 #
-# **Agreement probe.** Choose the subject's number and the number of attractors, and step through the items: each
+# **Agreement test.** Choose the subject's number and the number of attractors, and step through the items: each
 # model's P(singular verb) against P(plural verb) after the prefix, and its accuracy on all items of that kind.
 # With no arguments it shows the shipped RNN, GRU and LSTM.
 
@@ -966,9 +972,9 @@ sequence_demo.box
 # %% [markdown]
 # ## 9. Bad input gets a clear message
 #
-# `gate_activations` reads an LSTM's gates only (the RNN has none; the GRU's two are not read here). An RNN passed
-# to it, unknown words and empty sentences are refused with a message that says what to do.
-# The widgets show the same messages inline.
+# `gate_activations` reads an LSTM's gates only (the RNN has none; the GRU's two are not read here). An RNN passed to
+# it, unknown words and empty sentences are refused with a message that says what to do, and so is a sentence with two
+# masks, by `predict_masked_words` (section 6.2). The widgets show the same messages inline.
 
 # %%
 # NBVAL_CHECK_OUTPUT
