@@ -63,12 +63,11 @@ bert = load("bert_mlm")
 # ## 1. BERT is basically a trained transformer encoder stack
 #
 # > **Slide check.** The slide (CMU, "Bidirectional Encoder Representations from Transformers (BERT)") says "Because
-# > BERT is a language model, it only needs encoders". In fact being a language model is not the reason: notebook
-# > 08's GPT is a language model too, and it is a stack of *decoder* blocks (masked self-attention, no
-# > cross-attention). BERT needs only encoders because it reads one given text, each word with both of its sides, and
-# > writes nothing word by word; an encoder–decoder turns one sequence into another (08, section 9). Nor is a masked
-# > LM a language model in notebook 04's sense: it gives no probability to a whole sentence, and section 4.1 scores
-# > it on masked words only.
+# > BERT is a language model, it only needs encoders". In fact being a language model is not the reason: notebook 08's
+# > GPT is a language model too, and it is a stack of *decoder* blocks. BERT needs only encoders because it reads one
+# > given text, each word with both of its sides, and writes nothing word by word; an encoder–decoder turns one sequence
+# > into another (08, section 9). Nor is a masked LM a language model in notebook 04's sense: it gives no probability to
+# > a whole sentence, and section 4.1 scores it on masked words only.
 #
 # The CMU slide "BERT Involves Many Uninteresting Numbers":
 #
@@ -78,18 +77,17 @@ bert = load("bert_mlm")
 # | hidden units | 768 | 1024 |
 # | attention heads | 12 | 16 |
 #
-# Devlin et al. give the totals, 110 M and 340 M parameters, and, in their abstract, what the pretraining bought:
-# "new state-of-the-art results on eleven natural language processing tasks, including pushing the GLUE score to
-# 80.5% (7.7% point absolute improvement), MultiNLI accuracy to 86.7% (4.6% absolute improvement), SQuAD v1.1 question
-# answering Test F1 to 93.2 (1.5 point absolute improvement) and SQuAD v2.0 Test F1 to 83.1 (5.1 point absolute
-# improvement)". (**F1**: the harmonic mean of two shares, marked items that are right and right items marked; in
-# SQuAD the items are an answer's words. GLUE's score averages a suite of English tasks.)
-# Those benchmarks are English; this notebook measures the same ideas on the course language, whose oracle knows the
-# answers. Both sizes follow from the config alone: `bert_sizes` builds each `BertModel` from its `BertConfig` on
-# PyTorch's **meta device**: every tensor has a shape and no storage, so nothing is allocated or downloaded. It counts
-# the parameters per part and checks the total against a closed form, for L layers, hidden size H, feed-forward size
-# I = 4H and a 30,522-piece vocabulary:
-# per layer 4H² + 4H (Q, K, V and the output) + 2HI + I + H (the feed-forward) + 4H (two LayerNorms).
+# Devlin et al. give the totals, 110 M and 340 M parameters, and, in their abstract, what the pretraining bought: "new
+# state-of-the-art results on eleven natural language processing tasks, including pushing the GLUE score to 80.5% (7.7%
+# point absolute improvement), MultiNLI accuracy to 86.7% (4.6% absolute improvement) … and SQuAD v2.0 Test F1 to 83.1
+# (5.1 point absolute improvement)". (**F1**: the harmonic mean of two shares, marked items that are right and right
+# items marked; in SQuAD the items are an answer's words. GLUE's score averages a suite of English tasks.) This notebook
+# measures the same ideas on the course language, whose oracle knows the answers. Both sizes follow from the config
+# alone: `bert_sizes` builds each `BertModel` from its `BertConfig` on PyTorch's **meta device**: every tensor has a
+# shape and no storage, so nothing is allocated or downloaded. It counts the parameters per part and checks the total
+# against a closed form, for hidden size H and feed-forward size I = 4H: each of the L layers has 4H² + 4H (Q, K, V and
+# the output) + 2HI + I + H (the feed-forward) + 4H (two LayerNorms); the embeddings add (30,522 + 512 + 2)H + 2H
+# (pieces, positions, segments, a LayerNorm), the pooler H² + H.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -126,7 +124,7 @@ print(f"BERT-large's embeddings: {large['embeddings'] / large['total']:.1%}")
 # Two thirds of every layer is the feed-forward network (2HI = 8H² against the attention's 4H²), and a fifth of the
 # whole model is the token embedding table, 30,522 × 768. In BERT-large the layers double and widen, so the embeddings
 # fall to a tenth (9.5 %, the last line). The course's BERT is the same architecture at toy size: 2 layers, 64 hidden
-# units, 4 heads and a 1,000-piece vocabulary; its parameters:
+# units, 4 heads and a 1,000-piece vocabulary; its parameters (a masked-LM head, no pooler, unlike BERT-base's count):
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -631,10 +629,10 @@ print(f"the scoring alone costs more than 5 %: {scoring_cost > 1.05};")
 print(f"less than half of the BERT's excess NLL: {half}")
 
 # %% [markdown]
-# The rest is the model's own error at each mask. A likely reason, not measured here: the split words are the rarest
-# of the language, so each is hidden in pretraining far less often than a frequent word, and its pieces must be
-# learned for every word that shares them. Scoring the split words against how often each was hidden in pretraining
-# would test it.
+# The rest is the model's own error at each mask. A likely reason, not measured here: the split words are mostly among
+# the rarest of the language (section 2), so each is hidden in pretraining far less often than a frequent word, and its
+# pieces must be learned for every word that shares them. Scoring the split words against how often each was hidden in
+# pretraining would test it.
 #
 # #### How big a vocabulary? Measured
 #
@@ -1159,15 +1157,15 @@ for sense_row, number_row in zip(tables["sense"], tables["subject number"]):
 # Devlin et al.'s spread is 5 F1 points, and the combinations of the top layers win. On the course's tasks the
 # embeddings (layer 0) are the worst features, as there. The sense column cannot rank the rest: every strategy past
 # layer 0 is at or near the ceiling, so only the number column, where the subject must usually be found across other
-# nouns, tells them apart. There concatenating the last four layers is best, and it also gives the probe four times
-# the features; the sums are no better than the last layer alone. Part of the concatenation's lead is built in: a linear
-# probe on the four layers side by side can weight each layer as it likes, so it can do whatever a probe on any
-# weighted sum of them does, the plain sum included. So, in this one measurement, half of the slide's pattern holds:
-# the top layers beat the embeddings, and concatenation wins, but plain sums buy nothing (Devlin et al.'s learned
-# weights and BiLSTM were not tried). It is
-# one BERT and one probe run per strategy, with no spread over seeds: among the top-layer strategies the
-# concatenation's lead (0.73 against the last layer's 0.65) is the only gap of more than two points, and the four
-# strategies at 0.63 to 0.65 cannot be ranked.
+# nouns, tells them apart. Its items are about half singular, half plural, so guessing scores about one half there too:
+# layer 0's 0.54 is near it, and even the best strategy is far from solving it. There concatenating the last four layers
+# is best, and it also gives the probe four times the features; the sums are no better than the last layer alone. Part
+# of the concatenation's lead is built in: a linear probe on the four layers side by side can weight each layer as it
+# likes, so it can do whatever a probe on any weighted sum of them does, the plain sum included. So, in this one
+# measurement, half of the slide's pattern holds: the top layers beat the embeddings, and concatenation wins, but plain
+# sums buy nothing (Devlin et al.'s learned weights and BiLSTM were not tried). It is one BERT and one probe run per
+# strategy, with no spread over seeds: among the top-layer strategies the concatenation's lead (0.73 against the last
+# layer's 0.65) is the only gap of more than two points, and the four strategies at 0.63 to 0.65 cannot be ranked.
 #
 # ### 6.2 Sentence similarity, unsupervised
 #
@@ -1255,13 +1253,13 @@ print(
 # %% [markdown]
 # ## 7. BERT: attention by layers, with bertviz, offline
 #
-# The CSE538 slide "Bert: Attention by Layers" shows bertviz (Vig 2019). bertviz 1.4 asks a CDN for require.js, d3
-# and jQuery each time a view is displayed, so offline (and in JupyterLab, which has no require.js) the cell shows
+# The CSE538 slide "Bert: Attention by Layers" shows bertviz (Vig 2019). bertviz 1.4 asks a CDN for require.js, d3 and
+# jQuery each time a view is displayed, so offline (and in JupyterLab, which has no require.js) the cell shows
 # "Javascript Error: require is not defined". `bertviz_offline` takes bertviz's own HTML, removes its require.js tag
 # and, through a small stand-in for require.js, gives it d3 and jQuery from two installed Python packages (`mpld3` and
-# `XStatic-jQuery`), so the views work with no network at all.
-# **Run the next two cells to see them**: the stored notebook keeps only a note in their place (the views carry
-# about 350 KB of third-party JavaScript each, which this repository does not store).
+# `XStatic-jQuery`), so the views work with no network at all. **Run the next two cells to see them**: the stored
+# notebook keeps only a note in their place (the views carry d3 and jQuery inlined, a few hundred kilobytes of
+# third-party JavaScript each, which this repository does not store).
 #
 # `head_view`: one layer, every head in its own colour; hover over a word to see where it attends. The sentence is
 # section 4.2's agreement item with its gap filled by *dogs*: the verb *sleep* is plural because its subject *dogs*
