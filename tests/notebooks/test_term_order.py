@@ -77,6 +77,7 @@ TERMS = {
     "BiLSTM": ("05", "6. Masked language modelling with an RNN", r"\bBiLSTMs?\b"),
     "teacher forcing": ("05", "Teacher forcing, and the loss averaged over time steps", r"\bteacher forcing\b"),
     "cosine learning-rate schedule": ("05", "A short training run", r"\bcosine (learning|schedule|decay)"),
+    "correlation": ("06", "A unit that carries the subject's number (optional)", r"\bcorrelat(e|es|ed|ion|ions)\b"),
     "NLL": ("06", "6.2 A bidirectional LSTM for masked words", r"\bNLL\b"),
     "biLM": ("06", "6.3 ELMo: a learned mix of a stacked bidirectional LM's layers", r"\bbiLMs?\b"),
     "top-1 accuracy": ("06", "6.2 A bidirectional LSTM for masked words", r"\btop-1 accurac(y|ies)\b"),
