@@ -249,8 +249,8 @@ assert (
 # log-probability on the same tokens is its cross-entropy (notebook 02), so its perplexity ÷ the oracle's is
 # exp(cross-entropy − entropy).
 #
-# **What a perplexity means.** A model that spreads its probability evenly over k words gives each next word
-# probability 1/k, so its perplexity is exactly k. Perplexity is therefore an **effective branching factor**: a
+# **What a perplexity means.** A model that spreads its probability evenly over m words gives each next word
+# probability 1/m, so its perplexity is exactly m. Perplexity is therefore an **effective branching factor**: a
 # model with perplexity 10 is, on average, as unsure as if it had to pick among 10 equally likely next words.
 # The cell ends with the oracle's perplexity read that way.
 
@@ -474,19 +474,21 @@ print(
 # seen ones. Its top four after "the dog gets" hold one right word ("walked", 0.08). The FFNNs keep most of it on the
 # held-out nouns (0.717 and 0.730, against 0.956 and 0.962 on seen ones; they also read one and three words more than
 # the trigram, "the" and "sure that the", which say nothing about the noun's class), and the N = 5 model puts "fed"
-# first. Each FFNN here is one trained model: this probe has no seed spread.
+# first. The CS109B slide "FFNN STRENGTHS?" says "No sparsity issues (it's okay if we've never seen a segment of
+# words)". Here the FFNNs have fewer such issues than the trigram, not none: the gap between seen and held-out nouns
+# above. Each FFNN here is one trained model: this probe has no seed spread.
 
 # %% [markdown]
 # ## 8. The learned embeddings
 #
-# The FFNN was never told that "dog" and "cat" are both animals. Why should their embeddings end up close? The
-# idea has a name, the **distributional hypothesis**: words that occur in similar contexts have similar meanings
-# (Harris 1954), or in Firth's words (1957), "You shall know a word by the company it keeps". A word's embedding is
-# trained only to help predict its neighbours, so two words that keep the same company get pushed towards the same
-# place. Projecting the embeddings onto the two directions along which they vary most (**PCA**, principal component
-# analysis) shows what the FFNN learned from the contexts alone. Pick a word in the widget to see its nearest
-# neighbours in the full embedding space, nearest by **cosine similarity**: the cosine of the angle between two
-# vectors, 1 for the same direction, 0 for perpendicular ones, −1 for opposite ones.
+# The FFNN was never told that "dog" and "cat" are both animals. Would their embeddings end up close? One idea says they
+# should, the **distributional hypothesis**: words that occur in similar contexts have similar meanings (Harris 1954),
+# or in Firth's words (1957), "You shall know a word by the company it keeps". A word's embedding is trained only to
+# help predict its neighbours, so two words that keep the same company get pushed towards the same place. Projecting the
+# embeddings onto the two directions along which they vary most (**PCA**, principal component analysis) shows what the
+# FFNN learned from the contexts alone. Pick a word in the widget to see its nearest neighbours in the full embedding
+# space, nearest by **cosine similarity**: the cosine of the angle between two vectors, 1 for the same direction, 0 for
+# perpendicular ones, −1 for opposite ones. Pick "dog" to see whether "cat" is among them (no cell below prints it).
 
 # %%
 from course_utils.widgets.embedding_demo import EmbeddingDemo, course_word_classes
@@ -799,17 +801,19 @@ for word, other_side in (
 # it occurs only in "i have no complaints", a positive clause: it shares the company of "good". "it" carries no
 # sentiment at all. So more neighbours share the word's sentiment than oppose it (four against one for each). The
 # distributional hypothesis cuts both ways: in many places ("the plot was ___") words of both kinds can come, so
-# contexts alone keep them only partly apart. With 3,000 labelled reviews the classifier learns a word's sentiment from
-# them anyway: started from random embeddings, it reads every plain review right (the "plain" column above, 1.000). With
-# 100 it likely does not: on all reviews it falls to 0.682 (the mean above, against 0.865 with 3,000), though no cell
+# contexts alone likely keep them only partly apart (no cell counts those shared contexts). With 3,000 labelled reviews
+# the classifier learns a word's sentiment from them anyway: started from random embeddings, it reads every plain review
+# right (the "plain" column above, 1.000). With 100 it likely does not: on all reviews it falls to 0.682 (the mean
+# above, against 0.865 with 3,000; the 100-review runs also take fewer steps with smaller batches), though no cell
 # prints the plain column of these runs. There the FFNN's start, whose neighbours keep the two sentiments only partly
-# apart, adds little: within noise on all reviews, only just beyond it on the but/not ones. What neither start gives it
-# is the order.
+# apart (for the two words above), adds little: within noise on all reviews, only just beyond it on the but/not ones.
+# What neither start gives it is the order.
 #
-# Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was
-# good but the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That
-# caps both. The recurrent models of the next notebooks read the words in order; whether that helps on these
-# reviews is measured there (notebook 06's ELMo mix on the but/not reviews: within noise of this bag).
+# Neither input knows the order of the words: counts and a mean of embeddings look the same for "the plot was good but
+# the acting was bad" and "the plot was bad but the acting was good", which have opposite labels. That caps both. The
+# recurrent models of the next notebooks read the words in order; whether that helps on these reviews is measured there
+# (notebook 06's ELMo classifier, which reads each word in the context of its sentence, on the but/not reviews: within
+# noise of this bag).
 
 # %% [markdown]
 # ## 12. Bad input gets a clear message (optional)
