@@ -254,8 +254,8 @@ print(
 
 # %% [markdown]
 # The loss is small where the language leaves little or no choice (after "the dog chased the cats" only "." can
-# come; after ".", the sentence ends) and large where many words are possible (after "the", any of many nouns:
-# 4.337 for "dog", 3.051 for "cats"). The oracle's column is the least any model can pay on average.
+# come; after ".", the sentence ends) and large where many words are possible (after "the", any of many nouns and
+# adjectives: 4.337 for "dog", 3.051 for "cats"). The oracle's column is the least any model can pay on average.
 #
 # ### Batching
 #
@@ -400,8 +400,9 @@ _ = history.plot(title="RNN LM: training loss (mean over time steps and batch)")
 plt.show()
 
 # %% [markdown]
-# Everything below uses the **shipped checkpoint** (`data/checkpoints/05_06/rnn_lm`, made by
-# `python -m course_utils.zoo rnn_lm`), so every run prints the same numbers from here on (timings and the step at
+# Everything below uses the **shipped checkpoint** for the RNN (`data/checkpoints/05_06/rnn_lm`, made by
+# `python -m course_utils.zoo rnn_lm`), and other stored checkpoints (notebook 04's FFNN, notebook 06's LSTMs) or
+# fixed seeds for the other models, so every run prints the same numbers from here on (timings and the step at
 # which section 8's run overflows aside).
 #
 # ## 3. Results on the course language
@@ -541,8 +542,8 @@ for name, model in [*models.items(), ("oracle", "oracle")]:
 # Now over many contexts of the agreement set, grouped by how many **attractors** stand between the subject and
 # the verb: nouns of the other number, which could pull the verb to theirs (in the twin, whose subject has their
 # number, they are attractors no more). With 1 attractor the context has 5 or 6 words, so the FFNN's five-word
-# window still sees the subject; from 2 attractors on, neither it nor the trigram can: their two distributions are
-# identical.
+# window still sees the subject; the trigram's two words of context never do (0.000 in every row), and from 2
+# attractors on, the FFNN's window does not either: their two distributions are identical.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -576,7 +577,8 @@ for attractors in (1, 2, 3, 5):
 # ## 4. Vanishing and exploding gradients, measured
 #
 # The loss at step t reaches an earlier hidden state h_k only through the steps between them (the CS109B slides
-# chain ∂L⁴/∂V³ · ∂V³/∂V² · ∂V²/∂V¹). Each factor is the **Jacobian** of one step, J_j = ∂h_j/∂h_{j−1}: the
+# chain ∂L⁴/∂V¹ = ∂L⁴/∂V³ · ∂V³/∂V² · ∂V²/∂V¹, where their V^j is the hidden state at step j, h_j here, not this
+# notebook's output matrix V). Each factor is the **Jacobian** of one step, J_j = ∂h_j/∂h_{j−1}: the
 # matrix of the derivatives of h_j's entries with respect to h_{j−1}'s. For the tanh RNN it is
 # J_j = diag(1 − h_j²) U, and the chain rule multiplies the factors with the latest one leftmost:
 #
@@ -623,14 +625,15 @@ print(
 # %% [markdown]
 # Read the column from k = 5 down to k = 0: in this one sentence the norm does not fall evenly. It
 # falls from 1.143 to 0.435 in one step, hardly moves to k = 3, halves to k = 2, stays level to k = 1 and rises
-# again at k = 0 (the start symbol). "cats" (k = 2), the subject that decides "are", gets less gradient than "near"
-# (k = 3). Each factor diag(1 − h_j²) U depends on the state h_j, so on the words read up to step j: one factor can
-# stretch the vector and the next shrink it. "Roughly geometrically" describes the average over many sentences and
-# steps, which the next cell measures.
+# again at k = 0 (the start symbol). The state after "cats" (k = 2), the subject that decides "are", gets less
+# gradient than the state after "near" (k = 3). Each factor diag(1 − h_j²) U depends on the state h_j, so on the
+# words read up to step j: one factor can stretch the vector and the next shrink it. "Roughly geometrically"
+# describes the average over many sentences and steps, which the next cell measures.
 #
 # Now the average decay over many sentences and steps: `gradient_decay_curve` gives ‖∂L_t/∂h_k‖ / ‖∂L_t/∂h_t‖
-# against t − k, for the trained RNN and for the same network before training. At each distance it is a geometric
-# mean over every prediction that reaches that far back: fewer predictions at larger distances, and only the later
+# against t − k, for the trained RNN and for the same network before training. At each distance it is a
+# **geometric mean** (the exponential of the mean of the logs: for n numbers, the n-th root of their product) over
+# every prediction that reaches that far back: fewer predictions at larger distances, and only the later
 # words of the longer sentences.
 
 # %%
@@ -671,7 +674,8 @@ plt.show()
 # On a log scale the untrained curve is a straight line: the gradient loses the same fraction at every step back.
 # The trained curve bends slightly upward. Over the first ten steps the factor per step is about the same before
 # and after training (× 0.58 and × 0.60, one network each); further back the trained RNN keeps more (8.4e-04
-# against 2.8e-04 at 15 steps). On average (the geometric mean), the trained RNN's state ten steps back gets only
+# against 2.8e-04 at 15 steps), in this one pair of networks: the untrained one is a single random draw, and no
+# spread over draws is measured. On average (the geometric mean), the trained RNN's state ten steps back gets only
 # 6.3e-03 of the gradient norm that the current state gets (untrained 4.1e-03); within one sentence it varies, as
 # the sentence above showed. That is likely one reason the RNN's memory of the subject faded in
 # section 3, and why truncating BPTT should cost little; this notebook does not test either.
@@ -1125,9 +1129,10 @@ _ = check_parameter_count(my_parameter_count)
 #   LSTM reading the left side alone (one trained model of each; its objective and recipe differ too); hiding one
 #   side at a time shows which side a prediction comes from.
 #
-# The lecture's table of RNN strengths (any length, a memory, the same weights everywhere) and issues (slow,
-# vanishing and exploding gradients, trouble using long-range context) now has a measurement behind each row; for
-# "slow", the forward pass's time against length (notebook 08 times an LSTM against a transformer).
+# The lecture's table of RNN strengths (any length, a memory, the same weights everywhere) and issues (slow to train,
+# vanishing and exploding gradients, trouble using long-range context) now has a measurement behind each row but
+# one: the slide's "slow to train (BPTT)" is measured only in part, as the forward pass's time against length
+# (training time is not timed here; notebook 08 times an LSTM against a transformer).
 # Notebook 06 shows what the LSTM changes.
 #
 # ## References
