@@ -217,17 +217,16 @@ plt.show()
 #
 # ### A unit that carries the subject's number (optional)
 #
-# Whether a single cell stores the subject's number is a question we can **measure** rather than guess: take the
-# state after the prefix of every agreement item ("the girl that saw the boys near the cats ___"). The
-# **correlation** r of two quantities over the items (Pearson's r) is their covariance divided by the product of
-# their standard deviations: between −1 and 1, and ±1 when one is a linear function of the other. Find on half of
-# the items the unit whose value has the largest |r| with "the subject is plural" (1 if so, 0 if not), and test that
-# one unit on the other half (`lstm_analysis.states_after_prefixes` and `lstm_analysis.number_unit`). One unit
-# predicts by a threshold: halfway between its mean value after singular subjects and after plural ones (on the fit
-# half), it says "plural" on the plural mean's side. The sign of r only says which side that is (r < 0: the unit is
-# lower after plural subjects), and |r| near 1 says the two sides are well apart.
-# A unit that tracked the *nearest* noun would fail on every item with attractors, since the attractors always
-# have the other number.
+# Whether a single cell stores the subject's number is a question we can **measure** rather than guess: take the state
+# after the prefix of every agreement item ("the girl that saw the boys near the cats ___"). The **correlation** r of
+# two quantities x and y over the items (Pearson's r) is r = Σ (x − x̄)(y − ȳ) / √(Σ (x − x̄)² · Σ (y − ȳ)²), x̄ and ȳ
+# their means: between −1 and 1, and ±1 when one is a linear function of the other. Find on half of the items the unit
+# whose value has the largest |r| with "the subject is plural" (1 if so, 0 if not), and test that one unit on the other
+# half (`lstm_analysis.states_after_prefixes` and `lstm_analysis.number_unit`). One unit predicts by a threshold:
+# halfway between its mean value after singular subjects and after plural ones (on the fit half), it says "plural" on
+# the plural mean's side. The sign of r only says which side that is (r < 0: the unit is lower after plural subjects),
+# and |r| near 1 says the two sides are well apart. A unit that tracked the *nearest* noun would fail on every item with
+# attractors, since the attractors always have the other number.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -299,7 +298,7 @@ plt.show()
 # after "girl". For the plural subject it drops at the words from "girls" to "saw": the old value is largely thrown
 # away and a negative value written in its place. After that the forget gate is high at "the" and "boy", dips again
 # at "near", where the cell moves back towards zero, and at the next "the", where the input gate writes it negative
-# again (the next code cell prints its input gate's mean over these words: 0.94).
+# again (the next code cell prints its input gate's mean over the 7 words after "girls": 0.94).
 #
 # How much of what the cell held at the subject reaches the last word of the prefix? Hold the gates fixed, run the
 # cell update c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t from the subject to the last word, and let autograd give
@@ -394,11 +393,11 @@ plt.show()
 # The curve fits the CMU slide's wording, LSTMs *address, but do not solve* vanishing gradients, but does not prove
 # it. These are trained models, averaged over every prediction: where the next word depends little on far words (most
 # words, section 5), a trained model's loss should too. Where a far word matters, the gates can keep it (section 2's
-# number unit kept 0.607 of its cell over 7 words). An untrained LSTM's curve, as notebook 05 drew the RNN's, would
-# separate the cell from what training taught it; it is not drawn here. So this curve neither bears out nor refutes
-# the CSE538 slide's "GRU and LSTM cells solve". The GRU's gradient is not measured here. (This is the gradient
-# reaching h_k. The other half of the LSTM's state, c_k, gets its own gradient; section 2's ∂c_t/∂c_k is its
-# gates-fixed part.)
+# number unit kept 0.607 of its cell over 7 words after the singular subject; after the plural one it kept 0.032 and
+# rewrote the number instead). An untrained LSTM's curve, as notebook 05 drew the RNN's, would separate the cell from
+# what training taught it; it is not drawn here. So this curve neither bears out nor refutes the CSE538 slide's "GRU
+# and LSTM cells solve". The GRU's gradient is not measured here. (This is the gradient reaching h_k. The other half
+# of the LSTM's state, c_k, gets its own gradient; section 2's ∂c_t/∂c_k is its gates-fixed part.)
 #
 # ## 4. The long-distance claim, measured on agreement
 #
@@ -530,12 +529,12 @@ for seen in (True, False):
     )
 
 # %% [markdown]
-# The length does not matter; the subject's number does. The FFNN is right on most singular subjects and wrong on
-# most plural ones: with a singular and a plural noun both in its window, it mostly chooses the singular verb,
-# whichever noun is the subject. Seeing the subject is not using it. Which noun of the window is the subject
-# depends on the words in between ("behind the", "that fed the"), and the FFNN, with one weight block per position
-# and no memory, has not learned that from its training sentences. With 2 or more attractors it does not even
-# see the subject.
+# The length makes no clear difference (some 25 items a group); the subject's number does. The FFNN is right on
+# most singular subjects and wrong on most plural ones: with a singular and a plural noun both in its window, it
+# mostly picks the singular verb, whichever noun is the subject. Seeing the subject is not using it. Which noun of
+# the window is the subject depends on the words in between ("behind the", "that fed the"), and the FFNN, with one
+# weight block per position and no memory, has not learned that. From 2 attractors on it does not even see the
+# subject.
 #
 # The bigram's 0.75 is sparsity. Where the subject stood right before that verb form in the training split, the
 # bigram is nearly always right (the last two lines); where the pair was never counted, all its probability comes
@@ -886,15 +885,16 @@ print(
 # The reviews' label is the sentiment of the last clause, so "but" and "not" decide it. In principle a representation
 # that knows the words around each word can see that and a bag of embeddings cannot. Each line is one run of each head:
 # their run-to-run spread is not measured, so the cell is not checked. Read only the gaps that are large against a
-# stand-in, the spread of the mix's own seeds (the table before: 0.860–0.865 on all reviews, 0.652–0.667 on but/not). On
-# the reviews that turn, the embeddings alone are at chance (0.495), and layers 1 and 2 alone do little better (0.543
-# and 0.551): gaps too small to read from one run. On the plain reviews the gap is large and the other way round: the
-# top layer alone gets only about seven in ten of them, layer 1 alone 0.854, the embeddings nearly all. A biLM's top
-# layer holds what helps predict the neighbouring words, and averaged over a review the word's own sentiment is weak in
-# it; the embeddings hold the word itself. (That is a reading of these numbers, not a measurement of its own.) The
-# learned mix uses all three and beats each of them alone (the last line), by large gaps: 0.865 against at most 0.788 on
-# all reviews, 0.667 against at most 0.551 on those that turn. No single layer carries all the task needs, which is
-# ELMo's argument for mixing them rather than picking one.
+# stand-in, the spread of the mix's own seeds (the table before: 0.860–0.865 on all reviews, 0.652–0.667 on but/not).
+# On the reviews that turn, the embeddings alone are at chance (0.495), and layers 1 and 2 alone do little better
+# (0.543 and 0.551): gaps about three times the stand-in's width on but/not, so likely real, but small, and one run
+# each. On the plain reviews the gap is large and the other way round: the top layer alone gets only about seven in ten
+# of them, layer 1 alone 0.854, the embeddings nearly all. A biLM's top layer holds what helps predict the neighbouring
+# words, and averaged over a review the word's own sentiment is weak in it; the embeddings hold the word itself. (That
+# is a reading of these numbers, not a measurement of its own.) The learned mix uses all three and beats each of them
+# alone (the last line), by large gaps: 0.865 against at most 0.788 on all reviews, 0.667 against at most 0.551 on
+# those that turn. No single layer carries all the task needs, which is ELMo's argument for mixing them rather than
+# picking one.
 #
 # Against notebook 04's bag of embeddings, though, the mix does no better: in the table before, the two are level on
 # all reviews and on those that turn, and over seeds the difference is within noise. In steps and head size the odds
@@ -1115,8 +1115,8 @@ _ = check_lstm_parameters(lstm_parameters)
 # - Its gates can be read. In the shipped LSTM one cell unit carries the subject's number past the attractors on every
 #   held-out item (the best unit, not the only one; which unit the model reads its verb from is not measured). In the
 #   sentence read word by word (section 2), the forget gate holds it after the singular subject; after the plural twin
-#   it is largely rewritten (the forget gate falls to 0.20), with the same sign. The plain RNN's best unit does far
-#   less well.
+#   it is largely rewritten (the forget gate falls to 0.20), and its sign stays negative at every word. The plain
+#   RNN's best unit does far less well.
 # - The gradient reaching d words back starts lower in the LSTM than in the RNN, but falls more slowly: the
 #   two are level about 10 words back, and beyond that the LSTM keeps more (one trained model of each). That fits
 #   "LSTMs address vanishing gradients without solving them", but a trained model's gradient also falls where far
