@@ -401,9 +401,9 @@ plt.show()
 
 # %% [markdown]
 # Everything below uses the **shipped checkpoint** for the RNN (`data/checkpoints/05_06/rnn_lm`, made by
-# `python -m course_utils.zoo rnn_lm`), and other stored checkpoints (notebook 04's FFNN, notebook 06's LSTMs) or
-# fixed seeds for the other models, so every run prints the same numbers from here on (timings and the step at
-# which section 8's run overflows aside).
+# `python -m course_utils.zoo rnn_lm`), and other stored checkpoints (notebook 04's FFNN; notebook 06's models,
+# which section 3 introduces) or fixed seeds for the other models, so every run prints the same numbers from here
+# on (timings and the step at which section 8's run overflows aside).
 #
 # ## 3. Results on the course language
 #
@@ -451,8 +451,9 @@ print(
 # the draw. The verdict is about the two recipes, not about a loop against a window alone: the last line shows that
 # they also differ in training steps (3,000 against 1,500) and in width (128 against 256). (The oracle's 5.460 is
 # close to the 5.461 of section 2's truncation table by coincidence: that was the RNN on 300 validation sentences; on
-# the test set it has 5.700. The oracle's 5.5 words are an average: its per-step losses in section 2's table run from
-# 0.000 to 4.515.) But the gap is small, likely because most of what there is to predict in this
+# the test set it has 5.700. The oracle's 5.5 words are the exponential of its mean loss, a geometric mean over the
+# steps: its single steps in section 2's table run from a loss of 0.000, one possible word, to 4.515, a choice among
+# many.) But the gap is small, likely because most of what there is to predict in this
 # language is local: five words of context already get most of it, and what the window misses, a few long-distance
 # dependencies such as agreement across a relative clause, would cost little perplexity on average. This table does
 # not measure that; the next measurements look at exactly those places.
@@ -630,7 +631,8 @@ print(
 # words read up to step j: one factor can stretch the vector and the next shrink it. "Roughly geometrically"
 # describes the average over many sentences and steps, which the next cell measures.
 #
-# Now the average decay over many sentences and steps: `gradient_decay_curve` gives ‖∂L_t/∂h_k‖ / ‖∂L_t/∂h_t‖
+# Now the average decay over the first 24 validation sentences of at least 15 words (the cell's `long_sentences`),
+# at every step of each: `gradient_decay_curve` gives ‖∂L_t/∂h_k‖ / ‖∂L_t/∂h_t‖
 # against t − k, for the trained RNN and for the same network before training. At each distance it is a
 # **geometric mean** (the exponential of the mean of the logs: for n numbers, the n-th root of their product) over
 # every prediction that reaches that far back: fewer predictions at larger distances, and only the later
@@ -760,8 +762,9 @@ print(
 # rate: the step times 1.0 / 2.35 (the last line), the same as a learning rate of 0.43 instead of 1.0. What makes it
 # different from a smaller rate is that it acts only on the steps whose gradient is larger than the threshold and
 # leaves every other step at full length, like the shipped model's step above. (With AdamW, as in the recipes, the
-# step size depends less on the gradient's norm, but a single huge gradient can still wreck its running averages;
-# the wider RNN of notebook 06 is trained with clipping at 1.0.)
+# step size depends less on the gradient's norm, but a single huge gradient can still disturb its running averages:
+# likely it inflates the average of squared gradients and so shortens the steps after it, which no cell here
+# measures. The wider RNN of notebook 06 is trained with clipping at 1.0.)
 #
 # ## 5. "Not parallelizable": time against length
 #
@@ -960,9 +963,9 @@ for what, attempt in attempts.items():
         print(f"{what}: {error}\n")
 
 # %% [markdown]
-# Training can fail too: with a learning rate far too large the weights blow up and the loss becomes NaN. The
-# course's training loop stops at once, before that step's update, says whether the weights survived, and what to
-# try:
+# Training can fail too: with a learning rate far too large the weights blow up and the loss becomes **NaN** (not a
+# number: what inf − inf or 0 × inf gives in floating point). The course's training loop stops at once, before that
+# step's update, says whether the weights survived, and what to try:
 
 # %%
 from course_utils.training import NonFiniteLossError, train as train_loop
@@ -983,7 +986,7 @@ except NonFiniteLossError as error:
 
 # %% [markdown]
 # A float32 number overflows to infinity past the largest one the format holds, about 3.4 × 10³⁸ (the cell's last
-# line prints it), and inf − inf or 0 × inf gives NaN (not a number), which the message above reports. *Which* step
+# line prints it), and inf − inf or 0 × inf gives NaN, which the message above reports. *Which* step
 # that first happens at likely depends on the last bits of numbers near that limit, so it can differ on another CPU
 # or release of torch; what the loop guarantees does not:
 
@@ -1130,9 +1133,10 @@ _ = check_parameter_count(my_parameter_count)
 #   side at a time shows which side a prediction comes from.
 #
 # The lecture's table of RNN strengths (any length, a memory, the same weights everywhere) and issues (slow to train,
-# vanishing and exploding gradients, trouble using long-range context) now has a measurement behind each row but
-# one: the slide's "slow to train (BPTT)" is measured only in part, as the forward pass's time against length
-# (training time is not timed here; notebook 08 times an LSTM against a transformer).
+# vanishing and exploding gradients, trouble using long-range context) now has a full measurement behind each row
+# but two, which are measured only in part. The slide's "slow to train (BPTT)": the forward pass's time against length
+# (training time is not timed here; notebook 08 times an LSTM against a transformer). Its "same weights used for all
+# inputs, so word order isn't wonky (like FFNN)": section 1 counts the weights, and no cell tests the word order.
 # Notebook 06 shows what the LSTM changes.
 #
 # ## References
