@@ -451,8 +451,8 @@ print(
 # the draw. The verdict is about the two recipes, not about a loop against a window alone: the last line shows that
 # they also differ in training steps (3,000 against 1,500) and in width (128 against 256). (The oracle's 5.460 is
 # close to the 5.461 of section 2's truncation table by coincidence: that was the RNN on 300 validation sentences; on
-# the test set it has 5.700. The oracle's 5.5 words are the exponential of its mean loss, a geometric mean over the
-# steps: its single steps in section 2's table run from a loss of 0.000, one possible word, to 4.515, a choice among
+# the test set it has 5.700. The oracle's 5.5 words are the exponential of its mean loss over the steps: its single
+# steps in section 2's table run from a loss of 0.000, one possible word, to 4.515, a choice among
 # many.) But the gap is small, likely because most of what there is to predict in this
 # language is local: five words of context already get most of it, and what the window misses, a few long-distance
 # dependencies such as agreement across a relative clause, would cost little perplexity on average. This table does

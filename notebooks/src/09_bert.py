@@ -87,7 +87,7 @@ bert = load("bert_mlm")
 # shape and no storage, so nothing is allocated or downloaded. It counts the parameters per part and checks the total
 # against a closed form, for hidden size H and feed-forward size I = 4H: each of the L layers has 4H² + 4H (Q, K, V and
 # the output) + 2HI + I + H (the feed-forward) + 4H (two LayerNorms); the embeddings add (30,522 + 512 + 2)H + 2H
-# (pieces, positions, segments, a LayerNorm), the pooler H² + H.
+# (pieces, positions, segments, a LayerNorm), the `[CLS]` dense layer H² + H.
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -873,8 +873,8 @@ print(
 # was the **empty** one for 51.8 % of sentences, a model error. Ours is the language's own mode, found exactly: atypical
 # per token, but a real sentence. The course language has no empty sentence, and its modes are long (9 words, against
 # 7.5 on average). From `<s>`, beams of 4 and 16 write 5-word sentences (below), the language's 4th and 3rd most
-# probable: the narrower beams likely miss the longer mode, a search error. After a prompt, see section 9. What does
-# beam search find from `<s>` alone?
+# probable: the narrower beams likely miss the longer mode, a failure of the search rather than a taste for short
+# sentences. After a prompt, see section 9. What does beam search find from `<s>` alone?
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -76,6 +76,7 @@ TERMS = {
     "Jacobian": ("05", "4. Vanishing and exploding gradients, measured", r"\bJacobians?\b"),
     "BiLSTM": ("05", "6. Masked language modelling with an RNN", r"\bBiLSTMs?\b"),
     "geometric mean": ("05", "4. Vanishing and exploding gradients, measured", r"\bgeometric means?\b"),
+    "NaN": ("05", "8. Bad input gets a clear message", r"\bNaN\b"),
     "teacher forcing": ("05", "Teacher forcing, and the loss averaged over time steps", r"\bteacher forcing\b"),
     "cosine learning-rate schedule": ("05", "A short training run", r"\bcosine (learning|schedule|decay)"),
     "correlation": ("06", "A unit that carries the subject's number (optional)", r"\bcorrelat(e|es|ed|ion|ions)\b"),
