@@ -111,7 +111,11 @@ TERMS = {
     "cross-validation": ("09", "6. Contextual embeddings, layer by layer", r"\bcross-validat(ion|ed)\b"),
     "auto-encoder": ("08", "10. A GPT-style transformer language model on the course language", r"\bauto-?encoders?\b"),
     "pooler": ("09", "1. BERT is basically a trained transformer encoder stack", r"\bpooler\b"),
-    "hypothesis": ("10", "2. The slides' pseudocode, run as written", r"\b(finished|running|ended|best|k) hypothes[ie]s\b"),
+    "hypothesis": (
+        "10",
+        "2. The slides' pseudocode, run as written",
+        r"\b(finished|running|ended|best|k) hypothes[ie]s\b",
+    ),
     "search error": ("10", "9. The beam search curse", r"\bsearch errors?\b"),
     "warpers": ("10", "5. Parity with Hugging Face `generate()` *(optional)*", r"\bwarpers?\b"),
     "entropy rate": ("10", "7. Every strategy, judged by the oracle", r"\bentropy rates?\b"),
